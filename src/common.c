@@ -1,0 +1,143 @@
+/* common.c: the error message slot, logging, the allocation hook and the
+ * assertion handler declared in common.h. */
+#include "common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char error_message[4096];
+static int log_quiet;
+static long alloc_fail_countdown; /* 0: off; n: the n-th allocation fails */
+static long alloc_calls;
+
+NmtStatus nmt_fail(NmtStatus status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void nmt_error_prefix(const char *fmt, ...) {
+    char prefix[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    char old[sizeof error_message];
+    memcpy(old, error_message, sizeof old);
+    size_t used = strlen(prefix);
+    if (used > sizeof error_message - 3) used = sizeof error_message - 3;
+    memcpy(error_message, prefix, used);
+    memcpy(error_message + used, ": ", 2);
+    used += 2;
+    size_t rest = strnlen(old, sizeof old - 1);
+    if (rest > sizeof error_message - 1 - used) rest = sizeof error_message - 1 - used;
+    memcpy(error_message + used, old, rest);
+    error_message[used + rest] = '\0';
+}
+
+const char *nmt_error_message(void) { return error_message; }
+void nmt_error_clear(void) { error_message[0] = '\0'; }
+
+int nmt_exit_code(NmtStatus status) {
+    switch (status) {
+    case NMT_OK: return NMT_EXIT_OK;
+    case NMT_ERR_CONFIG:
+    case NMT_ERR_USAGE: return NMT_EXIT_USAGE;
+    default: return NMT_EXIT_FAILURE;
+    }
+}
+
+const char *nmt_status_name(NmtStatus status) {
+    switch (status) {
+    case NMT_OK: return "ok";
+    case NMT_ERR_IO: return "i/o error";
+    case NMT_ERR_FORMAT: return "format error";
+    case NMT_ERR_CONFIG: return "config error";
+    case NMT_ERR_USAGE: return "usage error";
+    case NMT_ERR_NOMEM: return "out of memory";
+    case NMT_ERR_RUNTIME: return "runtime error";
+    }
+    return "unknown error";
+}
+
+void nmt_log_quiet(int quiet) { log_quiet = quiet; }
+
+void nmt_log_info(const char *fmt, ...) {
+    if (log_quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void nmt_log_warn(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* True when the hook says this allocation must fail. */
+static int alloc_should_fail(void) {
+    alloc_calls++;
+    if (alloc_fail_countdown > 0 && --alloc_fail_countdown == 0) return 1;
+    return 0;
+}
+
+void *nmt_malloc(size_t size) {
+    if (alloc_should_fail()) return NULL;
+    return malloc(size ? size : 1);
+}
+
+void *nmt_calloc(size_t count, size_t size) {
+    if (alloc_should_fail()) return NULL;
+    return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *nmt_realloc(void *ptr, size_t size) {
+    if (alloc_should_fail()) return NULL;
+    return realloc(ptr, size ? size : 1);
+}
+
+void nmt_free(void *ptr) { free(ptr); }
+
+char *nmt_strndup(const char *s, size_t n) {
+    char *copy = nmt_malloc(n + 1);
+    if (!copy) return NULL;
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    return copy;
+}
+
+char *nmt_strdup(const char *s) { return nmt_strndup(s, strlen(s)); }
+
+void nmt_alloc_fail_at(long n) { alloc_fail_countdown = n > 0 ? n : 0; }
+long nmt_alloc_count(void) { return alloc_calls; }
+
+NmtStatus nmt_fail_nomem(const char *what) {
+    return nmt_fail(NMT_ERR_NOMEM, "out of memory while %s", what);
+}
+
+char *nmt_asprintf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return NULL;
+    char *out = nmt_malloc((size_t)n + 1);
+    if (!out) return NULL;
+    va_start(ap, fmt);
+    vsnprintf(out, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return out;
+}
+
+void nmt_assert_failed(const char *expr, const char *file, int line) {
+    fprintf(stderr, "nmt: internal error: assertion '%s' failed at %s:%d\n", expr, file, line);
+    abort();
+}

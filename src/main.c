@@ -1,0 +1,56 @@
+/* main.c: the nmt command line: picks the subcommand, prints --help and
+ * --version. Only this file exits; subcommands return exit codes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+#include "version.h"
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} Subcommand;
+
+/* The one list of subcommands: dispatch and --help both read it. */
+static const Subcommand subcommands[] = {
+    {"train", cmd_train, "train a model from a JSON config"},
+    {"translate", cmd_translate, "translate stdin to stdout with a trained model"},
+    {"eval", cmd_eval, "score translations (sacreBLEU-compatible BLEU, chrF)"},
+    {"prepare", cmd_prepare, "train tokenizers and encode the corpora into the cache"},
+    {"gradcheck", cmd_gradcheck, "check hand-written gradients against finite differences"},
+    {"demo-corpus", cmd_demo_corpus, "write the generated demo corpus"},
+};
+
+static void print_help(FILE *out) {
+    fprintf(out,
+            "usage: nmt COMMAND [options]\n"
+            "       nmt --version | --help\n\n"
+            "LSTM encoder-decoder neural machine translation with attention.\n\n"
+            "commands:\n");
+    for (size_t i = 0; i < NMT_ARRAY_LEN(subcommands); i++)
+        fprintf(out, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(out, "\n'nmt COMMAND --help' describes a command's options.\n"
+                 "exit codes: 0 success, 1 runtime failure, 2 usage or config error\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_help(stderr);
+        return NMT_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        print_help(stdout);
+        return NMT_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        nmt_print_version(stdout);
+        return NMT_EXIT_OK;
+    }
+    for (size_t i = 0; i < NMT_ARRAY_LEN(subcommands); i++)
+        if (!strcmp(cmd, subcommands[i].name)) return subcommands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "nmt: unknown command '%s' (try 'nmt --help')\n", cmd);
+    return NMT_EXIT_USAGE;
+}

@@ -1,0 +1,24 @@
+/* version.c: `nmt --version`: version, BLAS in use and its thread count,
+ * OpenMP threads, and whether the CUDA backend is built in and sees a GPU. */
+#include "version.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include "gpu/gpu_info.h"
+
+const char *nmt_blas_description(void) {
+    static char text[256];
+    snprintf(text, sizeof text, "%s (%d threads)", openblas_get_config(),
+             openblas_get_num_threads());
+    return text;
+}
+
+void nmt_print_version(FILE *out) {
+    fprintf(out, "nmt %s\n", NMT_VERSION);
+    fprintf(out, "blas: %s\n", nmt_blas_description());
+    fprintf(out, "openmp: %d threads\n", omp_get_max_threads());
+    char gpu[512];
+    gpu_info_describe(gpu, sizeof gpu);
+    fprintf(out, "cuda: %s\n", gpu);
+}

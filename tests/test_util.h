@@ -1,0 +1,107 @@
+/* test_util.h: the minimal test harness used by every tests/test_*.c binary.
+ *
+ *   CHECK(cond, "fmt", ...)        one assertion; counts a pass or a failure
+ *   CHECK_EQ_INT(a, b)             integers, prints both on failure
+ *   CHECK_EQ_STR(a, b)             strings (NULL-safe)
+ *   CHECK_NEAR(a, b, tol)          doubles, absolute tolerance
+ *   CHECK_CONTAINS(haystack, needle)
+ *   test_tmpdir()                  a fresh temporary folder for this binary
+ *   test_write_file(dir, name, bytes, len) -> path (static storage, copy it)
+ *   return test_summary("name");   prints "name: N passed, N failed" and
+ *                                  returns non-zero when anything failed.
+ * scripts/run-tests.sh adds the per-binary lines into the final total. */
+#ifndef NMT_TEST_UTIL_H
+#define NMT_TEST_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int test_passed, test_failed;
+
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (cond) {                                                         \
+            test_passed++;                                                  \
+        } else {                                                            \
+            test_failed++;                                                  \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+        }                                                                   \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                 \
+    do {                                                                   \
+        long long check_a_ = (long long)(a), check_b_ = (long long)(b);    \
+        CHECK(check_a_ == check_b_, "%s = %lld, %s = %lld", #a, check_a_, #b, check_b_); \
+    } while (0)
+
+#define CHECK_EQ_STR(a, b)                                                  \
+    do {                                                                    \
+        const char *check_a_ = (a), *check_b_ = (b);                        \
+        CHECK(check_a_ && check_b_ && strcmp(check_a_, check_b_) == 0,      \
+              "%s = \"%s\", %s = \"%s\"", #a, check_a_ ? check_a_ : "(null)", \
+              #b, check_b_ ? check_b_ : "(null)");                          \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                              \
+    do {                                                                   \
+        double check_a_ = (double)(a), check_b_ = (double)(b);             \
+        CHECK(fabs(check_a_ - check_b_) <= (tol), "%s = %.9g, %s = %.9g (tol %g)", \
+              #a, check_a_, #b, check_b_, (double)(tol));                  \
+    } while (0)
+
+#define CHECK_CONTAINS(haystack, needle)                                    \
+    do {                                                                    \
+        const char *check_h_ = (haystack), *check_n_ = (needle);            \
+        CHECK(check_h_ && strstr(check_h_, check_n_) != NULL,               \
+              "\"%s\" does not contain \"%s\"", check_h_ ? check_h_ : "(null)", check_n_); \
+    } while (0)
+
+static inline int test_summary(const char *name) {
+    printf("%s: %d passed, %d failed\n", name, test_passed, test_failed);
+    return test_failed > 0 ? 1 : 0;
+}
+
+/* A fresh folder under $TMPDIR (or /tmp), made once per binary. */
+static inline const char *test_tmpdir(void) {
+    static char dir[512];
+    if (!dir[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/nmt-test-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+    }
+    return dir;
+}
+
+/* Writes `len` bytes into dir/name and returns the path (static buffer). */
+static inline const char *test_write_file(const char *dir, const char *name,
+                                          const void *bytes, size_t len) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(bytes, 1, len, f) != len || fclose(f) != 0) {
+        perror(path);
+        exit(2);
+    }
+    return path;
+}
+
+/* The Multi30k folder of ../shared/data, or NULL when it is absent
+ * (tests that need real text then print a skip line and pass over). */
+static inline const char *test_multi30k_dir(void) {
+    const char *env = getenv("NMT_MULTI30K");
+    static const char *candidates[] = {"../shared/data/multi30k", "../../shared/data/multi30k"};
+    if (env && *env) return access(env, R_OK) == 0 ? env : NULL;
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
+        if (access(candidates[i], R_OK) == 0) return candidates[i];
+    return NULL;
+}
+
+#endif
