@@ -20,6 +20,7 @@ static const Subcommand subcommands[] = {
     {"eval", cmd_eval, "score translations (sacreBLEU-compatible BLEU, chrF)"},
     {"prepare", cmd_prepare, "train tokenizers and encode the corpora into the cache"},
     {"gradcheck", cmd_gradcheck, "check hand-written gradients against finite differences"},
+    {"config", cmd_config, "check a config and print it resolved, or the key reference"},
     {"demo-corpus", cmd_demo_corpus, "write the generated demo corpus"},
 };
 

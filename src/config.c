@@ -1,0 +1,643 @@
+/* config.c: loading, validating and printing the JSON config. The keys are
+ * the rows of config_keys.h; this file holds the machinery that reads them:
+ * type and range checks, unknown-key detection with a suggestion, --set
+ * overrides, path resolution, cross-key checks, JSON output and the
+ * markdown reference. */
+#include "config.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_keys.h"
+
+#define CONFIG_ENUM_NAME(name, text) text,
+const char *const tokenizer_kind_names[] = {TOKENIZER_KINDS(CONFIG_ENUM_NAME) NULL};
+const char *const spm_model_type_names[] = {SPM_MODEL_TYPES(CONFIG_ENUM_NAME) NULL};
+const char *const attn_style_names[] = {ATTN_STYLES(CONFIG_ENUM_NAME) NULL};
+const char *const attn_score_names[] = {ATTN_SCORES(CONFIG_ENUM_NAME) NULL};
+const char *const attn_mode_names[] = {ATTN_MODES(CONFIG_ENUM_NAME) NULL};
+const char *const bridge_names[] = {BRIDGES(CONFIG_ENUM_NAME) NULL};
+const char *const device_names[] = {DEVICES(CONFIG_ENUM_NAME) NULL};
+const char *const optimizer_names[] = {OPTIMIZERS(CONFIG_ENUM_NAME) NULL};
+const char *const valid_metric_names[] = {VALID_METRICS(CONFIG_ENUM_NAME) NULL};
+#undef CONFIG_ENUM_NAME
+
+typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_STRING, CFG_PATH, CFG_ENUM } ConfigType;
+enum { CFG_LO_OPEN = 1, CFG_HI_OPEN = 2 };
+enum { CFG_SCHEDULE = 1, CFG_OPTIONAL = 2 };
+#define NOLIMIT NAN
+
+typedef struct {
+    const char *path;
+    size_t offset;
+    ConfigType type;
+    const char *default_json;
+    double lo, hi;
+    int range_flags;
+    const char *const *choices;
+    int flags;
+    const char *doc;
+} ConfigKey;
+
+#define CONFIG_KEY_ROW(path, field, type, def, lo, hi, rflags, choices, flags, doc) \
+    {path, offsetof(Config, field), type, def, lo, hi, rflags, choices, flags, doc},
+static const ConfigKey config_keys[] = {CONFIG_KEYS(CONFIG_KEY_ROW)};
+#undef CONFIG_KEY_ROW
+enum { N_CONFIG_KEYS = NMT_ARRAY_LEN(config_keys) };
+
+/* Objects that hold keys rather than values. */
+static const char *const config_sections[] = {"data", "model", "model.attention", "train", "decode"};
+
+static const char *type_name(ConfigType t) {
+    switch (t) {
+    case CFG_INT: return "integer";
+    case CFG_FLOAT: return "number";
+    case CFG_BOOL: return "boolean";
+    case CFG_STRING: return "string";
+    case CFG_PATH: return "path";
+    case CFG_ENUM: return "string";
+    }
+    return "?";
+}
+
+static const char *json_kind(const cJSON *item) {
+    if (cJSON_IsNumber(item)) return "a number";
+    if (cJSON_IsString(item)) return "a string";
+    if (cJSON_IsBool(item)) return "a boolean";
+    if (cJSON_IsNull(item)) return "null";
+    if (cJSON_IsArray(item)) return "an array";
+    if (cJSON_IsObject(item)) return "an object";
+    return "an invalid value";
+}
+
+static void *field_ptr(Config *cfg, const ConfigKey *key) { return (char *)cfg + key->offset; }
+static const void *field_cptr(const Config *cfg, const ConfigKey *key) {
+    return (const char *)cfg + key->offset;
+}
+
+static const ConfigKey *find_key(const char *path) {
+    for (int i = 0; i < N_CONFIG_KEYS; i++)
+        if (!strcmp(config_keys[i].path, path)) return &config_keys[i];
+    return NULL;
+}
+
+static int is_section(const char *path) {
+    for (size_t i = 0; i < NMT_ARRAY_LEN(config_sections); i++)
+        if (!strcmp(config_sections[i], path)) return 1;
+    return 0;
+}
+
+/* Edit distance, for "did you mean" suggestions. */
+static int edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int d[64][64];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+/* The known key or section closest to `path`, when it is close enough. */
+static const char *suggest(const char *path) {
+    const char *best = NULL;
+    int best_d = 4;
+    for (int i = 0; i < N_CONFIG_KEYS; i++) {
+        int d = edit_distance(path, config_keys[i].path);
+        if (d < best_d) best_d = d, best = config_keys[i].path;
+    }
+    for (size_t i = 0; i < NMT_ARRAY_LEN(config_sections); i++) {
+        int d = edit_distance(path, config_sections[i]);
+        if (d < best_d) best_d = d, best = config_sections[i];
+    }
+    return best;
+}
+
+static NmtStatus unknown_key(const char *path) {
+    const char *hint = suggest(path);
+    if (hint) return nmt_fail(NMT_ERR_CONFIG, "%s: unknown key (did you mean %s?)", path, hint);
+    return nmt_fail(NMT_ERR_CONFIG, "%s: unknown key (`nmt config --doc` lists the keys)", path);
+}
+
+static void format_number(char *buf, size_t n, double v) {
+    if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, n, "%.0f", v);
+    else
+        snprintf(buf, n, "%g", v);
+}
+
+/* "must be >= 1", "must be in [0, 1)" ... for a key's range. */
+static void range_text(const ConfigKey *key, char *buf, size_t n) {
+    char lo[32], hi[32];
+    format_number(lo, sizeof lo, key->lo);
+    format_number(hi, sizeof hi, key->hi);
+    int lo_open = key->range_flags & CFG_LO_OPEN, hi_open = key->range_flags & CFG_HI_OPEN;
+    if (!isnan(key->lo) && !isnan(key->hi))
+        snprintf(buf, n, "must be in %c%s, %s%c", lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
+    else if (!isnan(key->lo))
+        snprintf(buf, n, "must be %s %s", lo_open ? ">" : ">=", lo);
+    else if (!isnan(key->hi))
+        snprintf(buf, n, "must be %s %s", hi_open ? "<" : "<=", hi);
+    else
+        buf[0] = '\0';
+}
+
+static int in_range(const ConfigKey *key, double v) {
+    if (!isnan(key->lo) && (key->range_flags & CFG_LO_OPEN ? v <= key->lo : v < key->lo)) return 0;
+    if (!isnan(key->hi) && (key->range_flags & CFG_HI_OPEN ? v >= key->hi : v > key->hi)) return 0;
+    return 1;
+}
+
+/* `value` made absolute against `base_dir` (newly allocated). */
+static char *resolve_path(const char *value, const char *base_dir) {
+    if (value[0] == '/' || !base_dir || !base_dir[0] || !strcmp(base_dir, "."))
+        return nmt_strdup(value);
+    return nmt_asprintf("%s/%s", base_dir, value);
+}
+
+/* Stores one JSON value into the field of `key`, checking type and range. */
+static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item) {
+    void *field = field_ptr(cfg, key);
+    char range[96];
+    switch (key->type) {
+    case CFG_INT: {
+        if (!cJSON_IsNumber(item))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected an integer, got %s", key->path, json_kind(item));
+        double v = item->valuedouble;
+        if (v != floor(v) || fabs(v) > INT_MAX)
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected an integer, got %g", key->path, v);
+        if (!in_range(key, v)) {
+            range_text(key, range, sizeof range);
+            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %.0f", key->path, range, v);
+        }
+        *(int *)field = (int)v;
+        return NMT_OK;
+    }
+    case CFG_FLOAT: {
+        if (!cJSON_IsNumber(item))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected a number, got %s", key->path, json_kind(item));
+        double v = item->valuedouble;
+        if (!isfinite(v) || !in_range(key, v)) {
+            range_text(key, range, sizeof range);
+            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %g", key->path, range, v);
+        }
+        *(double *)field = v;
+        return NMT_OK;
+    }
+    case CFG_BOOL:
+        if (!cJSON_IsBool(item))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected true or false, got %s", key->path, json_kind(item));
+        *(bool *)field = cJSON_IsTrue(item);
+        return NMT_OK;
+    case CFG_ENUM: {
+        if (!cJSON_IsString(item))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected a string, got %s", key->path, json_kind(item));
+        for (int i = 0; key->choices[i]; i++)
+            if (!strcmp(key->choices[i], item->valuestring)) {
+                *(int *)field = i;
+                return NMT_OK;
+            }
+        char list[256] = "";
+        for (int i = 0; key->choices[i]; i++) {
+            strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, key->choices[i], sizeof list - strlen(list) - 1);
+        }
+        return nmt_fail(NMT_ERR_CONFIG, "%s: must be one of %s, got \"%s\"", key->path, list,
+                        item->valuestring);
+    }
+    case CFG_STRING:
+    case CFG_PATH: {
+        if (!cJSON_IsString(item))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected a string, got %s", key->path, json_kind(item));
+        const char *v = item->valuestring;
+        if (!v[0] && !(key->flags & CFG_OPTIONAL))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: must not be empty", key->path);
+        char *copy = (key->type == CFG_PATH && v[0]) ? resolve_path(v, cfg->base_dir) : nmt_strdup(v);
+        if (!copy) return nmt_fail_nomem("reading the config");
+        nmt_free(*(char **)field);
+        *(char **)field = copy;
+        return NMT_OK;
+    }
+    }
+    NMT_ASSERT(0);
+    return NMT_ERR_RUNTIME;
+}
+
+static void config_free_strings(Config *cfg) {
+    for (int i = 0; i < N_CONFIG_KEYS; i++)
+        if (config_keys[i].type == CFG_STRING || config_keys[i].type == CFG_PATH) {
+            char **s = field_ptr(cfg, &config_keys[i]);
+            nmt_free(*s);
+            *s = NULL;
+        }
+}
+
+void config_free(Config *cfg) {
+    if (!cfg) return;
+    config_free_strings(cfg);
+    nmt_free(cfg->config_path);
+    nmt_free(cfg->base_dir);
+    nmt_free(cfg->explicit_keys);
+    memset(cfg, 0, sizeof *cfg);
+}
+
+static void use_cjson_allocator(void) {
+    static cJSON_Hooks hooks = {nmt_malloc, nmt_free};
+    cJSON_InitHooks(&hooks);
+}
+
+NmtStatus config_init_defaults(Config *cfg, const char *base_dir) {
+    use_cjson_allocator();
+    memset(cfg, 0, sizeof *cfg);
+    cfg->base_dir = nmt_strdup(base_dir ? base_dir : ".");
+    cfg->explicit_keys = nmt_calloc(N_CONFIG_KEYS, 1);
+    if (!cfg->base_dir || !cfg->explicit_keys) {
+        config_free(cfg);
+        return nmt_fail_nomem("setting config defaults");
+    }
+    for (int i = 0; i < N_CONFIG_KEYS; i++) {
+        cJSON *value = cJSON_Parse(config_keys[i].default_json);
+        if (!value) {
+            config_free(cfg);
+            return nmt_fail_nomem("setting config defaults");
+        }
+        NmtStatus st = assign_key(cfg, &config_keys[i], value);
+        cJSON_Delete(value);
+        NMT_ASSERT(st == NMT_OK || st == NMT_ERR_NOMEM); /* the table's defaults are valid */
+        if (st) {
+            config_free(cfg);
+            return st;
+        }
+    }
+    return NMT_OK;
+}
+
+/* Reads the members of the JSON object `obj` found at `prefix` ("" at top). */
+static NmtStatus read_object(Config *cfg, const cJSON *obj, const char *prefix) {
+    for (const cJSON *item = obj->child; item; item = item->next) {
+        char path[256];
+        snprintf(path, sizeof path, "%s%s%s", prefix, prefix[0] ? "." : "", item->string);
+        for (const cJSON *other = item->next; other; other = other->next)
+            if (!strcmp(other->string, item->string))
+                return nmt_fail(NMT_ERR_CONFIG, "%s: duplicate key", path);
+        if (is_section(path)) {
+            if (!cJSON_IsObject(item))
+                return nmt_fail(NMT_ERR_CONFIG, "%s: expected an object, got %s", path, json_kind(item));
+            NmtStatus st = read_object(cfg, item, path);
+            if (st) return st;
+            continue;
+        }
+        const ConfigKey *key = find_key(path);
+        if (!key) return unknown_key(path);
+        NmtStatus st = assign_key(cfg, key, item);
+        if (st) return st;
+        cfg->explicit_keys[key - config_keys] = 1;
+    }
+    return NMT_OK;
+}
+
+/* Puts `value` at the dotted `path` of `root`, making sections as needed. */
+static NmtStatus tree_set(cJSON *root, const char *path, cJSON *value) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    cJSON *node = root;
+    char *part = buf;
+    for (char *dot; (dot = strchr(part, '.')); part = dot + 1) {
+        *dot = '\0';
+        cJSON *child = cJSON_GetObjectItemCaseSensitive(node, part);
+        if (!child || !cJSON_IsObject(child)) {
+            if (child) cJSON_DeleteItemFromObjectCaseSensitive(node, part);
+            child = cJSON_AddObjectToObject(node, part);
+            if (!child) {
+                cJSON_Delete(value);
+                return nmt_fail_nomem("applying --set");
+            }
+        }
+        node = child;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(node, part);
+    if (!cJSON_AddItemToObject(node, part, value)) {
+        cJSON_Delete(value);
+        return nmt_fail_nomem("applying --set");
+    }
+    return NMT_OK;
+}
+
+/* Removes the key named by the override "key.path=value" from `root`. */
+static void tree_remove(cJSON *root, const char *override) {
+    char buf[256];
+    const char *eq = strchr(override, '=');
+    snprintf(buf, sizeof buf, "%.*s", eq ? (int)(eq - override) : (int)strlen(override), override);
+    cJSON *node = root;
+    char *part = buf;
+    for (char *dot; node && (dot = strchr(part, '.')); part = dot + 1) {
+        *dot = '\0';
+        node = cJSON_GetObjectItemCaseSensitive(node, part);
+        if (node && !cJSON_IsObject(node)) return;
+    }
+    if (node) cJSON_DeleteItemFromObjectCaseSensitive(node, part);
+}
+
+/* Applies one "key.path=value" override to the parsed tree. */
+static NmtStatus apply_override(cJSON *root, const char *text) {
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text)
+        return nmt_fail(NMT_ERR_USAGE, "--set %s: expected KEY=VALUE, e.g. --set model.hidden=256", text);
+    char path[256];
+    snprintf(path, sizeof path, "%.*s", (int)(eq - text), text);
+    const ConfigKey *key = find_key(path);
+    if (!key) {
+        NmtStatus st = unknown_key(path);
+        nmt_error_prefix("--set %s", text);
+        return st;
+    }
+    const char *raw = eq + 1;
+    cJSON *value = NULL;
+    int wants_string = key->type == CFG_STRING || key->type == CFG_PATH || key->type == CFG_ENUM;
+    if (!wants_string) value = cJSON_Parse(raw);
+    if (value && (cJSON_IsObject(value) || cJSON_IsArray(value))) {
+        cJSON_Delete(value);
+        value = NULL;
+    }
+    if (!value) value = cJSON_CreateString(raw);
+    if (!value) return nmt_fail_nomem("applying --set");
+    return tree_set(root, path, value);
+}
+
+/* Line and column of byte `offset` in `text`. */
+static void line_column(const char *text, size_t offset, int *line, int *column) {
+    *line = 1;
+    *column = 1;
+    for (size_t i = 0; i < offset && text[i]; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *column = 1;
+        } else {
+            (*column)++;
+        }
+    }
+}
+
+static int key_index(const char *path) {
+    const ConfigKey *key = find_key(path);
+    NMT_ASSERT(key);
+    return (int)(key - config_keys);
+}
+
+/* Checks between keys, and values derived from others (enc_hidden, auto). */
+static NmtStatus validate(Config *cfg) {
+    DataConfig *d = &cfg->data;
+    ModelConfig *m = &cfg->model;
+    struct { const char *a_path, *b_path; const char *a, *b; } pairs[] = {
+        {"data.train_src", "data.train_tgt", d->train_src, d->train_tgt},
+        {"data.valid_src", "data.valid_tgt", d->valid_src, d->valid_tgt},
+        {"data.test_src", "data.test_tgt", d->test_src, d->test_tgt},
+    };
+    for (size_t i = 0; i < NMT_ARRAY_LEN(pairs); i++) {
+        int has_a = pairs[i].a && pairs[i].a[0], has_b = pairs[i].b && pairs[i].b[0];
+        if (has_a != has_b)
+            return nmt_fail(NMT_ERR_CONFIG, "%s: must be given together with %s",
+                            has_a ? pairs[i].b_path : pairs[i].a_path,
+                            has_a ? pairs[i].a_path : pairs[i].b_path);
+    }
+    if (cfg->train.batch_sentences == 0 && cfg->train.batch_tokens == 0)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "train.batch_sentences: batch_sentences and batch_tokens cannot both be 0");
+    if (cfg->decode.max_len_a == 0 && cfg->decode.max_len_b == 0)
+        return nmt_fail(NMT_ERR_CONFIG, "decode.max_len_b: max_len_a and max_len_b cannot both be 0");
+    const char *key_size_name = m->enc_hidden ? "model.enc_hidden" : "model.hidden";
+    if (m->enc_hidden == 0) m->enc_hidden = m->hidden;
+    if (m->bidirectional && m->enc_hidden % 2)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "%s: must be even with model.bidirectional (each direction gets half), got %d",
+                        key_size_name, m->enc_hidden);
+    AttentionConfig *a = &m->attention;
+    int query = config_query_size(cfg), key = config_key_size(cfg);
+    if (a->score == ATTN_SCORE_AUTO) a->score = query == key ? ATTN_SCORE_DOT : ATTN_SCORE_ADDITIVE;
+    if ((a->score == ATTN_SCORE_DOT || a->score == ATTN_SCORE_SCALED_DOT) && query != key &&
+        a->style != ATTN_STYLE_NONE)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "model.attention.score: %s needs equal query and key sizes, got query %d "
+                        "(model.hidden) and key %d (%s); use general, additive or auto",
+                        attn_score_names[a->score], query, key, key_size_name);
+    if (m->input_feed && a->style != ATTN_STYLE_LUONG) {
+        if (cfg->explicit_keys[key_index("model.input_feed")])
+            return nmt_fail(NMT_ERR_CONFIG,
+                            "model.input_feed: input feeding needs model.attention.style luong, got %s",
+                            attn_style_names[a->style]);
+        m->input_feed = false; /* the default only applies where it means something */
+    }
+    if (m->tie_embeddings && m->emb_dim != m->hidden)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "model.tie_embeddings: needs model.emb_dim (%d) equal to model.hidden (%d)",
+                        m->emb_dim, m->hidden);
+    return NMT_OK;
+}
+
+NmtStatus config_load_string(const char *json, const char *origin, const char *base_dir,
+                             const char *const *overrides, int n_overrides, Config *cfg) {
+    NmtStatus st = config_init_defaults(cfg, base_dir);
+    if (st) return st;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
+    if (!root) {
+        int line, column;
+        size_t offset = end ? (size_t)(end - json) : strlen(json);
+        line_column(json, offset, &line, &column);
+        config_free(cfg);
+        return nmt_fail(NMT_ERR_CONFIG, "%s:%d:%d: JSON syntax error", origin, line, column);
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        config_free(cfg);
+        return nmt_fail(NMT_ERR_CONFIG, "%s: the config must be a JSON object", origin);
+    }
+    /* a key given by --set is not read from the file: the override wins */
+    for (int i = 0; i < n_overrides; i++) tree_remove(root, overrides[i]);
+    st = read_object(cfg, root, "");
+    if (st) nmt_error_prefix("%s", origin);
+    for (int i = 0; !st && i < n_overrides; i++) {
+        /* overrides go into the tree, so they are checked like file keys */
+        cJSON *tree = cJSON_CreateObject();
+        st = tree ? apply_override(tree, overrides[i]) : nmt_fail_nomem("applying --set");
+        if (!st) {
+            /* a path given on the command line is relative to the current folder */
+            char *file_base = cfg->base_dir;
+            char *cwd = realpath(".", NULL);
+            cfg->base_dir = cwd;
+            st = read_object(cfg, tree, "");
+            cfg->base_dir = file_base;
+            free(cwd); /* from realpath(), not the nmt allocator */
+            if (st) nmt_error_prefix("--set %s", overrides[i]);
+        }
+        cJSON_Delete(tree);
+    }
+    cJSON_Delete(root);
+    if (!st) {
+        st = validate(cfg);
+        if (st) nmt_error_prefix("%s", origin);
+    }
+    if (st) config_free(cfg);
+    return st;
+}
+
+NmtStatus config_load(const char *path, const char *const *overrides, int n_overrides,
+                      Config *cfg) {
+    memset(cfg, 0, sizeof *cfg);
+    FILE *f = fopen(path, "rb");
+    if (!f) return nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            char *grown = nmt_realloc(text, cap);
+            if (!grown) {
+                nmt_free(text);
+                fclose(f);
+                return nmt_fail_nomem("reading the config");
+            }
+            text = grown;
+        }
+        size_t got = fread(text + len, 1, 4096, f);
+        len += got;
+        if (got < 4096) break;
+    }
+    int read_error = ferror(f);
+    fclose(f);
+    if (read_error) {
+        nmt_free(text);
+        return nmt_fail(NMT_ERR_IO, "%s: read error", path);
+    }
+    text[len] = '\0';
+    if (strlen(text) != len) {
+        int line, column;
+        line_column(text, strlen(text), &line, &column);
+        nmt_free(text);
+        return nmt_fail(NMT_ERR_CONFIG, "%s:%d:%d: NUL byte in the config", path, line, column);
+    }
+    /* relative paths resolve against the folder of the config file */
+    char *dir_copy = nmt_strdup(path);
+    if (!dir_copy) {
+        nmt_free(text);
+        return nmt_fail_nomem("reading the config");
+    }
+    char *slash = strrchr(dir_copy, '/');
+    const char *dir = ".";
+    if (slash) {
+        *slash = '\0';
+        dir = slash == dir_copy ? "/" : dir_copy;
+    }
+    char *absolute = realpath(dir, NULL);
+    const char *start = text;
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) start += 3; /* UTF-8 BOM */
+    NmtStatus st = config_load_string(start, path, absolute ? absolute : dir, overrides,
+                                      n_overrides, cfg);
+    free(absolute); /* from realpath(), not the nmt allocator */
+    nmt_free(dir_copy);
+    nmt_free(text);
+    if (!st) {
+        cfg->config_path = nmt_strdup(path);
+        if (!cfg->config_path) {
+            config_free(cfg);
+            return nmt_fail_nomem("reading the config");
+        }
+    }
+    return st;
+}
+
+int config_key_size(const Config *cfg) {
+    return cfg->model.enc_hidden ? cfg->model.enc_hidden : cfg->model.hidden;
+}
+int config_query_size(const Config *cfg) { return cfg->model.hidden; }
+
+/* One key's value as a JSON item. */
+static cJSON *key_to_json(const Config *cfg, const ConfigKey *key) {
+    const void *field = field_cptr(cfg, key);
+    switch (key->type) {
+    case CFG_INT: return cJSON_CreateNumber(*(const int *)field);
+    case CFG_FLOAT: return cJSON_CreateNumber(*(const double *)field);
+    case CFG_BOOL: return cJSON_CreateBool(*(const bool *)field);
+    case CFG_ENUM: return cJSON_CreateString(key->choices[*(const int *)field]);
+    case CFG_STRING:
+    case CFG_PATH: {
+        const char *s = *(char *const *)field;
+        return cJSON_CreateString(s ? s : "");
+    }
+    }
+    return NULL;
+}
+
+char *config_to_json(const Config *cfg) {
+    use_cjson_allocator();
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    for (int i = 0; i < N_CONFIG_KEYS; i++) {
+        cJSON *value = key_to_json(cfg, &config_keys[i]);
+        if (!value || tree_set(root, config_keys[i].path, value) != NMT_OK) {
+            cJSON_Delete(root);
+            return NULL;
+        }
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+const char *config_first_fixed_difference(const Config *a, const Config *b) {
+    for (int i = 0; i < N_CONFIG_KEYS; i++) {
+        const ConfigKey *key = &config_keys[i];
+        if (key->flags & CFG_SCHEDULE) continue;
+        const void *fa = field_cptr(a, key), *fb = field_cptr(b, key);
+        int same = 1;
+        switch (key->type) {
+        case CFG_INT:
+        case CFG_ENUM: same = *(const int *)fa == *(const int *)fb; break;
+        case CFG_FLOAT: same = *(const double *)fa == *(const double *)fb; break;
+        case CFG_BOOL: same = *(const bool *)fa == *(const bool *)fb; break;
+        case CFG_STRING:
+        case CFG_PATH: {
+            const char *sa = *(char *const *)fa, *sb = *(char *const *)fb;
+            same = !strcmp(sa ? sa : "", sb ? sb : "");
+            break;
+        }
+        }
+        if (!same) return key->path;
+    }
+    return NULL;
+}
+
+void config_write_reference(FILE *out) {
+    fprintf(out, "| key | type | default | meaning |\n| --- | --- | --- | --- |\n");
+    for (int i = 0; i < N_CONFIG_KEYS; i++) {
+        const ConfigKey *key = &config_keys[i];
+        char type[256], range[96];
+        if (key->type == CFG_ENUM) {
+            type[0] = '\0';
+            for (int c = 0; key->choices[c]; c++) {
+                strncat(type, c ? " \\| " : "", sizeof type - strlen(type) - 1);
+                strncat(type, "`", sizeof type - strlen(type) - 1);
+                strncat(type, key->choices[c], sizeof type - strlen(type) - 1);
+                strncat(type, "`", sizeof type - strlen(type) - 1);
+            }
+        } else {
+            range_text(key, range, sizeof range);
+            snprintf(type, sizeof type, "%s%s%s", type_name(key->type), range[0] ? ", " : "",
+                     range[0] ? range + strlen("must be ") : "");
+        }
+        const char *def = key->default_json;
+        fprintf(out, "| `%s` | %s | `%s` | %s%s |\n", key->path, type,
+                strcmp(def, "\"\"") ? def : "(none)", key->doc,
+                key->flags & CFG_SCHEDULE ? " (may change on resume)" : "");
+    }
+}

@@ -1,0 +1,147 @@
+/* config.h: the JSON configuration of nmt (cJSON): every key, its type,
+ * default, range and documentation, declared once in config_keys.h; loading
+ * with --set overrides, validation with messages that name the key path,
+ * the resolved config as JSON, and the key comparison used on resume.
+ *
+ * Relative paths in a config file resolve against the file's folder. */
+#ifndef NMT_CONFIG_H
+#define NMT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "common.h"
+
+/* Enumerations: one X-list each gives the C enum and the JSON strings. */
+#define TOKENIZER_KINDS(X) X(CFG_TOKENIZER_SPM, "spm") X(CFG_TOKENIZER_WORD, "word")
+#define SPM_MODEL_TYPES(X) X(CFG_SPM_UNIGRAM, "unigram") X(CFG_SPM_BPE, "bpe")
+#define ATTN_STYLES(X) \
+    X(ATTN_STYLE_LUONG, "luong") X(ATTN_STYLE_BAHDANAU, "bahdanau") X(ATTN_STYLE_NONE, "none")
+#define ATTN_SCORES(X)                                                         \
+    X(ATTN_SCORE_DOT, "dot") X(ATTN_SCORE_SCALED_DOT, "scaled_dot")            \
+    X(ATTN_SCORE_GENERAL, "general") X(ATTN_SCORE_CONCAT, "concat")            \
+    X(ATTN_SCORE_ADDITIVE, "additive") X(ATTN_SCORE_AUTO, "auto")
+#define ATTN_MODES(X) \
+    X(ATTN_MODE_GLOBAL, "global") X(ATTN_MODE_LOCAL_M, "local-m") X(ATTN_MODE_LOCAL_P, "local-p")
+#define BRIDGES(X) X(CFG_BRIDGE_LEARNED, "learned") X(CFG_BRIDGE_ZERO, "zero")
+#define DEVICES(X) X(CFG_DEVICE_AUTO, "auto") X(CFG_DEVICE_CPU, "cpu") X(CFG_DEVICE_CUDA, "cuda")
+#define OPTIMIZERS(X) X(CFG_OPT_ADAM, "adam") X(CFG_OPT_SGD, "sgd")
+#define VALID_METRICS(X) X(CFG_METRIC_BLEU, "bleu") X(CFG_METRIC_PPL, "ppl")
+
+#define CONFIG_ENUM_MEMBER(name, text) name,
+typedef enum { TOKENIZER_KINDS(CONFIG_ENUM_MEMBER) } CfgTokenizer;
+typedef enum { SPM_MODEL_TYPES(CONFIG_ENUM_MEMBER) } CfgSpmModelType;
+typedef enum { ATTN_STYLES(CONFIG_ENUM_MEMBER) } AttnStyle;
+typedef enum { ATTN_SCORES(CONFIG_ENUM_MEMBER) } AttnScore;
+typedef enum { ATTN_MODES(CONFIG_ENUM_MEMBER) } AttnMode;
+typedef enum { BRIDGES(CONFIG_ENUM_MEMBER) } CfgBridge;
+typedef enum { DEVICES(CONFIG_ENUM_MEMBER) } CfgDevice;
+typedef enum { OPTIMIZERS(CONFIG_ENUM_MEMBER) } CfgOptimizer;
+typedef enum { VALID_METRICS(CONFIG_ENUM_MEMBER) } CfgValidMetric;
+#undef CONFIG_ENUM_MEMBER
+
+/* String tables of the enums above (NULL-terminated), e.g. attn_score_names[ATTN_SCORE_DOT]. */
+extern const char *const tokenizer_kind_names[];
+extern const char *const spm_model_type_names[];
+extern const char *const attn_style_names[];
+extern const char *const attn_score_names[];
+extern const char *const attn_mode_names[];
+extern const char *const bridge_names[];
+extern const char *const device_names[];
+extern const char *const optimizer_names[];
+extern const char *const valid_metric_names[];
+
+typedef struct {
+    char *train_src, *train_tgt, *valid_src, *valid_tgt, *test_src, *test_tgt;
+    int tokenizer;      /* CfgTokenizer */
+    int spm_vocab_size;
+    int spm_model_type; /* CfgSpmModelType */
+    bool spm_joint;
+    double spm_character_coverage;
+    int word_vocab_size;
+    int word_min_freq;
+    int max_len;
+    char *cache_dir;
+} DataConfig;
+
+typedef struct {
+    int style; /* AttnStyle */
+    int score; /* AttnScore; never ATTN_SCORE_AUTO after loading */
+    int mode;  /* AttnMode */
+    int window;
+    int heads;
+    double dropout;
+} AttentionConfig;
+
+typedef struct {
+    int emb_dim, hidden, enc_hidden;
+    int enc_layers, dec_layers;
+    bool bidirectional, input_feed, tie_embeddings;
+    int bridge; /* CfgBridge */
+    double dropout;
+    double init_range;
+    AttentionConfig attention;
+} ModelConfig;
+
+typedef struct {
+    int device;    /* CfgDevice */
+    int threads;   /* 0: all cores */
+    int optimizer; /* CfgOptimizer */
+    double lr, adam_beta1, adam_beta2, adam_eps;
+    int warmup_steps;
+    double lr_decay;
+    int decay_start_epoch;
+    int batch_sentences, batch_tokens;
+    int epochs, max_steps;
+    double clip_norm, label_smoothing;
+    int seed;
+    char *save_dir;
+    int valid_every, patience, log_every;
+    int valid_metric; /* CfgValidMetric */
+    int keep_checkpoints;
+    int max_bad_steps;
+} TrainConfig;
+
+typedef struct {
+    int beam;
+    double length_penalty, coverage_penalty;
+    double max_len_a;
+    int max_len_b;
+    int batch;
+} DecodeConfig;
+
+typedef struct {
+    DataConfig data;
+    ModelConfig model;
+    TrainConfig train;
+    DecodeConfig decode;
+    char *config_path; /* the file it was loaded from, or NULL */
+    char *base_dir;    /* the folder relative paths resolved against */
+    /* which keys the file or an override gave explicitly (by key index) */
+    unsigned char *explicit_keys;
+} Config;
+
+/* Defaults for every key; paths resolve against base_dir ("." when NULL). */
+NmtStatus config_init_defaults(Config *cfg, const char *base_dir);
+/* Loads `path`, applies `overrides` ("key.path=value", as --set gives them,
+ * value parsed as JSON when it parses, else taken as a string), validates.
+ * Errors name the file and the key path (or line and column for syntax). */
+NmtStatus config_load(const char *path, const char *const *overrides, int n_overrides,
+                      Config *cfg);
+/* The same from JSON text in memory (`origin` names it in messages). */
+NmtStatus config_load_string(const char *json, const char *origin, const char *base_dir,
+                             const char *const *overrides, int n_overrides, Config *cfg);
+void config_free(Config *cfg); /* frees the strings; the struct itself is the caller's */
+
+/* The fully resolved config as pretty JSON (nmt_free it), NULL on no memory. */
+char *config_to_json(const Config *cfg);
+/* First key, other than the schedule keys that may change on resume, whose
+ * value differs between a and b (its path), or NULL when none does. */
+const char *config_first_fixed_difference(const Config *a, const Config *b);
+/* Writes the key reference (markdown table: key, type, default, meaning). */
+void config_write_reference(FILE *out);
+
+/* Size of the attention key (encoder output) and query (decoder state). */
+int config_key_size(const Config *cfg);
+int config_query_size(const Config *cfg);
+
+#endif

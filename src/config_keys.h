@@ -1,0 +1,138 @@
+/* config_keys.h: THE list of config keys. Each row gives the key path, the
+ * Config field, the type, the default (as JSON text), the allowed range or
+ * choices, flags, and the one-line meaning. The loader, the validator, the
+ * resolved-config printer, the resume check and docs/config.md (`nmt config
+ * --doc`) are all generated from this table.
+ *
+ * X(path, field, type, default, lo, hi, range_flags, choices, flags, doc)
+ *   type:   CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_STRING, CFG_PATH, CFG_ENUM
+ *   lo, hi: inclusive bounds for numbers (NOLIMIT for none);
+ *           range_flags CFG_LO_OPEN / CFG_HI_OPEN make a bound exclusive
+ *   choices: the enum's name table (NULL for other types)
+ *   flags:  CFG_SCHEDULE: may change when resuming a run;
+ *           CFG_OPTIONAL: an empty string means "not given" */
+#define CONFIG_KEYS(X)                                                                             \
+    X("data.train_src", data.train_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
+      "training corpus, source side (plain or gzip text, one sentence per line)")                  \
+    X("data.train_tgt", data.train_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
+      "training corpus, target side, aligned line by line with train_src")                          \
+    X("data.valid_src", data.valid_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
+      "validation corpus, source side (optional)")                                                 \
+    X("data.valid_tgt", data.valid_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
+      "validation corpus, target side (given together with valid_src)")                            \
+    X("data.test_src", data.test_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL,                 \
+      CFG_OPTIONAL | CFG_SCHEDULE, "test corpus, source side (optional; used by scripts)")          \
+    X("data.test_tgt", data.test_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL,                 \
+      CFG_OPTIONAL | CFG_SCHEDULE, "test corpus, target side (optional; used by scripts)")          \
+    X("data.tokenizer", data.tokenizer, CFG_ENUM, "\"spm\"", NOLIMIT, NOLIMIT, 0,                  \
+      tokenizer_kind_names, 0, "spm: SentencePiece trained on the training corpus; word: whitespace words") \
+    X("data.spm_vocab_size", data.spm_vocab_size, CFG_INT, "8000", 8, 1000000, 0, NULL, 0,         \
+      "SentencePiece vocabulary size per side (or joint), special tokens included")                \
+    X("data.spm_model_type", data.spm_model_type, CFG_ENUM, "\"unigram\"", NOLIMIT, NOLIMIT, 0,    \
+      spm_model_type_names, 0, "SentencePiece model type")                                          \
+    X("data.spm_joint", data.spm_joint, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL, 0,           \
+      "one SentencePiece model trained on both sides instead of one per language")                 \
+    X("data.spm_character_coverage", data.spm_character_coverage, CFG_FLOAT, "1.0", 0.9, 1.0, 0,   \
+      NULL, 0, "share of characters SentencePiece must cover (1.0 for small alphabets)")            \
+    X("data.word_vocab_size", data.word_vocab_size, CFG_INT, "50000", 8, 10000000, 0, NULL, 0,     \
+      "word tokenizer: most frequent words kept per side, special tokens included")                \
+    X("data.word_min_freq", data.word_min_freq, CFG_INT, "1", 1, NOLIMIT, 0, NULL, 0,              \
+      "word tokenizer: words seen fewer times become <unk>")                                       \
+    X("data.max_len", data.max_len, CFG_INT, "80", 1, 100000, 0, NULL, 0,                          \
+      "training pairs with more tokens than this on either side are skipped (and counted)")        \
+    X("data.cache_dir", data.cache_dir, CFG_PATH, "\"cache\"", NOLIMIT, NOLIMIT, 0, NULL, 0,       \
+      "folder of the tokenizer models and the encoded corpora (`nmt prepare`)")                    \
+    X("model.emb_dim", model.emb_dim, CFG_INT, "256", 1, 65536, 0, NULL, 0,                        \
+      "embedding size (source and target)")                                                        \
+    X("model.hidden", model.hidden, CFG_INT, "512", 1, 65536, 0, NULL, 0,                          \
+      "decoder LSTM size (the attention query size)")                                              \
+    X("model.enc_hidden", model.enc_hidden, CFG_INT, "0", 0, 65536, 0, NULL, 0,                    \
+      "encoder output size, both directions together (the attention key size); 0: same as hidden") \
+    X("model.enc_layers", model.enc_layers, CFG_INT, "2", 1, 64, 0, NULL, 0,                       \
+      "encoder LSTM layers")                                                                       \
+    X("model.dec_layers", model.dec_layers, CFG_INT, "2", 1, 64, 0, NULL, 0,                       \
+      "decoder LSTM layers")                                                                       \
+    X("model.bidirectional", model.bidirectional, CFG_BOOL, "true", NOLIMIT, NOLIMIT, 0, NULL, 0,  \
+      "first encoder layer reads both ways (each direction enc_hidden/2 units, concatenated)")      \
+    X("model.input_feed", model.input_feed, CFG_BOOL, "true", NOLIMIT, NOLIMIT, 0, NULL, 0,        \
+      "Luong input feeding: the previous attentional vector joins the decoder input")              \
+    X("model.tie_embeddings", model.tie_embeddings, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL,  \
+      0, "share the target embedding matrix with the output layer")                                \
+    X("model.bridge", model.bridge, CFG_ENUM, "\"learned\"", NOLIMIT, NOLIMIT, 0, bridge_names, 0, \
+      "decoder initial state: learned from the final encoder states, or zero")                     \
+    X("model.dropout", model.dropout, CFG_FLOAT, "0.3", 0, 1, CFG_HI_OPEN, NULL, 0,                \
+      "dropout on embeddings, between LSTM layers and on the attentional vector")                  \
+    X("model.init_range", model.init_range, CFG_FLOAT, "0.1", 0, 10, CFG_LO_OPEN, NULL, 0,         \
+      "weights start uniform in [-init_range, init_range]")                                        \
+    X("model.attention.style", model.attention.style, CFG_ENUM, "\"luong\"", NOLIMIT, NOLIMIT, 0,  \
+      attn_style_names, 0,                                                                          \
+      "luong: query h_t, attentional vector feeds the output; bahdanau: query s_{t-1}, context joins the LSTM input; none") \
+    X("model.attention.score", model.attention.score, CFG_ENUM, "\"general\"", NOLIMIT, NOLIMIT,   \
+      0, attn_score_names, 0,                                                                       \
+      "dot, scaled_dot, general (h^T W s), concat/additive (v^T tanh(W1 q + W2 k)), auto (dot if sizes match, else additive)") \
+    X("model.attention.mode", model.attention.mode, CFG_ENUM, "\"global\"", NOLIMIT, NOLIMIT, 0,   \
+      attn_mode_names, 0, "global: all source positions; local-m: window at p_t = t; local-p: predicted window centre") \
+    X("model.attention.window", model.attention.window, CFG_INT, "10", 1, NOLIMIT, 0, NULL, 0,       \
+      "local attention half-width D (the Gaussian of local-p has sigma = D/2)")                    \
+    X("model.attention.heads", model.attention.heads, CFG_INT, "1", 1, 64, 0, NULL, 0,             \
+      "attention heads, each with its own projections, outputs concatenated and projected")        \
+    X("model.attention.dropout", model.attention.dropout, CFG_FLOAT, "0.0", 0, 1, CFG_HI_OPEN,     \
+      NULL, 0, "dropout on the attention weights")                                                 \
+    X("train.device", train.device, CFG_ENUM, "\"auto\"", NOLIMIT, NOLIMIT, 0, device_names,       \
+      CFG_SCHEDULE, "auto: cuda when a GPU is visible, else cpu")                                   \
+    X("train.threads", train.threads, CFG_INT, "0", 0, 1024, 0, NULL, CFG_SCHEDULE,                \
+      "CPU threads for BLAS and OpenMP; 0: all cores")                                             \
+    X("train.optimizer", train.optimizer, CFG_ENUM, "\"adam\"", NOLIMIT, NOLIMIT, 0,               \
+      optimizer_names, 0, "adam, or sgd with rate halving")                                         \
+    X("train.lr", train.lr, CFG_FLOAT, "0.001", 0, 1000, CFG_LO_OPEN, NULL, 0, "learning rate")    \
+    X("train.adam_beta1", train.adam_beta1, CFG_FLOAT, "0.9", 0, 1, CFG_HI_OPEN, NULL, 0,          \
+      "Adam first-moment decay")                                                                   \
+    X("train.adam_beta2", train.adam_beta2, CFG_FLOAT, "0.999", 0, 1, CFG_HI_OPEN, NULL, 0,        \
+      "Adam second-moment decay")                                                                  \
+    X("train.adam_eps", train.adam_eps, CFG_FLOAT, "1e-8", 0, 1, CFG_LO_OPEN, NULL, 0,             \
+      "Adam epsilon")                                                                              \
+    X("train.warmup_steps", train.warmup_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, 0,              \
+      "linear learning-rate warmup over this many steps")                                          \
+    X("train.lr_decay", train.lr_decay, CFG_FLOAT, "0.5", 0, 1, CFG_LO_OPEN, NULL, CFG_SCHEDULE,   \
+      "factor applied to the rate when validation stops improving (and each epoch from decay_start_epoch)") \
+    X("train.decay_start_epoch", train.decay_start_epoch, CFG_INT, "0", 0, NOLIMIT, 0, NULL,       \
+      CFG_SCHEDULE, "from this epoch on, decay the rate every epoch; 0: only on plateaus")          \
+    X("train.batch_sentences", train.batch_sentences, CFG_INT, "64", 0, NOLIMIT, 0, NULL, 0,       \
+      "most sentence pairs per batch; 0: no limit (then batch_tokens must be set)")                \
+    X("train.batch_tokens", train.batch_tokens, CFG_INT, "0", 0, NOLIMIT, 0, NULL, 0,              \
+      "most padded tokens per batch on either side; 0: no limit")                                  \
+    X("train.epochs", train.epochs, CFG_INT, "20", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE,              \
+      "passes over the training data")                                                             \
+    X("train.max_steps", train.max_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,         \
+      "stop after this many updates; 0: no limit")                                                 \
+    X("train.clip_norm", train.clip_norm, CFG_FLOAT, "5.0", 0, NOLIMIT, 0, NULL, 0,                \
+      "clip the global gradient norm to this; 0: no clipping")                                     \
+    X("train.label_smoothing", train.label_smoothing, CFG_FLOAT, "0.1", 0, 1, CFG_HI_OPEN, NULL,   \
+      0, "label smoothing of the cross-entropy")                                                   \
+    X("train.seed", train.seed, CFG_INT, "1", 0, NOLIMIT, 0, NULL, 0,                              \
+      "seed of initialisation, shuffling and dropout")                                             \
+    X("train.save_dir", train.save_dir, CFG_PATH, "\"runs/default\"", NOLIMIT, NOLIMIT, 0, NULL,   \
+      CFG_SCHEDULE, "folder of checkpoints, train.csv and the resolved config")                     \
+    X("train.valid_every", train.valid_every, CFG_INT, "1000", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE,  \
+      "validate every this many steps (and at the end of each epoch)")                             \
+    X("train.patience", train.patience, CFG_INT, "10", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,          \
+      "stop after this many validations without improvement; 0: never stop early")                 \
+    X("train.log_every", train.log_every, CFG_INT, "100", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE,       \
+      "log a line and a train.csv row every this many steps")                                      \
+    X("train.valid_metric", train.valid_metric, CFG_ENUM, "\"bleu\"", NOLIMIT, NOLIMIT, 0,         \
+      valid_metric_names, CFG_SCHEDULE, "metric that picks best.nmt and drives early stopping")     \
+    X("train.keep_checkpoints", train.keep_checkpoints, CFG_INT, "0", 0, NOLIMIT, 0, NULL,         \
+      CFG_SCHEDULE, "also keep the last K step checkpoints; 0: only last.nmt and best.nmt")         \
+    X("train.max_bad_steps", train.max_bad_steps, CFG_INT, "5", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE, \
+      "stop after this many updates in a row skipped for NaN or Inf")                              \
+    X("decode.beam", decode.beam, CFG_INT, "5", 1, 1000, 0, NULL, CFG_SCHEDULE, "beam size (1: greedy)") \
+    X("decode.length_penalty", decode.length_penalty, CFG_FLOAT, "0.6", 0, 10, 0, NULL,            \
+      CFG_SCHEDULE, "GNMT length penalty alpha; 0: none")                                           \
+    X("decode.coverage_penalty", decode.coverage_penalty, CFG_FLOAT, "0.0", 0, 10, 0, NULL,        \
+      CFG_SCHEDULE, "GNMT coverage penalty beta; 0: none")                                          \
+    X("decode.max_len_a", decode.max_len_a, CFG_FLOAT, "2.0", 0, 1000, 0, NULL, CFG_SCHEDULE,      \
+      "output length limit a * source length + b: a")                                               \
+    X("decode.max_len_b", decode.max_len_b, CFG_INT, "10", 0, 100000, 0, NULL, CFG_SCHEDULE,       \
+      "output length limit a * source length + b: b")                                               \
+    X("decode.batch", decode.batch, CFG_INT, "32", 1, 100000, 0, NULL, CFG_SCHEDULE,               \
+      "sentences decoded together")
