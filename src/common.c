@@ -9,6 +9,7 @@ static _Thread_local char error_message[4096];
 static int log_quiet;
 static long alloc_fail_countdown; /* 0: off; n: the n-th allocation fails */
 static long alloc_calls;
+static long alloc_failures;
 
 NmtStatus nmt_fail(NmtStatus status, const char *fmt, ...) {
     va_list ap;
@@ -85,23 +86,32 @@ void nmt_log_warn(const char *fmt, ...) {
 /* True when the hook says this allocation must fail. */
 static int alloc_should_fail(void) {
     alloc_calls++;
-    if (alloc_fail_countdown > 0 && --alloc_fail_countdown == 0) return 1;
+    if (alloc_fail_countdown > 0 && --alloc_fail_countdown == 0) {
+        alloc_failures++;
+        return 1;
+    }
     return 0;
+}
+
+/* Counts a real allocation failure too. */
+static void *checked(void *p) {
+    if (!p) alloc_failures++;
+    return p;
 }
 
 void *nmt_malloc(size_t size) {
     if (alloc_should_fail()) return NULL;
-    return malloc(size ? size : 1);
+    return checked(malloc(size ? size : 1));
 }
 
 void *nmt_calloc(size_t count, size_t size) {
     if (alloc_should_fail()) return NULL;
-    return calloc(count ? count : 1, size ? size : 1);
+    return checked(calloc(count ? count : 1, size ? size : 1));
 }
 
 void *nmt_realloc(void *ptr, size_t size) {
     if (alloc_should_fail()) return NULL;
-    return realloc(ptr, size ? size : 1);
+    return checked(realloc(ptr, size ? size : 1));
 }
 
 void nmt_free(void *ptr) { free(ptr); }
@@ -118,6 +128,7 @@ char *nmt_strdup(const char *s) { return nmt_strndup(s, strlen(s)); }
 
 void nmt_alloc_fail_at(long n) { alloc_fail_countdown = n > 0 ? n : 0; }
 long nmt_alloc_count(void) { return alloc_calls; }
+long nmt_alloc_failures(void) { return alloc_failures; }
 
 NmtStatus nmt_fail_nomem(const char *what) {
     return nmt_fail(NMT_ERR_NOMEM, "out of memory while %s", what);

@@ -56,6 +56,9 @@ char *nmt_strdup(const char *s);
 char *nmt_strndup(const char *s, size_t n);
 void nmt_alloc_fail_at(long n);
 long nmt_alloc_count(void);
+/* How many allocations have failed so far: lets a caller of a library that
+ * cannot tell "out of memory" from "bad input" (cJSON) tell them apart. */
+long nmt_alloc_failures(void);
 NmtStatus nmt_fail_nomem(const char *what);
 
 /* printf into a newly allocated string (nmt_free it); NULL on failure. */

@@ -364,7 +364,9 @@ static NmtStatus apply_override(cJSON *root, const char *text) {
     const char *raw = eq + 1;
     cJSON *value = NULL;
     int wants_string = key->type == CFG_STRING || key->type == CFG_PATH || key->type == CFG_ENUM;
+    long failures_before = nmt_alloc_failures();
     if (!wants_string) value = cJSON_Parse(raw);
+    if (!value && nmt_alloc_failures() != failures_before) return nmt_fail_nomem("applying --set");
     if (value && (cJSON_IsObject(value) || cJSON_IsArray(value))) {
         cJSON_Delete(value);
         value = NULL;
@@ -449,7 +451,12 @@ NmtStatus config_load_string(const char *json, const char *origin, const char *b
     NmtStatus st = config_init_defaults(cfg, base_dir);
     if (st) return st;
     const char *end = NULL;
+    long failures_before = nmt_alloc_failures();
     cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
+    if (!root && nmt_alloc_failures() != failures_before) {
+        config_free(cfg);
+        return nmt_fail_nomem("parsing the config");
+    }
     if (!root) {
         int line, column;
         size_t offset = end ? (size_t)(end - json) : strlen(json);

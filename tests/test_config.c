@@ -1,0 +1,279 @@
+/* test_config.c: the JSON config loader: defaults, good files, every class
+ * of bad input (syntax with line and column, unknown keys, wrong types,
+ * ranges, contradictions), --set overrides, path resolution, the resolved
+ * JSON round trip and the resume comparison. */
+#include "config.h"
+#include "test_util.h"
+
+/* Loads `json` from a file in the temp dir; returns the status. */
+static NmtStatus load_text(const char *json, const char *const *sets, int n_sets, Config *cfg) {
+    const char *path = test_write_file(test_tmpdir(), "cfg.json", json, strlen(json));
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", path);
+    return config_load(copy, sets, n_sets, cfg);
+}
+
+/* Expects loading to fail with `status` and a message containing `needle`. */
+static void expect_error(const char *json, const char *const *sets, int n_sets, NmtStatus status,
+                         const char *needle) {
+    Config cfg;
+    NmtStatus st = load_text(json, sets, n_sets, &cfg);
+    CHECK(st == status, "loading %s: status %d, expected %d (%s)", json, st, status, nmt_error_message());
+    CHECK_CONTAINS(nmt_error_message(), needle);
+    if (st == NMT_OK) config_free(&cfg);
+}
+
+static void test_defaults(void) {
+    Config cfg;
+    CHECK_EQ_INT(load_text("{}", NULL, 0, &cfg), NMT_OK);
+    CHECK_EQ_INT(cfg.model.hidden, 512);
+    CHECK_EQ_INT(cfg.model.emb_dim, 256);
+    CHECK_EQ_INT(cfg.model.enc_hidden, 512); /* 0 resolves to hidden */
+    CHECK_EQ_INT(cfg.model.attention.style, ATTN_STYLE_LUONG);
+    CHECK_EQ_INT(cfg.model.attention.score, ATTN_SCORE_GENERAL);
+    CHECK_EQ_INT(cfg.model.attention.window, 10);
+    CHECK_EQ_INT(cfg.data.spm_vocab_size, 8000);
+    CHECK_EQ_INT(cfg.data.max_len, 80);
+    CHECK_EQ_INT(cfg.data.tokenizer, CFG_TOKENIZER_SPM);
+    CHECK_NEAR(cfg.train.lr, 0.001, 1e-12);
+    CHECK_NEAR(cfg.model.attention.dropout, 0.0, 0);
+    CHECK(cfg.model.input_feed, "input_feed defaults to true for luong");
+    CHECK_EQ_STR(cfg.data.train_src, "");
+    /* default relative paths resolve against the config's folder */
+    char expected[1024];
+    char *dir = realpath(test_tmpdir(), NULL);
+    snprintf(expected, sizeof expected, "%s/cache", dir);
+    CHECK_EQ_STR(cfg.data.cache_dir, expected);
+    free(dir);
+    config_free(&cfg);
+}
+
+static void test_good_file(void) {
+    const char *json =
+        "{\"data\": {\"train_src\": \"train.de.gz\", \"train_tgt\": \"/abs/train.en\",\n"
+        "  \"tokenizer\": \"word\", \"max_len\": 50},\n"
+        " \"model\": {\"hidden\": 64, \"emb_dim\": 32, \"enc_hidden\": 48, \"bidirectional\": true,\n"
+        "  \"attention\": {\"style\": \"bahdanau\", \"score\": \"auto\", \"mode\": \"local-p\",\n"
+        "                 \"window\": 3, \"heads\": 2, \"dropout\": 0.1}},\n"
+        " \"train\": {\"optimizer\": \"sgd\", \"lr\": 1, \"batch_tokens\": 2000, \"seed\": 7},\n"
+        " \"decode\": {\"beam\": 4, \"length_penalty\": 1.0}}";
+    Config cfg;
+    NmtStatus st = load_text(json, NULL, 0, &cfg);
+    CHECK(st == NMT_OK, "good file: %s", nmt_error_message());
+    if (st) return;
+    CHECK_EQ_INT(cfg.data.tokenizer, CFG_TOKENIZER_WORD);
+    CHECK_EQ_INT(cfg.data.max_len, 50);
+    CHECK_EQ_INT(cfg.model.hidden, 64);
+    CHECK_EQ_INT(cfg.model.enc_hidden, 48);
+    CHECK_EQ_INT(cfg.model.attention.style, ATTN_STYLE_BAHDANAU);
+    CHECK_EQ_INT(cfg.model.attention.score, ATTN_SCORE_ADDITIVE); /* auto, sizes differ */
+    CHECK_EQ_INT(cfg.model.attention.mode, ATTN_MODE_LOCAL_P);
+    CHECK_EQ_INT(cfg.model.attention.heads, 2);
+    CHECK_NEAR(cfg.model.attention.dropout, 0.1, 1e-12);
+    CHECK(!cfg.model.input_feed, "input feeding off by default for bahdanau");
+    CHECK_EQ_INT(cfg.train.optimizer, CFG_OPT_SGD);
+    CHECK_EQ_INT(cfg.train.batch_tokens, 2000);
+    CHECK_EQ_INT(cfg.train.seed, 7);
+    CHECK_EQ_INT(cfg.decode.beam, 4);
+    CHECK_EQ_STR(cfg.data.train_tgt, "/abs/train.en");
+    CHECK(strstr(cfg.data.train_src, "/train.de.gz") && cfg.data.train_src[0] == '/',
+          "relative path resolved: %s", cfg.data.train_src);
+    config_free(&cfg);
+
+    /* auto with equal sizes is dot */
+    CHECK_EQ_INT(load_text("{\"model\": {\"attention\": {\"score\": \"auto\"}}}", NULL, 0, &cfg), NMT_OK);
+    CHECK_EQ_INT(cfg.model.attention.score, ATTN_SCORE_DOT);
+    config_free(&cfg);
+    /* a UTF-8 BOM in front of the file is accepted */
+    CHECK_EQ_INT(load_text("\xEF\xBB\xBF{\"model\": {\"hidden\": 8}}", NULL, 0, &cfg), NMT_OK);
+    CHECK_EQ_INT(cfg.model.hidden, 8);
+    config_free(&cfg);
+}
+
+static void test_bad_files(void) {
+    /* syntax errors give line and column */
+    expect_error("{\"model\": {\n  \"hidden\": 256,\n  \"emb_dim\" 3}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json:3:13: JSON syntax error");
+    expect_error("{\"model\": {\"hidden\": 256,}}", NULL, 0, NMT_ERR_CONFIG, ":1:");
+    expect_error("", NULL, 0, NMT_ERR_CONFIG, "JSON syntax error");
+    expect_error("[1, 2]", NULL, 0, NMT_ERR_CONFIG, "must be a JSON object");
+    expect_error("{} {}", NULL, 0, NMT_ERR_CONFIG, ":1:4: JSON syntax error");
+    /* unknown keys name the full path and suggest */
+    expect_error("{\"model\": {\"atention\": {}}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.atention: unknown key (did you mean model.attention?)");
+    expect_error("{\"model\": {\"attention\": {\"widnow\": 3}}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.attention.widnow: unknown key (did you mean model.attention.window?)");
+    expect_error("{\"zzzzzzzzzz\": 1}", NULL, 0, NMT_ERR_CONFIG, "zzzzzzzzzz: unknown key");
+    expect_error("{\"model\": {\"hidden\": 1, \"hidden\": 2}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.hidden: duplicate key");
+    /* wrong types */
+    expect_error("{\"model\": {\"hidden\": \"big\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.hidden: expected an integer, got a string");
+    expect_error("{\"model\": {\"hidden\": 2.5}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.hidden: expected an integer, got 2.5");
+    expect_error("{\"model\": {\"bidirectional\": 1}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.bidirectional: expected true or false, got a number");
+    expect_error("{\"model\": 3}", NULL, 0, NMT_ERR_CONFIG, "model: expected an object, got a number");
+    expect_error("{\"data\": {\"train_src\": null}}", NULL, 0, NMT_ERR_CONFIG,
+                 "data.train_src: expected a string, got null");
+    expect_error("{\"train\": {\"lr\": [1]}}", NULL, 0, NMT_ERR_CONFIG,
+                 "train.lr: expected a number, got an array");
+    /* enum values */
+    expect_error("{\"model\": {\"attention\": {\"style\": \"luong2\"}}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.attention.style: must be one of luong, bahdanau, none, got \"luong2\"");
+    expect_error("{\"model\": {\"attention\": {\"mode\": \"local\"}}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.attention.mode: must be one of global, local-m, local-p");
+    /* ranges */
+    expect_error("{\"model\": {\"attention\": {\"window\": 0}}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.attention.window: must be >= 1, got 0");
+    expect_error("{\"model\": {\"dropout\": 1.0}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.dropout: must be in [0, 1), got 1");
+    expect_error("{\"train\": {\"lr\": 0}}", NULL, 0, NMT_ERR_CONFIG, "train.lr: must be in (0, 1000], got 0");
+    expect_error("{\"train\": {\"label_smoothing\": -0.1}}", NULL, 0, NMT_ERR_CONFIG,
+                 "train.label_smoothing: must be in [0, 1), got -0.1");
+    expect_error("{\"model\": {\"hidden\": -4}}", NULL, 0, NMT_ERR_CONFIG, "model.hidden: must be in [1, 65536], got -4");
+    /* contradictions */
+    expect_error("{\"model\": {\"hidden\": 64, \"enc_hidden\": 32, \"attention\": {\"score\": \"dot\"}}}",
+                 NULL, 0, NMT_ERR_CONFIG,
+                 "model.attention.score: dot needs equal query and key sizes, got query 64 (model.hidden) and key 32 (model.enc_hidden)");
+    expect_error("{\"model\": {\"hidden\": 64, \"enc_hidden\": 32, \"attention\": {\"score\": \"scaled_dot\"}}}",
+                 NULL, 0, NMT_ERR_CONFIG, "scaled_dot needs equal query and key sizes");
+    expect_error("{\"data\": {\"train_src\": \"a\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "data.train_tgt: must be given together with data.train_src");
+    expect_error("{\"data\": {\"valid_tgt\": \"a\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "data.valid_src: must be given together with data.valid_tgt");
+    expect_error("{\"train\": {\"batch_sentences\": 0}}", NULL, 0, NMT_ERR_CONFIG,
+                 "batch_sentences and batch_tokens cannot both be 0");
+    expect_error("{\"model\": {\"hidden\": 33}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.hidden: must be even with model.bidirectional");
+    expect_error("{\"model\": {\"input_feed\": true, \"attention\": {\"style\": \"bahdanau\"}}}", NULL, 0,
+                 NMT_ERR_CONFIG, "model.input_feed: input feeding needs model.attention.style luong, got bahdanau");
+    expect_error("{\"model\": {\"tie_embeddings\": true}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.tie_embeddings: needs model.emb_dim (256) equal to model.hidden (512)");
+    expect_error("{\"decode\": {\"max_len_a\": 0, \"max_len_b\": 0}}", NULL, 0, NMT_ERR_CONFIG,
+                 "max_len_a and max_len_b cannot both be 0");
+    /* the file name leads every message */
+    expect_error("{\"model\": {\"hidden\": 0}}", NULL, 0, NMT_ERR_CONFIG, "cfg.json: model.hidden:");
+
+    Config cfg;
+    CHECK_EQ_INT(config_load("/nonexistent/dir/x.json", NULL, 0, &cfg), NMT_ERR_IO);
+    CHECK_CONTAINS(nmt_error_message(), "/nonexistent/dir/x.json: cannot open");
+}
+
+static void test_overrides(void) {
+    Config cfg;
+    const char *sets[] = {"model.hidden=128", "model.attention.style=none", "train.lr=0.5",
+                          "model.bidirectional=false", "data.tokenizer=word"};
+    NmtStatus st = load_text("{\"model\": {\"hidden\": 64}}", sets, 5, &cfg);
+    CHECK(st == NMT_OK, "overrides: %s", nmt_error_message());
+    if (!st) {
+        CHECK_EQ_INT(cfg.model.hidden, 128);
+        CHECK_EQ_INT(cfg.model.attention.style, ATTN_STYLE_NONE);
+        CHECK_NEAR(cfg.train.lr, 0.5, 0);
+        CHECK(!cfg.model.bidirectional, "bidirectional overridden");
+        CHECK_EQ_INT(cfg.data.tokenizer, CFG_TOKENIZER_WORD);
+        config_free(&cfg);
+    }
+    /* an override replaces an invalid file value instead of tripping on it */
+    const char *fix[] = {"model.attention.window=3"};
+    CHECK_EQ_INT(load_text("{\"model\": {\"attention\": {\"window\": 0}}}", fix, 1, &cfg), NMT_OK);
+    CHECK_EQ_INT(cfg.model.attention.window, 3);
+    config_free(&cfg);
+    /* override paths are relative to the current folder */
+    const char *paths[] = {"data.train_src=x.src", "data.train_tgt=x.tgt"};
+    CHECK_EQ_INT(load_text("{}", paths, 2, &cfg), NMT_OK);
+    char *cwd = realpath(".", NULL);
+    char expected[1024];
+    snprintf(expected, sizeof expected, "%s/x.src", cwd);
+    CHECK_EQ_STR(cfg.data.train_src, expected);
+    free(cwd);
+    config_free(&cfg);
+
+    const char *bad_type[] = {"model.hidden=abc"};
+    expect_error("{}", bad_type, 1, NMT_ERR_CONFIG, "--set model.hidden=abc: model.hidden: expected an integer, got a string");
+    const char *bad_key[] = {"model.hiden=3"};
+    expect_error("{}", bad_key, 1, NMT_ERR_CONFIG, "--set model.hiden=3: model.hiden: unknown key (did you mean model.hidden?)");
+    const char *section[] = {"model=3"};
+    expect_error("{}", section, 1, NMT_ERR_CONFIG, "model: unknown key");
+    const char *no_eq[] = {"model.hidden"};
+    expect_error("{}", no_eq, 1, NMT_ERR_USAGE, "expected KEY=VALUE");
+    const char *range[] = {"model.attention.window=0"};
+    expect_error("{}", range, 1, NMT_ERR_CONFIG, "model.attention.window: must be >= 1, got 0");
+}
+
+static void test_json_round_trip(void) {
+    Config a, b;
+    const char *sets[] = {"model.hidden=96", "model.attention.mode=local-m", "decode.beam=3",
+                          "data.train_src=/x/a", "data.train_tgt=/x/b", "train.lr=0.25"};
+    CHECK_EQ_INT(load_text("{}", sets, 6, &a), NMT_OK);
+    char *json = config_to_json(&a);
+    CHECK(json != NULL, "config_to_json");
+    CHECK_CONTAINS(json, "\"hidden\":\t96");
+    CHECK_CONTAINS(json, "\"mode\":\t\"local-m\"");
+    /* the resolved JSON loads back to the same config */
+    CHECK_EQ_INT(config_load_string(json, "resolved", "/", NULL, 0, &b), NMT_OK);
+    CHECK(config_first_fixed_difference(&a, &b) == NULL, "round trip differs at %s",
+          config_first_fixed_difference(&a, &b));
+    CHECK_EQ_INT(b.decode.beam, 3);
+    CHECK_NEAR(b.train.lr, 0.25, 0);
+    config_free(&b);
+    /* schedule keys may differ; model keys may not */
+    const char *sched[] = {"train.max_steps=99", "train.patience=2"};
+    CHECK_EQ_INT(config_load_string(json, "resolved", "/", sched, 2, &b), NMT_OK);
+    CHECK(config_first_fixed_difference(&a, &b) == NULL, "schedule keys count as fixed");
+    config_free(&b);
+    const char *model[] = {"model.attention.window=4"};
+    CHECK_EQ_INT(config_load_string(json, "resolved", "/", model, 1, &b), NMT_OK);
+    CHECK_EQ_STR(config_first_fixed_difference(&a, &b), "model.attention.window");
+    config_free(&b);
+    nmt_free(json);
+    config_free(&a);
+}
+
+static void test_reference(void) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    config_write_reference(f);
+    fclose(f);
+    CHECK_CONTAINS(buf, "| `model.attention.window` | integer, >= 1 | `10` |");
+    CHECK_CONTAINS(buf, "`luong` \\| `bahdanau` \\| `none`");
+    CHECK_CONTAINS(buf, "| `train.max_steps` |");
+    free(buf);
+}
+
+/* Every allocation failure while loading is reported, never a crash. */
+static void test_alloc_failures(void) {
+    const char *json = "{\"model\": {\"hidden\": 64, \"attention\": {\"style\": \"bahdanau\"}},"
+                       " \"data\": {\"train_src\": \"a\", \"train_tgt\": \"b\"}}";
+    const char *path = test_write_file(test_tmpdir(), "alloc.json", json, strlen(json));
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", path);
+    const char *sets[] = {"train.lr=0.5"};
+    int failures = 0, n;
+    for (n = 1; n < 2000; n++) {
+        Config cfg;
+        nmt_alloc_fail_at(n);
+        NmtStatus st = config_load(copy, sets, 1, &cfg);
+        nmt_alloc_fail_at(0);
+        if (st == NMT_OK) {
+            config_free(&cfg);
+            break;
+        }
+        failures += st == NMT_ERR_NOMEM;
+        if (st != NMT_ERR_NOMEM) CHECK(0, "allocation %d failed with status %d: %s", n, st, nmt_error_message());
+    }
+    CHECK(n > 10 && n < 2000, "the walk reached success after %d allocations", n);
+    CHECK_EQ_INT(failures, n - 1);
+}
+
+int main(void) {
+    test_defaults();
+    test_good_file();
+    test_bad_files();
+    test_overrides();
+    test_json_round_trip();
+    test_reference();
+    test_alloc_failures();
+    return test_summary("test_config");
+}
