@@ -28,6 +28,15 @@ void dataset_free(Dataset *d); /* NULL is a no-op */
 NmtStatus dataset_add(Dataset *d, const int32_t *src, int src_len,
                       const int32_t *tgt, int tgt_len, int64_t line_no);
 
+/* Binary file: "NMTDATA\x01", n_pairs, n_src_ids, n_tgt_ids (int64 little
+ * endian), then src_offset, src_ids, tgt_offset, tgt_ids, line_no as stored
+ * in memory, then a CRC32 (zlib) of everything before it. Written
+ * atomically. Loading checks magic, sizes, offsets and the checksum, and
+ * names the file on any mismatch (ids are checked by the caller, who knows
+ * the vocabularies). */
+NmtStatus dataset_save(const Dataset *d, const char *path);
+NmtStatus dataset_load(const char *path, Dataset **out);
+
 static inline int dataset_src_len(const Dataset *d, int64_t i) {
     return (int)(d->src_offset[i + 1] - d->src_offset[i]);
 }

@@ -1,0 +1,363 @@
+/* prepare.c: tokenizer training, corpus encoding and the cache folder
+ * (prepare.h). */
+#include "data/prepare.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+
+/* Fixed seed of tokenizer training: the tokenizers do not change with
+ * train.seed, so runs that differ only in seed share one cache. */
+enum { TOKENIZER_SEED = 1 };
+
+static char *cache_path(const Config *cfg, const char *name) {
+    return nmt_asprintf("%s/%s", cfg->data.cache_dir, name);
+}
+
+/* "key = value" lines of every setting the cache depends on, then one line
+ * per corpus file with its size and modification time. */
+char *prepare_manifest(const Config *cfg) {
+    const DataConfig *d = &cfg->data;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out) return NULL;
+    fprintf(out, "nmt cache 1\n");
+    fprintf(out, "data.tokenizer = %s\n", tokenizer_kind_names[d->tokenizer]);
+    if (d->tokenizer == CFG_TOKENIZER_SPM) {
+        fprintf(out, "data.spm_vocab_size = %d\n", d->spm_vocab_size);
+        fprintf(out, "data.spm_model_type = %s\n", spm_model_type_names[d->spm_model_type]);
+        fprintf(out, "data.spm_joint = %s\n", d->spm_joint ? "true" : "false");
+        fprintf(out, "data.spm_character_coverage = %.17g\n", d->spm_character_coverage);
+    } else {
+        fprintf(out, "data.word_vocab_size = %d\n", d->word_vocab_size);
+        fprintf(out, "data.word_min_freq = %d\n", d->word_min_freq);
+    }
+    fprintf(out, "data.max_len = %d\n", d->max_len);
+    const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt"};
+    const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt};
+    for (size_t i = 0; i < NMT_ARRAY_LEN(keys); i++) {
+        struct stat st;
+        if (!paths[i] || !paths[i][0]) {
+            fprintf(out, "%s = (none)\n", keys[i]);
+        } else if (stat(paths[i], &st) == 0) {
+            fprintf(out, "%s = %s size %lld mtime %lld.%09ld\n", keys[i], paths[i],
+                    (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+        } else {
+            fprintf(out, "%s = %s (missing)\n", keys[i], paths[i]);
+        }
+    }
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    /* hand back memory from the nmt allocator, like every other function */
+    char *copy = nmt_strndup(text, len);
+    free(text);
+    return copy;
+}
+
+/* The first line of `expected` that `found` lacks, as "key" (for messages). */
+static void first_changed_setting(const char *expected, const char *found, char *buf, size_t n) {
+    snprintf(buf, n, "the cache format");
+    const char *line = expected;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line + 1) : strlen(line);
+        char probe[4096];
+        snprintf(probe, sizeof probe, "%.*s", (int)len, line);
+        if (!strstr(found, probe)) {
+            const char *eq = strstr(probe, " = ");
+            snprintf(buf, n, "%.*s", eq ? (int)(eq - probe) : (int)strcspn(probe, "\n"), probe);
+            return;
+        }
+        line += len;
+    }
+}
+
+/* ---- tokenizer training ------------------------------------------------ */
+
+/* A SentenceSourceFn over one or two files read one after the other. */
+typedef struct {
+    const char *paths[2];
+    int n_paths, current;
+    LineReader *reader;
+} FileSentences;
+
+static int file_sentences_next(void *ctx, const char **line, size_t *len) {
+    FileSentences *fs = ctx;
+    for (;;) {
+        if (!fs->reader) {
+            if (fs->current >= fs->n_paths) return 0;
+            NmtStatus st = line_reader_open(fs->paths[fs->current++], &fs->reader);
+            if (st) return -(int)st;
+        }
+        int got = 0;
+        NmtStatus st = line_reader_next(fs->reader, line, len, &got);
+        if (st) return -(int)st;
+        if (got) return 1;
+        line_reader_close(fs->reader);
+        fs->reader = NULL;
+    }
+}
+
+static NmtStatus train_tokenizer(const Config *cfg, const char *path_a, const char *path_b,
+                                 Tokenizer **out) {
+    const DataConfig *d = &cfg->data;
+    TokenizerSpec spec;
+    if (d->tokenizer == CFG_TOKENIZER_SPM) {
+        tokenizer_spec_init(&spec, TOKENIZER_SPM);
+        spec.vocab_size = d->spm_vocab_size;
+        spec.vocab_size_key = "data.spm_vocab_size";
+        spec.spm_model_type = spm_model_type_names[d->spm_model_type];
+        spec.character_coverage = d->spm_character_coverage;
+    } else {
+        tokenizer_spec_init(&spec, TOKENIZER_WORD);
+        spec.vocab_size = d->word_vocab_size;
+        spec.vocab_size_key = "data.word_vocab_size";
+        spec.min_freq = d->word_min_freq;
+    }
+    spec.seed = TOKENIZER_SEED;
+    FileSentences fs = {{path_a, path_b}, path_b ? 2 : 1, 0, NULL};
+    NmtStatus st = tokenizer_train(&spec, file_sentences_next, &fs, out);
+    line_reader_close(fs.reader);
+    return st;
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+
+/* Encodes a parallel corpus into a new dataset. max_len <= 0: no length
+ * filter. Empty pairs and over-long pairs are skipped and counted. */
+static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const Tokenizer *src_tok,
+                               const Tokenizer *tgt_tok, int max_len, CorpusStats *stats,
+                               Dataset **out) {
+    *out = NULL;
+    ParallelReader *reader = NULL;
+    Dataset *d = NULL;
+    int32_t *src_ids = NULL, *tgt_ids = NULL;
+    int src_cap = 0, tgt_cap = 0;
+    NmtStatus st = parallel_reader_open(src_path, tgt_path, &reader);
+    if (!st) st = dataset_create(&d);
+    while (!st) {
+        const char *src, *tgt;
+        size_t src_len, tgt_len;
+        int got = 0;
+        st = parallel_reader_next(reader, &src, &src_len, &tgt, &tgt_len, &got);
+        if (st || !got) break;
+        stats->pairs_read++;
+        if (corpus_line_is_blank(src, src_len) || corpus_line_is_blank(tgt, tgt_len)) {
+            stats->skipped_empty++;
+            continue;
+        }
+        int n_src = 0, n_tgt = 0;
+        st = tokenizer_encode_buf(src_tok, src, src_len, &src_ids, &n_src, &src_cap);
+        if (!st) st = tokenizer_encode_buf(tgt_tok, tgt, tgt_len, &tgt_ids, &n_tgt, &tgt_cap);
+        if (st) {
+            nmt_error_prefix("%s:%lld", src_path, (long long)parallel_reader_line_no(reader));
+            break;
+        }
+        if (n_src == 0 || n_tgt == 0) {
+            stats->skipped_empty++;
+            continue;
+        }
+        if (max_len > 0 && (n_src > max_len || n_tgt > max_len)) {
+            stats->skipped_too_long++;
+            continue;
+        }
+        st = dataset_add(d, src_ids, n_src, tgt_ids, n_tgt, parallel_reader_line_no(reader));
+        if (!st) stats->kept++;
+    }
+    nmt_free(src_ids);
+    nmt_free(tgt_ids);
+    parallel_reader_close(reader);
+    if (!st && d->n_pairs == 0)
+        st = nmt_fail(NMT_ERR_FORMAT, "%s, %s: no usable sentence pairs (%lld read)", src_path,
+                      tgt_path, (long long)stats->pairs_read);
+    if (st) {
+        dataset_free(d);
+        return st;
+    }
+    *out = d;
+    return NMT_OK;
+}
+
+/* Every id of d must be below the vocabulary sizes (guards a cache that
+ * does not belong to its tokenizers). */
+static NmtStatus check_ids(const Dataset *d, int src_vocab, int tgt_vocab, const char *path) {
+    for (int64_t i = 0; i < d->src_offset[d->n_pairs]; i++)
+        if (d->src_ids[i] < 0 || d->src_ids[i] >= src_vocab)
+            return nmt_fail(NMT_ERR_FORMAT, "%s: source id %d outside the vocabulary (%d)", path,
+                            d->src_ids[i], src_vocab);
+    for (int64_t i = 0; i < d->tgt_offset[d->n_pairs]; i++)
+        if (d->tgt_ids[i] < 0 || d->tgt_ids[i] >= tgt_vocab)
+            return nmt_fail(NMT_ERR_FORMAT, "%s: target id %d outside the vocabulary (%d)", path,
+                            d->tgt_ids[i], tgt_vocab);
+    return NMT_OK;
+}
+
+/* ---- the cache --------------------------------------------------------- */
+
+/* Loads an up-to-date cache; NMT_ERR_FORMAT with a "stale" message when it
+ * must be rebuilt (and logs why), other errors for a corrupt cache. */
+static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedData *out) {
+    char *path = cache_path(cfg, "manifest.txt");
+    if (!path) return nmt_fail_nomem("reading the cache");
+    char *found = NULL;
+    size_t n;
+    NmtStatus st = file_read_all(path, &found, &n);
+    nmt_free(path);
+    if (st) {
+        nmt_log_info("prepare: no cache in %s yet", cfg->data.cache_dir);
+        return NMT_ERR_FORMAT;
+    }
+    if (strcmp(found, manifest) != 0) {
+        char what[256];
+        first_changed_setting(manifest, found, what, sizeof what);
+        nmt_log_info("prepare: the cache in %s is stale (%s changed); rebuilding",
+                     cfg->data.cache_dir, what);
+        nmt_free(found);
+        return NMT_ERR_FORMAT;
+    }
+    nmt_free(found);
+    const char *names[] = {"src.tok", "tgt.tok", "train.bin", "valid.bin"};
+    for (size_t i = 0; i < NMT_ARRAY_LEN(names) && !st; i++) {
+        if (i == 3 && !(cfg->data.valid_src && cfg->data.valid_src[0])) break;
+        char *p = cache_path(cfg, names[i]);
+        if (!p) return nmt_fail_nomem("reading the cache");
+        switch (i) {
+        case 0: st = tokenizer_load(p, &out->src_tok); break;
+        case 1: st = tokenizer_load(p, &out->tgt_tok); break;
+        case 2: st = dataset_load(p, &out->train); break;
+        case 3: st = dataset_load(p, &out->valid); break;
+        }
+        if (!st && i == 2)
+            st = check_ids(out->train, tokenizer_vocab_size(out->src_tok),
+                           tokenizer_vocab_size(out->tgt_tok), p);
+        if (!st && i == 3)
+            st = check_ids(out->valid, tokenizer_vocab_size(out->src_tok),
+                           tokenizer_vocab_size(out->tgt_tok), p);
+        nmt_free(p);
+    }
+    if (!st) {
+        char *p = cache_path(cfg, "summary.txt");
+        st = p ? file_read_all(p, &out->summary, &n) : nmt_fail_nomem("reading the cache");
+        nmt_free(p);
+    }
+    if (!st) out->from_cache = 1;
+    return st;
+}
+
+/* Writes one cache file with `save`. */
+#define SAVE_CACHE_FILE(st, cfg, name, save_call_with_p)        \
+    do {                                                        \
+        if (st) break;                                          \
+        char *p = cache_path(cfg, name);                        \
+        st = p ? save_call_with_p : nmt_fail_nomem("saving the cache"); \
+        nmt_free(p);                                            \
+    } while (0)
+
+static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedData *out) {
+    const DataConfig *d = &cfg->data;
+    int has_valid = d->valid_src && d->valid_src[0];
+    NmtStatus st = file_make_dirs(d->cache_dir);
+    if (st) return st;
+    /* an interrupted rebuild must not leave an old manifest beside new files */
+    char *manifest_path = cache_path(cfg, "manifest.txt");
+    if (!manifest_path) return nmt_fail_nomem("preparing the cache");
+    if (unlink(manifest_path) != 0 && errno != ENOENT)
+        st = nmt_fail(NMT_ERR_IO, "%s: cannot remove: %s", manifest_path, strerror(errno));
+
+    int joint = d->tokenizer == CFG_TOKENIZER_SPM && d->spm_joint;
+    if (!st) {
+        nmt_log_info("prepare: training %s tokenizer%s on %s%s%s", tokenizer_kind_names[d->tokenizer],
+                     joint ? " (joint)" : "s", d->train_src, joint ? " and " : "", joint ? d->train_tgt : "");
+        st = train_tokenizer(cfg, d->train_src, joint ? d->train_tgt : NULL, &out->src_tok);
+    }
+    if (!st) {
+        if (joint) {
+            uint8_t *bytes;
+            size_t n;
+            st = tokenizer_serialize(out->src_tok, &bytes, &n);
+            if (!st) st = tokenizer_deserialize(bytes, n, &out->tgt_tok);
+            if (!st) nmt_free(bytes);
+        } else {
+            st = train_tokenizer(cfg, d->train_tgt, NULL, &out->tgt_tok);
+        }
+    }
+    if (!st) {
+        corpus_stats_init(&out->train_stats, "train", d->max_len);
+        st = encode_corpus(d->train_src, d->train_tgt, out->src_tok, out->tgt_tok, d->max_len,
+                           &out->train_stats, &out->train);
+    }
+    if (!st && has_valid) {
+        corpus_stats_init(&out->valid_stats, "valid", 0);
+        st = encode_corpus(d->valid_src, d->valid_tgt, out->src_tok, out->tgt_tok, 0,
+                           &out->valid_stats, &out->valid);
+    }
+    SAVE_CACHE_FILE(st, cfg, "src.tok", tokenizer_save(out->src_tok, p));
+    SAVE_CACHE_FILE(st, cfg, "tgt.tok", tokenizer_save(out->tgt_tok, p));
+    SAVE_CACHE_FILE(st, cfg, "train.bin", dataset_save(out->train, p));
+    if (has_valid) SAVE_CACHE_FILE(st, cfg, "valid.bin", dataset_save(out->valid, p));
+    if (!st) {
+        char train_line[512], valid_line[512] = "";
+        corpus_stats_summary(&out->train_stats, train_line, sizeof train_line);
+        if (has_valid) corpus_stats_summary(&out->valid_stats, valid_line, sizeof valid_line);
+        out->summary = nmt_asprintf("%s\n%s%s", train_line, valid_line, has_valid ? "\n" : "");
+        if (!out->summary) st = nmt_fail_nomem("preparing the data");
+    }
+    SAVE_CACHE_FILE(st, cfg, "summary.txt", file_write_atomic(p, out->summary, strlen(out->summary)));
+    if (!st) st = file_write_atomic(manifest_path, manifest, strlen(manifest));
+    nmt_free(manifest_path);
+    return st;
+}
+
+void prepared_data_free(PreparedData *p) {
+    if (!p) return;
+    tokenizer_free(p->src_tok);
+    tokenizer_free(p->tgt_tok);
+    dataset_free(p->train);
+    dataset_free(p->valid);
+    nmt_free(p->summary);
+    memset(p, 0, sizeof *p);
+}
+
+NmtStatus prepare_data(const Config *cfg, int force, PreparedData *out) {
+    memset(out, 0, sizeof *out);
+    const DataConfig *d = &cfg->data;
+    if (!d->train_src || !d->train_src[0])
+        return nmt_fail(NMT_ERR_CONFIG, "data.train_src: no training corpus given");
+    char *manifest = prepare_manifest(cfg);
+    if (!manifest) return nmt_fail_nomem("preparing the data");
+    NmtStatus st = NMT_ERR_FORMAT;
+    if (!force) {
+        st = load_cache(cfg, manifest, out);
+        if (st && st != NMT_ERR_FORMAT && st != NMT_ERR_IO) {
+            nmt_free(manifest);
+            prepared_data_free(out);
+            return st;
+        }
+        if (st) {
+            if (out->src_tok) nmt_log_warn("prepare: cache unreadable (%s); rebuilding", nmt_error_message());
+            prepared_data_free(out);
+        }
+    }
+    if (st) st = build_cache(cfg, manifest, out);
+    nmt_free(manifest);
+    if (st) {
+        prepared_data_free(out);
+        return st;
+    }
+    for (char *line = out->summary; *line;) {
+        size_t len = strcspn(line, "\n");
+        nmt_log_info("prepare: %.*s", (int)len, line);
+        line += len + (line[len] == '\n');
+    }
+    nmt_log_info("prepare: vocabularies: source %d, target %d; cache %s %s",
+                 tokenizer_vocab_size(out->src_tok), tokenizer_vocab_size(out->tgt_tok),
+                 d->cache_dir, out->from_cache ? "is up to date" : "written");
+    return NMT_OK;
+}

@@ -1,0 +1,44 @@
+/* prepare.h: the data pipeline behind `nmt prepare` and the start of
+ * `nmt train`: train the tokenizers (or word vocabularies) on the training
+ * corpus, encode the training and validation corpora, and keep the result
+ * in a cache folder (data.cache_dir) that is rebuilt when stale.
+ *
+ * Cache folder:
+ *   manifest.txt            what the cache was built from: every tokenizer
+ *                           setting and, per corpus file, path, size and
+ *                           mtime; written last, so an interrupted build
+ *                           is never taken for a complete one
+ *   src.tok, tgt.tok        the tokenizers (.model files of SentencePiece,
+ *                           usable with spm_encode; or word vocabularies);
+ *                           with data.spm_joint both are the same model
+ *   train.bin, valid.bin    the encoded corpora (dataset.h)
+ *   summary.txt             what was kept and skipped, printed on every use
+ * The cache is stale when manifest.txt differs from the one the current
+ * config and files give; the log names the first setting that changed. */
+#ifndef NMT_DATA_PREPARE_H
+#define NMT_DATA_PREPARE_H
+
+#include "config.h"
+#include "data/corpus.h"
+#include "data/dataset.h"
+#include "data/tokenizer.h"
+
+typedef struct {
+    Tokenizer *src_tok, *tgt_tok;
+    Dataset *train;       /* pairs within data.max_len tokens */
+    Dataset *valid;       /* NULL without a validation set; not length-filtered */
+    CorpusStats train_stats, valid_stats; /* counts of this build (zero when cached) */
+    int from_cache;       /* 1 when the cache was up to date */
+    char *summary;        /* the kept/skipped lines, one per corpus */
+} PreparedData;
+
+/* Makes sure the cache of cfg is up to date (building it when missing or
+ * stale, or always with `force`) and loads it into *out. Logs the summary
+ * lines. Errors name the file and line, or the config key. */
+NmtStatus prepare_data(const Config *cfg, int force, PreparedData *out);
+void prepared_data_free(PreparedData *p); /* frees the members; NULL-safe */
+
+/* The manifest text for cfg as it is now (nmt_free it); NULL on failure. */
+char *prepare_manifest(const Config *cfg);
+
+#endif

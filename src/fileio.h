@@ -1,0 +1,31 @@
+/* fileio.h: crash-safe file writing and small file helpers.
+ *
+ * An AtomicFile writes to "PATH.tmp.PID" in the same folder; commit fsyncs
+ * it, renames it over PATH and fsyncs the folder, so PATH is always either
+ * the old complete file or the new complete one. abort removes the
+ * temporary file and leaves PATH untouched. */
+#ifndef NMT_FILEIO_H
+#define NMT_FILEIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "common.h"
+
+typedef struct AtomicFile AtomicFile;
+
+NmtStatus atomic_file_open(const char *path, AtomicFile **out);
+/* Appends n bytes; errors (a full disk) name the file. */
+NmtStatus atomic_file_write(AtomicFile *f, const void *bytes, size_t n);
+/* Makes the new content visible under PATH and frees f (also on error). */
+NmtStatus atomic_file_commit(AtomicFile *f);
+/* Drops the new content and frees f; NULL is a no-op. */
+void atomic_file_abort(AtomicFile *f);
+
+/* The whole of `bytes` written atomically to `path`. */
+NmtStatus file_write_atomic(const char *path, const void *bytes, size_t n);
+/* Reads a whole file into a new '\0'-terminated buffer (nmt_free it). */
+NmtStatus file_read_all(const char *path, char **bytes, size_t *n);
+/* mkdir -p; errors name the folder. */
+NmtStatus file_make_dirs(const char *path);
+
+#endif
