@@ -158,11 +158,41 @@ static int in_range(const ConfigKey *key, double v) {
     return 1;
 }
 
-/* `value` made absolute against `base_dir` (newly allocated). */
+/* Removes "." parts and "name/.." pairs from a path, in place (lexically:
+ * the folders need not exist). Leading ".." of a relative path stay. */
+static void normalize_path(char *path) {
+    int absolute = path[0] == '/';
+    char *parts[512];
+    int n = 0;
+    for (char *save = NULL, *part = strtok_r(path, "/", &save); part;
+         part = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(part, ".")) continue;
+        if (!strcmp(part, "..") && n > 0 && strcmp(parts[n - 1], "..")) {
+            n--;
+            continue;
+        }
+        if (!strcmp(part, "..") && absolute) continue; /* "/.." is "/" */
+        if (n < (int)NMT_ARRAY_LEN(parts)) parts[n++] = part;
+    }
+    char out[4096];
+    size_t len = 0;
+    out[0] = '\0';
+    if (absolute) out[len++] = '/';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(out + len, sizeof out - len, "%s%s", i ? "/" : "", parts[i]);
+    if (len == 0) snprintf(out, sizeof out, ".");
+    strcpy(path, out); /* never longer than the input */
+}
+
+/* `value` made absolute against `base_dir` and normalized (newly allocated). */
 static char *resolve_path(const char *value, const char *base_dir) {
+    char *path;
     if (value[0] == '/' || !base_dir || !base_dir[0] || !strcmp(base_dir, "."))
-        return nmt_strdup(value);
-    return nmt_asprintf("%s/%s", base_dir, value);
+        path = nmt_strdup(value);
+    else
+        path = nmt_asprintf("%s/%s", base_dir, value);
+    if (path && strlen(path) < 4096) normalize_path(path);
+    return path;
 }
 
 /* Stores one JSON value into the field of `key`, checking type and range. */

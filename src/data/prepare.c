@@ -273,8 +273,8 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
 
     int joint = d->tokenizer == CFG_TOKENIZER_SPM && d->spm_joint;
     if (!st) {
-        nmt_log_info("prepare: training %s tokenizer%s on %s%s%s", tokenizer_kind_names[d->tokenizer],
-                     joint ? " (joint)" : "s", d->train_src, joint ? " and " : "", joint ? d->train_tgt : "");
+        nmt_log_info("prepare: training %s tokenizer%s on %s and %s", tokenizer_kind_names[d->tokenizer],
+                     joint ? " (joint)" : "s", d->train_src, d->train_tgt);
         st = train_tokenizer(cfg, d->train_src, joint ? d->train_tgt : NULL, &out->src_tok);
     }
     if (!st) {
