@@ -499,12 +499,20 @@ NmtStatus config_load_string(const char *json, const char *origin, const char *b
         config_free(cfg);
         return nmt_fail(NMT_ERR_CONFIG, "%s: the config must be a JSON object", origin);
     }
-    /* a key given by --set is not read from the file: the override wins */
-    for (int i = 0; i < n_overrides; i++) tree_remove(root, overrides[i]);
-    st = read_object(cfg, root, "");
-    if (st) nmt_error_prefix("%s", origin);
+    /* overrides are parsed first, so that a bad --set is reported as such;
+     * a key given by --set is not read from the file: the override wins */
     for (int i = 0; !st && i < n_overrides; i++) {
-        /* overrides go into the tree, so they are checked like file keys */
+        cJSON *tree = cJSON_CreateObject();
+        st = tree ? apply_override(tree, overrides[i]) : nmt_fail_nomem("applying --set");
+        cJSON_Delete(tree);
+        if (!st) tree_remove(root, overrides[i]);
+    }
+    if (!st) {
+        st = read_object(cfg, root, "");
+        if (st) nmt_error_prefix("%s", origin);
+    }
+    for (int i = 0; !st && i < n_overrides; i++) {
+        /* overrides go into a tree, so they are checked like file keys */
         cJSON *tree = cJSON_CreateObject();
         st = tree ? apply_override(tree, overrides[i]) : nmt_fail_nomem("applying --set");
         if (!st) {

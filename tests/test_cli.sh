@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# test_cli.sh: the nmt command line: --help and --version, exit codes
+# (0 ok, 1 runtime failure, 2 usage or config error), config errors that
+# name the key or line and column, `nmt prepare` on a small corpus with its
+# cache reuse, and docs/config.md matching `nmt config --doc`.
+set -u
+NMT=${NMT_BIN:-./nmt}
+cd "$(dirname "$0")/.."
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect CODE NEEDLE CMD...: runs CMD, checks the exit code and that
+# stdout+stderr contain NEEDLE.
+expect() {
+  local code=$1 needle=$2
+  shift 2
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -eq "$code" ] && printf '%s' "$out" | grep -qF -- "$needle"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: $* -> exit $rc (expected $code), output:"
+    printf '%s\n' "$out" | head -5
+    echo "(expected to contain: $needle)"
+  fi
+}
+
+expect 0 "usage: nmt COMMAND" "$NMT" --help
+expect 2 "usage: nmt COMMAND" "$NMT"
+expect 2 "unknown command 'frobnicate'" "$NMT" frobnicate
+expect 0 "blas: OpenBLAS" "$NMT" --version
+expect 0 "cuda:" "$NMT" --version
+for cmd in train eval prepare config demo-corpus; do
+  expect 0 "usage: nmt $cmd" "$NMT" "$cmd" --help
+done
+expect 2 "unknown option '--bogus'" "$NMT" prepare --bogus
+expect 2 "no config given" "$NMT" prepare
+expect 2 "--config needs a file name" "$NMT" prepare --config
+expect 1 "nope.json: cannot open" "$NMT" config --config "$tmp/nope.json"
+
+printf '{"model": {\n  "hidden": 64,\n  "emb_dim" 32}}\n' > "$tmp/syntax.json"
+expect 2 "syntax.json:3:13: JSON syntax error" "$NMT" config --config "$tmp/syntax.json"
+echo '{"model": {"attention": {"window": 0}}}' > "$tmp/range.json"
+expect 2 "model.attention.window: must be >= 1, got 0" "$NMT" config --config "$tmp/range.json"
+expect 0 '"window":	3' "$NMT" config --config "$tmp/range.json" --set model.attention.window=3
+expect 2 "model.hiden: unknown key (did you mean model.hidden?)" "$NMT" config --config "$tmp/range.json" --set model.hiden=3
+expect 2 "expected KEY=VALUE" "$NMT" config --config "$tmp/range.json" --set model.hidden
+echo '{"model": {"hidden": 64, "enc_hidden": 32, "attention": {"score": "dot"}}}' > "$tmp/dot.json"
+expect 2 "got query 64 (model.hidden) and key 32 (model.enc_hidden)" "$NMT" config --config "$tmp/dot.json"
+echo '{"train": {"optimiser": "adam"}}' > "$tmp/typo.json"
+expect 2 "train.optimiser: unknown key (did you mean train.optimizer?)" "$NMT" config --config "$tmp/typo.json"
+expect 2 "model.hidden: expected an integer" "$NMT" train --config "$tmp/dot.json" --set model.hidden='"x"'
+
+# docs/config.md holds exactly the generated reference
+if "$NMT" config --doc > "$tmp/ref.md" && tail -n "$(wc -l < "$tmp/ref.md")" docs/config.md | cmp -s - "$tmp/ref.md"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: docs/config.md is out of date: regenerate its table with 'nmt config --doc'"
+fi
+
+# prepare: a small word-level corpus, then the cache is reused
+for i in $(seq 1 300); do echo "a$((i % 13)) b$((i % 7)) c$((i % 5))"; done > "$tmp/train.src"
+for i in $(seq 1 300); do echo "x$((i % 5)) y$((i % 7)) z$((i % 13))"; done > "$tmp/train.tgt"
+cat > "$tmp/prep.json" <<JSON
+{"data": {"train_src": "train.src", "train_tgt": "train.tgt", "tokenizer": "word", "cache_dir": "cache"}}
+JSON
+expect 0 "train: 300 pairs read, 300 kept" "$NMT" prepare --config "$tmp/prep.json"
+expect 0 "is up to date" "$NMT" prepare --config "$tmp/prep.json"
+expect 0 "written" "$NMT" prepare --config "$tmp/prep.json" --force
+head -n 299 "$tmp/train.tgt" > "$tmp/short.tgt"
+expect 1 "has 300 lines" "$NMT" prepare --config "$tmp/prep.json" --set data.train_tgt="$tmp/short.tgt"
+expect 1 "has 299 lines" "$NMT" prepare --config "$tmp/prep.json" --set data.train_tgt="$tmp/short.tgt"
+printf 'ok\n\xff bad\n' > "$tmp/bad.src"
+printf 'ok\nfine\n' > "$tmp/bad.tgt"
+expect 1 "bad.src:2: invalid UTF-8 at byte 1" "$NMT" prepare --config "$tmp/prep.json" --set data.train_src="$tmp/bad.src" --set data.train_tgt="$tmp/bad.tgt"
+# train prepares the data itself, prints the resolved config, then stops honestly
+expect 1 "resolved config:" "$NMT" train --config "$tmp/prep.json"
+
+echo "test_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
