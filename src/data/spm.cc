@@ -1,0 +1,403 @@
+// spm.cc: the extern "C" wrapper around SentencePiece (spm.h), the only C++
+// file of nmt. It owns in-memory training from a C sentence callback, model
+// loading from serialized protos, encode/decode, and the translation of
+// SentencePiece statuses and C++ exceptions into NmtStatus + nmt_fail.
+//
+// Rules: every entry point catches every exception (std::bad_alloc becomes
+// NMT_ERR_NOMEM, anything else NMT_ERR_RUNTIME); buffers handed to C come
+// from nmt_malloc; the SentencePieceProcessor object itself lives in memory
+// from nmt_malloc (placement new) so the allocation hook sees it.
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <cstdarg>
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+extern "C" {
+#include "common.h"
+#include "data/spm.h"
+}
+
+namespace spm = sentencepiece;
+
+struct SpmModel {
+    spm::SentencePieceProcessor proc;
+};
+
+namespace {
+
+const char *const kSpecialPieces[NMT_N_SPECIAL] = {"<pad>", "<unk>", "<s>", "</s>"};
+
+// Turns the exception being handled into a status with a message.
+NmtStatus fail_from_exception(const char *what) {
+    try {
+        throw;
+    } catch (const std::bad_alloc &) {
+        return nmt_fail_nomem(what);
+    } catch (const std::exception &e) {
+        return nmt_fail(NMT_ERR_RUNTIME, "%s: sentencepiece: %s", what, e.what());
+    } catch (...) {
+        return nmt_fail(NMT_ERR_RUNTIME, "%s: sentencepiece: unknown exception", what);
+    }
+}
+
+// The C sentence source seen as a SentencePiece SentenceIterator. The first
+// sentence is fetched at construction (the trainer calls done() first).
+class CallbackIterator : public spm::SentenceIterator {
+  public:
+    CallbackIterator(SentenceSourceFn next, void *ctx) : next_(next), ctx_(ctx) { fetch(); }
+    bool done() const override { return done_; }
+    void Next() override { fetch(); }
+    const std::string &value() const override { return current_; }
+    spm::util::Status status() const override {
+        if (source_status_ != NMT_OK)
+            return spm::util::Status(spm::util::StatusCode::kInternal, "sentence source failed");
+        return spm::util::Status();
+    }
+    NmtStatus source_status() const { return source_status_; }
+    long long n_nonempty() const { return n_nonempty_; }
+
+  private:
+    void fetch() {
+        if (done_) return;
+        const char *line = nullptr;
+        size_t len = 0;
+        int r = next_(ctx_, &line, &len);
+        if (r == 1) {
+            current_.assign(line ? line : "", line ? len : 0);
+            if (len > 0) n_nonempty_++;
+        } else {
+            done_ = true;
+            current_.clear();
+            if (r < 0) source_status_ = r >= -(int)NMT_ERR_RUNTIME ? (NmtStatus)(-r) : NMT_ERR_IO;
+        }
+    }
+    SentenceSourceFn next_;
+    void *ctx_;
+    std::string current_;
+    bool done_ = false;
+    NmtStatus source_status_ = NMT_OK;
+    long long n_nonempty_ = 0;
+};
+
+// Sentences already in memory (the seeded sample) as a SentenceIterator.
+class VectorIterator : public spm::SentenceIterator {
+  public:
+    explicit VectorIterator(const std::vector<std::string> &v) : v_(v) {}
+    bool done() const override { return i_ >= v_.size(); }
+    void Next() override { i_++; }
+    const std::string &value() const override { return v_[i_]; }
+    spm::util::Status status() const override { return spm::util::Status(); }
+
+  private:
+    const std::vector<std::string> &v_;
+    size_t i_ = 0;
+};
+
+uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+// Uniform sample of `k` sentences of the source (reservoir sampling, seeded;
+// the kept sentences stay in corpus order). SentencePiece's own sampler
+// (input_sentence_size) uses a fixed seed, so nmt samples itself.
+void sample_sentences(CallbackIterator *it, size_t k, uint64_t seed,
+                      std::vector<std::string> *out) {
+    std::vector<std::pair<uint64_t, std::string>> kept;  // (corpus index, sentence)
+    kept.reserve(std::min(k, (size_t)1 << 16));
+    uint64_t state = seed, seen = 0;
+    for (; !it->done(); it->Next(), seen++) {
+        if (kept.size() < k) {
+            kept.emplace_back(seen, it->value());
+            continue;
+        }
+        uint64_t j = splitmix64(&state) % (seen + 1);
+        if (j < k) kept[j] = std::make_pair(seen, it->value());
+    }
+    std::sort(kept.begin(), kept.end(),
+              [](const std::pair<uint64_t, std::string> &a,
+                 const std::pair<uint64_t, std::string> &b) { return a.first < b.first; });
+    out->clear();
+    out->reserve(kept.size());
+    for (auto &p : kept) out->push_back(std::move(p.second));
+}
+
+bool env_verbose() {
+    const char *v = std::getenv("NMT_VERBOSE");
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
+std::string fmt_double(double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", x);
+    return buf;
+}
+
+// Frees m's memory (the processor was constructed with placement new).
+void destroy(SpmModel *m) {
+    if (!m) return;
+    m->~SpmModel();
+    nmt_free(m);
+}
+
+// A new, empty model in nmt_malloc memory; NULL (message set) on failure.
+SpmModel *create(const char *what) {
+    void *mem = nmt_malloc(sizeof(SpmModel));
+    if (!mem) {
+        nmt_fail_nomem(what);
+        return nullptr;
+    }
+    try {
+        return new (mem) SpmModel();
+    } catch (...) {
+        nmt_free(mem);
+        fail_from_exception(what);
+        return nullptr;
+    }
+}
+
+// Loads a serialized proto into m and checks the special ids.
+NmtStatus load_into(SpmModel *m, const std::string &proto, const char *name) {
+    spm::util::Status st = m->proc.LoadFromSerializedProto(proto);
+    if (!st.ok())
+        return nmt_fail(NMT_ERR_FORMAT, "%s: not a valid SentencePiece model: %s", name,
+                        st.error_message());
+    int n = m->proc.GetPieceSize();
+    if (n < NMT_N_SPECIAL || m->proc.pad_id() != NMT_PAD_ID || m->proc.unk_id() != NMT_UNK_ID ||
+        m->proc.bos_id() != NMT_BOS_ID || m->proc.eos_id() != NMT_EOS_ID)
+        return nmt_fail(NMT_ERR_FORMAT,
+                        "%s: SentencePiece model has pad/unk/bos/eos ids %d/%d/%d/%d, nmt needs "
+                        "0/1/2/3 (train with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3)",
+                        name, m->proc.pad_id(), m->proc.unk_id(), m->proc.bos_id(),
+                        m->proc.eos_id());
+    return NMT_OK;
+}
+
+// Makes sure *ids holds at least `need` ids.
+NmtStatus grow_ids(int32_t **ids, int *capacity, size_t need) {
+    if (need > (size_t)INT_MAX) return nmt_fail(NMT_ERR_RUNTIME, "spm encode: too many tokens");
+    if ((int)need <= *capacity && *ids) return NMT_OK;
+    size_t cap = *capacity > 0 ? (size_t)*capacity : 64;
+    while (cap < need) cap *= 2;
+    if (cap > (size_t)INT_MAX) cap = (size_t)INT_MAX;
+    void *p = nmt_realloc(*ids, cap * sizeof(int32_t));
+    if (!p) return nmt_fail_nomem("spm encode");
+    *ids = (int32_t *)p;
+    *capacity = (int)cap;
+    return NMT_OK;
+}
+
+}  // namespace
+
+extern "C" NmtStatus spm_train(const TokenizerSpec *spec, SentenceSourceFn next, void *ctx,
+                               SpmModel **out) {
+    *out = nullptr;
+    const char *key = spec->vocab_size_key ? spec->vocab_size_key : "data.spm_vocab_size";
+    if (spec->vocab_size <= NMT_N_SPECIAL)
+        return nmt_fail(NMT_ERR_CONFIG, "%s = %d: must be larger than %d (the special tokens)",
+                        key, spec->vocab_size, NMT_N_SPECIAL);
+    const char *type = spec->spm_model_type ? spec->spm_model_type : "unigram";
+    if (std::strcmp(type, "unigram") != 0 && std::strcmp(type, "bpe") != 0)
+        return nmt_fail(NMT_ERR_CONFIG, "spm model type \"%s\": must be \"unigram\" or \"bpe\"",
+                        type);
+    if (!(spec->character_coverage > 0.0 && spec->character_coverage <= 1.0))
+        return nmt_fail(NMT_ERR_CONFIG, "spm character_coverage = %g: must be in (0, 1]",
+                        spec->character_coverage);
+    if (spec->spm_max_sentences < 0)
+        return nmt_fail(NMT_ERR_CONFIG, "spm max sentences = %lld: must be >= 0",
+                        (long long)spec->spm_max_sentences);
+    SpmModel *m = nullptr;
+    try {
+        std::unordered_map<std::string, std::string> kw;
+        kw["vocab_size"] = std::to_string(spec->vocab_size);
+        kw["model_type"] = type;
+        kw["character_coverage"] = fmt_double(spec->character_coverage);
+        kw["normalization_rule_name"] =
+            spec->spm_normalization ? spec->spm_normalization : "nmt_nfkc";
+        kw["pad_id"] = "0";
+        kw["unk_id"] = "1";
+        kw["bos_id"] = "2";
+        kw["eos_id"] = "3";
+        kw["pad_piece"] = kSpecialPieces[NMT_PAD_ID];
+        kw["unk_piece"] = kSpecialPieces[NMT_UNK_ID];
+        kw["bos_piece"] = kSpecialPieces[NMT_BOS_ID];
+        kw["eos_piece"] = kSpecialPieces[NMT_EOS_ID];
+        kw["hard_vocab_limit"] = spec->spm_hard_vocab_limit ? "true" : "false";
+        kw["byte_fallback"] = spec->spm_byte_fallback ? "true" : "false";
+        kw["num_threads"] = std::to_string(spec->spm_threads > 0 ? spec->spm_threads : 1);
+        kw["input_sentence_size"] = "0";  // nmt samples itself (sample_sentences)
+        // INFO = 0, WARNING = 1, ERROR = 2; failures come back as statuses.
+        kw["minloglevel"] = env_verbose() ? "0" : "2";
+
+        // The library's seed is an unsigned int; UINT_MAX means "from
+        // std::random_device", so it is mapped to 0.
+        unsigned int seed = (unsigned int)(spec->seed ^ (spec->seed >> 32));
+        if (seed == UINT_MAX) seed = 0;
+        spm::SetRandomGeneratorSeed(seed);
+
+        CallbackIterator it(next, ctx);
+        std::string proto;
+        spm::util::Status st;
+        if (spec->spm_max_sentences > 0) {
+            std::vector<std::string> sample;
+            sample_sentences(&it, (size_t)spec->spm_max_sentences, spec->seed, &sample);
+            if (it.source_status() != NMT_OK) return it.source_status();
+            VectorIterator vit(sample);
+            if (!sample.empty()) st = spm::SentencePieceTrainer::Train(kw, &vit, &proto);
+        } else {
+            st = spm::SentencePieceTrainer::Train(kw, &it, &proto);
+        }
+        if (it.source_status() != NMT_OK) return it.source_status();  // message set by source
+        if (it.n_nonempty() == 0)
+            return nmt_fail(NMT_ERR_RUNTIME, "spm training: no non-empty sentences to train on");
+        if (!st.ok()) {
+            const char *msg = st.error_message();
+            if (std::strstr(msg, "Vocabulary size"))
+                return nmt_fail(NMT_ERR_CONFIG,
+                                "%s = %d does not fit this corpus (%s model): sentencepiece: %s",
+                                key, spec->vocab_size, type, msg);
+            return nmt_fail(NMT_ERR_RUNTIME, "spm training failed: %s", msg);
+        }
+        m = create("spm training");
+        if (!m) return NMT_ERR_NOMEM;
+        NmtStatus s = load_into(m, proto, "spm training");
+        if (s != NMT_OK) {
+            destroy(m);
+            return s;
+        }
+        *out = m;
+        return NMT_OK;
+    } catch (...) {
+        destroy(m);
+        return fail_from_exception("spm training");
+    }
+}
+
+extern "C" NmtStatus spm_load_proto(const uint8_t *bytes, size_t n, const char *name,
+                                    SpmModel **out) {
+    *out = nullptr;
+    SpmModel *m = nullptr;
+    try {
+        m = create(name);
+        if (!m) return NMT_ERR_NOMEM;
+        NmtStatus s = load_into(m, std::string((const char *)bytes, n), name);
+        if (s != NMT_OK) {
+            destroy(m);
+            return s;
+        }
+        *out = m;
+        return NMT_OK;
+    } catch (...) {
+        destroy(m);
+        return fail_from_exception(name);
+    }
+}
+
+extern "C" void spm_free(SpmModel *m) {
+    try {
+        destroy(m);
+    } catch (...) {
+        // a destructor that throws cannot be reported from here
+    }
+}
+
+extern "C" NmtStatus spm_serialize(const SpmModel *m, uint8_t **bytes, size_t *n) {
+    *bytes = nullptr;
+    *n = 0;
+    try {
+        std::string proto = m->proc.serialized_model_proto();
+        uint8_t *buf = (uint8_t *)nmt_malloc(proto.size() ? proto.size() : 1);
+        if (!buf) return nmt_fail_nomem("serializing a SentencePiece model");
+        std::memcpy(buf, proto.data(), proto.size());
+        *bytes = buf;
+        *n = proto.size();
+        return NMT_OK;
+    } catch (...) {
+        return fail_from_exception("serializing a SentencePiece model");
+    }
+}
+
+extern "C" int spm_vocab_size(const SpmModel *m) {
+    try {
+        return m->proc.GetPieceSize();
+    } catch (...) {
+        return 0;
+    }
+}
+
+extern "C" const char *spm_piece(const SpmModel *m, int id) {
+    try {
+        if (id < 0 || id >= m->proc.GetPieceSize()) return nullptr;
+        return m->proc.IdToPiece(id).c_str();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+extern "C" int spm_piece_to_id(const SpmModel *m, const char *piece) {
+    try {
+        return m->proc.PieceToId(piece);
+    } catch (...) {
+        return NMT_UNK_ID;
+    }
+}
+
+extern "C" NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,
+                                int32_t **ids, int *n_ids, int *capacity) {
+    *n_ids = 0;
+    try {
+        // One vector per thread, reused across calls.
+        thread_local std::vector<int> tl_ids;
+        spm::util::Status st = m->proc.Encode(absl::string_view(text, len), &tl_ids);
+        if (!st.ok()) return nmt_fail(NMT_ERR_RUNTIME, "spm encode: %s", st.error_message());
+        NmtStatus s = grow_ids(ids, capacity, tl_ids.size() ? tl_ids.size() : 1);
+        if (s != NMT_OK) return s;
+        for (size_t i = 0; i < tl_ids.size(); i++) (*ids)[i] = (int32_t)tl_ids[i];
+        *n_ids = (int)tl_ids.size();
+        return NMT_OK;
+    } catch (...) {
+        return fail_from_exception("spm encode");
+    }
+}
+
+extern "C" NmtStatus spm_decode(const SpmModel *m, const int32_t *ids, int n, char **text) {
+    *text = nullptr;
+    try {
+        int v = m->proc.GetPieceSize();
+        thread_local std::vector<int> tl_ids;
+        thread_local std::string tl_text;
+        tl_ids.clear();
+        for (int i = 0; i < n; i++) {
+            int32_t id = ids[i];
+            if (id < 0 || id >= v)
+                return nmt_fail(NMT_ERR_RUNTIME,
+                                "spm decode: id %d at position %d is outside the vocabulary "
+                                "[0, %d)",
+                                (int)id, i, v);
+            if (id == NMT_PAD_ID || id == NMT_BOS_ID || id == NMT_EOS_ID) continue;
+            tl_ids.push_back(id);
+        }
+        spm::util::Status st = m->proc.Decode(tl_ids, &tl_text);
+        if (!st.ok()) return nmt_fail(NMT_ERR_RUNTIME, "spm decode: %s", st.error_message());
+        char *buf = (char *)nmt_malloc(tl_text.size() + 1);
+        if (!buf) return nmt_fail_nomem("spm decode");
+        std::memcpy(buf, tl_text.data(), tl_text.size());
+        buf[tl_text.size()] = '\0';
+        *text = buf;
+        return NMT_OK;
+    } catch (...) {
+        return fail_from_exception("spm decode");
+    }
+}

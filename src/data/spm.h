@@ -1,0 +1,52 @@
+/* spm.h: the extern "C" wrapper around the SentencePiece C++ library
+ * (SentencePieceTrainer, SentencePieceProcessor), implemented in spm.cc,
+ * the only C++ file of nmt. No C++ exception crosses this interface: every
+ * failure is an NmtStatus with a message set by nmt_fail.
+ *
+ * Used by tokenizer.c; other modules use tokenizer.h instead. Ownership and
+ * semantics follow tokenizer.h (ids as there, buffers from nmt_malloc). */
+#ifndef NMT_DATA_SPM_H
+#define NMT_DATA_SPM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "common.h"
+#include "data/tokenizer.h"
+
+typedef struct SpmModel SpmModel;
+
+/* Trains in memory from the sentence source (no temporary files), with
+ * pad/unk/bos/eos ids 0..3 named <pad> <unk> <s> </s>. Uses spec's
+ * vocab_size, vocab_size_key, seed and spm_* fields and
+ * character_coverage. The trainer logs only errors unless the environment
+ * variable NMT_VERBOSE is set (non-empty, not "0"). */
+NmtStatus spm_train(const TokenizerSpec *spec, SentenceSourceFn next, void *ctx,
+                    SpmModel **out);
+/* Loads a serialized ModelProto (the bytes of a .model file); `name` (a file
+ * name or "checkpoint") prefixes error messages. The model must have the
+ * specials at ids 0..3, else NMT_ERR_FORMAT. */
+NmtStatus spm_load_proto(const uint8_t *bytes, size_t n, const char *name, SpmModel **out);
+void spm_free(SpmModel *m); /* NULL is a no-op */
+
+/* The serialized ModelProto in a new buffer (nmt_free it). */
+NmtStatus spm_serialize(const SpmModel *m, uint8_t **bytes, size_t *n);
+
+int spm_vocab_size(const SpmModel *m);
+const char *spm_piece(const SpmModel *m, int id); /* NULL out of range */
+int spm_piece_to_id(const SpmModel *m, const char *piece);
+
+/* As tokenizer_encode_buf / tokenizer_decode. */
+NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,
+                     int32_t **ids, int *n_ids, int *capacity);
+NmtStatus spm_decode(const SpmModel *m, const int32_t *ids, int n, char **text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

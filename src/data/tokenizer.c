@@ -1,0 +1,214 @@
+/* tokenizer.c: the Tokenizer interface (tokenizer.h): dispatch to the
+ * SentencePiece wrapper (spm.cc) or the word vocabulary (word_vocab.c), the
+ * serialized form with its kind tag, and the file I/O of save/load (atomic
+ * write through fileio.h). */
+#include "data/tokenizer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "data/spm.h"
+#include "fileio.h"
+#include "data/word_vocab.h"
+
+struct Tokenizer {
+    TokenizerKind kind;
+    SpmModel *spm;   /* TOKENIZER_SPM */
+    WordVocab *word; /* TOKENIZER_WORD */
+};
+
+/* "NMTTOK" 0x01 KIND */
+#define TOKENIZER_TAG_LEN 8
+static const char tokenizer_magic[6] = {'N', 'M', 'T', 'T', 'O', 'K'};
+enum { TOKENIZER_FORMAT_VERSION = 1 };
+
+void tokenizer_spec_init(TokenizerSpec *spec, TokenizerKind kind) {
+    memset(spec, 0, sizeof *spec);
+    spec->kind = kind;
+    spec->vocab_size = 8000;
+    spec->vocab_size_key = NULL;
+    spec->seed = 1;
+    spec->spm_model_type = "unigram";
+    spec->character_coverage = 1.0;
+    spec->spm_normalization = "nmt_nfkc";
+    spec->spm_hard_vocab_limit = 1;
+    spec->spm_byte_fallback = 0;
+    spec->spm_threads = 1;
+    spec->spm_max_sentences = 0;
+    spec->min_freq = 1;
+}
+
+static NmtStatus wrap(TokenizerKind kind, SpmModel *spm, WordVocab *word, Tokenizer **out) {
+    Tokenizer *t = nmt_calloc(1, sizeof *t);
+    if (!t) {
+        spm_free(spm);
+        word_vocab_free(word);
+        return nmt_fail_nomem("tokenizer");
+    }
+    t->kind = kind;
+    t->spm = spm;
+    t->word = word;
+    *out = t;
+    return NMT_OK;
+}
+
+NmtStatus tokenizer_train(const TokenizerSpec *spec, SentenceSourceFn next, void *ctx,
+                          Tokenizer **out) {
+    *out = NULL;
+    if (spec->kind == TOKENIZER_SPM) {
+        SpmModel *m;
+        NmtStatus s = spm_train(spec, next, ctx, &m);
+        if (s != NMT_OK) return s;
+        return wrap(TOKENIZER_SPM, m, NULL, out);
+    }
+    if (spec->kind == TOKENIZER_WORD) {
+        WordVocab *v;
+        NmtStatus s = word_vocab_train(spec, next, ctx, &v);
+        if (s != NMT_OK) return s;
+        return wrap(TOKENIZER_WORD, NULL, v, out);
+    }
+    return nmt_fail(NMT_ERR_CONFIG, "unknown tokenizer kind %d", (int)spec->kind);
+}
+
+void tokenizer_free(Tokenizer *t) {
+    if (!t) return;
+    spm_free(t->spm);
+    word_vocab_free(t->word);
+    nmt_free(t);
+}
+
+TokenizerKind tokenizer_kind(const Tokenizer *t) { return t->kind; }
+
+int tokenizer_vocab_size(const Tokenizer *t) {
+    return t->kind == TOKENIZER_SPM ? spm_vocab_size(t->spm) : word_vocab_size(t->word);
+}
+
+const char *tokenizer_piece(const Tokenizer *t, int id) {
+    return t->kind == TOKENIZER_SPM ? spm_piece(t->spm, id) : word_vocab_piece(t->word, id);
+}
+
+int tokenizer_piece_to_id(const Tokenizer *t, const char *piece) {
+    if (t->kind == TOKENIZER_SPM) return spm_piece_to_id(t->spm, piece);
+    return word_vocab_lookup(t->word, piece, strlen(piece));
+}
+
+NmtStatus tokenizer_encode_buf(const Tokenizer *t, const char *text, size_t len,
+                               int32_t **ids, int *n_ids, int *capacity) {
+    if (t->kind == TOKENIZER_SPM) return spm_encode(t->spm, text, len, ids, n_ids, capacity);
+    return word_vocab_encode(t->word, text, len, ids, n_ids, capacity);
+}
+
+NmtStatus tokenizer_encode(const Tokenizer *t, const char *text, size_t len,
+                           int32_t **ids, int *n_ids) {
+    *ids = NULL;
+    int cap = 0;
+    NmtStatus s = tokenizer_encode_buf(t, text, len, ids, n_ids, &cap);
+    if (s != NMT_OK) {
+        nmt_free(*ids);
+        *ids = NULL;
+        *n_ids = 0;
+    }
+    return s;
+}
+
+NmtStatus tokenizer_decode(const Tokenizer *t, const int32_t *ids, int n, char **text) {
+    if (t->kind == TOKENIZER_SPM) return spm_decode(t->spm, ids, n, text);
+    return word_vocab_decode(t->word, ids, n, text);
+}
+
+/* ---- serialized form -------------------------------------------------------- */
+
+/* The payload (spm proto or word text) in a new buffer. */
+static NmtStatus payload(const Tokenizer *t, uint8_t **bytes, size_t *n) {
+    if (t->kind == TOKENIZER_SPM) return spm_serialize(t->spm, bytes, n);
+    char *text;
+    NmtStatus s = word_vocab_to_text(t->word, &text, n);
+    *bytes = (uint8_t *)text;
+    return s;
+}
+
+NmtStatus tokenizer_serialize(const Tokenizer *t, uint8_t **bytes, size_t *n) {
+    *bytes = NULL;
+    *n = 0;
+    uint8_t *body;
+    size_t body_n;
+    NmtStatus s = payload(t, &body, &body_n);
+    if (s != NMT_OK) return s;
+    uint8_t *out = nmt_malloc(TOKENIZER_TAG_LEN + body_n);
+    if (!out) {
+        nmt_free(body);
+        return nmt_fail_nomem("serializing a tokenizer");
+    }
+    memcpy(out, tokenizer_magic, sizeof tokenizer_magic);
+    out[6] = TOKENIZER_FORMAT_VERSION;
+    out[7] = (uint8_t)t->kind;
+    memcpy(out + TOKENIZER_TAG_LEN, body, body_n);
+    nmt_free(body);
+    *bytes = out;
+    *n = TOKENIZER_TAG_LEN + body_n;
+    return NMT_OK;
+}
+
+/* Builds a tokenizer of `kind` from its payload; `name` names it in messages. */
+static NmtStatus from_payload(TokenizerKind kind, const uint8_t *body, size_t n,
+                              const char *name, Tokenizer **out) {
+    if (kind == TOKENIZER_SPM) {
+        SpmModel *m;
+        NmtStatus s = spm_load_proto(body, n, name, &m);
+        if (s != NMT_OK) return s;
+        return wrap(TOKENIZER_SPM, m, NULL, out);
+    }
+    WordVocab *v;
+    NmtStatus s = word_vocab_parse((const char *)body, n, name, &v);
+    if (s != NMT_OK) return s;
+    return wrap(TOKENIZER_WORD, NULL, v, out);
+}
+
+NmtStatus tokenizer_deserialize(const uint8_t *bytes, size_t n, Tokenizer **out) {
+    *out = NULL;
+    if (n < TOKENIZER_TAG_LEN || memcmp(bytes, tokenizer_magic, sizeof tokenizer_magic) != 0)
+        return nmt_fail(NMT_ERR_FORMAT, "serialized tokenizer: missing the NMTTOK tag");
+    if (bytes[6] != TOKENIZER_FORMAT_VERSION)
+        return nmt_fail(NMT_ERR_FORMAT, "serialized tokenizer: format version %d, expected %d",
+                        bytes[6], TOKENIZER_FORMAT_VERSION);
+    if (bytes[7] != TOKENIZER_SPM && bytes[7] != TOKENIZER_WORD)
+        return nmt_fail(NMT_ERR_FORMAT, "serialized tokenizer: unknown kind %d", bytes[7]);
+    return from_payload((TokenizerKind)bytes[7], bytes + TOKENIZER_TAG_LEN,
+                        n - TOKENIZER_TAG_LEN, "serialized tokenizer", out);
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+NmtStatus tokenizer_save(const Tokenizer *t, const char *path) {
+    uint8_t *body;
+    size_t n;
+    NmtStatus s = payload(t, &body, &n);
+    if (s != NMT_OK) return s;
+    s = file_write_atomic(path, body, n);
+    nmt_free(body);
+    return s;
+}
+
+NmtStatus tokenizer_load(const char *path, Tokenizer **out) {
+    *out = NULL;
+    uint8_t *bytes;
+    size_t n;
+    NmtStatus s = file_read_all(path, (char **)&bytes, &n);
+    if (s != NMT_OK) return s;
+    static const char word_start[] = "<pad>\t";
+    TokenizerKind kind = n >= sizeof word_start - 1 &&
+                                 memcmp(bytes, word_start, sizeof word_start - 1) == 0
+                             ? TOKENIZER_WORD
+                             : TOKENIZER_SPM;
+    if (n == 0)
+        s = nmt_fail(NMT_ERR_FORMAT, "%s: empty file, not a SentencePiece model or word vocabulary",
+                     path);
+    else
+        s = from_payload(kind, bytes, n, path, out);
+    nmt_free(bytes);
+    return s;
+}

@@ -1,0 +1,169 @@
+/* tokenizer.h: the one interface to nmt's tokenizers, text <-> token ids.
+ *
+ *   TOKENIZER_SPM   SentencePiece (unigram or BPE), trained in memory through
+ *                   the C++ library (src/data/spm.cc, the only C++ file)
+ *   TOKENIZER_WORD  whitespace-separated words with a frequency vocabulary
+ *                   (src/data/word_vocab.c)
+ *
+ * Special ids are the same for every tokenizer: NMT_PAD_ID = 0 "<pad>",
+ * NMT_UNK_ID = 1 "<unk>", NMT_BOS_ID = 2 "<s>", NMT_EOS_ID = 3 "</s>".
+ * tokenizer_encode never produces PAD, BOS or EOS (the batcher adds BOS/EOS);
+ * text that spells "<s>" etc. is ordinary text, never a control id.
+ * tokenizer_decode skips PAD, BOS and EOS; UNK decodes to " \u2047 " (" ⁇ ",
+ * SentencePiece's convention) for spm and to the word "<unk>" for words.
+ *
+ * Round trip: decode(encode(s)) == s for SentencePiece when s is already
+ * normalized (with the default "nmt_nfkc" rule: NFKC, single spaces, no
+ * leading or trailing space) and holds no character outside the model
+ * (those become UNK unless spm_byte_fallback is on); for words when every
+ * word of s is in the vocabulary and words are separated by single spaces
+ * (decode joins words with one ASCII space).
+ *
+ * Serialized form (tokenizer_serialize, embedded in checkpoints): 8 bytes
+ * "NMTTOK" 0x01 KIND (KIND 0 = spm, 1 = word), then for spm the serialized
+ * SentencePiece ModelProto (the bytes of a standard .model file), for words
+ * the text of the vocabulary file below.
+ *
+ * Files (tokenizer_save / tokenizer_load): spm writes the standard .model
+ * file, usable with the spm_encode / spm_decode tools; words write a text
+ * file with one "token<TAB>count\n" line per id, in id order, starting with
+ * the four specials (count 0): "<pad>\t0\n<unk>\t0\n<s>\t0\n</s>\t0\n...".
+ * tokenizer_load tells the two apart by content (a word vocabulary starts
+ * with "<pad>\t"). Saves are atomic (temporary file, fsync, rename).
+ *
+ * Thread safety: encode, decode, piece lookups and serialize may be called
+ * from several threads on one Tokenizer. Training is not thread-safe (the
+ * SentencePiece trainer uses process-wide settings: log level, random seed).
+ *
+ * Memory: every buffer handed to the caller comes from nmt_malloc and is
+ * freed with nmt_free. (SentencePiece's own internals allocate with C++ new.) */
+#ifndef NMT_DATA_TOKENIZER_H
+#define NMT_DATA_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "common.h"
+
+typedef enum { TOKENIZER_SPM = 0, TOKENIZER_WORD = 1 } TokenizerKind;
+
+/* Training options. Fill with tokenizer_spec_init, then change fields. */
+typedef struct {
+    TokenizerKind kind;
+    /* Size of the vocabulary including the 4 specials.
+     * spm: exact (an error if the corpus cannot give that many pieces and
+     *      spm_hard_vocab_limit is 1); must be > 4.
+     * word: an upper bound (fewer when the corpus has fewer words with
+     *      count >= min_freq); <= 0 means no limit. Default 8000. */
+    int vocab_size;
+    /* Config key named in error messages about vocab_size; NULL gives
+     * "data.spm_vocab_size" (spm) or "data.word_vocab_size" (word). */
+    const char *vocab_size_key;
+    /* spm: seeds the sampling of spm_max_sentences (and the library's
+     * random generator). SentencePiece 0.1.97's trainer is otherwise
+     * deterministic: the same sentences and spm_threads give the same model
+     * whatever the seed. Unused for words. */
+    uint64_t seed;
+
+    /* --- SentencePiece only --- */
+    const char *spm_model_type;    /* "unigram" (default) or "bpe" */
+    /* Fraction of characters the model must cover; the rest become UNK.
+     * Default 1.0: every character of the corpus gets a piece, right for
+     * alphabetic European languages (SentencePiece advises 0.9995 for
+     * languages with large character sets such as Chinese or Japanese). */
+    double character_coverage;
+    /* Normalization rule: "nmt_nfkc" (default: NFKC plus NMT-specific
+     * cleanup, and extra whitespace removed), "nfkc", "nmt_nfkc_cf",
+     * "nfkc_cf" (case folded) or "identity" (no change). */
+    const char *spm_normalization;
+    /* 1 (default): vocab_size too large for the corpus is an error naming
+     * the config key. 0: the model may come out smaller than vocab_size
+     * (SentencePiece's hard_vocab_limit=false). */
+    int spm_hard_vocab_limit;
+    /* 1: characters outside the model are encoded as UTF-8 byte pieces
+     * (256 pieces <0x00>..<0xFF> are reserved in the vocabulary) instead of
+     * UNK. Default 0. */
+    int spm_byte_fallback;
+    /* Trainer threads. The trained model depends on this number (the EM
+     * sums run per thread), but is identical for the same corpus, seed and
+     * thread count on any machine. Default 1. */
+    int spm_threads;
+    /* Train on at most this many sentences, a uniform sample drawn with
+     * the seed (reservoir sampling in spm.cc, because the library's own
+     * input_sentence_size sampler has a fixed seed); 0 (default) uses all. */
+    int64_t spm_max_sentences;
+
+    /* --- words only --- */
+    int min_freq; /* keep words seen at least this often; default 1 */
+} TokenizerSpec;
+
+/* Defaults as documented above for the given kind. */
+void tokenizer_spec_init(TokenizerSpec *spec, TokenizerKind kind);
+
+/* A sentence source for training: returns 1 and sets *line (not necessarily
+ * '\0'-terminated) and *len for each sentence; 0 at the end; a negative value
+ * on error after recording the message with nmt_fail: -1 means NMT_ERR_IO,
+ * in general -S means status S (e.g. -NMT_ERR_FORMAT). The line must stay
+ * valid until the next call. For a joint vocabulary the caller passes a
+ * source that yields the sentences of both sides. */
+typedef int (*SentenceSourceFn)(void *ctx, const char **line, size_t *len);
+
+typedef struct Tokenizer Tokenizer;
+
+/* Trains a tokenizer on the sentences of `next`. Errors: NMT_ERR_CONFIG for
+ * bad options or a vocab_size the corpus cannot fill (message names the
+ * key, e.g. "data.spm_vocab_size = 50000 is too large for this corpus:
+ * ... <= 166"), the source's own status when it fails (its message kept),
+ * NMT_ERR_RUNTIME for an empty corpus or other trainer failures,
+ * NMT_ERR_NOMEM. On failure *out is NULL. Free with tokenizer_free. */
+NmtStatus tokenizer_train(const TokenizerSpec *spec, SentenceSourceFn next, void *ctx,
+                          Tokenizer **out);
+void tokenizer_free(Tokenizer *t); /* NULL is a no-op */
+
+TokenizerKind tokenizer_kind(const Tokenizer *t);
+/* Number of ids: valid ids are 0 .. tokenizer_vocab_size() - 1. */
+int tokenizer_vocab_size(const Tokenizer *t);
+/* The piece (spm, with U+2581 "▁" marking a word start) or word of `id`;
+ * NULL when id is out of range. Owned by the tokenizer. */
+const char *tokenizer_piece(const Tokenizer *t, int id);
+/* The id of a piece or word; NMT_UNK_ID when it is not in the vocabulary. */
+int tokenizer_piece_to_id(const Tokenizer *t, const char *piece);
+
+/* Encodes text[0..len) into a new array *ids (nmt_free it) of *n_ids ids
+ * (no BOS/EOS). Empty or all-whitespace text gives *n_ids = 0 and a valid,
+ * freeable *ids. */
+NmtStatus tokenizer_encode(const Tokenizer *t, const char *text, size_t len,
+                           int32_t **ids, int *n_ids);
+/* The same into a caller-owned growable buffer: *ids (may be NULL) holds
+ * *capacity ids and is grown with nmt_realloc when needed; on return it holds
+ * *n_ids ids. Reuse the buffer across calls to avoid allocations; nmt_free it
+ * at the end (also after an error). */
+NmtStatus tokenizer_encode_buf(const Tokenizer *t, const char *text, size_t len,
+                               int32_t **ids, int *n_ids, int *capacity);
+/* Decodes n ids into a new '\0'-terminated string *text (nmt_free it).
+ * PAD, BOS and EOS are skipped. An id outside [0, vocab_size) is an
+ * NMT_ERR_RUNTIME error. */
+NmtStatus tokenizer_decode(const Tokenizer *t, const int32_t *ids, int n, char **text);
+
+/* The serialized form described above, in a new buffer (nmt_free it). */
+NmtStatus tokenizer_serialize(const Tokenizer *t, uint8_t **bytes, size_t *n);
+/* Rebuilds a tokenizer from tokenizer_serialize's bytes. NMT_ERR_FORMAT for
+ * a bad tag or payload. */
+NmtStatus tokenizer_deserialize(const uint8_t *bytes, size_t n, Tokenizer **out);
+
+/* Writes the .model file (spm) or the vocabulary text file (word). */
+NmtStatus tokenizer_save(const Tokenizer *t, const char *path);
+/* Reads either kind of file. NMT_ERR_IO when it cannot be read,
+ * NMT_ERR_FORMAT when it is neither a valid SentencePiece model nor a valid
+ * word vocabulary; messages name the file (and the line for words). */
+NmtStatus tokenizer_load(const char *path, Tokenizer **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,270 @@
+/* test_prepare.c: the data pipeline of `nmt prepare`: word and SentencePiece
+ * caches built from generated corpora, empty and over-long pairs counted,
+ * the cache reused when up to date and rebuilt when a corpus file or a
+ * tokenizer setting changes, corrupt cache files refused or rebuilt,
+ * mismatched corpora reported, the dataset file round trip. */
+#include <sys/stat.h>
+#include <utime.h>
+
+#include "config.h"
+#include "data/prepare.h"
+#include "fileio.h"
+#include "test_util.h"
+
+/* A small generated corpus: line i of the source has (i % 7) + 1 words,
+ * the target the same words reversed; line 5 is empty on the target side,
+ * line 9 has 60 words on the source side (over max_len 50). */
+static void write_corpus(const char *dir, const char *prefix, int n) {
+    char src_path[1024], tgt_path[1024];
+    snprintf(src_path, sizeof src_path, "%s/%s.src", dir, prefix);
+    snprintf(tgt_path, sizeof tgt_path, "%s/%s.tgt", dir, prefix);
+    FILE *s = fopen(src_path, "w"), *t = fopen(tgt_path, "w");
+    for (int i = 0; i < n; i++) {
+        int words = i == 9 ? 60 : (i % 7) + 1;
+        for (int w = 0; w < words; w++) fprintf(s, "%sw%d", w ? " " : "", (i + w) % 23);
+        if (i != 5)
+            for (int w = words - 1; w >= 0; w--) fprintf(t, "%sv%d", w != words - 1 ? " " : "", (i + w) % 23);
+        fputc('\n', s);
+        fputc('\n', t);
+    }
+    fclose(s);
+    fclose(t);
+}
+
+/* A config in dir with the given corpus files and cache folder. */
+static NmtStatus load_cfg_files(const char *dir, const char *train_src, const char *train_tgt,
+                                const char *cache, const char *json_extra, Config *cfg) {
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"data\": {\"train_src\": \"%s\", \"train_tgt\": \"%s\","
+             " \"valid_src\": \"valid.src\", \"valid_tgt\": \"valid.tgt\", \"max_len\": 50,"
+             " \"cache_dir\": \"%s\" %s}}",
+             train_src, train_tgt, cache, json_extra);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs(json, f);
+    fclose(f);
+    return config_load(path, NULL, 0, cfg);
+}
+
+static NmtStatus load_cfg(const char *dir, const char *json_extra, Config *cfg) {
+    return load_cfg_files(dir, "train.src", "train.tgt", "cache", json_extra, cfg);
+}
+
+static void test_word_cache(void) {
+    const char *dir = test_tmpdir();
+    write_corpus(dir, "train", 200);
+    write_corpus(dir, "valid", 20);
+    Config cfg;
+    CHECK_EQ_INT(load_cfg(dir, ", \"tokenizer\": \"word\"", &cfg), NMT_OK);
+    PreparedData p;
+    NmtStatus st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_OK, "prepare: %s", nmt_error_message());
+    if (st) return;
+    CHECK(!p.from_cache, "first build is not from the cache");
+    CHECK_EQ_INT(p.train_stats.pairs_read, 200);
+    CHECK_EQ_INT(p.train_stats.skipped_empty, 1);
+    CHECK_EQ_INT(p.train_stats.skipped_too_long, 1);
+    CHECK_EQ_INT(p.train_stats.kept, 198);
+    CHECK_EQ_INT(p.train->n_pairs, 198);
+    CHECK_CONTAINS(p.summary, "train: 200 pairs read, 198 kept, 1 skipped (empty), 1 skipped (longer than 50 tokens)");
+    /* validation is not length-filtered, only empty pairs go */
+    CHECK_EQ_INT(p.valid->n_pairs, 19);
+    /* 23 words + 4 specials per side */
+    CHECK_EQ_INT(tokenizer_vocab_size(p.src_tok), 27);
+    /* pair 0 of the training data is line 1: "w0" -> "v0" */
+    CHECK_EQ_INT(p.train->line_no[0], 1);
+    CHECK_EQ_INT(dataset_src_len(p.train, 0), 1);
+    CHECK_EQ_STR(tokenizer_piece(p.src_tok, dataset_src(p.train, 0)[0]), "w0");
+    CHECK_EQ_STR(tokenizer_piece(p.tgt_tok, dataset_tgt(p.train, 0)[0]), "v0");
+    /* line 7 (i = 6) has 7 words; its target is reversed */
+    /* lines 1..5 are pairs 0..4; line 6 (i = 5) is empty; line 7 is pair 5 */
+    CHECK_EQ_INT(p.train->line_no[5], 7);
+    CHECK_EQ_INT(dataset_src_len(p.train, 5), 7);
+    CHECK_EQ_STR(tokenizer_piece(p.tgt_tok, dataset_tgt(p.train, 5)[0]), "v12");
+    prepared_data_free(&p);
+
+    /* second run: from the cache, same content */
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(p.from_cache, "second run uses the cache");
+    CHECK_EQ_INT(p.train->n_pairs, 198);
+    CHECK_CONTAINS(p.summary, "1 skipped (empty), 1 skipped (longer than 50 tokens)");
+    prepared_data_free(&p);
+
+    /* a changed corpus file (new mtime and size) makes the cache stale */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/train.src", dir);
+    FILE *f = fopen(path, "a");
+    fputs("w1 w2\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/train.tgt", dir);
+    f = fopen(path, "a");
+    fputs("v2 v1\n", f);
+    fclose(f);
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(!p.from_cache, "changed corpus rebuilds");
+    CHECK_EQ_INT(p.train->n_pairs, 199);
+    prepared_data_free(&p);
+
+    /* touching a file (same size, new mtime) also counts as a change */
+    struct utimbuf times = {1000000000, 1000000000};
+    utime(path, &times);
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(!p.from_cache, "new mtime rebuilds");
+    prepared_data_free(&p);
+    config_free(&cfg);
+
+    /* a changed tokenizer setting makes it stale */
+    CHECK_EQ_INT(load_cfg(dir, ", \"tokenizer\": \"word\", \"word_min_freq\": 2", &cfg), NMT_OK);
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(!p.from_cache, "changed setting rebuilds");
+    prepared_data_free(&p);
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(p.from_cache, "unchanged again: cached");
+    prepared_data_free(&p);
+    /* --force rebuilds anyway */
+    CHECK_EQ_INT(prepare_data(&cfg, 1, &p), NMT_OK);
+    CHECK(!p.from_cache, "force rebuilds");
+    prepared_data_free(&p);
+
+    /* a corrupt cache file is detected (checksum) and the cache rebuilt */
+    snprintf(path, sizeof path, "%s/cache/train.bin", dir);
+    f = fopen(path, "r+b");
+    fseek(f, 100, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, 100, SEEK_SET);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+    Dataset *d = NULL;
+    CHECK_EQ_INT(dataset_load(path, &d), NMT_ERR_FORMAT);
+    CHECK_CONTAINS(nmt_error_message(), "checksum mismatch");
+    CHECK_CONTAINS(nmt_error_message(), "train.bin");
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(!p.from_cache, "corrupt cache rebuilt");
+    prepared_data_free(&p);
+    /* a truncated dataset file is refused */
+    CHECK_EQ_INT(truncate(path, 50), 0);
+    CHECK_EQ_INT(dataset_load(path, &d), NMT_ERR_FORMAT);
+    CHECK_CONTAINS(nmt_error_message(), "truncated or corrupt");
+    config_free(&cfg);
+}
+
+static void test_spm_cache(void) {
+    const char *dir = test_tmpdir();
+    Config cfg;
+    CHECK_EQ_INT(load_cfg_files(dir, "train.src", "train.tgt", "spm-cache",
+                                     ", \"tokenizer\": \"spm\", \"spm_vocab_size\": 30, \"spm_joint\": true", &cfg), NMT_OK);
+    PreparedData p;
+    NmtStatus st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_OK, "spm prepare: %s", nmt_error_message());
+    if (st) {
+        config_free(&cfg);
+        return;
+    }
+    CHECK_EQ_INT(tokenizer_vocab_size(p.src_tok), 30);
+    CHECK_EQ_INT(tokenizer_vocab_size(p.tgt_tok), 30);
+    /* joint: one model, so a target word encodes the same on both sides */
+    int32_t *a = NULL, *b = NULL;
+    int na = 0, nb = 0;
+    CHECK_EQ_INT(tokenizer_encode(p.src_tok, "v3 w4", 5, &a, &na), NMT_OK);
+    CHECK_EQ_INT(tokenizer_encode(p.tgt_tok, "v3 w4", 5, &b, &nb), NMT_OK);
+    CHECK(na == nb && na > 0 && !memcmp(a, b, (size_t)na * 4), "joint model encodes alike");
+    nmt_free(a);
+    nmt_free(b);
+    prepared_data_free(&p);
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(p.from_cache, "spm cache reused");
+    prepared_data_free(&p);
+    config_free(&cfg);
+    /* a vocabulary the corpus cannot fill names the key */
+    CHECK_EQ_INT(load_cfg_files(dir, "train.src", "train.tgt", "spm-cache2", ", \"spm_vocab_size\": 5000", &cfg), NMT_OK);
+    st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_ERR_CONFIG, "too large vocab: status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "data.spm_vocab_size");
+    config_free(&cfg);
+}
+
+static void test_bad_corpora(void) {
+    const char *dir = test_tmpdir();
+    Config cfg;
+    PreparedData p;
+    /* different line counts: both counts in the message, nothing cut */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/short.tgt", dir);
+    FILE *f = fopen(path, "w");
+    fputs("v1\nv2\n", f);
+    fclose(f);
+    CHECK_EQ_INT(load_cfg_files(dir, "train.src", "short.tgt", "c2", ", \"tokenizer\": \"word\"", &cfg), NMT_OK);
+    NmtStatus st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_ERR_FORMAT, "mismatch status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "has 201 lines");
+    CHECK_CONTAINS(nmt_error_message(), "has 2 lines");
+    config_free(&cfg);
+    /* invalid UTF-8 names file and line */
+    snprintf(path, sizeof path, "%s/bad.src", dir);
+    f = fopen(path, "w");
+    fputs("ok\nbad \xC3\x28 here\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/bad.tgt", dir);
+    f = fopen(path, "w");
+    fputs("ok\nfine\n", f);
+    fclose(f);
+    CHECK_EQ_INT(load_cfg_files(dir, "bad.src", "bad.tgt", "c3", ", \"tokenizer\": \"word\"", &cfg), NMT_OK);
+    st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_ERR_FORMAT, "invalid utf-8 status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "bad.src:2: invalid UTF-8");
+    /* nothing was cached: the manifest is not there */
+    snprintf(path, sizeof path, "%s/c3/manifest.txt", dir);
+    CHECK(access(path, F_OK) != 0, "no manifest after a failed build");
+    config_free(&cfg);
+    /* a missing corpus names the file */
+    CHECK_EQ_INT(load_cfg_files(dir, "nope.src", "train.tgt", "c4", ", \"tokenizer\": \"word\"", &cfg), NMT_OK);
+    st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_ERR_IO, "missing status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "nope.src: cannot open");
+    config_free(&cfg);
+    /* no training corpus at all names the key */
+    CHECK_EQ_INT(config_load_string("{}", "inline", "/", NULL, 0, &cfg), NMT_OK);
+    st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_ERR_CONFIG, "no corpus status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "data.train_src");
+    config_free(&cfg);
+}
+
+static void test_dataset_round_trip(void) {
+    Dataset *d;
+    CHECK_EQ_INT(dataset_create(&d), NMT_OK);
+    for (int i = 0; i < 1000; i++) {
+        int32_t src[50], tgt[50];
+        int ns = 1 + i % 50, nt = 1 + (i * 7) % 50;
+        for (int k = 0; k < ns; k++) src[k] = (i + k) % 9000;
+        for (int k = 0; k < nt; k++) tgt[k] = (i * 3 + k) % 7000;
+        CHECK_EQ_INT(dataset_add(d, src, ns, tgt, nt, i + 1), NMT_OK);
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/round.bin", test_tmpdir());
+    CHECK_EQ_INT(dataset_save(d, path), NMT_OK);
+    Dataset *e = NULL;
+    CHECK_EQ_INT(dataset_load(path, &e), NMT_OK);
+    CHECK(e && e->n_pairs == 1000, "loaded pairs");
+    if (e) {
+        CHECK(!memcmp(d->src_offset, e->src_offset, 1001 * 8) && !memcmp(d->tgt_offset, e->tgt_offset, 1001 * 8),
+              "offsets equal");
+        CHECK(!memcmp(d->src_ids, e->src_ids, (size_t)d->src_offset[1000] * 4), "source ids equal");
+        CHECK(!memcmp(d->tgt_ids, e->tgt_ids, (size_t)d->tgt_offset[1000] * 4), "target ids equal");
+        CHECK(!memcmp(d->line_no, e->line_no, 1000 * 8), "line numbers equal");
+    }
+    dataset_free(e);
+    dataset_free(d);
+    dataset_free(NULL);
+}
+
+int main(void) {
+    nmt_log_quiet(1);
+    test_dataset_round_trip();
+    test_word_cache();
+    test_spm_cache();
+    test_bad_corpora();
+    return test_summary("test_prepare");
+}
