@@ -1,0 +1,299 @@
+/* batch.c: the Batcher (batch.h): epoch plans built from (seed, epoch),
+ * length-sorted pools cut greedily by the budgets, time-major padded batches,
+ * and seeking to a saved (epoch, batch index). All memory is taken in
+ * batcher_create. */
+#include "data/batch.h"
+
+#include <string.h>
+
+#include "data/rng.h"
+
+/* Pools hold about this many batches' worth of pairs before sorting. */
+#define BATCH_POOL_BATCHES 100
+
+struct Batcher {
+    const Dataset *d; /* borrowed */
+    BatchSpec spec;
+    int64_t n;          /* pairs */
+    int64_t pool_pairs; /* pairs per sorting pool (shuffle mode) */
+    BatchLimits lim;
+
+    /* plan of epoch plan_epoch */
+    int64_t plan_epoch;  /* -1: none built */
+    int64_t *order;      /* (n) pair indices, each batch a contiguous range */
+    int64_t *scratch;    /* (n) merge sort scratch */
+    int64_t *batch_start; /* (n + 1) range of batch k: [start[k], start[k+1]) */
+    int64_t *batch_order; /* (n) batch k of the epoch is batch_order[k] */
+    int64_t n_batches;
+
+    BatchPosition pos;
+
+    /* the batch handed out (sized to lim) */
+    Batch batch;
+    int64_t *members; /* (max_B) pairs of the current batch */
+};
+
+/* ---- stable merge sort of pair indices ------------------------------- */
+
+typedef int (*PairBefore)(const Dataset *d, int64_t x, int64_t y);
+
+/* strictly shorter by (source length, target length) */
+static int before_shorter(const Dataset *d, int64_t x, int64_t y) {
+    int sx = dataset_src_len(d, x), sy = dataset_src_len(d, y);
+    if (sx != sy) return sx < sy;
+    return dataset_tgt_len(d, x) < dataset_tgt_len(d, y);
+}
+
+/* strictly longer source */
+static int before_longer_src(const Dataset *d, int64_t x, int64_t y) {
+    return dataset_src_len(d, x) > dataset_src_len(d, y);
+}
+
+/* Sorts a (n) stably with `before`; tmp is (n) scratch. Bottom-up. */
+static void merge_sort(int64_t *a, int64_t n, int64_t *tmp, const Dataset *d, PairBefore before) {
+    for (int64_t width = 1; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            int64_t mid = lo + width < n ? lo + width : n;
+            int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) tmp[k++] = before(d, a[j], a[i]) ? a[j++] : a[i++];
+            while (i < mid) tmp[k++] = a[i++];
+            while (j < hi) tmp[k++] = a[j++];
+        }
+        memcpy(a, tmp, (size_t)n * sizeof *a);
+    }
+}
+
+/* ---- plans ------------------------------------------------------------ */
+
+/* Cuts order[from, to) greedily into batches by the budgets, appending their
+ * starts to batch_start. The first pair of a batch is always taken. */
+static void plan_cut(Batcher *b, int64_t from, int64_t to) {
+    const Dataset *d = b->d;
+    int64_t sent = b->spec.batch_sentences, tok = b->spec.batch_tokens;
+    int64_t count = 0, max_s = 0, max_t = 0;
+    for (int64_t i = from; i < to; i++) {
+        int64_t p = b->order[i];
+        int64_t s = dataset_src_len(d, p), t = dataset_tgt_len(d, p) + 1;
+        int64_t nb = count + 1;
+        int64_t ns = s > max_s ? s : max_s, nt = t > max_t ? t : max_t;
+        int fits = count == 0 || ((sent <= 0 || nb <= sent) &&
+                                  (tok <= 0 || (ns * nb <= tok && nt * nb <= tok)));
+        if (!fits) {
+            count = 0;
+            ns = s;
+            nt = t;
+            nb = 1;
+        }
+        if (count == 0) b->batch_start[b->n_batches++] = i;
+        count = nb;
+        max_s = ns;
+        max_t = nt;
+    }
+}
+
+static void plan_build(Batcher *b, int64_t epoch) {
+    if (b->plan_epoch == epoch) return;
+    int64_t n = b->n;
+    for (int64_t i = 0; i < n; i++) b->order[i] = i;
+    b->n_batches = 0;
+    if (b->spec.shuffle) {
+        Rng rng;
+        rng_seed(&rng, b->spec.seed, (uint64_t)epoch);
+        rng_shuffle_i64(&rng, b->order, n);
+        for (int64_t from = 0; from < n; from += b->pool_pairs) {
+            int64_t to = from + b->pool_pairs < n ? from + b->pool_pairs : n;
+            merge_sort(b->order + from, to - from, b->scratch, b->d, before_shorter);
+            plan_cut(b, from, to);
+        }
+        b->batch_start[b->n_batches] = n;
+        for (int64_t k = 0; k < b->n_batches; k++) b->batch_order[k] = k;
+        rng_shuffle_i64(&rng, b->batch_order, b->n_batches);
+    } else {
+        plan_cut(b, 0, n);
+        b->batch_start[b->n_batches] = n;
+        for (int64_t k = 0; k < b->n_batches; k++) b->batch_order[k] = k;
+    }
+    b->plan_epoch = epoch;
+}
+
+/* ---- create / free ---------------------------------------------------- */
+
+void batcher_free(Batcher *b) {
+    if (!b) return;
+    nmt_free(b->order);
+    nmt_free(b->scratch);
+    nmt_free(b->batch_start);
+    nmt_free(b->batch_order);
+    nmt_free(b->members);
+    nmt_free(b->batch.src);
+    nmt_free(b->batch.src_len);
+    nmt_free(b->batch.tgt_in);
+    nmt_free(b->batch.tgt_out);
+    nmt_free(b->batch.tgt_len);
+    nmt_free(b->batch.pair_index);
+    nmt_free(b);
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out) {
+    *out = NULL;
+    if (spec->batch_sentences < 0)
+        return nmt_fail(NMT_ERR_CONFIG, "batch_sentences: must be >= 0 (got %d)", spec->batch_sentences);
+    if (spec->batch_tokens < 0)
+        return nmt_fail(NMT_ERR_CONFIG, "batch_tokens: must be >= 0 (got %d)", spec->batch_tokens);
+    if (spec->batch_sentences == 0 && spec->batch_tokens == 0)
+        return nmt_fail(NMT_ERR_CONFIG, "batch_sentences, batch_tokens: at least one must be > 0");
+    if (d->n_pairs <= 0) return nmt_fail(NMT_ERR_FORMAT, "batcher: the dataset has no pairs");
+
+    int64_t n = d->n_pairs;
+    int64_t max_s = 0, max_t = 0, min_s = INT64_MAX, min_t = INT64_MAX;
+    double cost_sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t s = dataset_src_len(d, i), t = dataset_tgt_len(d, i) + 1;
+        if (s <= 0)
+            return nmt_fail(NMT_ERR_FORMAT, "batcher: pair %lld (line %lld) has an empty source",
+                            (long long)i, (long long)(d->line_no ? d->line_no[i] : i + 1));
+        max_s = max64(max_s, s);
+        max_t = max64(max_t, t);
+        min_s = min64(min_s, s);
+        min_t = min64(min_t, t);
+        cost_sum += (double)max64(s, t);
+    }
+
+    Batcher *b = nmt_calloc(1, sizeof *b);
+    if (!b) return nmt_fail_nomem("creating a batcher");
+    b->d = d;
+    b->spec = *spec;
+    b->n = n;
+    b->plan_epoch = -1;
+
+    /* limits: B*S <= tok and S >= min_s, so B <= tok / min_s (same for T) */
+    int64_t tok = spec->batch_tokens, sent = spec->batch_sentences;
+    int64_t max_b = sent > 0 ? min64(sent, n) : n;
+    if (tok > 0) max_b = min64(max_b, max64(1, tok / max64(min_s, min_t)));
+    b->lim.max_B = (int)max_b;
+    b->lim.max_S = (int)max_s;
+    b->lim.max_T = (int)max_t;
+    b->lim.max_src_cells = max_b * max_s;
+    b->lim.max_tgt_cells = max_b * max_t;
+    if (tok > 0) { /* B >= 2 stays within tok; B = 1 is at most max_s / max_t */
+        b->lim.max_src_cells = min64(b->lim.max_src_cells, max64(tok, max_s));
+        b->lim.max_tgt_cells = min64(b->lim.max_tgt_cells, max64(tok, max_t));
+    }
+
+    /* pools of about BATCH_POOL_BATCHES batches */
+    double per_batch = sent > 0 ? (double)sent : (double)n;
+    if (tok > 0) {
+        double by_tokens = (double)tok / (cost_sum / (double)n);
+        if (by_tokens < per_batch) per_batch = by_tokens;
+    }
+    if (per_batch < 1) per_batch = 1;
+    double pool = per_batch * BATCH_POOL_BATCHES;
+    b->pool_pairs = pool >= (double)n ? n : max64(1, (int64_t)pool);
+
+    b->order = nmt_malloc((size_t)n * sizeof *b->order);
+    b->scratch = nmt_malloc((size_t)n * sizeof *b->scratch);
+    b->batch_start = nmt_malloc((size_t)(n + 1) * sizeof *b->batch_start);
+    b->batch_order = nmt_malloc((size_t)n * sizeof *b->batch_order);
+    b->members = nmt_malloc((size_t)max_b * sizeof *b->members);
+    b->batch.src = nmt_malloc((size_t)b->lim.max_src_cells * sizeof *b->batch.src);
+    b->batch.src_len = nmt_malloc((size_t)max_b * sizeof *b->batch.src_len);
+    b->batch.tgt_in = nmt_malloc((size_t)b->lim.max_tgt_cells * sizeof *b->batch.tgt_in);
+    b->batch.tgt_out = nmt_malloc((size_t)b->lim.max_tgt_cells * sizeof *b->batch.tgt_out);
+    b->batch.tgt_len = nmt_malloc((size_t)max_b * sizeof *b->batch.tgt_len);
+    b->batch.pair_index = nmt_malloc((size_t)max_b * sizeof *b->batch.pair_index);
+    if (!b->order || !b->scratch || !b->batch_start || !b->batch_order || !b->members ||
+        !b->batch.src || !b->batch.src_len || !b->batch.tgt_in || !b->batch.tgt_out ||
+        !b->batch.tgt_len || !b->batch.pair_index) {
+        batcher_free(b);
+        return nmt_fail_nomem("creating a batcher");
+    }
+    plan_build(b, 0);
+    *out = b;
+    return NMT_OK;
+}
+
+/* ---- batches ---------------------------------------------------------- */
+
+/* Fills b->batch with plan batch k (an index into batch_start). */
+static void batch_fill(Batcher *b, int64_t k) {
+    const Dataset *d = b->d;
+    Batch *o = &b->batch;
+    int64_t from = b->batch_start[k], count = b->batch_start[k + 1] - from;
+    NMT_ASSERT(count >= 1 && count <= b->lim.max_B);
+    memcpy(b->members, b->order + from, (size_t)count * sizeof *b->members);
+    merge_sort(b->members, count, b->scratch, d, before_longer_src);
+
+    int B = (int)count, S = 0, T = 0;
+    o->n_src_tokens = 0;
+    o->n_tgt_tokens = 0;
+    for (int i = 0; i < B; i++) {
+        int64_t p = b->members[i];
+        int s = dataset_src_len(d, p), t = dataset_tgt_len(d, p) + 1;
+        o->pair_index[i] = p;
+        o->src_len[i] = s;
+        o->tgt_len[i] = t;
+        if (s > S) S = s;
+        if (t > T) T = t;
+        o->n_src_tokens += s;
+        o->n_tgt_tokens += t;
+    }
+    NMT_ASSERT((int64_t)S * B <= b->lim.max_src_cells && (int64_t)T * B <= b->lim.max_tgt_cells);
+    o->B = B;
+    o->S = S;
+    o->T = T;
+    for (int i = 0; i < B; i++) {
+        int64_t p = b->members[i];
+        const int32_t *src = dataset_src(d, p), *tgt = dataset_tgt(d, p);
+        int s = o->src_len[i], t = o->tgt_len[i] - 1; /* t: target ids */
+        for (int j = 0; j < S; j++) o->src[(size_t)j * B + i] = j < s ? src[j] : NMT_PAD_ID;
+        o->tgt_in[i] = NMT_BOS_ID;
+        for (int j = 1; j < T; j++) o->tgt_in[(size_t)j * B + i] = j <= t ? tgt[j - 1] : NMT_PAD_ID;
+        for (int j = 0; j < T; j++)
+            o->tgt_out[(size_t)j * B + i] = j < t ? tgt[j] : j == t ? NMT_EOS_ID : NMT_PAD_ID;
+    }
+}
+
+void batcher_next(Batcher *b, Batch *out, int *got) {
+    plan_build(b, b->pos.epoch);
+    if (b->pos.batch_index >= b->n_batches) {
+        *got = 0;
+        b->pos.epoch++;
+        b->pos.batch_index = 0;
+        plan_build(b, b->pos.epoch);
+        return;
+    }
+    batch_fill(b, b->batch_order[b->pos.batch_index]);
+    b->pos.batch_index++;
+    *out = b->batch;
+    *got = 1;
+}
+
+BatchPosition batcher_position(const Batcher *b) { return b->pos; }
+
+NmtStatus batcher_seek(Batcher *b, BatchPosition pos) {
+    if (pos.epoch < 0 || pos.batch_index < 0)
+        return nmt_fail(NMT_ERR_FORMAT, "batcher: position (epoch %lld, batch %lld) is negative",
+                        (long long)pos.epoch, (long long)pos.batch_index);
+    plan_build(b, pos.epoch);
+    if (pos.batch_index > b->n_batches) {
+        int64_t n_batches = b->n_batches;
+        plan_build(b, b->pos.epoch); /* keep the old position usable */
+        return nmt_fail(NMT_ERR_FORMAT,
+                        "batcher: position (epoch %lld, batch %lld) is past the end of the "
+                        "epoch (%lld batches); was the dataset or batch spec changed?",
+                        (long long)pos.epoch, (long long)pos.batch_index, (long long)n_batches);
+    }
+    b->pos = pos;
+    return NMT_OK;
+}
+
+int64_t batcher_batches_in_epoch(const Batcher *b) {
+    NMT_ASSERT(b->plan_epoch == b->pos.epoch);
+    return b->n_batches;
+}
+
+BatchLimits batcher_limits(const Batcher *b) { return b->lim; }
