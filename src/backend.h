@@ -1,0 +1,168 @@
+/* backend.h: the Backend interface, the only device API that model code
+ * (src/model/) sees. A Backend is a table of function pointers plus a
+ * context; the CPU backend (src/cpu/) is the reference, the CUDA backend
+ * (src/gpu/) implements the same slots and is tested against it.
+ *
+ * Conventions
+ * - All tensors are float32 in backend memory (from be->alloc) unless the
+ *   type says otherwise; int32 ids and lengths are in backend memory too.
+ * - Matrices are row-major. Shapes are given as (rows, cols) comments; the
+ *   model's sequences are time-major (T, B, X): row t*B + b.
+ * - Every backward slot ADDS (+=) into its gradient outputs, except where a
+ *   parameter is marked "(=)", which is overwritten.
+ * - Slots never allocate and never fail: sizes were checked at setup.
+ *   Only alloc can fail (returns NULL).
+ * - Work is queued in order; download() and sum_squares() return host
+ *   values and so wait for the work before them.
+ * - No slot may be NULL. */
+#ifndef NMT_BACKEND_H
+#define NMT_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Backend Backend;
+
+struct Backend {
+    const char *name; /* "cpu" or "cuda" */
+    void *ctx;
+
+    /* ---- memory ---- */
+    void *(*alloc)(Backend *be, size_t bytes); /* zeroed; NULL on failure */
+    void (*release)(Backend *be, void *ptr);   /* NULL is a no-op */
+    void (*upload)(Backend *be, void *dst, const void *host_src, size_t bytes);
+    void (*download)(Backend *be, void *host_dst, const void *src, size_t bytes);
+    void (*copy)(Backend *be, void *dst, const void *src, size_t bytes);
+    void (*zero)(Backend *be, void *dst, size_t bytes);
+    /* dst(r, 0..cols) (=) src(r, 0..cols) for r < rows, with leading
+     * dimensions ld_dst, ld_src (in floats): copies a block of columns. */
+    void (*copy_cols)(Backend *be, float *dst, int ld_dst, const float *src, int ld_src,
+                      int rows, int cols);
+    /* dst(r, 0..cols) += src(r, 0..cols) */
+    void (*add_cols)(Backend *be, float *dst, int ld_dst, const float *src, int ld_src,
+                     int rows, int cols);
+
+    /* ---- dense algebra ---- */
+    /* C (m, n) = alpha * op(A) op(B) + beta * C; op(A) is (m, k), op(B) (k, n);
+     * trans_a: A is stored (k, m) and transposed. */
+    void (*gemm)(Backend *be, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                 int ldc);
+    /* `count` independent gemms; matrix i starts at A + i*stride_a etc. */
+    void (*gemm_batched)(Backend *be, bool trans_a, bool trans_b, int m, int n, int k,
+                         float alpha, const float *A, int lda, long stride_a, const float *B,
+                         int ldb, long stride_b, float beta, float *C, int ldc, long stride_c,
+                         int count);
+    /* y (rows, cols) += bias (cols) broadcast over rows */
+    void (*add_bias)(Backend *be, float *y, const float *bias, int rows, int cols);
+    /* dbias (cols) += sum over rows of dy (rows, cols) */
+    void (*bias_backward)(Backend *be, float *dbias, const float *dy, int rows, int cols);
+    /* y = tanh(x), n elements (y may equal x) */
+    void (*tanh_forward)(Backend *be, float *y, const float *x, size_t n);
+    /* dx += dy * (1 - y^2) */
+    void (*tanh_backward)(Backend *be, float *dx, const float *dy, const float *y, size_t n);
+    /* y (=) x * mask elementwise (dropout apply and its backward: dx += dy*mask
+     * is mul_add) */
+    void (*mul)(Backend *be, float *y, const float *x, const float *mask, size_t n);
+    void (*mul_add)(Backend *be, float *y, const float *x, const float *mask, size_t n);
+    /* mask (=) 0 with probability p, else 1/(1-p); element i depends only on
+     * (seed, offset + i), so CPU and GPU draw the same masks. */
+    void (*dropout_mask)(Backend *be, float *mask, size_t n, float p, uint64_t seed,
+                         uint64_t offset);
+
+    /* ---- LSTM cell, one step for B rows of size H ---- */
+    /* z (B, 4H): in, pre-activations (inputs, recurrence and bias summed);
+     * out, the activated gates i, f, g, o. c_prev, h_prev (B, H). keep (B):
+     * 1 where the row is inside its sequence, 0 where the state is carried
+     * (c = c_prev, h = h_prev). c, h (B, H) (=). */
+    void (*lstm_forward)(Backend *be, int B, int H, float *z, const float *c_prev,
+                         const float *h_prev, float *c, float *h, const float *keep);
+    /* gates (B, 4H) activated, c_prev, c (B, H), keep (B) as in forward.
+     * dh (B, H): gradient into h_t (all paths summed). dc (B, H): in, the
+     * gradient into c_t from later steps; out, the gradient into c_{t-1}.
+     * dz (B, 4H) (=): gradient of the pre-activations (0 on carried rows).
+     * dh_carry (B, H) (=): the part of dh that flows to h_{t-1} directly on
+     * carried rows ((1 - keep) * dh); the caller adds dz W_hh to it. */
+    void (*lstm_backward)(Backend *be, int B, int H, const float *gates, const float *c_prev,
+                          const float *c, const float *keep, const float *dh, float *dc,
+                          float *dz, float *dh_carry);
+
+    /* ---- embeddings ---- */
+    /* out (N, E) (=) table[ids[i]] */
+    void (*embedding_forward)(Backend *be, float *out, const float *table, const int32_t *ids,
+                              int N, int E);
+    /* dtable[ids[i]] += dout (N, E) row i */
+    void (*embedding_backward)(Backend *be, float *dtable, const float *dout,
+                               const int32_t *ids, int N, int E);
+
+    /* ---- attention ---- */
+    /* Additive score for one head: scores (B, S) (=) where
+     * scores[b, s] = v . tanh(kproj[s, b] + qproj[b]); kproj (S, B, A)
+     * (time-major), qproj (B, A), v (A). */
+    void (*additive_score_forward)(Backend *be, int B, int S, int A, const float *kproj,
+                                   const float *qproj, const float *v, float *scores);
+    /* dscores (B, S) in; dkproj (S, B, A) +=, dqproj (B, A) +=, dv (A) += */
+    void (*additive_score_backward)(Backend *be, int B, int S, int A, const float *kproj,
+                                    const float *qproj, const float *v, const float *dscores,
+                                    float *dkproj, float *dqproj, float *dv);
+    /* Masked softmax over source positions, row b of scores (B, S) at the
+     * allowed positions: s < src_len[b] and, when window > 0,
+     * |s - center[b]| <= window (center may be fractional). probs (B, S) (=)
+     * the softmax (0 outside); weights (B, S) (=) probs times
+     * exp(-(s - center)^2 / (2 sigma^2)) when gaussian, else probs.
+     * center is NULL when window == 0. */
+    void (*attn_softmax_forward)(Backend *be, int B, int S, const float *scores,
+                                 const int32_t *src_len, const float *center, int window,
+                                 bool gaussian, float sigma, float *probs, float *weights);
+    /* dweights (B, S) in; dscores (B, S) (=); dcenter (B) (=) the gradient
+     * through the Gaussian (only when gaussian; may be NULL otherwise). */
+    void (*attn_softmax_backward)(Backend *be, int B, int S, const float *probs,
+                                  const float *weights, const int32_t *src_len,
+                                  const float *center, int window, bool gaussian, float sigma,
+                                  const float *dweights, float *dscores, float *dcenter);
+    /* local-p centre: p[b] (=) src_len[b] * sigmoid(u[b]) */
+    void (*local_p_forward)(Backend *be, int B, const float *u, const int32_t *src_len,
+                            float *p);
+    /* du[b] += dp[b] * src_len[b] * s (1 - s), s = sigmoid(u[b]) */
+    void (*local_p_backward)(Backend *be, int B, const float *u, const int32_t *src_len,
+                             const float *dp, float *du);
+
+    /* ---- output layer and loss ---- */
+    /* logits (N, V) and targets (N): for rows with targets != pad_id,
+     * p = softmax(logits), loss_rows[r] (=) (1-eps)(-log p[y]) + eps mean_v(-log p[v]),
+     * nll_rows[r] (=) -log p[y], dlogits (=) scale * (p - q) with q the
+     * smoothed target distribution; rows with the pad target give 0s.
+     * dlogits may alias logits (in place), or be NULL (loss only). */
+    void (*softmax_xent)(Backend *be, int N, int V, const float *logits, const int32_t *targets,
+                         int pad_id, float eps, float scale, float *loss_rows, float *nll_rows,
+                         float *dlogits);
+    /* log-softmax of each row (decoding): out (N, V) (=), may alias logits */
+    void (*log_softmax)(Backend *be, int N, int V, const float *logits, float *out);
+
+    /* ---- optimizer ---- */
+    /* sum of x[i]^2 in double precision, returned to the host */
+    double (*sum_squares)(Backend *be, const float *x, size_t n);
+    /* x *= s */
+    void (*scale)(Backend *be, float *x, size_t n, float s);
+    /* Adam (Kingma & Ba) with bias correction at step t (1-based):
+     * m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+     * w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) */
+    void (*adam_update)(Backend *be, float *w, const float *g, float *m, float *v, size_t n,
+                        float lr, float beta1, float beta2, float eps, int t);
+    /* w -= lr * g */
+    void (*sgd_update)(Backend *be, float *w, const float *g, size_t n, float lr);
+
+    /* ---- decoding ---- */
+    /* For each of `rows` rows of x (rows, cols): the k largest values and
+     * their column indices, in decreasing order (ties: lower index first). */
+    void (*topk)(Backend *be, const float *x, int rows, int cols, int k, float *values,
+                 int32_t *indices);
+
+    void (*destroy)(Backend *be); /* frees the context and the Backend */
+};
+
+/* The CPU backend (OpenBLAS + OpenMP). threads <= 0: all cores. */
+Backend *cpu_backend_create(int threads);
+
+#endif

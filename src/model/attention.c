@@ -1,0 +1,221 @@
+/* attention.c: attention scores (dot, scaled dot, general, additive; one
+ * or more heads), windows (global, local-m, local-p), context, and their
+ * backward (attention.h). Shapes: B sentences, S source positions, K key
+ * size, H query size, n heads, qd = attention_qdim. */
+#include "model/attention.h"
+
+#include <math.h>
+
+int attention_qdim(const ModelDims *d) {
+    switch (d->score) {
+    case ATTN_SCORE_DOT:
+    case ATTN_SCORE_SCALED_DOT: return d->heads > 1 ? d->dh : d->K;
+    case ATTN_SCORE_GENERAL: return d->H;
+    default: return d->A;
+    }
+}
+
+bool attention_projects_keys(const ModelDims *d) {
+    bool dot = d->score == ATTN_SCORE_DOT || d->score == ATTN_SCORE_SCALED_DOT;
+    return !dot || d->heads > 1;
+}
+
+bool attention_projects_query(const ModelDims *d) {
+    bool dot = d->score == ATTN_SCORE_DOT || d->score == ATTN_SCORE_SCALED_DOT;
+    return (dot && d->heads > 1) || (!dot && d->score != ATTN_SCORE_GENERAL);
+}
+
+static float *param_ptr(const ParamLayout *l, float *base, int idx) {
+    return idx < 0 || !base ? NULL : base + l->info[idx].offset;
+}
+
+AttnWeights attention_weights(const ParamLayout *l, float *params, float *grads) {
+    const ParamIndex *x = &l->idx;
+    AttnWeights w = {
+        param_ptr(l, params, x->attn_Wq), param_ptr(l, params, x->attn_Wk),
+        param_ptr(l, params, x->attn_Wa), param_ptr(l, params, x->attn_W1),
+        param_ptr(l, params, x->attn_W2), param_ptr(l, params, x->attn_v),
+        param_ptr(l, params, x->attn_Wo), param_ptr(l, params, x->attn_Wp),
+        param_ptr(l, params, x->attn_vp), param_ptr(l, grads, x->attn_Wq),
+        param_ptr(l, grads, x->attn_Wk), param_ptr(l, grads, x->attn_Wa),
+        param_ptr(l, grads, x->attn_W1), param_ptr(l, grads, x->attn_W2),
+        param_ptr(l, grads, x->attn_v), param_ptr(l, grads, x->attn_Wo),
+        param_ptr(l, grads, x->attn_Wp), param_ptr(l, grads, x->attn_vp),
+    };
+    return w;
+}
+
+/* The key projection of head j, (qd, K), and its gradient; NULL without one. */
+static const float *key_proj(const ModelDims *d, const AttnWeights *w, int j, float **grad) {
+    int qd = attention_qdim(d);
+    size_t size = (size_t)qd * d->K;
+    if (w->Wk) return *grad = w->dWk ? w->dWk + j * size : NULL, w->Wk + j * size;
+    if (w->Wa) return *grad = w->dWa ? w->dWa + j * size : NULL, w->Wa + j * size;
+    if (w->W2) return *grad = w->dW2 ? w->dW2 + j * size : NULL, w->W2 + j * size;
+    *grad = NULL;
+    return NULL;
+}
+
+/* The query projection of head j, (qd, H), and its gradient; NULL without one. */
+static const float *query_proj(const ModelDims *d, const AttnWeights *w, int j, float **grad) {
+    int qd = attention_qdim(d);
+    size_t size = (size_t)qd * d->H;
+    if (w->Wq) return *grad = w->dWq ? w->dWq + j * size : NULL, w->Wq + j * size;
+    if (w->W1) return *grad = w->dW1 ? w->dW1 + j * size : NULL, w->W1 + j * size;
+    *grad = NULL;
+    return NULL;
+}
+
+static float score_scale(const ModelDims *d) {
+    if (d->score != ATTN_SCORE_SCALED_DOT) return 1.0f;
+    return 1.0f / sqrtf((float)attention_qdim(d));
+}
+
+void attention_prepare(Backend *be, const ModelDims *d, const AttnWeights *w, AttnBatch *ab) {
+    if (!attention_projects_keys(d)) return; /* kp is the keys themselves */
+    int qd = attention_qdim(d), SB = ab->S * ab->B;
+    for (int j = 0; j < d->heads; j++) {
+        float *unused;
+        const float *W = key_proj(d, w, j, &unused);
+        /* kp_j (S*B, qd) = keys (S*B, K) W^T */
+        be->gemm(be, false, true, SB, qd, d->K, 1.0f, ab->keys, d->K, W, d->K, 0.0f,
+                 ab->kp + (size_t)j * SB * qd, qd);
+    }
+}
+
+/* The window centre of this step (device pointer) or NULL for global. */
+static const float *window_center(const ModelDims *d, const AttnBatch *ab, const AttnStep *st,
+                                  int t) {
+    if (d->mode == ATTN_MODE_LOCAL_M) return ab->centers + (size_t)t * ab->B;
+    if (d->mode == ATTN_MODE_LOCAL_P) return st->p;
+    return NULL;
+}
+
+void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *w,
+                            const AttnBatch *ab, int t, const float *q, AttnStep *st,
+                            uint64_t drop_seed, uint64_t drop_offset) {
+    int B = ab->B, S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
+    size_t BS = (size_t)B * S, SBq = (size_t)S * B * qd;
+    if (d->mode == ATTN_MODE_LOCAL_P) {
+        /* p = S_b * sigmoid(vp . tanh(Wp q)) */
+        be->gemm(be, false, true, B, H, H, 1.0f, q, H, w->Wp, H, 0.0f, st->ptanh, H);
+        be->tanh_forward(be, st->ptanh, st->ptanh, (size_t)B * H);
+        be->gemm(be, false, true, B, 1, H, 1.0f, st->ptanh, H, w->vp, H, 0.0f, st->u, 1);
+        be->local_p_forward(be, B, st->u, ab->src_len, st->p);
+    }
+    const float *center = window_center(d, ab, st, t);
+    int window = d->mode == ATTN_MODE_GLOBAL ? 0 : d->window;
+    bool gaussian = d->mode == ATTN_MODE_LOCAL_P;
+    float sigma = d->window / 2.0f;
+    for (int j = 0; j < n; j++) {
+        const float *qp = q;
+        float *unused;
+        const float *Wq = query_proj(d, w, j, &unused);
+        if (Wq) {
+            float *qp_j = st->qp + (size_t)j * B * qd;
+            be->gemm(be, false, true, B, qd, H, 1.0f, q, H, Wq, H, 0.0f, qp_j, qd);
+            qp = qp_j;
+        }
+        const float *kp = ab->kp + (attention_projects_keys(d) ? j * SBq : 0);
+        float *scores = st->scores + j * BS;
+        if (d->score == ATTN_SCORE_CONCAT || d->score == ATTN_SCORE_ADDITIVE) {
+            be->additive_score_forward(be, B, S, qd, kp, qp, w->v + (size_t)j * qd, scores);
+        } else {
+            /* scores[b, s] = scale * qp[b] . kp[s, b] */
+            be->gemm_batched(be, false, true, 1, S, qd, score_scale(d), qp, qd, qd, kp, B * qd,
+                             qd, 0.0f, scores, S, S, B);
+        }
+        float *probs = st->probs + j * BS, *pre = st->pre_drop + j * BS;
+        be->attn_softmax_forward(be, B, S, scores, ab->src_len, center, window, gaussian, sigma,
+                                 probs, pre);
+        float *weights = st->weights + j * BS;
+        if (st->mask) {
+            be->dropout_mask(be, st->mask + j * BS, BS, d->attn_dropout, drop_seed,
+                             drop_offset + j * BS);
+            be->mul(be, weights, pre, st->mask + j * BS, BS);
+        } else if (weights != pre) {
+            be->copy(be, weights, pre, BS * sizeof(float));
+        }
+        /* cat[b, jK..] = weights[b] (1, S) keys_b (S, K) */
+        be->gemm_batched(be, false, false, 1, K, S, 1.0f, weights, S, S, ab->keys, B * K, K, 0.0f,
+                         st->cat + (size_t)j * K, n * K, n * K, B);
+    }
+    if (n > 1) be->gemm(be, false, true, B, K, n * K, 1.0f, st->cat, n * K, w->Wo, n * K, 0.0f, st->c, K);
+}
+
+void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
+                             const AttnBatch *ab, int t, const float *q, const AttnStep *st,
+                             const float *dc, float *dq, AttnScratch *sc) {
+    int B = ab->B, S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
+    size_t BS = (size_t)B * S, SBq = (size_t)S * B * qd;
+    const float *dcat = dc;
+    if (n > 1) {
+        be->gemm(be, true, false, K, n * K, B, 1.0f, dc, K, st->cat, n * K, 1.0f, w->dWo, n * K);
+        be->gemm(be, false, false, B, n * K, K, 1.0f, dc, K, w->Wo, n * K, 0.0f, sc->dcat, n * K);
+        dcat = sc->dcat;
+    }
+    const float *center = window_center(d, ab, st, t);
+    int window = d->mode == ATTN_MODE_GLOBAL ? 0 : d->window;
+    bool gaussian = d->mode == ATTN_MODE_LOCAL_P;
+    float sigma = d->window / 2.0f;
+    if (gaussian) be->zero(be, sc->dp, (size_t)B * sizeof(float));
+    for (int j = 0; j < n; j++) {
+        const float *weights = st->weights + j * BS;
+        /* dw[b] (1, S) = dcat_j[b] keys_b^T; dkeys_b (S, K) += weights[b]^T dcat_j[b] */
+        be->gemm_batched(be, false, true, 1, S, K, 1.0f, dcat + (size_t)j * K, n * K, n * K,
+                         ab->keys, B * K, K, 0.0f, sc->dw, S, S, B);
+        be->gemm_batched(be, true, false, S, K, 1, 1.0f, weights, S, S, dcat + (size_t)j * K,
+                         n * K, n * K, 1.0f, ab->dkeys, B * K, K, B);
+        if (st->mask) be->mul(be, sc->dw, sc->dw, st->mask + j * BS, BS);
+        be->attn_softmax_backward(be, B, S, st->probs + j * BS, st->pre_drop + j * BS,
+                                  ab->src_len, center, window, gaussian, sigma, sc->dw,
+                                  sc->dscores, gaussian ? sc->dcenter : NULL);
+        if (gaussian) be->add_cols(be, sc->dp, B, sc->dcenter, B, 1, B);
+        float *dWq;
+        const float *Wq = query_proj(d, w, j, &dWq);
+        const float *qp = Wq ? st->qp + (size_t)j * B * qd : q;
+        /* the gradient of the (projected) query goes to dqp, or straight to dq */
+        float *dqp = Wq ? sc->dqp : dq;
+        if (Wq) be->zero(be, sc->dqp, (size_t)B * qd * sizeof(float));
+        const float *kp = ab->kp + (attention_projects_keys(d) ? j * SBq : 0);
+        float *dkp = ab->dkp + (attention_projects_keys(d) ? j * SBq : 0);
+        if (d->score == ATTN_SCORE_CONCAT || d->score == ATTN_SCORE_ADDITIVE) {
+            be->additive_score_backward(be, B, S, qd, kp, qp, w->v + (size_t)j * qd, sc->dscores,
+                                        dkp, dqp, w->dv + (size_t)j * qd);
+        } else {
+            float scale = score_scale(d);
+            be->gemm_batched(be, false, false, 1, qd, S, scale, sc->dscores, S, S, kp, B * qd, qd,
+                             1.0f, dqp, qd, qd, B);
+            be->gemm_batched(be, true, false, S, qd, 1, scale, sc->dscores, S, S, qp, qd, qd, 1.0f,
+                             dkp, B * qd, qd, B);
+        }
+        if (Wq) {
+            be->gemm(be, true, false, qd, H, B, 1.0f, sc->dqp, qd, q, H, 1.0f, dWq, H);
+            be->gemm(be, false, false, B, H, qd, 1.0f, sc->dqp, qd, Wq, H, 1.0f, dq, H);
+        }
+    }
+    if (gaussian) {
+        be->zero(be, sc->du, (size_t)B * sizeof(float));
+        be->local_p_backward(be, B, st->u, ab->src_len, sc->dp, sc->du);
+        be->gemm(be, true, false, 1, H, B, 1.0f, sc->du, 1, st->ptanh, H, 1.0f, w->dvp, H);
+        /* dptanh (B, H) = du (B, 1) vp (1, H), then through tanh into dpre */
+        be->gemm(be, false, false, B, H, 1, 1.0f, sc->du, 1, w->vp, H, 0.0f, sc->dptanh, H);
+        be->zero(be, sc->dpre, (size_t)B * H * sizeof(float));
+        be->tanh_backward(be, sc->dpre, sc->dptanh, st->ptanh, (size_t)B * H);
+        be->gemm(be, true, false, H, H, B, 1.0f, sc->dpre, H, q, H, 1.0f, w->dWp, H);
+        be->gemm(be, false, false, B, H, H, 1.0f, sc->dpre, H, w->Wp, H, 1.0f, dq, H);
+    }
+}
+
+void attention_finish_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
+                               AttnBatch *ab) {
+    if (!attention_projects_keys(d)) return; /* dkp was dkeys itself */
+    int qd = attention_qdim(d), SB = ab->S * ab->B;
+    for (int j = 0; j < d->heads; j++) {
+        float *dW;
+        const float *W = key_proj(d, w, j, &dW);
+        const float *dkp = ab->dkp + (size_t)j * SB * qd;
+        be->gemm(be, false, false, SB, d->K, qd, 1.0f, dkp, qd, W, d->K, 1.0f, ab->dkeys, d->K);
+        be->gemm(be, true, false, qd, d->K, SB, 1.0f, dkp, qd, ab->keys, d->K, 1.0f, dW, d->K);
+    }
+}

@@ -1,0 +1,84 @@
+/* attention.h: every attention variant of docs/model.md, for one decoder
+ * step at a time, forward and backward, on a Backend.
+ *
+ * Per batch, attention_prepare projects the keys once (general: Wa k;
+ * additive: W2 k; dot with several heads: Wk k). Per step,
+ * attention_step_forward turns the query (B, H) into the context (B, K)
+ * and keeps what its backward needs in an AttnStep; attention_step_backward
+ * adds into the query gradient, the projected-key gradient and the weight
+ * gradients; attention_finish_backward turns the projected-key gradient
+ * into the key gradient once per batch. */
+#ifndef NMT_MODEL_ATTENTION_H
+#define NMT_MODEL_ATTENTION_H
+
+#include "backend.h"
+#include "model/params.h"
+
+typedef struct {
+    const float *Wq, *Wk, *Wa, *W1, *W2, *v, *Wo, *Wp, *vp; /* NULL when absent */
+    float *dWq, *dWk, *dWa, *dW1, *dW2, *dv, *dWo, *dWp, *dvp;
+} AttnWeights;
+
+/* What stays the same for every step of a batch. */
+typedef struct {
+    int B, S;
+    const float *keys;      /* (S, B, K) encoder top outputs */
+    float *dkeys;           /* (S, B, K) += */
+    float *kp, *dkp;        /* (n, S, B, qdim) projected keys and their gradient;
+                               kp == keys when there is no projection */
+    const int32_t *src_len; /* (B) on the backend */
+    const float *centers;   /* (T, B) local-m window centres, else NULL */
+} AttnBatch;
+
+/* Saved activations of one step. */
+typedef struct {
+    float *qp;      /* (n, B, qdim) projected query; NULL when it is the query itself */
+    float *ptanh;   /* (B, H) tanh(Wp q), local-p */
+    float *u, *p;   /* (B) local-p: vp . ptanh and the centre */
+    float *scores;  /* (n, B, S) */
+    float *probs;   /* (n, B, S) windowed softmax */
+    float *weights; /* (n, B, S) after the Gaussian and dropout: what the context uses */
+    float *pre_drop;/* (n, B, S) before dropout (== weights when no dropout) */
+    float *mask;    /* (n, B, S) dropout mask, NULL without attention dropout */
+    float *cat;     /* (B, n K) head contexts; == c when n == 1 */
+    float *c;       /* (B, K) */
+} AttnStep;
+
+/* Scratch for the backward of one step (reused across steps). */
+typedef struct {
+    float *dcat;    /* (B, n K) */
+    float *dw;      /* (B, S) */
+    float *dscores; /* (B, S) */
+    float *dcenter; /* (B) */
+    float *dp;      /* (B) */
+    float *dqp;     /* (B, qdim) */
+    float *du;      /* (B) */
+    float *dptanh;  /* (B, H) */
+    float *dpre;    /* (B, H) */
+} AttnScratch;
+
+/* Size of the projected query and keys. */
+int attention_qdim(const ModelDims *d);
+/* Whether keys are projected (kp is its own buffer). */
+bool attention_projects_keys(const ModelDims *d);
+/* Whether the query is projected (AttnStep.qp is its own buffer). */
+bool attention_projects_query(const ModelDims *d);
+
+AttnWeights attention_weights(const ParamLayout *l, float *params, float *grads);
+
+void attention_prepare(Backend *be, const ModelDims *d, const AttnWeights *w, AttnBatch *ab);
+/* t: the 0-based target step (local-m centre). q (B, H). drop_seed: the
+ * dropout stream of this step (unused without attention dropout). */
+void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *w,
+                            const AttnBatch *ab, int t, const float *q, AttnStep *st,
+                            uint64_t drop_seed, uint64_t drop_offset);
+/* dc (B, K) in; dq (B, H) +=. */
+void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
+                             const AttnBatch *ab, int t, const float *q, const AttnStep *st,
+                             const float *dc, float *dq, AttnScratch *sc);
+/* dkeys += the key gradient collected in dkp; weight gradients of the key
+ * projections. Once per batch, after every step's backward. */
+void attention_finish_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
+                               AttnBatch *ab);
+
+#endif

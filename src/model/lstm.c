@@ -1,0 +1,88 @@
+/* lstm.c: LSTM layer forward and backward over a sequence or one step
+ * (lstm.h). */
+#include "model/lstm.h"
+
+static float *slot(const LstmCache *c, float *base, size_t s, int B, int H) {
+    (void)c;
+    return base + s * (size_t)B * H;
+}
+
+void lstm_seq_forward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
+                      const float *keep, bool reverse, LstmCache *cache) {
+    int H = w->H, G = 4 * H;
+    /* all input products at once: gates (T*B, 4H) = x (T*B, in) W_ih^T + b */
+    be->gemm(be, false, true, T * B, G, w->in, 1.0f, x, w->in, w->W_ih, w->in, 0.0f,
+             cache->gates, G);
+    be->add_bias(be, cache->gates, w->b, T * B, G);
+    for (int k = 0; k < T; k++) {
+        int t = reverse ? T - 1 - k : k;
+        size_t prev = lstm_prev_slot(t, reverse), next = reverse ? (size_t)t : (size_t)t + 1;
+        const float *h_prev = slot(cache, cache->h, prev, B, H);
+        const float *c_prev = slot(cache, cache->c, prev, B, H);
+        float *z = cache->gates + (size_t)t * B * G;
+        be->gemm(be, false, true, B, G, H, 1.0f, h_prev, H, w->W_hh, H, 1.0f, z, G);
+        be->lstm_forward(be, B, H, z, c_prev, h_prev, slot(cache, cache->c, next, B, H),
+                         slot(cache, cache->h, next, B, H), keep + (size_t)t * B);
+    }
+}
+
+void lstm_weight_grads(Backend *be, const LstmWeights *w, int T, int B, const float *x,
+                       bool reverse, const LstmCache *cache, const float *dz) {
+    int H = w->H, G = 4 * H;
+    /* dW_ih (4H, in) += dz^T (4H, T*B) x (T*B, in) */
+    be->gemm(be, true, false, G, w->in, T * B, 1.0f, dz, G, x, w->in, 1.0f, w->dW_ih, w->in);
+    /* previous states of times 0..T-1 are slots 0..T-1 (forward) or 1..T (reverse) */
+    const float *h_prev = cache->h + (reverse ? (size_t)B * H : 0);
+    be->gemm(be, true, false, G, H, T * B, 1.0f, dz, G, h_prev, H, 1.0f, w->dW_hh, H);
+    be->bias_backward(be, w->db, dz, T * B, G);
+}
+
+void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
+                       const float *keep, bool reverse, const LstmCache *cache, float *dh,
+                       const float *dc_final, float *dx, float *dh0, float *dc0, float *dz,
+                       float *dc, float *dh_rec) {
+    int H = w->H, G = 4 * H;
+    if (dc_final) be->copy(be, dc, dc_final, (size_t)B * H * sizeof(float));
+    else be->zero(be, dc, (size_t)B * H * sizeof(float));
+    be->zero(be, dh_rec, (size_t)B * H * sizeof(float));
+    for (int k = 0; k < T; k++) {
+        int t = reverse ? k : T - 1 - k; /* the opposite order of the forward pass */
+        size_t prev = lstm_prev_slot(t, reverse), next = reverse ? (size_t)t : (size_t)t + 1;
+        float *dh_t = dh + (size_t)t * B * H;
+        be->add_cols(be, dh_t, H, dh_rec, H, B, H); /* plus the recurrent gradient */
+        float *dz_t = dz + (size_t)t * B * G;
+        be->lstm_backward(be, B, H, cache->gates + (size_t)t * B * G,
+                          slot(cache, cache->c, prev, B, H), slot(cache, cache->c, next, B, H),
+                          keep + (size_t)t * B, dh_t, dc, dz_t, dh_rec);
+        /* dh_prev = carry part + dz W_hh */
+        be->gemm(be, false, false, B, H, G, 1.0f, dz_t, G, w->W_hh, H, 1.0f, dh_rec, H);
+    }
+    if (dh0) be->add_cols(be, dh0, H, dh_rec, H, B, H);
+    if (dc0) be->add_cols(be, dc0, H, dc, H, B, H);
+    lstm_weight_grads(be, w, T, B, x, reverse, cache, dz);
+    if (dx) be->gemm(be, false, false, T * B, w->in, G, 1.0f, dz, G, w->W_ih, w->in, 1.0f, dx, w->in);
+}
+
+void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,
+                       const float *keep_t, LstmCache *cache) {
+    int H = w->H, G = 4 * H;
+    float *z = cache->gates + (size_t)t * B * G;
+    const float *h_prev = slot(cache, cache->h, (size_t)t, B, H);
+    const float *c_prev = slot(cache, cache->c, (size_t)t, B, H);
+    be->gemm(be, false, true, B, G, w->in, 1.0f, x_t, w->in, w->W_ih, w->in, 0.0f, z, G);
+    be->add_bias(be, z, w->b, B, G);
+    be->gemm(be, false, true, B, G, H, 1.0f, h_prev, H, w->W_hh, H, 1.0f, z, G);
+    be->lstm_forward(be, B, H, z, c_prev, h_prev, slot(cache, cache->c, (size_t)t + 1, B, H),
+                     slot(cache, cache->h, (size_t)t + 1, B, H), keep_t);
+}
+
+void lstm_step_backward(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
+                        const LstmCache *cache, const float *dh_t, float *dc, float *dz_t,
+                        float *dx_t, float *dh_prev) {
+    int H = w->H, G = 4 * H;
+    be->lstm_backward(be, B, H, cache->gates + (size_t)t * B * G,
+                      slot(cache, cache->c, (size_t)t, B, H),
+                      slot(cache, cache->c, (size_t)t + 1, B, H), keep_t, dh_t, dc, dz_t, dh_prev);
+    be->gemm(be, false, false, B, H, G, 1.0f, dz_t, G, w->W_hh, H, 1.0f, dh_prev, H);
+    if (dx_t) be->gemm(be, false, false, B, w->in, G, 1.0f, dz_t, G, w->W_ih, w->in, 1.0f, dx_t, w->in);
+}

@@ -1,0 +1,69 @@
+/* lstm.h: one LSTM layer (one direction) over a time-major sequence, on a
+ * Backend: all input-to-hidden products of the sequence in one GEMM, the
+ * four gates in one GEMM per step, the cell in one fused op per step.
+ *
+ * State slots: h and c hold T + 1 slots of (B, H). A forward layer starts
+ * from slot 0 and writes slot t + 1 at time t; a reverse layer starts from
+ * slot T and writes slot t at time t. So the previous state of time t is
+ * slot t (forward) or t + 1 (reverse), and both runs of previous states are
+ * contiguous, which makes dW_hh one GEMM. Padding rows (keep = 0) carry the
+ * state unchanged. */
+#ifndef NMT_MODEL_LSTM_H
+#define NMT_MODEL_LSTM_H
+
+#include <stdbool.h>
+#include "backend.h"
+
+typedef struct {
+    const float *W_ih, *W_hh, *b; /* (4H, in), (4H, H), (4H) */
+    float *dW_ih, *dW_hh, *db;    /* gradients, same shapes (+=) */
+    int in, H;
+} LstmWeights;
+
+typedef struct {
+    float *gates; /* (T, B, 4H) activated gates, by time */
+    float *h, *c; /* (T + 1, B, H) state slots */
+} LstmCache;
+
+/* Output at time t: slot t + 1 (forward) or t (reverse). */
+static inline float *lstm_output(const LstmCache *c, int t, int B, int H, bool reverse) {
+    return c->h + (size_t)(reverse ? t : t + 1) * B * H;
+}
+/* Previous state slot of time t. */
+static inline size_t lstm_prev_slot(int t, bool reverse) { return (size_t)(reverse ? t + 1 : t); }
+
+/* Runs the layer over x (T, B, in). The initial state must already be in
+ * the start slot of cache->h and cache->c (zeros or a bridge). keep (T, B). */
+void lstm_seq_forward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
+                      const float *keep, bool reverse, LstmCache *cache);
+
+/* Backward of lstm_seq_forward. dh (T, B, H): gradient into the outputs by
+ * time (used as scratch: it is changed). dc_final (B, H): gradient into the
+ * cell of the last state written (slot T forward, slot 0 reverse), or NULL.
+ * dx (T, B, in) += (NULL: not needed). dh0, dc0 (B, H) += the gradient into
+ * the start state (NULL: not needed). Workspace: dz (T, B, 4H), dc and
+ * dh_rec (B, H) each. */
+void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
+                       const float *keep, bool reverse, const LstmCache *cache, float *dh,
+                       const float *dc_final, float *dx, float *dh0, float *dc0, float *dz,
+                       float *dc, float *dh_rec);
+
+/* One forward step at time t of a forward layer (the decoder): x_t (B, in)
+ * in, state from slot t to slot t + 1. */
+void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,
+                       const float *keep_t, LstmCache *cache);
+
+/* One backward step at time t (forward layer). dh_t (B, H): all gradient
+ * into h at slot t + 1. dc (B, H): in, gradient into c at slot t + 1; out,
+ * into slot t. dz_t (B, 4H) (=). dx_t (B, in) += (NULL: not needed).
+ * dh_prev (B, H) (=) the gradient into h at slot t. Weight gradients are
+ * not touched: call lstm_weight_grads once for all steps. */
+void lstm_step_backward(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
+                        const LstmCache *cache, const float *dh_t, float *dc, float *dz_t,
+                        float *dx_t, float *dh_prev);
+
+/* dW_ih += dz^T x, dW_hh += dz^T h_prev, db += sum dz over T steps. */
+void lstm_weight_grads(Backend *be, const LstmWeights *w, int T, int B, const float *x,
+                       bool reverse, const LstmCache *cache, const float *dz);
+
+#endif

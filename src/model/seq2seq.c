@@ -1,0 +1,749 @@
+/* seq2seq.c: the encoder-decoder forward and backward of one batch
+ * (seq2seq.h, docs/model.md). All device memory is carved from one arena
+ * per batch by carve(), which runs once in measuring mode at creation to
+ * size the arena for the largest batch. Letters: B sentences, S source and
+ * T target positions, E embedding, H decoder, K key (encoder output) size,
+ * D_e one direction of encoder layer 0, V_t target vocabulary. */
+#include "model/seq2seq.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "data/rng.h"
+
+typedef struct {
+    LstmCache cache;
+    float *x;    /* (len, B, in) the layer's input sequence (after dropout) */
+    float *mask; /* (len, B, in) dropout mask of that input, NULL without */
+    float *dx;   /* (len, B, in) gradient of x */
+    float *dz;   /* (len, B, 4 size) */
+    float *dc, *dh_rec; /* (B, size) */
+    LstmWeights w;
+} Layer;
+
+/* Everything carved from the arena for one batch. */
+typedef struct {
+    /* inputs */
+    int32_t *src, *tgt_in, *tgt_out, *src_len; /* (S*B), (T*B), (T*B), (B) */
+    float *keep_src;                           /* (S, B) */
+    float *centers;                            /* (T, B) local-m */
+    /* encoder */
+    float *emb_src;      /* (S, B, E) before dropout */
+    Layer enc[MODEL_MAX_LAYERS], enc_bwd;
+    float *e0;           /* (S, B, K) layer-0 output (directions concatenated) */
+    float *keys;         /* (S, B, K) top output */
+    /* bridge */
+    float *hfin, *cfin;  /* (B, K) */
+    float *h0all, *c0all; /* (B, L_d H) */
+    /* decoder */
+    float *emb_tgt;      /* (T, B, E) before dropout */
+    float *w;            /* (T, B, E) after dropout */
+    float *w_mask;       /* (T, B, E) */
+    Layer dec[MODEL_MAX_LAYERS];
+    AttnBatch ab;
+    AttnStep steps_base; /* step t's buffers: base + t * stride (see step()) */
+    float *wcin;         /* (T, B, wc_in) */
+    float *hh;           /* (T, B, H) attentional vectors */
+    float *hd;           /* (T, B, H) after dropout */
+    float *hd_mask;      /* (T, B, H) */
+    float *logits;       /* (T*B, V_t); the gradient after backward */
+    float *loss_rows, *nll_rows; /* (T*B) */
+    /* gradients and scratch (zeroed at the start of backward) */
+    char *grad_begin, *grad_end;
+    float *dE[MODEL_MAX_LAYERS]; /* (S, B, K) gradient of encoder layer outputs */
+    float *dh_f, *dh_b;  /* (S, B, D_e) */
+    float *dcf_f, *dcf_b; /* (B, D_e) */
+    float *dkeys;        /* (S, B, K) */
+    float *dhh;          /* (T, B, H) */
+    float *dwcin;        /* (B, wc_in) */
+    float *dpre;         /* (B, H) */
+    float *dctx;         /* (B, K) */
+    float *dh_top;       /* (B, H) */
+    float *dh_tmp;       /* (B, H) */
+    float *dq_carry;     /* (B, H) bahdanau: query gradient for the previous step */
+    float *dw;           /* (T, B, E) */
+    float *dh0all, *dc0all, *dpre_bridge; /* (B, L_d H) */
+    float *dhfin, *dcfin; /* (B, K) */
+    AttnScratch as;
+} Acts;
+
+struct Seq2Seq {
+    Backend *be;
+    ModelDims d;
+    ParamLayout layout;
+    ModelLimits lim;
+    float *params, *grads;
+    char *arena;
+    size_t arena_bytes;
+    float *zeros;   /* (max_B * max(H, K, E)) zeros */
+    float *ones;    /* (max_B) ones: decoder keep */
+    /* host staging */
+    int32_t *h_ids;
+    float *h_f;
+    /* current batch */
+    int B, S, T;
+    bool train;
+    uint64_t seed;
+    int64_t n_tokens;
+    size_t step_stride; /* floats between step t and t+1 in the step arrays */
+    Acts a;
+};
+
+/* ---- arena ------------------------------------------------------------- */
+
+typedef struct {
+    char *base; /* NULL: measuring */
+    size_t used;
+} Arena;
+
+static void *take(Arena *ar, size_t n_bytes) {
+    size_t at = (ar->used + 63) & ~(size_t)63;
+    ar->used = at + n_bytes;
+    return ar->base ? ar->base + at : NULL;
+}
+static float *takef(Arena *ar, size_t n) { return take(ar, n * sizeof(float)); }
+
+static float *P(const Seq2Seq *m, int idx) {
+    return idx < 0 ? NULL : m->params + m->layout.info[idx].offset;
+}
+static float *G(const Seq2Seq *m, int idx) {
+    return idx < 0 ? NULL : m->grads + m->layout.info[idx].offset;
+}
+
+static LstmWeights lstm_weights(const Seq2Seq *m, LstmParamIndex x, int in, int size) {
+    LstmWeights w = {P(m, x.W_ih), P(m, x.W_hh), P(m, x.b), G(m, x.W_ih), G(m, x.W_hh), G(m, x.b), in, size};
+    return w;
+}
+
+static bool dropping(const Seq2Seq *m) { return m->train && m->d.dropout > 0; }
+static bool attn_dropping(const Seq2Seq *m) { return m->train && m->d.attn_dropout > 0; }
+
+/* One layer's buffers for a sequence of `len` steps. */
+static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, bool with_mask) {
+    L->cache.gates = takef(ar, (size_t)len * B * 4 * size);
+    L->cache.h = takef(ar, (size_t)(len + 1) * B * size);
+    L->cache.c = takef(ar, (size_t)(len + 1) * B * size);
+    L->x = takef(ar, (size_t)len * B * in);
+    L->mask = with_mask ? takef(ar, (size_t)len * B * in) : NULL;
+}
+static void carve_layer_grads(Arena *ar, Layer *L, int len, int B, int in, int size) {
+    L->dx = takef(ar, (size_t)len * B * in);
+    L->dz = takef(ar, (size_t)len * B * 4 * size);
+    L->dc = takef(ar, (size_t)B * size);
+    L->dh_rec = takef(ar, (size_t)B * size);
+}
+
+/* Lays out every buffer for a batch of (B, S, T); with ar->base NULL it
+ * only measures. */
+static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
+    const ModelDims *d = &m->d;
+    Acts *a = &m->a;
+    bool drop = dropping(m) || !ar->base; /* measuring sizes the dropout buffers too */
+    int E = d->E, H = d->H, K = d->K, n = d->heads, qd = attention_qdim(d);
+    a->src = take(ar, (size_t)S * B * 4);
+    a->tgt_in = take(ar, (size_t)T * B * 4);
+    a->tgt_out = take(ar, (size_t)T * B * 4);
+    a->src_len = take(ar, (size_t)B * 4);
+    a->keep_src = takef(ar, (size_t)S * B);
+    a->centers = takef(ar, (size_t)T * B);
+    a->emb_src = takef(ar, (size_t)S * B * E);
+    for (int l = 0; l < d->L_e; l++) {
+        int in = l == 0 ? E : K, size = l == 0 ? d->D_e : K;
+        carve_layer(ar, &a->enc[l], S, B, in, size, drop);
+        a->enc[l].w = lstm_weights(m, m->layout.idx.enc_fwd[l], in, size);
+    }
+    if (d->bidirectional) {
+        /* the backward direction reads the same input as the forward one */
+        carve_layer(ar, &a->enc_bwd, S, B, E, d->D_e, false);
+        a->enc_bwd.w = lstm_weights(m, m->layout.idx.enc0_bwd, E, d->D_e);
+        a->e0 = takef(ar, (size_t)S * B * K);
+    } else {
+        a->e0 = a->enc[0].cache.h ? a->enc[0].cache.h + (size_t)B * K : NULL;
+    }
+    Layer *top = &a->enc[d->L_e - 1];
+    a->keys = d->L_e == 1 ? a->e0 : (top->cache.h ? top->cache.h + (size_t)B * K : NULL);
+    a->hfin = takef(ar, (size_t)B * K);
+    a->cfin = takef(ar, (size_t)B * K);
+    a->h0all = takef(ar, (size_t)B * d->L_d * H);
+    a->c0all = takef(ar, (size_t)B * d->L_d * H);
+    a->emb_tgt = takef(ar, (size_t)T * B * E);
+    a->w = takef(ar, (size_t)T * B * E);
+    a->w_mask = drop ? takef(ar, (size_t)T * B * E) : NULL;
+    for (int l = 0; l < d->L_d; l++) {
+        int in = l == 0 ? d->dec_in : H;
+        carve_layer(ar, &a->dec[l], T, B, in, H, drop && l > 0);
+        a->dec[l].w = lstm_weights(m, m->layout.idx.dec[l], in, H);
+    }
+    /* attention */
+    AttnBatch *ab = &a->ab;
+    ab->B = B;
+    ab->S = S;
+    ab->keys = a->keys;
+    ab->src_len = a->src_len;
+    ab->centers = d->mode == ATTN_MODE_LOCAL_M ? a->centers : NULL;
+    bool attn = d->style != ATTN_STYLE_NONE;
+    if (attn && attention_projects_keys(d)) ab->kp = takef(ar, (size_t)n * S * B * qd);
+    else ab->kp = a->keys;
+    /* per-step attention buffers: one block per step, same layout in each;
+     * every block starts 64-byte aligned, so step t is block 0 + t * stride */
+    take(ar, 0);
+    size_t before = ar->used;
+    AttnStep *st = &a->steps_base;
+    memset(st, 0, sizeof *st);
+    if (attn) {
+        size_t BS = (size_t)B * S;
+        bool attn_drop = attn_dropping(m) || !ar->base;
+        for (int t = 0; t < T; t++) {
+            AttnStep s;
+            s.qp = attention_projects_query(d) ? takef(ar, (size_t)n * B * qd) : NULL;
+            bool lp = d->mode == ATTN_MODE_LOCAL_P;
+            s.ptanh = lp ? takef(ar, (size_t)B * H) : NULL;
+            s.u = lp ? takef(ar, B) : NULL;
+            s.p = lp ? takef(ar, B) : NULL;
+            s.scores = takef(ar, n * BS);
+            s.probs = takef(ar, n * BS);
+            s.pre_drop = takef(ar, n * BS);
+            s.weights = attn_drop ? takef(ar, n * BS) : s.pre_drop;
+            s.mask = attn_drop ? takef(ar, n * BS) : NULL;
+            s.c = takef(ar, (size_t)B * K);
+            s.cat = n > 1 ? takef(ar, (size_t)B * n * K) : s.c;
+            if (t == 0) {
+                *st = s;
+                m->step_stride = ((ar->used - before + 63) & ~(size_t)63) / sizeof(float);
+            }
+        }
+        a->wcin = takef(ar, (size_t)T * B * d->wc_in);
+        a->hh = takef(ar, (size_t)T * B * H);
+    } else {
+        a->wcin = NULL;
+        Layer *dtop = &a->dec[d->L_d - 1];
+        a->hh = dtop->cache.h ? dtop->cache.h + (size_t)B * H : NULL; /* hh_t = h_t^top */
+    }
+    a->hd = drop ? takef(ar, (size_t)T * B * H) : a->hh;
+    a->hd_mask = drop ? takef(ar, (size_t)T * B * H) : NULL;
+    a->logits = takef(ar, (size_t)T * B * d->V_t);
+    a->loss_rows = takef(ar, (size_t)T * B);
+    a->nll_rows = takef(ar, (size_t)T * B);
+
+    /* gradients: one contiguous region, zeroed by backward */
+    size_t grad_start = ar->used;
+    for (int l = 0; l < d->L_e; l++) {
+        int in = l == 0 ? E : K, size = l == 0 ? d->D_e : K;
+        carve_layer_grads(ar, &a->enc[l], S, B, in, size);
+        a->dE[l] = takef(ar, (size_t)S * B * K);
+    }
+    if (d->bidirectional) {
+        carve_layer_grads(ar, &a->enc_bwd, S, B, E, d->D_e);
+        a->enc_bwd.dx = a->enc[0].dx; /* both directions add into one input gradient */
+        a->dh_f = takef(ar, (size_t)S * B * d->D_e);
+        a->dh_b = takef(ar, (size_t)S * B * d->D_e);
+        a->dcf_f = takef(ar, (size_t)B * d->D_e);
+        a->dcf_b = takef(ar, (size_t)B * d->D_e);
+    }
+    a->dkeys = a->dE[d->L_e - 1];
+    for (int l = 0; l < d->L_d; l++) carve_layer_grads(ar, &a->dec[l], T, B, l == 0 ? d->dec_in : H, H);
+    ab->dkeys = a->dkeys;
+    ab->dkp = attn && attention_projects_keys(d) ? takef(ar, (size_t)n * S * B * qd) : a->dkeys;
+    a->dhh = takef(ar, (size_t)T * B * H);
+    a->dwcin = takef(ar, (size_t)B * (d->wc_in ? d->wc_in : 1));
+    a->dpre = takef(ar, (size_t)B * H);
+    a->dctx = takef(ar, (size_t)B * K);
+    a->dh_top = takef(ar, (size_t)B * H);
+    a->dh_tmp = takef(ar, (size_t)B * H);
+    a->dq_carry = takef(ar, (size_t)B * H);
+    a->dw = takef(ar, (size_t)T * B * E);
+    a->dh0all = takef(ar, (size_t)B * d->L_d * H);
+    a->dc0all = takef(ar, (size_t)B * d->L_d * H);
+    a->dpre_bridge = takef(ar, (size_t)B * d->L_d * H);
+    a->dhfin = takef(ar, (size_t)B * K);
+    a->dcfin = takef(ar, (size_t)B * K);
+    AttnScratch *sc = &a->as;
+    sc->dcat = takef(ar, (size_t)B * n * K);
+    sc->dw = takef(ar, (size_t)B * S);
+    sc->dscores = takef(ar, (size_t)B * S);
+    sc->dcenter = takef(ar, B);
+    sc->dp = takef(ar, B);
+    sc->dqp = takef(ar, (size_t)B * (qd > H ? qd : H));
+    sc->du = takef(ar, B);
+    sc->dptanh = takef(ar, (size_t)B * H);
+    sc->dpre = takef(ar, (size_t)B * H);
+    a->grad_begin = ar->base ? ar->base + grad_start : NULL;
+    a->grad_end = ar->base ? ar->base + ar->used : NULL;
+}
+
+/* Step t's attention buffers. */
+static AttnStep step(const Seq2Seq *m, int t) {
+    AttnStep s = m->a.steps_base;
+    size_t off = (size_t)t * m->step_stride;
+#define SHIFT(f) if (s.f) s.f += off
+    SHIFT(qp); SHIFT(ptanh); SHIFT(u); SHIFT(p); SHIFT(scores); SHIFT(probs); SHIFT(weights);
+    SHIFT(pre_drop); SHIFT(mask); SHIFT(cat); SHIFT(c);
+#undef SHIFT
+    return s;
+}
+
+/* ---- creation ---------------------------------------------------------- */
+
+NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Seq2Seq **out) {
+    *out = NULL;
+    Seq2Seq *m = nmt_calloc(1, sizeof *m);
+    if (!m) return nmt_fail_nomem("creating the model");
+    m->be = be;
+    m->d = *dims;
+    m->lim = lim;
+    param_layout_build(dims, &m->layout);
+    Arena measure = {NULL, 0};
+    m->train = true;
+    carve(m, &measure, lim.max_B, lim.max_S, lim.max_T);
+    m->arena_bytes = measure.used + 64;
+    int widest = dims->H > dims->K ? dims->H : dims->K;
+    if (dims->E > widest) widest = dims->E;
+    size_t stage = (size_t)(lim.max_S > lim.max_T ? lim.max_S : lim.max_T) * lim.max_B;
+    m->params = be->alloc(be, m->layout.total * sizeof(float));
+    m->grads = be->alloc(be, m->layout.total * sizeof(float));
+    m->arena = be->alloc(be, m->arena_bytes);
+    m->zeros = be->alloc(be, (size_t)lim.max_B * widest * sizeof(float));
+    m->ones = be->alloc(be, (size_t)lim.max_B * sizeof(float));
+    m->h_ids = nmt_malloc(stage * sizeof(int32_t));
+    m->h_f = nmt_malloc(stage * sizeof(float));
+    if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->h_ids || !m->h_f) {
+        seq2seq_free(m);
+        return nmt_fail(NMT_ERR_NOMEM, "out of memory for the model (%.1f MB of activations for "
+                        "batches up to %d x %d x %d)", m ? measure.used / 1e6 : 0.0,
+                        lim.max_B, lim.max_S, lim.max_T);
+    }
+    for (int b = 0; b < lim.max_B; b++) m->h_f[b] = 1.0f;
+    be->upload(be, m->ones, m->h_f, (size_t)lim.max_B * sizeof(float));
+    *out = m;
+    return NMT_OK;
+}
+
+void seq2seq_free(Seq2Seq *m) {
+    if (!m) return;
+    Backend *be = m->be;
+    be->release(be, m->params);
+    be->release(be, m->grads);
+    be->release(be, m->arena);
+    be->release(be, m->zeros);
+    be->release(be, m->ones);
+    nmt_free(m->h_ids);
+    nmt_free(m->h_f);
+    nmt_free(m);
+}
+
+const ModelDims *seq2seq_dims(const Seq2Seq *m) { return &m->d; }
+const ParamLayout *seq2seq_layout(const Seq2Seq *m) { return &m->layout; }
+float *seq2seq_params(Seq2Seq *m) { return m->params; }
+float *seq2seq_grads(Seq2Seq *m) { return m->grads; }
+
+NmtStatus seq2seq_init_params(Seq2Seq *m, float init_range, uint64_t seed) {
+    float *host = nmt_malloc(m->layout.total * sizeof(float));
+    if (!host) return nmt_fail_nomem("initialising the model");
+    param_init_host(&m->layout, init_range, seed, host);
+    m->be->upload(m->be, m->params, host, m->layout.total * sizeof(float));
+    nmt_free(host);
+    return NMT_OK;
+}
+
+void seq2seq_zero_grads(Seq2Seq *m) {
+    m->be->zero(m->be, m->grads, m->layout.total * sizeof(float));
+}
+
+/* ---- forward ----------------------------------------------------------- */
+
+/* Dropout stream ids: every masked tensor draws from its own stream. */
+enum { DROP_SRC_EMB = 1, DROP_TGT_EMB, DROP_HD, DROP_ENC_LAYER, DROP_DEC_LAYER = DROP_ENC_LAYER + MODEL_MAX_LAYERS,
+       DROP_ATTN = DROP_DEC_LAYER + MODEL_MAX_LAYERS };
+
+static uint64_t drop_seed(const Seq2Seq *m, int stream) {
+    return rng_mix64(m->seed * 0x9E3779B97F4A7C15ull + (uint64_t)stream);
+}
+
+/* y = dropout(x) with a fresh mask (or a copy when not dropping). */
+static void apply_dropout(Seq2Seq *m, float *y, const float *x, float *mask, size_t n, int stream) {
+    Backend *be = m->be;
+    if (mask) {
+        be->dropout_mask(be, mask, n, m->d.dropout, drop_seed(m, stream), 0);
+        be->mul(be, y, x, mask, n);
+    } else if (y != x) {
+        be->copy(be, y, x, n * sizeof(float));
+    }
+}
+
+static void upload_batch(Seq2Seq *m, const Batch *batch) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int B = batch->B, S = batch->S, T = batch->T;
+    be->upload(be, a->src, batch->src, (size_t)S * B * 4);
+    be->upload(be, a->tgt_in, batch->tgt_in, (size_t)T * B * 4);
+    be->upload(be, a->tgt_out, batch->tgt_out, (size_t)T * B * 4);
+    for (int b = 0; b < B; b++) m->h_ids[b] = batch->src_len[b];
+    be->upload(be, a->src_len, m->h_ids, (size_t)B * 4);
+    for (int s = 0; s < S; s++)
+        for (int b = 0; b < B; b++) m->h_f[s * B + b] = s < batch->src_len[b] ? 1.0f : 0.0f;
+    be->upload(be, a->keep_src, m->h_f, (size_t)S * B * sizeof(float));
+    if (m->d.mode == ATTN_MODE_LOCAL_M && m->d.style != ATTN_STYLE_NONE) {
+        for (int t = 0; t < T; t++)
+            for (int b = 0; b < B; b++) {
+                int last = batch->src_len[b] - 1;
+                m->h_f[t * B + b] = (float)(t < last ? t : last);
+            }
+        be->upload(be, a->centers, m->h_f, (size_t)T * B * sizeof(float));
+    }
+    int64_t n = 0;
+    for (int i = 0; i < T * B; i++) n += batch->tgt_out[i] != NMT_PAD_ID;
+    m->n_tokens = n;
+}
+
+static void encoder_forward(Seq2Seq *m) {
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    Acts *a = &m->a;
+    int B = m->B, S = m->S, K = d->K;
+    be->embedding_forward(be, a->emb_src, P(m, m->layout.idx.src_emb), a->src, S * B, d->E);
+    apply_dropout(m, a->enc[0].x, a->emb_src, a->enc[0].mask, (size_t)S * B * d->E, DROP_SRC_EMB);
+    for (int l = 0; l < d->L_e; l++) {
+        Layer *L = &a->enc[l];
+        int size = L->w.H;
+        if (l > 0) {
+            const float *below = l == 1 ? a->e0 : a->enc[l - 1].cache.h + (size_t)B * K;
+            apply_dropout(m, L->x, below, L->mask, (size_t)S * B * K, DROP_ENC_LAYER + l);
+        }
+        be->zero(be, L->cache.h, (size_t)B * size * sizeof(float)); /* start slot 0 */
+        be->zero(be, L->cache.c, (size_t)B * size * sizeof(float));
+        lstm_seq_forward(be, &L->w, S, B, L->x, a->keep_src, false, &L->cache);
+        if (l == 0 && d->bidirectional) {
+            Layer *R = &a->enc_bwd;
+            size_t start = (size_t)S * B * size; /* a reverse layer starts at slot S */
+            be->zero(be, R->cache.h + start, (size_t)B * size * sizeof(float));
+            be->zero(be, R->cache.c + start, (size_t)B * size * sizeof(float));
+            lstm_seq_forward(be, &R->w, S, B, L->x, a->keep_src, true, &R->cache);
+            /* e0 = [forward outputs (slots 1..S); backward outputs (slots 0..S-1)] */
+            be->copy_cols(be, a->e0, K, L->cache.h + (size_t)B * size, size, S * B, size);
+            be->copy_cols(be, a->e0 + size, K, R->cache.h, size, S * B, size);
+        }
+    }
+    /* final states: slot S of the top forward layer; slot 0 of the reverse one */
+    Layer *top = &a->enc[d->L_e - 1];
+    size_t last = (size_t)S * B * top->w.H;
+    if (d->L_e == 1 && d->bidirectional) {
+        int De = d->D_e;
+        be->copy_cols(be, a->hfin, K, top->cache.h + last, De, B, De);
+        be->copy_cols(be, a->hfin + De, K, a->enc_bwd.cache.h, De, B, De);
+        be->copy_cols(be, a->cfin, K, top->cache.c + last, De, B, De);
+        be->copy_cols(be, a->cfin + De, K, a->enc_bwd.cache.c, De, B, De);
+    } else {
+        be->copy(be, a->hfin, top->cache.h + last, (size_t)B * K * sizeof(float));
+        be->copy(be, a->cfin, top->cache.c + last, (size_t)B * K * sizeof(float));
+    }
+}
+
+static void bridge_forward(Seq2Seq *m) {
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    Acts *a = &m->a;
+    const ParamIndex *x = &m->layout.idx;
+    int B = m->B, H = d->H, LH = d->L_d * d->H;
+    if (d->bridge_learned) {
+        be->gemm(be, false, true, B, LH, d->K, 1.0f, a->hfin, d->K, P(m, x->bridge_h_W), d->K, 0.0f, a->h0all, LH);
+        be->add_bias(be, a->h0all, P(m, x->bridge_h_b), B, LH);
+        be->tanh_forward(be, a->h0all, a->h0all, (size_t)B * LH);
+        be->gemm(be, false, true, B, LH, d->K, 1.0f, a->cfin, d->K, P(m, x->bridge_c_W), d->K, 0.0f, a->c0all, LH);
+        be->add_bias(be, a->c0all, P(m, x->bridge_c_b), B, LH);
+    } else {
+        be->zero(be, a->h0all, (size_t)B * LH * sizeof(float));
+        be->zero(be, a->c0all, (size_t)B * LH * sizeof(float));
+    }
+    for (int l = 0; l < d->L_d; l++) {
+        be->copy_cols(be, a->dec[l].cache.h, H, a->h0all + l * H, LH, B, H);
+        be->copy_cols(be, a->dec[l].cache.c, H, a->c0all + l * H, LH, B, H);
+    }
+}
+
+/* Top decoder state at slot `s` (slot t + 1 is the output of step t). */
+static float *dec_top(const Seq2Seq *m, int s) {
+    const Layer *top = &m->a.dec[m->d.L_d - 1];
+    return top->cache.h + (size_t)s * m->B * m->d.H;
+}
+
+/* The decoder LSTM stack at step t; layer 0's input is already in place. */
+static void dec_stack_step(Seq2Seq *m, int t) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int B = m->B, H = m->d.H;
+    for (int l = 0; l < m->d.L_d; l++) {
+        Layer *L = &a->dec[l];
+        float *x_t = L->x + (size_t)t * B * L->w.in;
+        if (l > 0) {
+            const float *below = a->dec[l - 1].cache.h + (size_t)(t + 1) * B * H;
+            if (L->mask) {
+                /* one mask tensor per layer, drawn once per batch at t == 0 */
+                if (t == 0) be->dropout_mask(be, L->mask, (size_t)m->T * B * H, m->d.dropout,
+                                             drop_seed(m, DROP_DEC_LAYER + l), 0);
+                be->mul(be, x_t, below, L->mask + (size_t)t * B * H, (size_t)B * H);
+            } else {
+                be->copy(be, x_t, below, (size_t)B * H * sizeof(float));
+            }
+        }
+        lstm_step_forward(be, &L->w, t, B, x_t, m->ones, &L->cache);
+    }
+}
+
+static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    Acts *a = &m->a;
+    int B = m->B, T = m->T, E = d->E, H = d->H, K = d->K;
+    be->embedding_forward(be, a->emb_tgt, P(m, m->layout.idx.tgt_emb), a->tgt_in, T * B, E);
+    apply_dropout(m, a->w, a->emb_tgt, a->w_mask, (size_t)T * B * E, DROP_TGT_EMB);
+    Layer *L0 = &a->dec[0];
+    int in0 = d->dec_in, wc = d->wc_in;
+    const float *Wc = P(m, m->layout.idx.out_Wc);
+    for (int t = 0; t < T; t++) {
+        float *x0 = L0->x + (size_t)t * B * in0;
+        const float *w_t = a->w + (size_t)t * B * E;
+        be->copy_cols(be, x0, in0, w_t, E, B, E);
+        AttnStep st = step(m, t);
+        uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = (uint64_t)t * d->heads * B * m->S;
+        if (d->style == ATTN_STYLE_BAHDANAU) {
+            attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t), &st, attn_seed, attn_off);
+            be->copy_cols(be, x0 + E, in0, st.c, K, B, K);
+            dec_stack_step(m, t);
+            float *wcin = a->wcin + (size_t)t * B * wc;
+            be->copy_cols(be, wcin, wc, dec_top(m, t + 1), H, B, H);
+            be->copy_cols(be, wcin + H, wc, st.c, K, B, K);
+            be->copy_cols(be, wcin + H + K, wc, w_t, E, B, E);
+        } else {
+            if (d->input_feed) {
+                const float *prev = t ? a->hh + (size_t)(t - 1) * B * H : m->zeros;
+                be->copy_cols(be, x0 + E, in0, prev, H, B, H);
+            }
+            dec_stack_step(m, t);
+            if (d->style == ATTN_STYLE_NONE) continue; /* hh_t is h_t^top itself */
+            attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, attn_seed, attn_off);
+            float *wcin = a->wcin + (size_t)t * B * wc;
+            be->copy_cols(be, wcin, wc, st.c, K, B, K);
+            be->copy_cols(be, wcin + K, wc, dec_top(m, t + 1), H, B, H);
+        }
+        float *hh_t = a->hh + (size_t)t * B * H;
+        be->gemm(be, false, true, B, H, wc, 1.0f, a->wcin + (size_t)t * B * wc, wc, Wc, wc, 0.0f, hh_t, H);
+        be->tanh_forward(be, hh_t, hh_t, (size_t)B * H);
+    }
+}
+
+static const float *out_W(const Seq2Seq *m) {
+    return m->d.tie_embeddings ? P(m, m->layout.idx.tgt_emb) : P(m, m->layout.idx.out_W);
+}
+static float *out_dW(const Seq2Seq *m) {
+    return m->d.tie_embeddings ? G(m, m->layout.idx.tgt_emb) : G(m, m->layout.idx.out_W);
+}
+
+void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, ModelLoss *loss) {
+    NMT_ASSERT(batch->B <= m->lim.max_B && batch->S <= m->lim.max_S && batch->T <= m->lim.max_T);
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    m->B = batch->B;
+    m->S = batch->S;
+    m->T = batch->T;
+    m->train = train;
+    m->seed = seed;
+    Arena ar = {m->arena, 0};
+    carve(m, &ar, m->B, m->S, m->T);
+    NMT_ASSERT(ar.used <= m->arena_bytes);
+    upload_batch(m, batch);
+    Acts *a = &m->a;
+    int B = m->B, T = m->T, H = d->H, V = d->V_t;
+    encoder_forward(m);
+    bridge_forward(m);
+    AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
+    if (d->style != ATTN_STYLE_NONE) attention_prepare(be, d, &aw, &a->ab);
+    decoder_forward(m, &aw);
+    apply_dropout(m, a->hd, a->hh, a->hd_mask, (size_t)T * B * H, DROP_HD);
+    /* logits (T*B, V) = hd out_W^T + out_b: one GEMM after the recurrence */
+    be->gemm(be, false, true, T * B, V, H, 1.0f, a->hd, H, out_W(m), H, 0.0f, a->logits, V);
+    be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), T * B, V);
+    float scale = m->n_tokens ? 1.0f / (float)m->n_tokens : 0.0f;
+    be->softmax_xent(be, T * B, V, a->logits, a->tgt_out, NMT_PAD_ID, d->label_smoothing, scale,
+                     a->loss_rows, a->nll_rows, train ? a->logits : NULL);
+    float *rows = m->h_f;
+    double loss_sum = 0, nll_sum = 0;
+    be->download(be, rows, a->loss_rows, (size_t)T * B * sizeof(float));
+    for (int i = 0; i < T * B; i++) loss_sum += rows[i];
+    be->download(be, rows, a->nll_rows, (size_t)T * B * sizeof(float));
+    for (int i = 0; i < T * B; i++) nll_sum += rows[i];
+    loss->loss_sum = loss_sum;
+    loss->nll_sum = nll_sum;
+    loss->n_tokens = m->n_tokens;
+    loss->loss = m->n_tokens ? loss_sum / (double)m->n_tokens : 0.0;
+}
+
+void seq2seq_download_logits(Seq2Seq *m, float *host) {
+    m->be->download(m->be, host, m->a.logits, (size_t)m->T * m->B * m->d.V_t * sizeof(float));
+}
+
+/* ---- backward ---------------------------------------------------------- */
+
+/* dh (B, H) (=) the gradient into layer l's output at step t from above
+ * (the next layer's input gradient through its dropout mask, or `top` for
+ * the top layer) plus the recurrent gradient of step t + 1. */
+static void dec_stack_step_backward(Seq2Seq *m, int t, const float *dtop) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int B = m->B, H = m->d.H;
+    for (int l = m->d.L_d - 1; l >= 0; l--) {
+        Layer *L = &a->dec[l];
+        float *dh = a->dh_tmp;
+        if (l == m->d.L_d - 1) {
+            be->copy(be, dh, dtop, (size_t)B * H * sizeof(float));
+        } else {
+            const Layer *up = &a->dec[l + 1];
+            const float *dx_up = up->dx + (size_t)t * B * H;
+            if (up->mask) be->mul(be, dh, dx_up, up->mask + (size_t)t * B * H, (size_t)B * H);
+            else be->copy(be, dh, dx_up, (size_t)B * H * sizeof(float));
+        }
+        be->add_cols(be, dh, H, L->dh_rec, H, B, H);
+        lstm_step_backward(be, &L->w, t, B, m->ones, &L->cache, dh, L->dc,
+                           L->dz + (size_t)t * B * 4 * H, L->dx + (size_t)t * B * L->w.in, L->dh_rec);
+    }
+}
+
+static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    Acts *a = &m->a;
+    int B = m->B, T = m->T, E = d->E, H = d->H, K = d->K, wc = d->wc_in, in0 = d->dec_in;
+    const float *Wc = P(m, m->layout.idx.out_Wc);
+    float *dWc = G(m, m->layout.idx.out_Wc);
+    Layer *L0 = &a->dec[0];
+    for (int t = T - 1; t >= 0; t--) {
+        float *dhh_t = a->dhh + (size_t)t * B * H;
+        if (d->input_feed && t + 1 < T)
+            be->add_cols(be, dhh_t, H, L0->dx + (size_t)(t + 1) * B * in0 + E, in0, B, H);
+        float *dx0 = L0->dx + (size_t)t * B * in0;
+        float *dw_t = a->dw + (size_t)t * B * E;
+        if (d->style == ATTN_STYLE_NONE) {
+            dec_stack_step_backward(m, t, dhh_t);
+            be->add_cols(be, dw_t, E, dx0, in0, B, E);
+            continue;
+        }
+        /* hh = tanh(Wc wcin): dpre, then dWc and dwcin */
+        const float *hh_t = a->hh + (size_t)t * B * H, *wcin = a->wcin + (size_t)t * B * wc;
+        be->zero(be, a->dpre, (size_t)B * H * sizeof(float));
+        be->tanh_backward(be, a->dpre, dhh_t, hh_t, (size_t)B * H);
+        be->gemm(be, true, false, H, wc, B, 1.0f, a->dpre, H, wcin, wc, 1.0f, dWc, wc);
+        be->gemm(be, false, false, B, wc, H, 1.0f, a->dpre, H, Wc, wc, 0.0f, a->dwcin, wc);
+        AttnStep st = step(m, t);
+        if (d->style == ATTN_STYLE_LUONG) {
+            /* wcin = [c_t; h_t^top]; the query is h_t^top */
+            be->copy_cols(be, a->dh_top, H, a->dwcin + K, wc, B, H);
+            be->copy_cols(be, a->dctx, K, a->dwcin, wc, B, K);
+            attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, a->dctx, a->dh_top, &a->as);
+            dec_stack_step_backward(m, t, a->dh_top);
+            be->add_cols(be, dw_t, E, dx0, in0, B, E);
+        } else {
+            /* bahdanau: wcin = [s_t; c_t; w_t]; input [w_t; c_t]; query s_{t-1} */
+            be->copy_cols(be, a->dh_top, H, a->dwcin, wc, B, H);
+            be->add_cols(be, a->dh_top, H, a->dq_carry, H, B, H);
+            dec_stack_step_backward(m, t, a->dh_top);
+            be->copy_cols(be, a->dctx, K, a->dwcin + H, wc, B, K);
+            be->add_cols(be, a->dctx, K, dx0 + E, in0, B, K);
+            be->add_cols(be, dw_t, E, a->dwcin + H + K, wc, B, E);
+            be->add_cols(be, dw_t, E, dx0, in0, B, E);
+            be->zero(be, a->dq_carry, (size_t)B * H * sizeof(float));
+            attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t), &st, a->dctx, a->dq_carry, &a->as);
+        }
+    }
+    int LH = d->L_d * H;
+    for (int l = 0; l < d->L_d; l++) {
+        Layer *L = &a->dec[l];
+        lstm_weight_grads(be, &L->w, T, B, L->x, false, &L->cache, L->dz);
+        be->add_cols(be, a->dh0all + l * H, LH, L->dh_rec, H, B, H);
+        be->add_cols(be, a->dc0all + l * H, LH, L->dc, H, B, H);
+    }
+    if (d->style == ATTN_STYLE_BAHDANAU) /* the first query was h_0^top */
+        be->add_cols(be, a->dh0all + (d->L_d - 1) * H, LH, a->dq_carry, H, B, H);
+    if (a->w_mask) be->mul(be, a->dw, a->dw, a->w_mask, (size_t)T * B * E);
+    be->embedding_backward(be, G(m, m->layout.idx.tgt_emb), a->dw, a->tgt_in, T * B, E);
+}
+
+static void bridge_backward(Seq2Seq *m) {
+    const ModelDims *d = &m->d;
+    if (!d->bridge_learned) return;
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    const ParamIndex *x = &m->layout.idx;
+    int B = m->B, LH = d->L_d * d->H, K = d->K;
+    be->tanh_backward(be, a->dpre_bridge, a->dh0all, a->h0all, (size_t)B * LH);
+    be->gemm(be, true, false, LH, K, B, 1.0f, a->dpre_bridge, LH, a->hfin, K, 1.0f, G(m, x->bridge_h_W), K);
+    be->bias_backward(be, G(m, x->bridge_h_b), a->dpre_bridge, B, LH);
+    be->gemm(be, false, false, B, K, LH, 1.0f, a->dpre_bridge, LH, P(m, x->bridge_h_W), K, 0.0f, a->dhfin, K);
+    be->gemm(be, true, false, LH, K, B, 1.0f, a->dc0all, LH, a->cfin, K, 1.0f, G(m, x->bridge_c_W), K);
+    be->bias_backward(be, G(m, x->bridge_c_b), a->dc0all, B, LH);
+    be->gemm(be, false, false, B, K, LH, 1.0f, a->dc0all, LH, P(m, x->bridge_c_W), K, 0.0f, a->dcfin, K);
+}
+
+static void encoder_backward(Seq2Seq *m) {
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    Acts *a = &m->a;
+    int B = m->B, S = m->S, K = d->K, De = d->D_e;
+    bool fin = d->bridge_learned; /* final states feed the bridge */
+    /* the top layer's final state (slot S of a forward layer) is its output at S-1 */
+    if (fin && !(d->L_e == 1 && d->bidirectional))
+        be->add_cols(be, a->dE[d->L_e - 1] + (size_t)(S - 1) * B * K, K, a->dhfin, K, B, K);
+    for (int l = d->L_e - 1; l >= 1; l--) {
+        Layer *L = &a->enc[l];
+        lstm_seq_backward(be, &L->w, S, B, L->x, a->keep_src, false, &L->cache, a->dE[l],
+                          fin && l == d->L_e - 1 ? a->dcfin : NULL, L->dx, NULL, NULL, L->dz, L->dc,
+                          L->dh_rec);
+        /* layer l's input was dropout(output of l - 1) */
+        if (L->mask) be->mul(be, a->dE[l - 1], L->dx, L->mask, (size_t)S * B * K);
+        else be->copy(be, a->dE[l - 1], L->dx, (size_t)S * B * K * sizeof(float));
+    }
+    Layer *L0 = &a->enc[0];
+    const float *dc_fwd = fin && d->L_e == 1 ? a->dcfin : NULL;
+    if (d->bidirectional) {
+        Layer *R = &a->enc_bwd;
+        be->copy_cols(be, a->dh_f, De, a->dE[0], K, S * B, De);
+        be->copy_cols(be, a->dh_b, De, a->dE[0] + De, K, S * B, De);
+        const float *dc_bwd = NULL;
+        if (fin && d->L_e == 1) {
+            /* hfin = [h_f slot S (output S-1); h_b slot 0 (output 0)] */
+            be->add_cols(be, a->dh_f + (size_t)(S - 1) * B * De, De, a->dhfin, K, B, De);
+            be->add_cols(be, a->dh_b, De, a->dhfin + De, K, B, De);
+            be->copy_cols(be, a->dcf_f, De, a->dcfin, K, B, De);
+            be->copy_cols(be, a->dcf_b, De, a->dcfin + De, K, B, De);
+            dc_fwd = a->dcf_f;
+            dc_bwd = a->dcf_b;
+        }
+        lstm_seq_backward(be, &L0->w, S, B, L0->x, a->keep_src, false, &L0->cache, a->dh_f, dc_fwd,
+                          L0->dx, NULL, NULL, L0->dz, L0->dc, L0->dh_rec);
+        lstm_seq_backward(be, &R->w, S, B, L0->x, a->keep_src, true, &R->cache, a->dh_b, dc_bwd,
+                          L0->dx, NULL, NULL, R->dz, R->dc, R->dh_rec);
+    } else {
+        lstm_seq_backward(be, &L0->w, S, B, L0->x, a->keep_src, false, &L0->cache, a->dE[0], dc_fwd,
+                          L0->dx, NULL, NULL, L0->dz, L0->dc, L0->dh_rec);
+    }
+    if (L0->mask) be->mul(be, L0->dx, L0->dx, L0->mask, (size_t)S * B * d->E);
+    be->embedding_backward(be, G(m, m->layout.idx.src_emb), L0->dx, a->src, S * B, d->E);
+}
+
+void seq2seq_backward(Seq2Seq *m) {
+    NMT_ASSERT(m->train);
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    Acts *a = &m->a;
+    int B = m->B, T = m->T, H = d->H, V = d->V_t;
+    be->zero(be, a->grad_begin, (size_t)(a->grad_end - a->grad_begin));
+    /* the forward pass left dlogits (already divided by the token count) in logits */
+    const float *dlogits = a->logits;
+    be->gemm(be, true, false, V, H, T * B, 1.0f, dlogits, V, a->hd, H, 1.0f, out_dW(m), H);
+    be->bias_backward(be, G(m, m->layout.idx.out_b), dlogits, T * B, V);
+    be->gemm(be, false, false, T * B, H, V, 1.0f, dlogits, V, out_W(m), H, 0.0f, a->dhh, H);
+    if (a->hd_mask) be->mul(be, a->dhh, a->dhh, a->hd_mask, (size_t)T * B * H);
+    AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
+    decoder_backward(m, &aw);
+    if (d->style != ATTN_STYLE_NONE) attention_finish_backward(be, d, &aw, &a->ab);
+    bridge_backward(m);
+    encoder_backward(m);
+}

@@ -1,0 +1,56 @@
+/* seq2seq.h: the whole encoder-decoder of docs/model.md on a Backend:
+ * parameters and gradients in two flat blocks of the ParamLayout, an
+ * activation arena sized once for the largest batch, and the training pass
+ * (forward with the loss, then backward) of one batch.
+ *
+ * Usage:
+ *   seq2seq_create(be, dims, limits, &m);  seq2seq_init_params(m, range, seed);
+ *   per step: seq2seq_zero_grads(m); seq2seq_forward(m, batch, true, seed, &loss);
+ *             seq2seq_backward(m);  ...optimizer on m->params / m->grads...
+ * Memory is taken in seq2seq_create only. */
+#ifndef NMT_MODEL_SEQ2SEQ_H
+#define NMT_MODEL_SEQ2SEQ_H
+
+#include "backend.h"
+#include "data/batch.h"
+#include "model/attention.h"
+#include "model/lstm.h"
+#include "model/params.h"
+
+typedef struct {
+    double loss_sum;  /* sum of label-smoothed token losses */
+    double nll_sum;   /* sum of -log p(reference token) */
+    int64_t n_tokens; /* non-pad target tokens */
+    double loss;      /* loss_sum / n_tokens: what backward differentiates */
+} ModelLoss;
+
+typedef struct Seq2Seq Seq2Seq;
+
+typedef struct {
+    int max_B, max_S, max_T;
+} ModelLimits;
+
+NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits limits, Seq2Seq **out);
+void seq2seq_free(Seq2Seq *m); /* NULL is a no-op */
+
+const ModelDims *seq2seq_dims(const Seq2Seq *m);
+const ParamLayout *seq2seq_layout(const Seq2Seq *m);
+float *seq2seq_params(Seq2Seq *m); /* (layout.total) on the backend */
+float *seq2seq_grads(Seq2Seq *m);  /* (layout.total) on the backend */
+
+/* Random initial weights (docs/model.md, Initialisation). */
+NmtStatus seq2seq_init_params(Seq2Seq *m, float init_range, uint64_t seed);
+void seq2seq_zero_grads(Seq2Seq *m);
+
+/* Runs the model on one batch (host arrays, time-major) and computes the
+ * loss. train: dropout on (masks from `seed`), and the activations are kept
+ * for seq2seq_backward. The batch must fit the limits. */
+void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, ModelLoss *loss);
+/* Adds the gradient of loss->loss (the mean over target tokens) of the last
+ * training forward into seq2seq_grads. */
+void seq2seq_backward(Seq2Seq *m);
+/* The logits (T*B, V_t) of the last forward, downloaded into host memory
+ * (before seq2seq_backward, which overwrites them with their gradient). */
+void seq2seq_download_logits(Seq2Seq *m, float *host);
+
+#endif
