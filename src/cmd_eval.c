@@ -1,4 +1,769 @@
-/* cmd_eval.c: placeholder until the BLEU work lands. */
+/* cmd_eval.c: `nmt eval`, sacreBLEU-compatible scoring of translation
+ * files: corpus BLEU and chrF printed exactly as the sacreBLEU 2.6.0 CLI
+ * prints them (text with signature, or -f json), several systems in its
+ * table, the paired bootstrap test (--paired-bs) and the single-system
+ * confidence interval (--confidence). The metrics live in src/data/bleu.c,
+ * chrf.c and bootstrap.c; this file reads files, parses options and
+ * formats. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "commands.h"
-int cmd_eval(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "nmt eval: not implemented yet\n"); return 1; }
+#include "common.h"
+#include "data/bleu.h"
+#include "data/bootstrap.h"
+#include "data/chrf.h"
+
+#define EVAL_WIDTH 1 /* sacreBLEU CLI's default --width */
+#define SIG_CAP 256
+#define LINE_CAP 1024
+
+static void eval_usage(FILE *out) {
+    fprintf(out,
+            "usage: nmt eval [--bleu] [--chrf] --ref REF [--ref REF ...] [--hyp HYP ...] [options]\n"
+            "       nmt eval --bleu --ref REF < HYP\n"
+            "\n"
+            "Scores translations against references exactly as sacreBLEU %s does\n"
+            "('sacrebleu REF... -i HYP... -f text'), printing its line and signature, e.g.\n"
+            "  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:%s = 34.0 66.0/40.8/...\n"
+            "\n"
+            "metrics (default --bleu):\n"
+            "  --bleu             corpus BLEU (13a tokenizer, exp smoothing, max order 4)\n"
+            "  --chrf             chrF2 (character 6-grams, beta 2, whitespace ignored);\n"
+            "                     with --bleu both are printed, BLEU first\n"
+            "input:\n"
+            "  --ref FILE         a reference file; repeat for several references (one\n"
+            "                     line per segment in every file)\n"
+            "  --hyp FILE         a hypothesis (system output) file; repeat to compare\n"
+            "                     systems, the first being the baseline. Default: stdin\n"
+            "options:\n"
+            "  --lowercase        case-insensitive BLEU and chrF (case:lc; sacreBLEU -lc\n"
+            "                     and --chrf-lowercase)\n"
+            "  --tokenize 13a|none  BLEU tokenizer (default 13a)\n"
+            "  --json             sacreBLEU's JSON output (-f json)\n"
+            "  --bootstrap N      bootstrap resampling with N resamples: with one\n"
+            "                     hypothesis the 95%% confidence interval (sacreBLEU\n"
+            "                     --confidence -cin N); with two or more the paired\n"
+            "                     bootstrap test against the first (--paired-bs -pbsn N)\n"
+            "  --seed S           resampling seed, an integer >= 0 (default %u, the\n"
+            "                     same as sacreBLEU's SACREBLEU_SEED default)\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "Files are UTF-8 text, one segment per line (a final \"\\n\" or \"\\r\\n\" is\n"
+            "stripped). Exit codes: 0 ok, 1 unreadable file or line counts that differ,\n"
+            "2 bad usage. See docs/evaluation.md.\n",
+            NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, BOOTSTRAP_DEFAULT_SEED);
+}
+
+/* ------------------------------------------------------------------ */
+/* Input                                                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    const char *path; /* as given; NULL for stdin */
+    char *buf;
+    char **lines;
+    int64_t n;
+} TextFile;
+
+static void text_free(TextFile *t) {
+    nmt_free(t->buf);
+    nmt_free(t->lines);
+    t->buf = NULL;
+    t->lines = NULL;
+}
+
+static NmtStatus text_read(const char *path, TextFile *t) {
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    const char *name = path ? path : "<stdin>";
+    FILE *f = path ? fopen(path, "rb") : stdin;
+    if (!f) return nmt_fail(NMT_ERR_IO, "cannot open '%s': %s", name, strerror(errno));
+    size_t len = 0, cap = 1 << 16;
+    char *buf = nmt_malloc(cap);
+    NmtStatus st = NMT_OK;
+    if (!buf) st = nmt_fail_nomem("input buffer");
+    while (st == NMT_OK) {
+        if (cap - len < 2) {
+            char *nb = nmt_realloc(buf, cap * 2);
+            if (!nb) {
+                st = nmt_fail_nomem("input buffer");
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t k = fread(buf + len, 1, cap - len - 1, f);
+        len += k;
+        if (k == 0) {
+            if (ferror(f)) st = nmt_fail(NMT_ERR_IO, "cannot read '%s': %s", name, strerror(errno));
+            break;
+        }
+    }
+    if (path) fclose(f);
+    if (st != NMT_OK) {
+        nmt_free(buf);
+        return st;
+    }
+    buf[len] = '\0';
+    int64_t n = 0;
+    for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
+    if (len && buf[len - 1] != '\n') n++;
+    t->lines = nmt_malloc((size_t)(n ? n : 1) * sizeof *t->lines);
+    if (!t->lines) {
+        nmt_free(buf);
+        return nmt_fail_nomem("line index");
+    }
+    size_t start = 0;
+    for (int64_t i = 0; i < n; i++) {
+        size_t end = start;
+        while (end < len && buf[end] != '\n') end++;
+        buf[end] = '\0';
+        if (end > start && buf[end - 1] == '\r') buf[end - 1] = '\0';
+        t->lines[i] = buf + start;
+        start = end + 1;
+    }
+    t->buf = buf;
+    t->n = n;
+    return NMT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Small formatting helpers                                            */
+/* ------------------------------------------------------------------ */
+
+/* Python's repr(float): the shortest digits that read back to x. */
+static void py_repr(double x, char *buf, size_t cap) {
+    char tmp[40];
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*e", prec - 1, x);
+        if (strtod(tmp, NULL) == x) break;
+    }
+    /* tmp = [-]d[.ddd]e[+-]XX */
+    char digits[24];
+    int nd = 0, neg = tmp[0] == '-';
+    char *p = tmp + neg;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.') digits[nd++] = *p;
+    digits[nd] = '\0';
+    int e = atoi(p + 1);
+    while (nd > 1 && digits[nd - 1] == '0') digits[--nd] = '\0';
+    char out[64];
+    int w = 0;
+    if (neg) out[w++] = '-';
+    if (e >= -4 && e < 16) { /* repr's fixed notation */
+        if (e < 0) {
+            w += snprintf(out + w, sizeof out - w, "0.");
+            for (int i = 0; i < -e - 1; i++) out[w++] = '0';
+            w += snprintf(out + w, sizeof out - w, "%s", digits);
+        } else {
+            for (int i = 0; i <= e; i++) out[w++] = i < nd ? digits[i] : '0';
+            out[w++] = '.';
+            if (nd > e + 1) w += snprintf(out + w, sizeof out - w, "%s", digits + e + 1);
+            else out[w++] = '0';
+        }
+        out[w] = '\0';
+    } else {
+        out[w++] = digits[0];
+        if (nd > 1) w += snprintf(out + w, sizeof out - w, ".%s", digits + 1);
+        snprintf(out + w, sizeof out - w, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+    }
+    snprintf(buf, cap, "%s", out);
+}
+
+/* A JSON string as Python's json.dumps writes it. */
+static void json_string(FILE *out, const char *s, int ensure_ascii) {
+    fputc('"', out);
+    for (size_t i = 0, n = strlen(s); i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            fprintf(out, "\\%c", c);
+        } else if (c == '\n') {
+            fputs("\\n", out);
+        } else if (c == '\r') {
+            fputs("\\r", out);
+        } else if (c == '\t') {
+            fputs("\\t", out);
+        } else if (c == '\b') {
+            fputs("\\b", out);
+        } else if (c == '\f') {
+            fputs("\\f", out);
+        } else if (c < 0x20) {
+            fprintf(out, "\\u%04x", c);
+        } else if (c >= 0x80 && ensure_ascii) {
+            size_t k = bleu_char_len(s + i, n - i);
+            uint32_t cp = 0xFFFD;
+            if (k == 2) cp = ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu);
+            else if (k == 3) cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+            else if (k == 4)
+                cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) |
+                     (s[i + 3] & 0x3Fu);
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                fprintf(out, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+            } else {
+                fprintf(out, "\\u%04x", cp);
+            }
+            i += k;
+            continue;
+        } else {
+            fputc(c, out);
+        }
+        i++;
+    }
+    fputc('"', out);
+}
+
+/* Display width as tabulate measures it (code points; names are paths). */
+static size_t text_width(const char *s) {
+    size_t w = 0;
+    for (size_t i = 0, n = strlen(s); i < n; i += bleu_char_len(s + i, n - i)) w++;
+    return w;
+}
+
+static void put_repeat(FILE *out, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) fputs(s, out);
+}
+
+/* tabulate(..., tablefmt='fancy_grid', colalign=('right',), stralign='center')
+ * as sacreBLEU prints its multi-system tables. cells: (n_rows, n_cols),
+ * row-major; a cell may hold several lines separated by '\n'. */
+static void print_fancy_grid(FILE *out, int n_cols, int n_rows, const char *const *headers,
+                             char *const *cells) {
+    size_t width[8] = {0};
+    NMT_ASSERT(n_cols <= 8);
+    for (int c = 0; c < n_cols; c++) width[c] = text_width(headers[c]) + 2; /* MIN_PADDING */
+    for (int r = 0; r < n_rows; r++)
+        for (int c = 0; c < n_cols; c++) {
+            char tmp[LINE_CAP];
+            snprintf(tmp, sizeof tmp, "%s", cells[r * n_cols + c]);
+            for (char *line = strtok(tmp, "\n"); line; line = strtok(NULL, "\n"))
+                if (text_width(line) > width[c]) width[c] = text_width(line);
+        }
+    const char *rule[4][4] = {{"\xe2\x95\x92", "\xe2\x95\x90", "\xe2\x95\xa4", "\xe2\x95\x95"},
+                              {"\xe2\x95\x9e", "\xe2\x95\x90", "\xe2\x95\xaa", "\xe2\x95\xa1"},
+                              {"\xe2\x94\x9c", "\xe2\x94\x80", "\xe2\x94\xbc", "\xe2\x94\xa4"},
+                              {"\xe2\x95\x98", "\xe2\x95\x90", "\xe2\x95\xa7", "\xe2\x95\x9b"}};
+    const char *bar = "\xe2\x94\x82";
+#define RULE(k)                                                 \
+    do {                                                        \
+        fputs(rule[k][0], out);                                 \
+        for (int c_ = 0; c_ < n_cols; c_++) {                   \
+            if (c_) fputs(rule[k][2], out);                     \
+            put_repeat(out, rule[k][1], width[c_] + 2);         \
+        }                                                       \
+        fprintf(out, "%s\n", rule[k][3]);                       \
+    } while (0)
+    /* One printed line of a row: the k-th line of each cell, aligned. */
+    RULE(0);
+    for (int r = -1; r < n_rows; r++) {
+        int height = 1;
+        if (r >= 0)
+            for (int c = 0; c < n_cols; c++) {
+                int h = 1;
+                for (const char *p = cells[r * n_cols + c]; *p; p++) h += *p == '\n';
+                if (h > height) height = h;
+            }
+        for (int k = 0; k < height; k++) {
+            fputs(bar, out);
+            for (int c = 0; c < n_cols; c++) {
+                const char *cell = r < 0 ? headers[c] : cells[r * n_cols + c];
+                for (int skip = 0; skip < k && cell; skip++) {
+                    cell = strchr(cell, '\n');
+                    if (cell) cell++;
+                }
+                char line[LINE_CAP] = "";
+                if (cell) {
+                    size_t l = strcspn(cell, "\n");
+                    snprintf(line, sizeof line, "%.*s", (int)l, cell);
+                }
+                size_t w = text_width(line), pad = width[c] > w ? width[c] - w : 0;
+                size_t left = c == 0 ? pad : pad / 2; /* '{:^W}' puts the odd space right */
+                fputc(' ', out);
+                put_repeat(out, " ", left);
+                fputs(line, out);
+                put_repeat(out, " ", pad - left);
+                fprintf(out, " %s", bar);
+            }
+            fputc('\n', out);
+        }
+        if (r < 0) RULE(1);
+        else if (r < n_rows - 1) RULE(2);
+    }
+    RULE(3);
+#undef RULE
+}
+
+/* ------------------------------------------------------------------ */
+/* Scoring                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    int bleu, chrf, json, n_bootstrap;
+    uint64_t seed;
+    BleuOptions bleu_opt;
+    ChrfOptions chrf_opt;
+} EvalOptions;
+
+typedef struct {
+    const char *name;
+    TextFile text;
+    BleuResult bleu;
+    double chrf;
+    int64_t *bleu_seg; /* (n_seg, BLEU_N_STATS) when bootstrapping */
+    int64_t *chrf_seg; /* (n_seg, CHRF_N_STATS) */
+    BootstrapResult bs_bleu, bs_chrf;
+} System;
+
+static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, const EvalOptions *o) {
+    const int64_t n = sys->text.n;
+    const char **r = nmt_malloc((size_t)n_refs * sizeof *r);
+    if (!r) return nmt_fail_nomem("reference pointers");
+    if (o->n_bootstrap > 0) {
+        if (o->bleu) sys->bleu_seg = nmt_malloc((size_t)n * BLEU_N_STATS * sizeof(int64_t));
+        if (o->chrf) sys->chrf_seg = nmt_malloc((size_t)n * CHRF_N_STATS * sizeof(int64_t));
+        if ((o->bleu && !sys->bleu_seg) || (o->chrf && !sys->chrf_seg)) {
+            nmt_free(r);
+            return nmt_fail_nomem("segment statistics");
+        }
+    }
+    BleuStats bs;
+    ChrfStats cs;
+    bleu_stats_clear(&bs);
+    chrf_stats_clear(&cs);
+    NmtStatus st = NMT_OK;
+    int64_t tokenized_period = 0;
+    for (int64_t i = 0; i < n && st == NMT_OK; i++) {
+        const char *hyp = sys->text.lines[i];
+        for (int k = 0; k < n_refs; k++) r[k] = refs[k].lines[i];
+        if (o->bleu) {
+            BleuStats s;
+            if ((st = bleu_sentence_stats(hyp, r, n_refs, &o->bleu_opt, &s)) != NMT_OK) break;
+            bleu_stats_add(&bs, &s);
+            if (sys->bleu_seg) bleu_stats_to_array(&s, sys->bleu_seg + i * BLEU_N_STATS);
+            size_t l = strlen(hyp);
+            while (l && (hyp[l - 1] == ' ' || hyp[l - 1] == '\t' || hyp[l - 1] == '\r')) l--;
+            tokenized_period += l >= 2 && hyp[l - 2] == ' ' && hyp[l - 1] == '.';
+        }
+        if (o->chrf) {
+            ChrfStats s;
+            if ((st = chrf_sentence_stats(hyp, r, n_refs, &o->chrf_opt, &s)) != NMT_OK) break;
+            chrf_stats_add(&cs, &s);
+            if (sys->chrf_seg) chrf_stats_to_array(&s, sys->chrf_seg + i * CHRF_N_STATS);
+        }
+    }
+    nmt_free(r);
+    if (st != NMT_OK) return st;
+    if (tokenized_period >= 100)
+        fprintf(stderr,
+                "nmt eval: warning: %s: %lld lines end in a tokenized period (' .'); "
+                "BLEU expects detokenized text\n",
+                sys->name, (long long)tokenized_period);
+    bleu_score(&bs, &sys->bleu);
+    sys->chrf = chrf_score(&cs);
+    return NMT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output                                                              */
+/* ------------------------------------------------------------------ */
+
+static void signatures(const EvalOptions *o, int n_refs, int with_bs, char *bleu_sig,
+                       char *chrf_sig) {
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    int nb = with_bs ? o->n_bootstrap : 0;
+    bleu_signature(&o->bleu_opt, n_refs, nb, with_bs ? seed : NULL, bleu_sig, SIG_CAP);
+    chrf_signature(&o->chrf_opt, n_refs, nb, with_bs ? seed : NULL, chrf_sig, SIG_CAP);
+}
+
+/* One metric of Score.format(is_json=True), indent=1. */
+static void json_score(FILE *out, const char *name, double score, const char *sig,
+                       const double *mean_ci, const char *verbose) {
+    char num[64], tmp[64];
+    fprintf(out, "{\n \"name\": \"%s\",\n", name);
+    snprintf(tmp, sizeof tmp, "%.*f", EVAL_WIDTH, score);
+    py_repr(strtod(tmp, NULL), num, sizeof num);
+    fprintf(out, " \"score\": %s,\n \"signature\": ", num);
+    json_string(out, sig, 0);
+    fputs(",\n", out);
+    if (mean_ci && mean_ci[0] > 0) {
+        char m[32], c[32];
+        snprintf(m, sizeof m, "%.*f", EVAL_WIDTH, mean_ci[0]);
+        snprintf(c, sizeof c, "%.*f", EVAL_WIDTH, mean_ci[1]);
+        py_repr(strtod(m, NULL), num, sizeof num);
+        fprintf(out, " \"confidence_mean\": %s,\n", num);
+        py_repr(strtod(c, NULL), num, sizeof num);
+        fprintf(out, " \"confidence_var\": %s,\n", num);
+        fprintf(out, " \"confidence\": \"\xce\xbc = %s \xc2\xb1 %s\",\n", m, c);
+    }
+    if (verbose && *verbose) {
+        fputs(" \"verbose_score\": ", out);
+        json_string(out, verbose, 0);
+        fputs(",\n", out);
+    }
+    /* every key:value of the signature as its own string field */
+    const char *p = sig;
+    while (*p) {
+        size_t l = strcspn(p, "|"), kl = strcspn(p, ":");
+        fprintf(out, " \"%.*s\": \"%.*s\"%s\n", (int)kl, p, (int)(l - kl - 1), p + kl + 1,
+                p[l] ? "," : "");
+        p += l + (p[l] ? 1 : 0);
+    }
+    fputs("}", out);
+}
+
+/* Single-system mode: sacreBLEU's print_single_results. */
+static NmtStatus print_single(System *sys, int n_refs, const EvalOptions *o) {
+    char bsig[SIG_CAP], csig[SIG_CAP], lines[2][LINE_CAP], verbose[256];
+    double bleu_mc[2] = {0, 0}, chrf_mc[2] = {0, 0};
+    int with_bs = o->n_bootstrap > 0;
+    NmtStatus st;
+    signatures(o, n_refs, with_bs, bsig, csig);
+    if (with_bs) {
+        if (o->bleu) {
+            BootstrapMetric m = bootstrap_metric_bleu();
+            st = bootstrap_confidence(&m, sys->bleu_seg, sys->text.n, o->n_bootstrap, o->seed,
+                                      &bleu_mc[0], &bleu_mc[1]);
+            if (st != NMT_OK) return st;
+        }
+        if (o->chrf) {
+            BootstrapMetric m = bootstrap_metric_chrf();
+            st = bootstrap_confidence(&m, sys->chrf_seg, sys->text.n, o->n_bootstrap, o->seed,
+                                      &chrf_mc[0], &chrf_mc[1]);
+            if (st != NMT_OK) return st;
+        }
+    }
+    bleu_format_verbose(&sys->bleu, verbose, sizeof verbose);
+    if (o->json) {
+        int both = o->bleu && o->chrf;
+        if (both) printf("[\n");
+        if (o->bleu) json_score(stdout, "BLEU", sys->bleu.score, bsig, bleu_mc, verbose);
+        if (both) printf(",\n");
+        if (o->chrf) json_score(stdout, "chrF2", sys->chrf, csig, chrf_mc, NULL);
+        printf(both ? "\n]\n" : "\n");
+        return NMT_OK;
+    }
+    int n = 0;
+    if (o->bleu)
+        bleu_format_score("BLEU", bsig, sys->bleu.score, EVAL_WIDTH, bleu_mc, verbose, lines[n++],
+                          LINE_CAP);
+    if (o->chrf)
+        bleu_format_score("chrF2", csig, sys->chrf, EVAL_WIDTH, chrf_mc, NULL, lines[n++], LINE_CAP);
+    if (n == 1) {
+        printf("%s\n", lines[0]);
+        return NMT_OK;
+    }
+    /* Align the lines on their '=' */
+    size_t lens[2], w = 0;
+    for (int i = 0; i < n; i++) {
+        lens[i] = (size_t)(strchr(lines[i], '=') - lines[i]) - 1;
+        if (lens[i] > w) w = lens[i];
+    }
+    for (int i = 0; i < n; i++) printf("%*s%.*s%s\n", (int)(w - lens[i]), "", (int)lens[i],
+                                       lines[i], lines[i] + lens[i]);
+    return NMT_OK;
+}
+
+static void print_paired_text(int n_samples, const char *baseline) {
+    char msg[128];
+    int l = snprintf(msg, sizeof msg, "Paired bootstrap resampling test with %d resampling trials",
+                     n_samples);
+    put_repeat(stdout, "-", (size_t)l);
+    printf("\n%s\n", msg);
+    put_repeat(stdout, "-", (size_t)l);
+    printf("\n");
+    printf(" - Each system is pairwise compared to %s.\n", baseline);
+    printf("   Actual system score / bootstrap estimated true mean / 95%% CI are provided for each metric.\n\n");
+    printf(" - Null hypothesis: the system and the baseline translations are essentially\n");
+    printf("   generated by the same underlying process. For a given system and the baseline,\n");
+    printf("   the p-value is roughly the probability of the absolute score difference (delta)\n");
+    printf("   or higher occurring due to chance, under the assumption that the null hypothesis is correct.\n\n");
+    printf(" - Assuming a significance threshold of 0.05, the null hypothesis can be rejected\n");
+    printf("   for p-values < 0.05 (marked with \"*\"). This means that the delta is unlikely to be attributed\n");
+    printf("   to chance, hence the system is significantly \"different\" than the baseline.\n");
+    printf("   Otherwise, the p-values are highlighted in red.\n\n");
+    printf(" - NOTE: Significance does not tell whether a system is \"better\" than the baseline but rather\n");
+    printf("   emphasizes the \"difference\" of the systems in terms of the replicability of the delta.\n\n");
+}
+
+static void json_result(FILE *out, const char *metric, const BootstrapResult *r, int last) {
+    char s[40], p[40], m[40], c[40];
+    py_repr(r->score, s, sizeof s);
+    if (r->p_value >= 0) py_repr(r->p_value, p, sizeof p);
+    else snprintf(p, sizeof p, "null");
+    py_repr(r->mean, m, sizeof m);
+    py_repr(r->ci, c, sizeof c);
+    fprintf(out,
+            "        \"%s\": {\n            \"score\": %s,\n            \"p_value\": %s,\n"
+            "            \"mean\": %s,\n            \"ci\": %s\n        }%s\n",
+            metric, s, p, m, c, last ? "" : ",");
+}
+
+/* Multi-system mode: sacreBLEU's print_results_table. */
+static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptions *o) {
+    int paired = o->n_bootstrap > 0;
+    char bsig[SIG_CAP], csig[SIG_CAP];
+    NmtStatus st;
+    signatures(o, n_refs, paired, bsig, csig);
+    if (paired) {
+        const int64_t **seg = nmt_malloc((size_t)n_sys * sizeof *seg);
+        double *scores = nmt_malloc((size_t)n_sys * sizeof *scores);
+        BootstrapResult *res = nmt_malloc((size_t)n_sys * sizeof *res);
+        if (!seg || !scores || !res) {
+            nmt_free(seg);
+            nmt_free(scores);
+            nmt_free(res);
+            return nmt_fail_nomem("bootstrap results");
+        }
+        st = NMT_OK;
+        for (int metric = 0; metric < 2 && st == NMT_OK; metric++) {
+            if (metric == 0 ? !o->bleu : !o->chrf) continue;
+            BootstrapMetric m = metric == 0 ? bootstrap_metric_bleu() : bootstrap_metric_chrf();
+            for (int s = 0; s < n_sys; s++) {
+                seg[s] = metric == 0 ? sys[s].bleu_seg : sys[s].chrf_seg;
+                scores[s] = metric == 0 ? sys[s].bleu.score : sys[s].chrf;
+            }
+            st = bootstrap_paired(&m, seg, scores, n_sys, sys[0].text.n, o->n_bootstrap, o->seed,
+                                  res);
+            for (int s = 0; s < n_sys && st == NMT_OK; s++)
+                *(metric == 0 ? &sys[s].bs_bleu : &sys[s].bs_chrf) = res[s];
+        }
+        nmt_free(seg);
+        nmt_free(scores);
+        nmt_free(res);
+        if (st != NMT_OK) return st;
+    }
+    char baseline[LINE_CAP];
+    snprintf(baseline, sizeof baseline, "%s%s", paired ? "Baseline: " : "", sys[0].name);
+    if (o->json) {
+        printf("[\n");
+        for (int s = 0; s < n_sys; s++) {
+            printf("    {\n        \"system\": ");
+            json_string(stdout, s == 0 ? baseline : sys[s].name, 1);
+            printf(",\n");
+            if (paired) {
+                if (o->bleu) json_result(stdout, "BLEU", &sys[s].bs_bleu, !o->chrf);
+                if (o->chrf) json_result(stdout, "chrF2", &sys[s].bs_chrf, 1);
+            } else {
+                if (o->bleu)
+                    printf("        \"BLEU\": \"%.*f\"%s\n", EVAL_WIDTH, sys[s].bleu.score,
+                           o->chrf ? "," : "");
+                if (o->chrf) printf("        \"chrF2\": \"%.*f\"\n", EVAL_WIDTH, sys[s].chrf);
+            }
+            printf("    }%s\n", s + 1 < n_sys ? "," : "");
+        }
+        printf("]\n");
+        return NMT_OK;
+    }
+    const char *headers[3];
+    int n_cols = 0;
+    headers[n_cols++] = "System";
+    if (o->bleu) headers[n_cols++] = paired ? "BLEU (\xce\xbc \xc2\xb1 95% CI)" : "BLEU";
+    if (o->chrf) headers[n_cols++] = paired ? "chrF2 (\xce\xbc \xc2\xb1 95% CI)" : "chrF2";
+    char **cells = nmt_calloc((size_t)n_sys * n_cols, sizeof *cells);
+    if (!cells) return nmt_fail_nomem("table");
+    st = NMT_OK;
+    for (int s = 0; s < n_sys && st == NMT_OK; s++) {
+        int c = 0;
+        cells[s * n_cols + c++] = nmt_strdup(s == 0 ? baseline : sys[s].name);
+        for (int metric = 0; metric < 2; metric++) {
+            if (metric == 0 ? !o->bleu : !o->chrf) continue;
+            double score = metric == 0 ? sys[s].bleu.score : sys[s].chrf;
+            const BootstrapResult *r = metric == 0 ? &sys[s].bs_bleu : &sys[s].bs_chrf;
+            if (!paired) {
+                cells[s * n_cols + c++] = nmt_asprintf("%.*f", EVAL_WIDTH, score);
+            } else if (r->p_value < 0) {
+                cells[s * n_cols + c++] = nmt_asprintf("%.*f (%.*f \xc2\xb1 %.*f)", EVAL_WIDTH,
+                                                       score, EVAL_WIDTH, r->mean, EVAL_WIDTH, r->ci);
+            } else {
+                cells[s * n_cols + c++] = nmt_asprintf(
+                    "%.*f (%.*f \xc2\xb1 %.*f)\n(p = %.4f)%s", EVAL_WIDTH, score, EVAL_WIDTH,
+                    r->mean, EVAL_WIDTH, r->ci, r->p_value, r->p_value > 0.05 ? "" : "*");
+            }
+        }
+        for (int k = 0; k < n_cols; k++)
+            if (!cells[s * n_cols + k]) st = nmt_fail_nomem("table cell");
+    }
+    if (st == NMT_OK) {
+        print_fancy_grid(stdout, n_cols, n_sys, headers, cells);
+        printf("\n");
+        if (paired) print_paired_text(o->n_bootstrap, baseline);
+        printf("-----------------\nMetric signatures\n-----------------\n");
+        if (o->bleu) printf(" - %-10s %s\n", "BLEU", bsig);
+        if (o->chrf) printf(" - %-10s %s\n", "chrF2", csig);
+    }
+    for (int k = 0; k < n_sys * n_cols; k++) nmt_free(cells[k]);
+    nmt_free(cells);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Command line                                                        */
+/* ------------------------------------------------------------------ */
+
+/* "--name VALUE" or "--name=VALUE": returns the value (advancing *i) or
+ * NULL when argv[*i] is not this option; *missing is set when it is but
+ * lacks its value. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing) {
+    size_t l = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, l) != 0) return NULL;
+    if (a[l] == '=') return a + l + 1;
+    if (a[l] != '\0') return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out) {
+    if (!*s || *s == '-' || *s == '+') return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max) return 0;
+    *out = v;
+    return 1;
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "nmt eval: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (try 'nmt eval --help')\n");
+    return NMT_EXIT_USAGE;
+}
+
+int cmd_eval(int argc, char **argv) {
+    EvalOptions o;
+    memset(&o, 0, sizeof o);
+    o.seed = BOOTSTRAP_DEFAULT_SEED;
+    bleu_options_default(&o.bleu_opt);
+    int n_refs = 0, n_hyps = 0;
+    const char **ref_paths = nmt_calloc((size_t)argc + 1, sizeof *ref_paths);
+    const char **hyp_paths = nmt_calloc((size_t)argc + 1, sizeof *hyp_paths);
+    if (!ref_paths || !hyp_paths) {
+        nmt_free(ref_paths);
+        nmt_free(hyp_paths);
+        fprintf(stderr, "nmt eval: out of memory\n");
+        return NMT_EXIT_FAILURE;
+    }
+    int rc = NMT_EXIT_OK;
+    for (int i = 1; i < argc && rc == NMT_EXIT_OK; i++) {
+        const char *a = argv[i], *v;
+        int missing = 0;
+        unsigned long long num;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            eval_usage(stdout);
+            nmt_free(ref_paths);
+            nmt_free(hyp_paths);
+            return NMT_EXIT_OK;
+        } else if (!strcmp(a, "--bleu")) {
+            o.bleu = 1;
+        } else if (!strcmp(a, "--chrf")) {
+            o.chrf = 1;
+        } else if (!strcmp(a, "--lowercase") || !strcmp(a, "-lc")) {
+            o.bleu_opt.lowercase = o.chrf_opt.lowercase = 1;
+        } else if (!strcmp(a, "--json")) {
+            o.json = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--ref", &missing)) || missing) {
+            if (missing || !*v) rc = usage_error("%s needs a file name", a);
+            else ref_paths[n_refs++] = v;
+        } else if ((v = opt_value(argc, argv, &i, "--hyp", &missing)) || missing) {
+            if (missing || !*v) rc = usage_error("%s needs a file name", a);
+            else hyp_paths[n_hyps++] = v;
+        } else if ((v = opt_value(argc, argv, &i, "--tokenize", &missing)) || missing) {
+            if (missing) rc = usage_error("%s needs a value (13a or none)", a);
+            else if (bleu_tokenize_parse(v, &o.bleu_opt.tokenize) != NMT_OK)
+                rc = usage_error("unknown tokenizer '%s' (expected 13a or none)", v);
+        } else if ((v = opt_value(argc, argv, &i, "--bootstrap", &missing)) || missing) {
+            if (missing || !parse_uint(v, 1000000, &num) || num < 1)
+                rc = usage_error("--bootstrap needs a number of resamples in 1..1000000, not '%s'",
+                                 missing ? "" : v);
+            else o.n_bootstrap = (int)num;
+        } else if ((v = opt_value(argc, argv, &i, "--seed", &missing)) || missing) {
+            if (missing || !parse_uint(v, UINT64_MAX, &num))
+                rc = usage_error("--seed needs an integer >= 0, not '%s'", missing ? "" : v);
+            else o.seed = num;
+        } else if (a[0] == '-' && a[1]) {
+            rc = usage_error("unknown option '%s'", a);
+        } else {
+            rc = usage_error("unexpected argument '%s' (files go after --ref or --hyp)", a);
+        }
+    }
+    if (rc == NMT_EXIT_OK && n_refs == 0) rc = usage_error("%s", "no reference: give --ref FILE");
+    if (rc != NMT_EXIT_OK) {
+        nmt_free(ref_paths);
+        nmt_free(hyp_paths);
+        return rc;
+    }
+    if (!o.bleu && !o.chrf) o.bleu = 1;
+
+    TextFile *refs = nmt_calloc((size_t)n_refs, sizeof *refs);
+    int n_sys = n_hyps ? n_hyps : 1;
+    System *sys = nmt_calloc((size_t)n_sys, sizeof *sys);
+    NmtStatus st = NMT_OK;
+    if (!refs || !sys) st = nmt_fail_nomem("eval state");
+    for (int k = 0; k < n_refs && st == NMT_OK; k++) st = text_read(ref_paths[k], &refs[k]);
+    int n_read = 0;
+    for (int s = 0; s < n_sys && st == NMT_OK; s++) {
+        const char *path = n_hyps ? hyp_paths[s] : NULL;
+        int dup = 0;
+        for (int t = 0; t < n_read && path && !dup; t++)
+            if (!strcmp(sys[t].name, path)) dup = t + 1;
+        if (dup == 1 && o.n_bootstrap > 0 && n_sys > 1) {
+            fprintf(stderr, "nmt eval: ignoring '%s' as it was also given as the baseline\n", path);
+            continue;
+        }
+        if (dup) {
+            st = nmt_fail(NMT_ERR_USAGE, "'%s' is given twice as a system", path);
+            break;
+        }
+        sys[n_read].name = path ? path : "<stdin>";
+        st = text_read(path, &sys[n_read].text);
+        if (st == NMT_OK) n_read++;
+    }
+    n_sys = n_read;
+    for (int s = 0; s < n_sys && st == NMT_OK; s++) {
+        if (sys[s].text.n == 0) {
+            st = nmt_fail(NMT_ERR_FORMAT, "'%s' has no lines to score", sys[s].name);
+            break;
+        }
+        for (int k = 0; k < n_refs; k++)
+            if (refs[k].n != sys[s].text.n) {
+                st = nmt_fail(NMT_ERR_FORMAT,
+                              "line counts differ: hypothesis '%s' has %lld lines, reference '%s' "
+                              "has %lld lines",
+                              sys[s].name, (long long)sys[s].text.n, refs[k].path,
+                              (long long)refs[k].n);
+                break;
+            }
+    }
+    if (st == NMT_OK && o.n_bootstrap > 0 && n_hyps > 1 && n_sys < 2)
+        st = nmt_fail(NMT_ERR_USAGE, "the paired bootstrap test needs two different systems");
+    for (int s = 0; s < n_sys && st == NMT_OK; s++) st = score_system(&sys[s], refs, n_refs, &o);
+    if (st == NMT_OK) {
+        if (n_hyps > 1) st = print_multi(sys, n_sys, n_refs, &o);
+        else st = print_single(&sys[0], n_refs, &o);
+    }
+    if (st != NMT_OK) {
+        fprintf(stderr, "nmt eval: %s\n", nmt_error_message());
+        rc = nmt_exit_code(st);
+    }
+    fflush(stdout);
+    for (int k = 0; refs && k < n_refs; k++) text_free(&refs[k]);
+    for (int s = 0; sys && s < n_read; s++) {
+        text_free(&sys[s].text);
+        nmt_free(sys[s].bleu_seg);
+        nmt_free(sys[s].chrf_seg);
+    }
+    nmt_free(refs);
+    nmt_free(sys);
+    nmt_free(ref_paths);
+    nmt_free(hyp_paths);
+    return rc;
+}

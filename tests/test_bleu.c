@@ -1,0 +1,699 @@
+/* test_bleu.c: BLEU, chrF and the bootstrap of src/data/ against numbers
+ * computed by sacreBLEU 2.6.0 itself (tests/fixtures/bleu/expected.txt,
+ * written by scripts/sacrebleu_expected.py): the 13a tokenizer and
+ * lowercasing on tricky strings, corpus scores of the fixture files (one and
+ * several references, lowercase, tokenize none, empty lines, an all-empty
+ * hypothesis, a perfect match, no match, CRLF), the formatted lines,
+ * segment statistics and sentence scores, NumPy's RNG draws, paired
+ * bootstrap and confidence intervals, and, when Multi30k is present, a
+ * derived real-text hypothesis. Runs from the repository root. */
+#include <stdint.h>
+#include <zlib.h>
+
+#include "common.h"
+#include "data/bleu.h"
+#include "data/bootstrap.h"
+#include "data/chrf.h"
+#include "test_util.h"
+
+#define FIX "tests/fixtures/bleu/"
+#define MAX_FIELDS 16
+
+/* ---- fixture reading (plain stdio, independent of cmd_eval.c) ---- */
+
+typedef struct {
+    char *buf;
+    char **lines;
+    int n;
+} Lines;
+
+static void lines_free(Lines *l) {
+    free(l->buf);
+    free(l->lines);
+    memset(l, 0, sizeof *l);
+}
+
+/* Lines of a file without their "\n" / "\r\n"; 0 on failure. */
+static int lines_read(const char *path, Lines *l) {
+    memset(l, 0, sizeof *l);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    l->buf = malloc((size_t)len + 1);
+    if (fread(l->buf, 1, (size_t)len, f) != (size_t)len) len = 0;
+    fclose(f);
+    l->buf[len] = '\0';
+    int n = 0;
+    for (long i = 0; i < len; i++) n += l->buf[i] == '\n';
+    if (len && l->buf[len - 1] != '\n') n++;
+    l->lines = malloc(sizeof *l->lines * (size_t)(n + 1));
+    char *p = l->buf;
+    for (int i = 0; i < n; i++) {
+        char *e = strchr(p, '\n');
+        if (e) *e = '\0';
+        size_t k = strlen(p);
+        if (k && p[k - 1] == '\r') p[k - 1] = '\0';
+        l->lines[i] = p;
+        p = e ? e + 1 : p + k;
+    }
+    l->n = n;
+    return 1;
+}
+
+/* Reads a fixture by name (FIX + name). */
+static int fixture(const char *name, Lines *l) {
+    char path[512];
+    snprintf(path, sizeof path, FIX "%s", name);
+    int ok = lines_read(path, l);
+    CHECK(ok, "cannot read %s", path);
+    return ok;
+}
+
+/* Undoes the script's escapes in place. */
+static char *unescape(char *s) {
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        if (*r == '\\' && r[1]) {
+            r++;
+            *w++ = *r == 'n' ? '\n' : *r == 't' ? '\t' : *r == 'r' ? '\r' : *r;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+    return s;
+}
+
+static int split_tabs(char *line, char **f) {
+    int n = 0;
+    for (char *p = line; n < MAX_FIELDS;) {
+        f[n++] = p;
+        char *t = strchr(p, '\t');
+        if (!t) break;
+        *t = '\0';
+        p = t + 1;
+    }
+    return n;
+}
+
+/* Splits "a,b,c" into up to 8 names (in place). */
+static int split_commas(char *s, char **out) {
+    int n = 0;
+    for (char *p = strtok(s, ","); p && n < 8; p = strtok(NULL, ",")) out[n++] = p;
+    return n;
+}
+
+/* Reads the hypothesis and reference fixtures of a record. */
+typedef struct {
+    Lines hyp, refs[8];
+    int n_refs, ok;
+} Corpus;
+
+static void corpus_load(Corpus *c, const char *hyp, char *refs_csv) {
+    char *names[8];
+    memset(c, 0, sizeof *c);
+    c->n_refs = split_commas(refs_csv, names);
+    c->ok = fixture(hyp, &c->hyp);
+    for (int k = 0; k < c->n_refs; k++) {
+        c->ok &= fixture(names[k], &c->refs[k]);
+        if (c->ok) CHECK_EQ_INT(c->refs[k].n, c->hyp.n);
+        c->ok &= c->refs[k].n == c->hyp.n;
+    }
+}
+
+static void corpus_free(Corpus *c) {
+    lines_free(&c->hyp);
+    for (int k = 0; k < c->n_refs; k++) lines_free(&c->refs[k]);
+}
+
+static void corpus_refs(const Corpus *c, int i, const char **r) {
+    for (int k = 0; k < c->n_refs; k++) r[k] = c->refs[k].lines[i];
+}
+
+/* ---- record checks ---- */
+
+static void check_tok13a(char **f) {
+    char *in = unescape(f[1]), *want = unescape(f[2]), *got = NULL;
+    CHECK_EQ_INT(bleu_tokenize_13a(in, &got), NMT_OK);
+    CHECK(got && !strcmp(got, want), "13a(\"%s\") = \"%s\", sacreBLEU \"%s\"", in,
+          got ? got : "(null)", want);
+    nmt_free(got);
+}
+
+static void check_lower(char **f) {
+    char *in = unescape(f[1]), *want = unescape(f[2]), *got = NULL;
+    CHECK_EQ_INT(bleu_lower(in, strlen(in), &got), NMT_OK);
+    CHECK(got && !strcmp(got, want), "lower(\"%s\") = \"%s\", Python \"%s\"", in,
+          got ? got : "(null)", want);
+    nmt_free(got);
+}
+
+static void check_bleu(char **f) {
+    /* bleu CASE HYP REFS LC TOK SCORE P1 P2 P3 P4 BP RATIO HYP_LEN REF_LEN LINE */
+    Corpus c;
+    const char *name = f[1];
+    corpus_load(&c, f[2], f[3]);
+    if (!c.ok) {
+        corpus_free(&c);
+        return;
+    }
+    BleuOptions opt;
+    bleu_options_default(&opt);
+    opt.lowercase = atoi(f[4]);
+    CHECK_EQ_INT(bleu_tokenize_parse(f[5], &opt.tokenize), NMT_OK);
+    BleuStats st;
+    bleu_stats_clear(&st);
+    const char *r[8];
+    for (int i = 0; i < c.hyp.n; i++) {
+        corpus_refs(&c, i, r);
+        CHECK_EQ_INT(bleu_add_sentence(&st, c.hyp.lines[i], r, c.n_refs, &opt), NMT_OK);
+    }
+    BleuResult res;
+    bleu_score(&st, &res);
+    CHECK(fabs(res.score - atof(f[6])) < 1e-9, "%s: BLEU %.12g, sacreBLEU %s", name, res.score, f[6]);
+    for (int n = 0; n < 4; n++)
+        CHECK(fabs(res.precisions[n] - atof(f[7 + n])) < 1e-9, "%s: p%d %.12g, sacreBLEU %s", name,
+              n + 1, res.precisions[n], f[7 + n]);
+    CHECK(fabs(res.bp - atof(f[11])) < 1e-12, "%s: BP %.12g vs %s", name, res.bp, f[11]);
+    CHECK(fabs(res.ratio - atof(f[12])) < 1e-12, "%s: ratio %.12g vs %s", name, res.ratio, f[12]);
+    CHECK(res.hyp_len == atoll(f[13]), "%s: hyp_len %lld vs %s", name, (long long)res.hyp_len, f[13]);
+    CHECK(res.ref_len == atoll(f[14]), "%s: ref_len %lld vs %s", name, (long long)res.ref_len, f[14]);
+    char sig[256], line[1024];
+    bleu_signature(&opt, c.n_refs, 0, NULL, sig, sizeof sig);
+    bleu_format_line(&res, sig, 1, line, sizeof line);
+    CHECK(!strcmp(line, unescape(f[15])), "%s:\n  nmt       %s\n  sacreBLEU %s", name, line, f[15]);
+    corpus_free(&c);
+}
+
+static void check_chrf(char **f) {
+    /* chrf CASE HYP REFS LC SCORE LINE */
+    Corpus c;
+    const char *name = f[1];
+    corpus_load(&c, f[2], f[3]);
+    if (!c.ok) {
+        corpus_free(&c);
+        return;
+    }
+    ChrfOptions opt = {atoi(f[4])};
+    ChrfStats st;
+    chrf_stats_clear(&st);
+    const char *r[8];
+    for (int i = 0; i < c.hyp.n; i++) {
+        corpus_refs(&c, i, r);
+        CHECK_EQ_INT(chrf_add_sentence(&st, c.hyp.lines[i], r, c.n_refs, &opt), NMT_OK);
+    }
+    double score = chrf_score(&st);
+    CHECK(fabs(score - atof(f[5])) < 1e-9, "%s: chrF %.12g, sacreBLEU %s", name, score, f[5]);
+    char sig[256], line[512];
+    chrf_signature(&opt, c.n_refs, 0, NULL, sig, sizeof sig);
+    chrf_format_line(score, sig, 1, line, sizeof line);
+    CHECK(!strcmp(line, unescape(f[6])), "%s:\n  nmt       %s\n  sacreBLEU %s", name, line, f[6]);
+    corpus_free(&c);
+}
+
+static void check_sent(char **f) {
+    /* sent HYP REFS LINENO "HYP_LEN REF_LEN C1..C4 T1..T4" SENT_BLEU SENT_CHRF */
+    Corpus c;
+    corpus_load(&c, f[1], f[2]);
+    int i = atoi(f[3]) - 1;
+    if (!c.ok || i < 0 || i >= c.hyp.n) {
+        CHECK(0, "bad sent record line %s", f[3]);
+        corpus_free(&c);
+        return;
+    }
+    const char *r[8];
+    corpus_refs(&c, i, r);
+    BleuOptions opt;
+    bleu_options_default(&opt);
+    BleuStats s;
+    CHECK_EQ_INT(bleu_sentence_stats(c.hyp.lines[i], r, c.n_refs, &opt, &s), NMT_OK);
+    int64_t got[BLEU_N_STATS];
+    bleu_stats_to_array(&s, got);
+    char *p = f[4];
+    for (int k = 0; k < BLEU_N_STATS; k++) {
+        long long want = strtoll(p, &p, 10);
+        CHECK(got[k] == want, "%s line %d: stat %d = %lld, sacreBLEU %lld", f[1], i + 1, k,
+              (long long)got[k], want);
+    }
+    BleuResult res;
+    bleu_score(&s, &res);
+    CHECK(fabs(res.score - atof(f[5])) < 1e-9, "%s line %d: sentence BLEU %.12g vs %s", f[1], i + 1,
+          res.score, f[5]);
+    ChrfOptions copt = {0};
+    ChrfStats cs;
+    CHECK_EQ_INT(chrf_sentence_stats(c.hyp.lines[i], r, c.n_refs, &copt, &cs), NMT_OK);
+    CHECK(fabs(chrf_score(&cs) - atof(f[6])) < 1e-9, "%s line %d: sentence chrF %.12g vs %s", f[1],
+          i + 1, chrf_score(&cs), f[6]);
+    corpus_free(&c);
+}
+
+static void check_rng(char **f) {
+    /* rng SEED N COUNT VALUES */
+    BootstrapRng rng;
+    bootstrap_rng_seed(&rng, strtoull(f[1], NULL, 10));
+    uint32_t n = (uint32_t)atol(f[2]);
+    int count = atoi(f[3]);
+    char *p = f[4];
+    int same = 1;
+    for (int i = 0; i < count; i++) {
+        long want = strtol(p, &p, 10);
+        uint32_t got = bootstrap_rng_below(&rng, n);
+        if ((long)got != want) {
+            CHECK(0, "default_rng(%s).choice(%s) draw %d = %u, NumPy %ld", f[1], f[2], i, got, want);
+            same = 0;
+            break;
+        }
+    }
+    CHECK(same, "rng seed %s n %s", f[1], f[2]);
+}
+
+/* Per-segment statistics of one system for the bootstrap. */
+static int64_t *segment_stats(const Corpus *c, const Lines *hyp, int chrf) {
+    int K = chrf ? CHRF_N_STATS : BLEU_N_STATS;
+    int64_t *out = calloc((size_t)hyp->n * K, sizeof *out);
+    BleuOptions bo;
+    bleu_options_default(&bo);
+    ChrfOptions co = {0};
+    const char *r[8];
+    for (int i = 0; i < hyp->n; i++) {
+        corpus_refs(c, i, r);
+        if (chrf) {
+            ChrfStats s;
+            CHECK_EQ_INT(chrf_sentence_stats(hyp->lines[i], r, c->n_refs, &co, &s), NMT_OK);
+            chrf_stats_to_array(&s, out + (size_t)i * K);
+        } else {
+            BleuStats s;
+            CHECK_EQ_INT(bleu_sentence_stats(hyp->lines[i], r, c->n_refs, &bo, &s), NMT_OK);
+            bleu_stats_to_array(&s, out + (size_t)i * K);
+        }
+    }
+    return out;
+}
+
+static double corpus_score_of(const int64_t *seg, int n, int chrf) {
+    if (chrf) {
+        ChrfStats s;
+        chrf_stats_clear(&s);
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < CHRF_CHAR_ORDER; k++) {
+                s.hyp[k] += seg[i * CHRF_N_STATS + 3 * k];
+                s.ref[k] += seg[i * CHRF_N_STATS + 3 * k + 1];
+                s.match[k] += seg[i * CHRF_N_STATS + 3 * k + 2];
+            }
+        return chrf_score(&s);
+    }
+    BleuStats s;
+    bleu_stats_clear(&s);
+    for (int i = 0; i < n; i++) {
+        const int64_t *v = seg + (size_t)i * BLEU_N_STATS;
+        s.hyp_len += v[0];
+        s.ref_len += v[1];
+        for (int k = 0; k < 4; k++) {
+            s.correct[k] += v[2 + k];
+            s.total[k] += v[6 + k];
+        }
+    }
+    BleuResult r;
+    bleu_score(&s, &r);
+    return r.score;
+}
+
+static void check_paired(char **f, int nf) {
+    /* paired CASE METRIC HYPS REFS N SEED then per system "SCORE MEAN CI P" */
+    int chrf = !strcmp(f[2], "chrF2");
+    char *hyp_names[8];
+    char hyps_csv[256];
+    snprintf(hyps_csv, sizeof hyps_csv, "%s", f[3]);
+    int n_sys = split_commas(hyps_csv, hyp_names);
+    Corpus c;
+    corpus_load(&c, hyp_names[0], f[4]);
+    if (!c.ok || nf != 7 + n_sys) {
+        CHECK(0, "bad paired record %s", f[1]);
+        corpus_free(&c);
+        return;
+    }
+    Lines hyps[8];
+    const int64_t *seg[8];
+    double scores[8];
+    for (int s = 0; s < n_sys; s++) {
+        fixture(hyp_names[s], &hyps[s]);
+        seg[s] = segment_stats(&c, &hyps[s], chrf);
+        scores[s] = corpus_score_of(seg[s], hyps[s].n, chrf);
+    }
+    BootstrapMetric m = chrf ? bootstrap_metric_chrf() : bootstrap_metric_bleu();
+    BootstrapResult res[8];
+    CHECK_EQ_INT(bootstrap_paired(&m, seg, scores, n_sys, c.hyp.n, atoi(f[5]),
+                                  strtoull(f[6], NULL, 10), res),
+                 NMT_OK);
+    for (int s = 0; s < n_sys; s++) {
+        double want[4];
+        sscanf(f[7 + s], "%lf %lf %lf %lf", &want[0], &want[1], &want[2], &want[3]);
+        CHECK(fabs(res[s].score - want[0]) < 1e-9, "%s %s sys %d: score %.12g vs %.12g", f[1], f[2],
+              s, res[s].score, want[0]);
+        CHECK(fabs(res[s].mean - want[1]) < 1e-9, "%s %s sys %d: mean %.12g vs %.12g", f[1], f[2], s,
+              res[s].mean, want[1]);
+        CHECK(fabs(res[s].ci - want[2]) < 1e-9, "%s %s sys %d: ci %.12g vs %.12g", f[1], f[2], s,
+              res[s].ci, want[2]);
+        CHECK(fabs(res[s].p_value - want[3]) < 1e-12, "%s %s sys %d: p %.12g vs %.12g", f[1], f[2],
+              s, res[s].p_value, want[3]);
+    }
+    for (int s = 0; s < n_sys; s++) {
+        lines_free(&hyps[s]);
+        free((void *)seg[s]);
+    }
+    corpus_free(&c);
+}
+
+static void check_conf(char **f) {
+    /* conf CASE METRIC HYP REFS N SEED MEAN CI */
+    int chrf = !strcmp(f[2], "chrF2");
+    Corpus c;
+    corpus_load(&c, f[3], f[4]);
+    if (!c.ok) {
+        corpus_free(&c);
+        return;
+    }
+    int64_t *seg = segment_stats(&c, &c.hyp, chrf);
+    BootstrapMetric m = chrf ? bootstrap_metric_chrf() : bootstrap_metric_bleu();
+    double mean = 0, ci = 0;
+    CHECK_EQ_INT(bootstrap_confidence(&m, seg, c.hyp.n, atoi(f[5]), strtoull(f[6], NULL, 10), &mean,
+                                      &ci),
+                 NMT_OK);
+    CHECK(fabs(mean - atof(f[7])) < 1e-9, "%s %s: mean %.12g vs %s", f[1], f[2], mean, f[7]);
+    CHECK(fabs(ci - atof(f[8])) < 1e-9, "%s %s: ci %.12g vs %s", f[1], f[2], ci, f[8]);
+    free(seg);
+    corpus_free(&c);
+}
+
+/* ---- checks that do not need the expected file ---- */
+
+static void test_api_edges(void) {
+    BleuOptions opt;
+    bleu_options_default(&opt);
+    BleuStats s;
+    const char *empty_ref[1] = {""};
+    /* n_refs must be >= 1 */
+    CHECK_EQ_INT(bleu_sentence_stats("a", empty_ref, 0, &opt, &s), NMT_ERR_USAGE);
+    ChrfOptions co = {0};
+    ChrfStats cs;
+    CHECK_EQ_INT(chrf_sentence_stats("a", empty_ref, 0, &co, &cs), NMT_ERR_USAGE);
+    BleuTokenize tok;
+    CHECK_EQ_INT(bleu_tokenize_parse("intl", &tok), NMT_ERR_USAGE);
+    CHECK_CONTAINS(nmt_error_message(), "intl");
+    /* An empty reference: ref_len 0, ratio printed as 0 (sacreBLEU's `if ref_len else 0`). */
+    CHECK_EQ_INT(bleu_sentence_stats("a b", empty_ref, 1, &opt, &s), NMT_OK);
+    CHECK_EQ_INT(s.hyp_len, 2);
+    CHECK_EQ_INT(s.ref_len, 0);
+    BleuResult r;
+    bleu_score(&s, &r);
+    char v[256];
+    bleu_format_verbose(&r, v, sizeof v);
+    CHECK_EQ_STR(v, "0.0/0.0/0.0/0.0 (BP = 1.000 ratio = 0.000 hyp_len = 2 ref_len = 0)");
+    /* Closest reference length: ties go to the shorter reference. */
+    const char *refs[3] = {"a b c d e", "a b c", "a b c d e f g"};
+    CHECK_EQ_INT(bleu_sentence_stats("a b c d", refs, 3, &opt, &s), NMT_OK);
+    CHECK_EQ_INT(s.ref_len, 3);
+    /* Clipping: "the the the" against "the cat": 1 of 3 unigrams. */
+    const char *one[1] = {"the cat"};
+    CHECK_EQ_INT(bleu_sentence_stats("the the the", one, 1, &opt, &s), NMT_OK);
+    CHECK_EQ_INT(s.correct[0], 1);
+    CHECK_EQ_INT(s.total[0], 3);
+    CHECK_EQ_INT(s.total[1], 2);
+    /* Accumulation equals the sum of the segments. */
+    BleuStats acc, a, b;
+    bleu_stats_clear(&acc);
+    CHECK_EQ_INT(bleu_add_sentence(&acc, "the cat sat", one, 1, &opt), NMT_OK);
+    CHECK_EQ_INT(bleu_add_sentence(&acc, "a cat", one, 1, &opt), NMT_OK);
+    bleu_sentence_stats("the cat sat", one, 1, &opt, &a);
+    bleu_sentence_stats("a cat", one, 1, &opt, &b);
+    bleu_stats_add(&a, &b);
+    CHECK(!memcmp(&a, &acc, sizeof a), "accumulated stats differ from the summed segments");
+    /* The signature with bootstrap fields, in sacreBLEU's order. */
+    char sig[256];
+    opt.lowercase = 1;
+    opt.tokenize = BLEU_TOKENIZE_NONE;
+    bleu_signature(&opt, 2, 1000, "12345", sig, sizeof sig);
+    CHECK_EQ_STR(sig, "nrefs:2|bs:1000|seed:12345|case:lc|eff:no|tok:none|smooth:exp|version:2.6.0");
+    co.lowercase = 1;
+    chrf_signature(&co, 1, 0, NULL, sig, sizeof sig);
+    CHECK_EQ_STR(sig, "nrefs:1|case:lc|eff:yes|nc:6|nw:0|space:no|version:2.6.0");
+    double mc[2] = {34.04, 1.25};
+    char line[512];
+    bleu_format_score("chrF2", "nrefs:1", 34.05, 1, mc, NULL, line, sizeof line);
+    CHECK_EQ_STR(line, "chrF2|nrefs:1 = 34.0 (\xce\xbc = 34.0 \xc2\xb1 1.2)");
+    /* Python's whitespace: NBSP and U+3000 split words, U+200B does not. */
+    char buf[64];
+    bleu_collapse_spaces("a\xc2\xa0" "b\xe3\x80\x80" "c\xe2\x80\x8b" "d", 13, buf);
+    CHECK_EQ_STR(buf, "a b c\xe2\x80\x8b" "d");
+}
+
+/* Every allocation failure is reported as NMT_ERR_NOMEM and leaves the
+ * accumulator untouched. */
+static void test_alloc_failures(void) {
+    BleuOptions opt;
+    bleu_options_default(&opt);
+    opt.lowercase = 1;
+    ChrfOptions co = {1};
+    const char *refs[2] = {"Die Straße ist grün.", "ΟΔΟΣ &amp; U.S.A."};
+    int bleu_ok = 0, chrf_ok = 0;
+    for (long k = 1; k < 200 && !(bleu_ok && chrf_ok); k++) {
+        BleuStats bs;
+        ChrfStats cs;
+        bleu_stats_clear(&bs);
+        chrf_stats_clear(&cs);
+        if (!bleu_ok) {
+            nmt_alloc_fail_at(k);
+            NmtStatus st = bleu_add_sentence(&bs, "Die STRASSE ist grün .", refs, 2, &opt);
+            nmt_alloc_fail_at(0);
+            CHECK(st == NMT_OK || st == NMT_ERR_NOMEM, "bleu fail_at %ld: status %d", k, (int)st);
+            if (st == NMT_OK) bleu_ok = 1;
+            else CHECK(bs.hyp_len == 0 && bs.total[0] == 0, "bleu fail_at %ld changed stats", k);
+        }
+        if (!chrf_ok) {
+            nmt_alloc_fail_at(k);
+            NmtStatus st = chrf_add_sentence(&cs, "Die STRASSE ist grün .", refs, 2, &co);
+            nmt_alloc_fail_at(0);
+            CHECK(st == NMT_OK || st == NMT_ERR_NOMEM, "chrf fail_at %ld: status %d", k, (int)st);
+            if (st == NMT_OK) chrf_ok = 1;
+            else CHECK(cs.hyp[0] == 0 && cs.ref[0] == 0, "chrf fail_at %ld changed stats", k);
+        }
+    }
+    CHECK(bleu_ok && chrf_ok, "never succeeded");
+}
+
+/* ---- Multi30k: a derived hypothesis scored against the reference ---- */
+
+static char *gz_read_all(const char *path, size_t *len) {
+    gzFile g = gzopen(path, "rb");
+    if (!g) return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    int k;
+    while ((k = gzread(g, buf + n, (unsigned)(cap - n - 1))) > 0) {
+        n += (size_t)k;
+        if (cap - n < 2) buf = realloc(buf, cap *= 2);
+    }
+    gzclose(g);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Python's ' '.join(w for i, w in enumerate(line.split()) if i % k != k - 1) */
+static char *drop_every(const char *line, int k) {
+    size_t len = strlen(line);
+    char *tmp = malloc(len + 1), *out = malloc(len + 1);
+    bleu_collapse_spaces(line, len, tmp);
+    size_t w = 0;
+    int i = 0;
+    for (char *tokp = strtok(tmp, " "); tokp; tokp = strtok(NULL, " "), i++) {
+        if (i % k == k - 1) continue;
+        if (w) out[w++] = ' ';
+        size_t l = strlen(tokp);
+        memcpy(out + w, tokp, l);
+        w += l;
+    }
+    out[w] = '\0';
+    free(tmp);
+    return out;
+}
+
+typedef struct {
+    char name[64];
+    double value;
+} Named;
+
+static int named_get(const Named *v, int n, const char *name, double *out) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i].name, name)) {
+            *out = v[i].value;
+            return 1;
+        }
+    return 0;
+}
+
+static void test_multi30k(const Named *want, int n_want) {
+    const char *dir = test_multi30k_dir();
+    if (!dir) {
+        printf("SKIP test_bleu multi30k: corpus not found (../shared/data/multi30k or $NMT_MULTI30K)\n");
+        return;
+    }
+    double v;
+    if (!named_get(want, n_want, "val_drop3_bleu", &v)) {
+        printf("SKIP test_bleu multi30k: no m30k records in " FIX "expected.txt\n");
+        return;
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/val.en.gz", dir);
+    size_t len;
+    char *buf = gz_read_all(path, &len);
+    CHECK(buf != NULL, "cannot read %s", path);
+    if (!buf) return;
+    int n = 0;
+    for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
+    if (len && buf[len - 1] != '\n') n++;
+    char **ref = malloc(sizeof *ref * (size_t)(n + 1));
+    char **h3 = malloc(sizeof *h3 * (size_t)(n + 1)), **h4 = malloc(sizeof *h4 * (size_t)(n + 1));
+    char *p = buf;
+    for (int i = 0; i < n; i++) {
+        char *e = strchr(p, '\n');
+        if (e) *e = '\0';
+        size_t k = strlen(p);
+        if (k && p[k - 1] == '\r') p[k - 1] = '\0';
+        ref[i] = p;
+        h3[i] = drop_every(p, 3);
+        h4[i] = drop_every(p, 4);
+        p = e ? e + 1 : p + k;
+    }
+    BleuOptions bo, bo_lc;
+    bleu_options_default(&bo);
+    bleu_options_default(&bo_lc);
+    bo_lc.lowercase = 1;
+    bo_lc.tokenize = BLEU_TOKENIZE_NONE;
+    ChrfOptions co = {0}, co_lc = {1};
+    BleuStats b3, b3lc;
+    ChrfStats c3, c3lc;
+    bleu_stats_clear(&b3);
+    bleu_stats_clear(&b3lc);
+    chrf_stats_clear(&c3);
+    chrf_stats_clear(&c3lc);
+    int64_t *seg_b[2], *seg_c[2];
+    for (int s = 0; s < 2; s++) {
+        seg_b[s] = malloc(sizeof(int64_t) * BLEU_N_STATS * (size_t)n);
+        seg_c[s] = malloc(sizeof(int64_t) * CHRF_N_STATS * (size_t)n);
+    }
+    for (int i = 0; i < n; i++) {
+        const char *r[1] = {ref[i]};
+        BleuStats bs;
+        ChrfStats cs;
+        for (int s = 0; s < 2; s++) {
+            const char *h = s == 0 ? h3[i] : h4[i];
+            bleu_sentence_stats(h, r, 1, &bo, &bs);
+            bleu_stats_to_array(&bs, seg_b[s] + (size_t)i * BLEU_N_STATS);
+            chrf_sentence_stats(h, r, 1, &co, &cs);
+            chrf_stats_to_array(&cs, seg_c[s] + (size_t)i * CHRF_N_STATS);
+            if (s == 0) {
+                bleu_stats_add(&b3, &bs);
+                chrf_stats_add(&c3, &cs);
+            }
+        }
+        CHECK_EQ_INT(bleu_add_sentence(&b3lc, h3[i], r, 1, &bo_lc), NMT_OK);
+        CHECK_EQ_INT(chrf_add_sentence(&c3lc, h3[i], r, 1, &co_lc), NMT_OK);
+    }
+    BleuResult br, brlc;
+    bleu_score(&b3, &br);
+    bleu_score(&b3lc, &brlc);
+    if (named_get(want, n_want, "val_drop3_bleu", &v)) CHECK_NEAR(br.score, v, 0.01);
+    if (named_get(want, n_want, "val_drop3_hyp_len", &v)) CHECK_EQ_INT(br.hyp_len, (int64_t)v);
+    if (named_get(want, n_want, "val_drop3_ref_len", &v)) CHECK_EQ_INT(br.ref_len, (int64_t)v);
+    if (named_get(want, n_want, "val_drop3_chrf", &v)) CHECK_NEAR(chrf_score(&c3), v, 0.01);
+    if (named_get(want, n_want, "val_drop3_bleu_lc_none", &v)) CHECK_NEAR(brlc.score, v, 0.01);
+    if (named_get(want, n_want, "val_drop3_chrf_lc", &v)) CHECK_NEAR(chrf_score(&c3lc), v, 0.01);
+    /* Paired bootstrap of the two derived systems, as sacreBLEU --paired-bs. */
+    for (int metric = 0; metric < 2; metric++) {
+        int chrf = metric == 1;
+        const int64_t *seg[2] = {chrf ? seg_c[0] : seg_b[0], chrf ? seg_c[1] : seg_b[1]};
+        double scores[2] = {corpus_score_of(seg[0], n, chrf), corpus_score_of(seg[1], n, chrf)};
+        BootstrapMetric m = chrf ? bootstrap_metric_chrf() : bootstrap_metric_bleu();
+        BootstrapResult res[2];
+        CHECK_EQ_INT(bootstrap_paired(&m, seg, scores, 2, n, 1000, BOOTSTRAP_DEFAULT_SEED, res),
+                     NMT_OK);
+        for (int s = 0; s < 2; s++) {
+            const char *fields[4] = {"score", "mean", "ci", "p_value"};
+            double got[4] = {res[s].score, res[s].mean, res[s].ci, res[s].p_value};
+            for (int k = 0; k < 4; k++) {
+                char key[64];
+                snprintf(key, sizeof key, "paired_%s_sys%d_%s", chrf ? "chrF2" : "BLEU", s, fields[k]);
+                if (named_get(want, n_want, key, &v))
+                    CHECK(fabs(got[k] - v) < 1e-6, "multi30k %s = %.12g, sacreBLEU %.12g", key,
+                          got[k], v);
+            }
+        }
+    }
+    printf("test_bleu multi30k: %d segments, BLEU %.2f chrF2 %.2f\n", n, br.score, chrf_score(&c3));
+    for (int i = 0; i < n; i++) {
+        free(h3[i]);
+        free(h4[i]);
+    }
+    for (int s = 0; s < 2; s++) {
+        free(seg_b[s]);
+        free(seg_c[s]);
+    }
+    free(h3);
+    free(h4);
+    free(ref);
+    free(buf);
+}
+
+int main(void) {
+    nmt_log_quiet(1);
+    test_api_edges();
+    test_alloc_failures();
+
+    FILE *f = fopen(FIX "expected.txt", "r");
+    CHECK(f != NULL, "cannot open " FIX "expected.txt (run from the repository root)");
+    if (!f) return test_summary("test_bleu");
+    static char line[1 << 16];
+    Named *m30k = calloc(256, sizeof *m30k);
+    int n_m30k = 0, counts[9] = {0};
+    const char *kinds[9] = {"tok13a", "lower", "bleu", "chrf", "sent", "rng", "paired", "conf", "m30k"};
+    while (fgets(line, sizeof line, f)) {
+        size_t l = strlen(line);
+        if (l && line[l - 1] == '\n') line[--l] = '\0';
+        if (!l || line[0] == '#') continue;
+        char *fl[MAX_FIELDS];
+        int nf = split_tabs(line, fl);
+        int kind = -1;
+        for (int k = 0; k < 9; k++)
+            if (!strcmp(fl[0], kinds[k])) kind = k;
+        CHECK(kind >= 0, "unknown record '%s'", fl[0]);
+        if (kind < 0) continue;
+        counts[kind]++;
+        switch (kind) {
+        case 0: if (nf == 3) check_tok13a(fl); break;
+        case 1: if (nf == 3) check_lower(fl); break;
+        case 2: CHECK_EQ_INT(nf, 16); if (nf == 16) check_bleu(fl); break;
+        case 3: CHECK_EQ_INT(nf, 7); if (nf == 7) check_chrf(fl); break;
+        case 4: CHECK_EQ_INT(nf, 7); if (nf == 7) check_sent(fl); break;
+        case 5: CHECK_EQ_INT(nf, 5); if (nf == 5) check_rng(fl); break;
+        case 6: check_paired(fl, nf); break;
+        case 7: CHECK_EQ_INT(nf, 9); if (nf == 9) check_conf(fl); break;
+        case 8:
+            if (nf == 3 && n_m30k < 256) {
+                snprintf(m30k[n_m30k].name, sizeof m30k[n_m30k].name, "%s", fl[1]);
+                m30k[n_m30k++].value = atof(fl[2]);
+            }
+            break;
+        }
+    }
+    fclose(f);
+    /* The file must hold every kind of record (a truncated file fails). */
+    for (int k = 0; k < 8; k++) CHECK(counts[k] > 0, "no '%s' records in expected.txt", kinds[k]);
+    CHECK(counts[2] >= 16 && counts[3] >= 16, "expected 16 corpus cases, got %d/%d", counts[2],
+          counts[3]);
+    test_multi30k(m30k, n_m30k);
+    free(m30k);
+    return test_summary("test_bleu");
+}
