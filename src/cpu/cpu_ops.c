@@ -1,0 +1,339 @@
+/* cpu_ops.c: every CPU Backend slot other than memory and gemm: elementwise
+ * ops and dropout, the LSTM cell, embeddings, attention, the loss, the
+ * optimizer updates and top-k (contracts in backend.h). The per-element
+ * arithmetic comes from src/kernels/ (shared with the CUDA backend); this
+ * file owns only the loops, the OpenMP split and the reductions.
+ *
+ * Every result is independent of the thread count: reductions either run
+ * in a fixed order on one thread (per row, per column block) or over fixed
+ * chunks summed in order (sum_squares). */
+#include "cpu/cpu_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "kernels/attention_math.h"
+#include "kernels/dropout_math.h"
+#include "kernels/loss_math.h"
+#include "kernels/lstm_math.h"
+#include "kernels/optim_math.h"
+
+/* columns per block in column-blocked reductions (bias, embedding, additive
+ * score backward): each block is owned by one thread, so no races */
+#define CPU_COL_BLOCK 64
+
+static inline int cpu_min_int(int a, int b) { return a < b ? a : b; }
+
+/* ---- elementwise ---- */
+
+void cpu_add_bias(Backend *be, float *y, const float *bias, int rows, int cols) {
+    (void)be;
+#pragma omp parallel for schedule(static) if ((long)rows * cols > CPU_PAR_MIN)
+    for (int r = 0; r < rows; r++) {
+        float *yr = y + (size_t)r * cols;
+        for (int c = 0; c < cols; c++) yr[c] += bias[c];
+    }
+}
+
+void cpu_bias_backward(Backend *be, float *dbias, const float *dy, int rows, int cols) {
+    (void)be;
+    int nblk = (cols + CPU_COL_BLOCK - 1) / CPU_COL_BLOCK;
+#pragma omp parallel for schedule(static) if ((long)rows * cols > CPU_PAR_MIN)
+    for (int blk = 0; blk < nblk; blk++) {
+        int c0 = blk * CPU_COL_BLOCK, c1 = cpu_min_int(cols, c0 + CPU_COL_BLOCK);
+        float acc[CPU_COL_BLOCK] = {0};
+        for (int r = 0; r < rows; r++) {
+            const float *row = dy + (size_t)r * cols;
+            for (int c = c0; c < c1; c++) acc[c - c0] += row[c];
+        }
+        for (int c = c0; c < c1; c++) dbias[c] += acc[c - c0];
+    }
+}
+
+void cpu_tanh_forward(Backend *be, float *y, const float *x, size_t n) {
+    (void)be;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN / 4)
+    for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+
+void cpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n) {
+    (void)be;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
+}
+
+void cpu_mul(Backend *be, float *y, const float *x, const float *mask, size_t n) {
+    (void)be;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];
+}
+
+void cpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_t n) {
+    (void)be;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) y[i] += x[i] * mask[i];
+}
+
+void cpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
+                      uint64_t offset) {
+    (void)be;
+    uint64_t key = dropout_math_key(seed);
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) mask[i] = dropout_math_mask(key, offset + i, p);
+}
+
+void cpu_scale(Backend *be, float *x, size_t n, float s) {
+    (void)be;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) x[i] *= s;
+}
+
+/* ---- LSTM cell ---- */
+
+void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
+                      const float *h_prev, float *c, float *h, const float *keep) {
+    (void)be;
+#pragma omp parallel for schedule(static) if ((long)B * H > CPU_PAR_MIN / 8)
+    for (int b = 0; b < B; b++) {
+        float *zr = z + (size_t)b * 4 * H;
+        size_t o = (size_t)b * H;
+        int active = lstm_math_active(keep[b]);
+        for (int j = 0; j < H; j++)
+            lstm_math_forward_elem(zr, H, j, c_prev[o + j], h_prev[o + j], active, &c[o + j],
+                                   &h[o + j]);
+    }
+}
+
+void cpu_lstm_backward(Backend *be, int B, int H, const float *gates, const float *c_prev,
+                       const float *c, const float *keep, const float *dh, float *dc,
+                       float *dz, float *dh_carry) {
+    (void)be;
+#pragma omp parallel for schedule(static) if ((long)B * H > CPU_PAR_MIN / 8)
+    for (int b = 0; b < B; b++) {
+        const float *gr = gates + (size_t)b * 4 * H;
+        float *dzr = dz + (size_t)b * 4 * H;
+        size_t o = (size_t)b * H;
+        int active = lstm_math_active(keep[b]);
+        for (int j = 0; j < H; j++)
+            lstm_math_backward_elem(gr, H, j, c_prev[o + j], c[o + j], active, dh[o + j],
+                                    &dc[o + j], dzr, &dh_carry[o + j]);
+    }
+}
+
+/* ---- embeddings ---- */
+
+void cpu_embedding_forward(Backend *be, float *out, const float *table, const int32_t *ids,
+                           int N, int E) {
+    (void)be;
+#pragma omp parallel for schedule(static) if ((long)N * E > CPU_PAR_MIN)
+    for (int i = 0; i < N; i++)
+        memcpy(out + (size_t)i * E, table + (size_t)ids[i] * E, (size_t)E * sizeof(float));
+}
+
+/* Repeated ids hit the same table row: the threads split the E columns, each
+ * walks all N rows in order, so there are no races and the sums do not
+ * depend on the thread count. */
+void cpu_embedding_backward(Backend *be, float *dtable, const float *dout,
+                            const int32_t *ids, int N, int E) {
+    (void)be;
+    int nblk = (E + CPU_COL_BLOCK - 1) / CPU_COL_BLOCK;
+#pragma omp parallel for schedule(static) if ((long)N * E > CPU_PAR_MIN)
+    for (int blk = 0; blk < nblk; blk++) {
+        int e0 = blk * CPU_COL_BLOCK, e1 = cpu_min_int(E, e0 + CPU_COL_BLOCK);
+        for (int i = 0; i < N; i++) {
+            float *dst = dtable + (size_t)ids[i] * E;
+            const float *src = dout + (size_t)i * E;
+            for (int e = e0; e < e1; e++) dst[e] += src[e];
+        }
+    }
+}
+
+/* ---- attention ---- */
+
+void cpu_additive_score_forward(Backend *be, int B, int S, int A, const float *kproj,
+                                const float *qproj, const float *v, float *scores) {
+    (void)be;
+    int rows = S * B;
+#pragma omp parallel for schedule(static) if ((long)rows * A > CPU_PAR_MIN / 4)
+    for (int r = 0; r < rows; r++) { /* r = s * B + b (time-major kproj) */
+        int s = r / B, b = r % B;
+        const float *k = kproj + (size_t)r * A, *q = qproj + (size_t)b * A;
+        float acc = 0.0f;
+        for (int a = 0; a < A; a++) acc += attn_math_additive_term(v[a], k[a], q[a]);
+        scores[(size_t)b * S + s] = acc;
+    }
+}
+
+/* Split over blocks of the A dimension: a block's dkproj, dqproj and dv
+ * entries belong to one thread. Positions with a zero score gradient (the
+ * masked ones) contribute exactly nothing and are skipped. */
+void cpu_additive_score_backward(Backend *be, int B, int S, int A, const float *kproj,
+                                 const float *qproj, const float *v, const float *dscores,
+                                 float *dkproj, float *dqproj, float *dv) {
+    (void)be;
+    int nblk = (A + CPU_COL_BLOCK - 1) / CPU_COL_BLOCK;
+#pragma omp parallel for schedule(static) if ((long)B * S * A > CPU_PAR_MIN / 4)
+    for (int blk = 0; blk < nblk; blk++) {
+        int a0 = blk * CPU_COL_BLOCK, a1 = cpu_min_int(A, a0 + CPU_COL_BLOCK);
+        float dv_acc[CPU_COL_BLOCK] = {0};
+        for (int b = 0; b < B; b++) {
+            const float *q = qproj + (size_t)b * A;
+            float dq_acc[CPU_COL_BLOCK] = {0};
+            for (int s = 0; s < S; s++) {
+                float ds = dscores[(size_t)b * S + s];
+                if (ds == 0.0f) continue;
+                size_t r = ((size_t)s * B + b) * A;
+                const float *k = kproj + r;
+                float *dk = dkproj + r;
+                for (int a = a0; a < a1; a++) {
+                    float dvt, dpre;
+                    attn_math_additive_backward(ds, v[a], k[a], q[a], &dvt, &dpre);
+                    dv_acc[a - a0] += dvt;
+                    dq_acc[a - a0] += dpre;
+                    dk[a] += dpre;
+                }
+            }
+            for (int a = a0; a < a1; a++) dqproj[(size_t)b * A + a] += dq_acc[a - a0];
+        }
+        for (int a = a0; a < a1; a++) dv[a] += dv_acc[a - a0];
+    }
+}
+
+void cpu_attn_softmax_forward(Backend *be, int B, int S, const float *scores,
+                              const int32_t *src_len, const float *center, int window,
+                              bool gaussian, float sigma, float *probs, float *weights) {
+    (void)be;
+    int gauss = gaussian && center != NULL;
+#pragma omp parallel for schedule(static) if ((long)B * S > CPU_PAR_MIN / 4)
+    for (int b = 0; b < B; b++) {
+        size_t o = (size_t)b * S;
+        float cb = center ? center[b] : 0.0f;
+        attn_math_softmax_row_forward(scores + o, S, src_len[b], cb, center ? window : 0,
+                                      gauss, sigma, probs + o, weights + o);
+    }
+}
+
+void cpu_attn_softmax_backward(Backend *be, int B, int S, const float *probs,
+                               const float *weights, const int32_t *src_len,
+                               const float *center, int window, bool gaussian, float sigma,
+                               const float *dweights, float *dscores, float *dcenter) {
+    (void)be;
+    (void)weights; /* the Gaussian is recomputed from the centre */
+    int gauss = gaussian && center != NULL;
+#pragma omp parallel for schedule(static) if ((long)B * S > CPU_PAR_MIN / 4)
+    for (int b = 0; b < B; b++) {
+        size_t o = (size_t)b * S;
+        float cb = center ? center[b] : 0.0f;
+        float dc = attn_math_softmax_row_backward(probs + o, S, src_len[b], cb,
+                                                  center ? window : 0, gauss, sigma,
+                                                  dweights + o, dscores + o);
+        if (dcenter) dcenter[b] = dc;
+    }
+}
+
+void cpu_local_p_forward(Backend *be, int B, const float *u, const int32_t *src_len,
+                         float *p) {
+    (void)be;
+    for (int b = 0; b < B; b++) p[b] = attn_math_local_p(u[b], src_len[b]);
+}
+
+void cpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src_len,
+                          const float *dp, float *du) {
+    (void)be;
+    for (int b = 0; b < B; b++) du[b] += attn_math_local_p_grad(u[b], src_len[b], dp[b]);
+}
+
+/* ---- loss ---- */
+
+void cpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int32_t *targets,
+                      int pad_id, float eps, float scale, float *loss_rows, float *nll_rows,
+                      float *dlogits) {
+    (void)be;
+#pragma omp parallel for schedule(static) if ((long)N * V > CPU_PAR_MIN / 4)
+    for (int r = 0; r < N; r++) {
+        size_t o = (size_t)r * V;
+        loss_math_xent_row(logits + o, V, targets[r], pad_id, eps, scale, &loss_rows[r],
+                           &nll_rows[r], dlogits ? dlogits + o : NULL);
+    }
+}
+
+void cpu_log_softmax(Backend *be, int N, int V, const float *logits, float *out) {
+    (void)be;
+#pragma omp parallel for schedule(static) if ((long)N * V > CPU_PAR_MIN / 4)
+    for (int r = 0; r < N; r++) {
+        size_t o = (size_t)r * V;
+        loss_math_log_softmax_row(logits + o, V, out + o);
+    }
+}
+
+/* ---- optimizer ---- */
+
+/* Fixed chunks summed in order: the same bits whatever the thread count. */
+#define CPU_SUMSQ_CHUNKS 64
+
+double cpu_sum_squares(Backend *be, const float *x, size_t n) {
+    (void)be;
+    double part[CPU_SUMSQ_CHUNKS];
+    size_t chunk = (n + CPU_SUMSQ_CHUNKS - 1) / CPU_SUMSQ_CHUNKS;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (int c = 0; c < CPU_SUMSQ_CHUNKS; c++) {
+        size_t i0 = (size_t)c * chunk, i1 = i0 + chunk < n ? i0 + chunk : n;
+        double acc = 0.0;
+        for (size_t i = i0; i < i1; i++) acc += (double)x[i] * (double)x[i];
+        part[c] = acc;
+    }
+    double total = 0.0;
+    for (int c = 0; c < CPU_SUMSQ_CHUNKS; c++) total += part[c];
+    return total;
+}
+
+void cpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, size_t n,
+                     float lr, float beta1, float beta2, float eps, int t) {
+    (void)be;
+    float bc1, bc2;
+    optim_math_adam_corrections(beta1, beta2, t, &bc1, &bc2);
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++)
+        optim_math_adam(&w[i], g[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
+}
+
+void cpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr) {
+    (void)be;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) optim_math_sgd(&w[i], g[i], lr);
+}
+
+/* ---- decoding ---- */
+
+/* Insertion into a sorted list of k: a later column enters only when
+ * strictly larger than a kept one, so ties keep the lower index first.
+ * With k > cols the missing entries are -inf with index -1. */
+void cpu_topk(Backend *be, const float *x, int rows, int cols, int k, float *values,
+              int32_t *indices) {
+    (void)be;
+    if (k <= 0) return;
+#pragma omp parallel for schedule(static) if ((long)rows * cols > CPU_PAR_MIN)
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * cols;
+        float *val = values + (size_t)r * k;
+        int32_t *idx = indices + (size_t)r * k;
+        int filled = 0;
+        for (int j = 0; j < k; j++) {
+            val[j] = -INFINITY;
+            idx[j] = -1;
+        }
+        for (int c = 0; c < cols; c++) {
+            float xv = xr[c];
+            if (filled == k && !(xv > val[k - 1])) continue;
+            int pos = filled < k ? filled : k - 1; /* slot to fill or to evict */
+            while (pos > 0 && xv > val[pos - 1]) {
+                val[pos] = val[pos - 1];
+                idx[pos] = idx[pos - 1];
+                pos--;
+            }
+            val[pos] = xv;
+            idx[pos] = c;
+            if (filled < k) filled++;
+        }
+    }
+}

@@ -1,0 +1,82 @@
+/* loss_math.h: the label-smoothed softmax cross-entropy of one row and the
+ * log-softmax (shared by the CPU and CUDA backends; see kernel_common.h).
+ * For logits x (V), target y and smoothing eps (docs/model.md, "Loss"), with
+ * the row max m and ls = log sum_v exp(x_v - m):
+ *     -log p_v = (m - x_v) + ls        (never forms m + ls: no rounding of
+ *                                       large logits)
+ *     nll  = -log p_y
+ *     loss = (1 - eps) nll + eps mean_v(-log p_v) = (1 - eps) nll + eps (gap + ls)
+ *            with gap = mean_v (m - x_v)
+ *     dx_v = scale (p_v - q_v),  p_v = exp((x_v - m) - ls),
+ *            q_v = eps / V + (1 - eps) [v == y]
+ * The row statistics (m, ls, gap) are reductions: the serial helpers here
+ * accumulate in double; a GPU may reduce its own way and then use the
+ * element functions. */
+#ifndef NMT_LOSS_MATH_H
+#define NMT_LOSS_MATH_H
+
+#include "kernels/kernel_common.h"
+
+/* -log p_v from the logit, the row max and the log-sum */
+NMT_HD static inline float loss_math_nlp(float x, float m, float ls) { return (m - x) + ls; }
+
+NMT_HD static inline float loss_math_row_loss(float nll, float gap, float ls, float eps) {
+    return (1.0f - eps) * nll + eps * (gap + ls);
+}
+
+/* dlogits element: scale (p_v - q_v) */
+NMT_HD static inline float loss_math_grad(float x, float m, float ls, int is_target, float eps,
+                                          int V, float scale) {
+    float q = eps / (float)V + (is_target ? 1.0f - eps : 0.0f);
+    return scale * (expf((x - m) - ls) - q);
+}
+
+NMT_HD static inline float loss_math_log_softmax(float x, float m, float ls) {
+    return (x - m) - ls;
+}
+
+/* Row statistics of x (V), V >= 1: *m the max, *ls = log sum exp(x - m),
+ * *gap = mean (m - x); sums in double. */
+NMT_HD static inline void loss_math_row_stats(const float *x, int V, float *m, float *ls,
+                                              float *gap) {
+    float mx = x[0];
+    for (int v = 1; v < V; v++) mx = kernel_maxf(mx, x[v]);
+    double sum = 0.0, sum_gap = 0.0;
+    for (int v = 0; v < V; v++) {
+        sum += (double)expf(x[v] - mx);
+        sum_gap += (double)(mx - x[v]);
+    }
+    *m = mx;
+    *ls = (float)log(sum);
+    *gap = (float)(sum_gap / (double)V);
+}
+
+/* One row of softmax_xent. dx (V) (=) may alias x, or be NULL (loss only).
+ * A row whose target is pad_id gives loss 0, nll 0 and a zero gradient. */
+NMT_HD static inline void loss_math_xent_row(const float *x, int V, int target, int pad_id,
+                                             float eps, float scale, float *loss, float *nll,
+                                             float *dx) {
+    if (target == pad_id) {
+        *loss = 0.0f;
+        *nll = 0.0f;
+        if (dx)
+            for (int v = 0; v < V; v++) dx[v] = 0.0f;
+        return;
+    }
+    float m, ls, gap;
+    loss_math_row_stats(x, V, &m, &ls, &gap);
+    float nl = loss_math_nlp(x[target], m, ls);
+    *loss = loss_math_row_loss(nl, gap, ls, eps);
+    *nll = nl;
+    if (dx)
+        for (int v = 0; v < V; v++) dx[v] = loss_math_grad(x[v], m, ls, v == target, eps, V, scale);
+}
+
+/* One row of log_softmax: out (V) (=) may alias x. */
+NMT_HD static inline void loss_math_log_softmax_row(const float *x, int V, float *out) {
+    float m, ls, gap;
+    loss_math_row_stats(x, V, &m, &ls, &gap);
+    for (int v = 0; v < V; v++) out[v] = loss_math_log_softmax(x[v], m, ls);
+}
+
+#endif

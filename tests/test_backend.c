@@ -1,0 +1,1090 @@
+/* test_backend.c: every slot of the CPU Backend (backend.h), called through
+ * the table (be->op(be, ...)) on backend memory:
+ * - forward slots against naive reference loops written here (in double);
+ * - every backward slot against central differences of a scalar loss
+ *   L = sum(out * R) with random R (the loss accumulated in double);
+ * - that the error measure would catch a wrong gradient;
+ * - that results do not depend on the thread count.
+ * Prints the worst relative error per op. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "common.h"
+#include "test_util.h"
+
+#define GRAD_TOL 1e-2 /* central differences in float32, eps 1e-3 */
+#define FWD_TOL 1e-5  /* float32 forward against a double reference */
+
+static Backend *be;
+
+/* ---- random numbers (a private SplitMix64, independent of the library) ---- */
+
+static uint64_t test_rng = 0x1234abcd5678ef01ULL;
+
+static double urand(void) {
+    uint64_t z = (test_rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* uniform in [lo, hi), never exactly 0 */
+static void fill(float *x, size_t n, float lo, float hi) {
+    for (size_t i = 0; i < n; i++) {
+        float v;
+        do v = (float)(lo + (hi - lo) * urand()); while (v == 0.0f);
+        x[i] = v;
+    }
+}
+
+static float *hrand(size_t n, float lo, float hi) {
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    fill(x, n, lo, hi);
+    return x;
+}
+
+/* ---- backend memory ---- */
+
+/* Backend allocations made by the test, released at the end. */
+static void *allocs[1024];
+static int n_allocs;
+
+static void *dalloc(size_t bytes) {
+    void *p = be->alloc(be, bytes);
+    if (!p || n_allocs == (int)NMT_ARRAY_LEN(allocs)) {
+        fprintf(stderr, "backend alloc of %zu bytes failed\n", bytes);
+        exit(2);
+    }
+    allocs[n_allocs++] = p;
+    return p;
+}
+
+static float *dup_f(const float *h, size_t n) {
+    float *d = dalloc(n * sizeof *d);
+    be->upload(be, d, h, n * sizeof *d);
+    return d;
+}
+
+static int32_t *dup_i(const int32_t *h, size_t n) {
+    int32_t *d = dalloc(n * sizeof *d);
+    be->upload(be, d, h, n * sizeof *d);
+    return d;
+}
+
+static float *drand(size_t n, float lo, float hi) {
+    float *h = hrand(n, lo, hi);
+    float *d = dup_f(h, n);
+    free(h);
+    return d;
+}
+
+static float *get_f(const float *d, size_t n) {
+    float *h = malloc((n ? n : 1) * sizeof *h);
+    be->download(be, h, d, n * sizeof *h);
+    return h;
+}
+
+static float dget(const float *d, size_t i) {
+    float v;
+    be->download(be, &v, d + i, sizeof v);
+    return v;
+}
+
+static void dset(float *d, size_t i, float v) { be->upload(be, d + i, &v, sizeof v); }
+
+/* ---- error measures ---- */
+
+/* max_i |a_i - ref_i| / max_i |ref_i| (floored): relative to the size of
+ * the whole tensor, so tiny entries do not blow it up. */
+static double rel_err(const float *a, const double *ref, size_t n) {
+    double num = 0.0, den = 1e-6;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - ref[i]);
+        if (!(d <= num)) num = d; /* NaN propagates */
+        if (fabs(ref[i]) > den) den = fabs(ref[i]);
+    }
+    return num / den;
+}
+
+static int any_nan(const float *a, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(a[i])) return 1;
+    return 0;
+}
+
+static void report(const char *op, double err, double tol) {
+    printf("  %-44s worst rel err %.3g (tol %.0e)\n", op, err, tol);
+    CHECK(err <= tol, "%s: rel err %g > %g", op, err, tol);
+}
+
+/* ---- gradient checks ---- */
+
+/* A loss: runs the forward on the current backend inputs and returns
+ * sum(out * R) in double. */
+typedef double (*LossFn)(void *ctx);
+
+/* num (n) (=) dL/dx by central differences, perturbing x in backend memory */
+static void num_grad(LossFn loss, void *ctx, float *x, size_t n, double *num) {
+    const double eps = 1e-3;
+    for (size_t i = 0; i < n; i++) {
+        float orig = dget(x, i);
+        float xp = (float)(orig + eps), xm = (float)(orig - eps);
+        dset(x, i, xp);
+        double lp = loss(ctx);
+        dset(x, i, xm);
+        double lm = loss(ctx);
+        dset(x, i, orig);
+        num[i] = (lp - lm) / ((double)xp - (double)xm);
+    }
+}
+
+/* The analytic gradient is `dx` minus what it held before the backward
+ * (`before`, NULL for (=) outputs); returns the relative error. */
+static double grad_err(LossFn loss, void *ctx, float *x, size_t n, const float *dx,
+                       const float *before) {
+    double *num = malloc(n * sizeof *num);
+    float *ana = get_f(dx, n);
+    if (before)
+        for (size_t i = 0; i < n; i++) ana[i] -= before[i];
+    num_grad(loss, ctx, x, n, num);
+    double err = rel_err(ana, num, n);
+    free(num);
+    free(ana);
+    return err;
+}
+
+/* sum_i out_i R_i over backend memory `out` */
+static double dot_out(const float *out, const float *R, size_t n) {
+    float *h = get_f(out, n);
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += (double)h[i] * R[i];
+    free(h);
+    return s;
+}
+
+static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* ======================= memory and copies ======================= */
+
+static void test_memory(void) {
+    float *d = dalloc(1000 * sizeof(float));
+    float *h = get_f(d, 1000);
+    int zero = 1;
+    for (int i = 0; i < 1000; i++) zero &= h[i] == 0.0f;
+    CHECK(zero, "alloc returns zeroed memory");
+    float src[7] = {1, -2, 3.5f, 4, 5, 6, 7}, back[7];
+    be->upload(be, d, src, sizeof src);
+    be->download(be, back, d, sizeof back);
+    CHECK(memcmp(src, back, sizeof src) == 0, "upload/download round trip");
+    float *e = dalloc(7 * sizeof(float));
+    be->copy(be, e, d, 7 * sizeof(float));
+    be->download(be, back, e, sizeof back);
+    CHECK(memcmp(src, back, sizeof src) == 0, "copy");
+    be->zero(be, d + 2, 3 * sizeof(float));
+    be->download(be, back, d, sizeof back);
+    CHECK(back[1] == -2 && back[2] == 0 && back[4] == 0 && back[5] == 6, "zero a range");
+    void *z = be->alloc(be, 0);
+    CHECK(z != NULL, "alloc(0) gives a pointer");
+    be->release(be, z);
+    be->release(be, NULL);
+    free(h);
+
+    /* copy_cols / add_cols: 3 rows x 4 cols between ld 7 and ld 10 */
+    int rows = 3, cols = 4, lds = 7, ldd = 10;
+    float *hs = hrand((size_t)rows * lds, -1, 1), *hd = hrand((size_t)rows * ldd, -1, 1);
+    float *ds = dup_f(hs, (size_t)rows * lds), *dd = dup_f(hd, (size_t)rows * ldd);
+    be->copy_cols(be, dd + 2, ldd, ds + 1, lds, rows, cols);
+    float *r1 = get_f(dd, (size_t)rows * ldd);
+    be->add_cols(be, dd + 2, ldd, ds + 1, lds, rows, cols);
+    float *r2 = get_f(dd, (size_t)rows * ldd);
+    int ok1 = 1, ok2 = 1;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < ldd; c++) {
+            int in = c >= 2 && c < 2 + cols;
+            float want = in ? hs[r * lds + 1 + c - 2] : hd[r * ldd + c];
+            ok1 &= r1[r * ldd + c] == want;
+            ok2 &= r2[r * ldd + c] == (in ? want + want : want);
+        }
+    CHECK(ok1, "copy_cols copies the block and nothing else");
+    CHECK(ok2, "add_cols adds the block and nothing else");
+    free(hs); free(hd); free(r1); free(r2);
+}
+
+/* ======================= dense algebra ======================= */
+
+/* element (i, p) of op(A) for a row-major A with leading dimension lda */
+static double op_at(const float *A, int lda, int trans, int i, int p) {
+    return trans ? A[(size_t)p * lda + i] : A[(size_t)i * lda + p];
+}
+
+/* C(m, n) (ref, double) = alpha op(A) op(B) + beta C0, over the full ldc rows */
+static void ref_gemm(int ta, int tb, int m, int n, int k, double alpha, const float *A, int lda,
+                     const float *B, int ldb, double beta, const float *C0, int ldc,
+                     double *ref) {
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < ldc; j++) {
+            if (j >= n) {
+                ref[(size_t)i * ldc + j] = C0[(size_t)i * ldc + j];
+                continue;
+            }
+            double s = 0.0;
+            for (int p = 0; p < k; p++) s += op_at(A, lda, ta, i, p) * op_at(B, ldb, tb, p, j);
+            ref[(size_t)i * ldc + j] = alpha * s + beta * C0[(size_t)i * ldc + j];
+        }
+}
+
+static void test_gemm(void) {
+    double worst = 0.0;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            int m = 5, n = 7, k = 3;
+            int lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 3, ldc = n + 1;
+            size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
+            size_t nc = (size_t)m * ldc;
+            float *hA = hrand(na, -1, 1), *hB = hrand(nb, -1, 1), *hC = hrand(nc, -1, 1);
+            float *A = dup_f(hA, na), *B = dup_f(hB, nb), *C = dup_f(hC, nc);
+            double *ref = malloc(nc * sizeof *ref);
+            ref_gemm(ta, tb, m, n, k, 0.7, hA, lda, hB, ldb, 0.3, hC, ldc, ref);
+            be->gemm(be, ta, tb, m, n, k, 0.7f, A, lda, B, ldb, 0.3f, C, ldc);
+            float *out = get_f(C, nc);
+            double e = rel_err(out, ref, nc);
+            if (e > worst) worst = e;
+            free(hA); free(hB); free(hC); free(ref); free(out);
+        }
+    report("gemm (4 trans combos, padded ld, alpha/beta)", worst, FWD_TOL);
+
+    /* k == 0: C = beta C */
+    float hc[4] = {1, 2, 3, 4};
+    float *C = dup_f(hc, 4);
+    be->gemm(be, false, false, 2, 2, 0, 1.0f, C, 1, C, 2, 0.5f, C, 2);
+    float *o = get_f(C, 4);
+    CHECK(o[0] == 0.5f && o[3] == 2.0f, "gemm with k = 0 scales C by beta");
+    free(o);
+}
+
+static void test_gemm_batched(void) {
+    /* attention over time-major keys (S, B, K): row s*B + b */
+    int S = 5, B = 3, K = 4;
+    float *hkeys = hrand((size_t)S * B * K, -1, 1), *hq = hrand((size_t)B * K, -1, 1);
+    float *ha = hrand((size_t)B * S, 0.1f, 1);
+    float *keys = dup_f(hkeys, (size_t)S * B * K), *q = dup_f(hq, (size_t)B * K);
+    float *a = dup_f(ha, (size_t)B * S);
+    float *scores = drand((size_t)B * S, -1, 1), *ctx = drand((size_t)B * K, -1, 1);
+    /* scores[b, s] = q_b . keys[s, b]: (1, K) x (S, K)^T per b */
+    be->gemm_batched(be, false, true, 1, S, K, 1.0f, q, K, K, keys, B * K, K, 0.0f, scores, S,
+                     S, B);
+    /* ctx[b] = sum_s a[b, s] keys[s, b]: (1, S) x (S, K) per b */
+    be->gemm_batched(be, false, false, 1, K, S, 1.0f, a, S, S, keys, B * K, K, 0.0f, ctx, K, K,
+                     B);
+    double *rs = malloc((size_t)B * S * sizeof *rs), *rc = malloc((size_t)B * K * sizeof *rc);
+    for (int b = 0; b < B; b++) {
+        for (int s = 0; s < S; s++) {
+            double acc = 0.0;
+            for (int k = 0; k < K; k++) acc += (double)hq[b * K + k] * hkeys[(s * B + b) * K + k];
+            rs[b * S + s] = acc;
+        }
+        for (int k = 0; k < K; k++) {
+            double acc = 0.0;
+            for (int s = 0; s < S; s++) acc += (double)ha[b * S + s] * hkeys[(s * B + b) * K + k];
+            rc[b * K + k] = acc;
+        }
+    }
+    float *os = get_f(scores, (size_t)B * S), *oc = get_f(ctx, (size_t)B * K);
+    report("gemm_batched: time-major scores (lda = B*K)", rel_err(os, rs, (size_t)B * S), FWD_TOL);
+    report("gemm_batched: time-major context", rel_err(oc, rc, (size_t)B * K), FWD_TOL);
+    free(os); free(oc); free(rs); free(rc);
+
+    /* dkeys[s, b] += da[b, s] q_b: (S, 1)^T-stored x (1, K), beta 1, ldc B*K */
+    float *hdk = hrand((size_t)S * B * K, -1, 1);
+    float *dk = dup_f(hdk, (size_t)S * B * K);
+    be->gemm_batched(be, true, false, S, K, 1, 1.0f, a, S, S, q, K, K, 1.0f, dk, B * K, K, B);
+    double *rk = malloc((size_t)S * B * K * sizeof *rk);
+    for (int s = 0; s < S; s++)
+        for (int b = 0; b < B; b++)
+            for (int k = 0; k < K; k++) {
+                size_t i = ((size_t)s * B + b) * K + k;
+                rk[i] = hdk[i] + (double)ha[b * S + s] * hq[b * K + k];
+            }
+    float *ok = get_f(dk, (size_t)S * B * K);
+    report("gemm_batched: interleaved accumulate (beta 1)", rel_err(ok, rk, (size_t)S * B * K),
+           FWD_TOL);
+    free(ok); free(rk); free(hdk); free(hkeys); free(hq); free(ha);
+
+    /* every trans combination, small (parallel over the batch) and large */
+    double worst = 0.0;
+    for (int big = 0; big < 2; big++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                if (big && ta != tb) continue;
+                int m = big ? 70 : 3, n = big ? 71 : 4, k = big ? 69 : 5, count = big ? 2 : 5;
+                int lda = (ta ? m : k) + 1, ldb = (tb ? k : n) + 2, ldc = n + 3;
+                long sa = (long)(ta ? k : m) * lda + 5, sb = (long)(tb ? n : k) * ldb + 1;
+                long sc = (long)m * ldc + 2;
+                size_t na = (size_t)sa * count, nb = (size_t)sb * count, nc = (size_t)sc * count;
+                float *hA = hrand(na, -1, 1), *hB = hrand(nb, -1, 1), *hC = hrand(nc, -1, 1);
+                float *dA = dup_f(hA, na), *dB = dup_f(hB, nb), *dC = dup_f(hC, nc);
+                be->gemm_batched(be, ta, tb, m, n, k, 1.3f, dA, lda, sa, dB, ldb, sb, -0.4f, dC,
+                                 ldc, sc, count);
+                double *ref = malloc(nc * sizeof *ref);
+                for (size_t i = 0; i < nc; i++) ref[i] = hC[i]; /* gaps stay */
+                for (int c = 0; c < count; c++)
+                    ref_gemm(ta, tb, m, n, k, 1.3, hA + c * sa, lda, hB + c * sb, ldb, -0.4,
+                             hC + c * sc, ldc, ref + c * sc);
+                float *out = get_f(dC, nc);
+                double e = rel_err(out, ref, nc);
+                if (e > worst) worst = e;
+                free(hA); free(hB); free(hC); free(ref); free(out);
+            }
+    report("gemm_batched: trans combos, strides, small+large", worst, FWD_TOL);
+}
+
+/* ======================= elementwise ======================= */
+
+static void test_elementwise(void) {
+    int rows = 4, cols = 9;
+    size_t n = (size_t)rows * cols;
+    float *hy = hrand(n, -1, 1), *hb = hrand((size_t)cols, -1, 1);
+    float *y = dup_f(hy, n), *bias = dup_f(hb, (size_t)cols);
+    be->add_bias(be, y, bias, rows, cols);
+    double *ref = malloc(n * sizeof *ref);
+    for (size_t i = 0; i < n; i++) ref[i] = (double)hy[i] + hb[i % cols];
+    float *o = get_f(y, n);
+    report("add_bias", rel_err(o, ref, n), FWD_TOL);
+    free(o); free(ref); free(hy); free(hb);
+
+    size_t nt = 50;
+    float *hx = hrand(nt, -3, 3);
+    hx[0] = 20.0f;
+    hx[1] = -20.0f;
+    float *x = dup_f(hx, nt), *t = dalloc(nt * sizeof(float));
+    be->tanh_forward(be, t, x, nt);
+    be->tanh_forward(be, x, x, nt); /* in place */
+    double *rt = malloc(nt * sizeof *rt);
+    for (size_t i = 0; i < nt; i++) rt[i] = tanh((double)hx[i]);
+    float *ot = get_f(t, nt), *oi = get_f(x, nt);
+    report("tanh_forward", rel_err(ot, rt, nt), FWD_TOL);
+    CHECK(memcmp(ot, oi, nt * sizeof(float)) == 0, "tanh_forward in place matches");
+    free(ot); free(oi); free(rt); free(hx);
+
+    float hw[3] = {1.0f, -2.0f, 0.5f}, hg[3] = {0.1f, 0.2f, -0.3f};
+    float *w = dup_f(hw, 3), *g = dup_f(hg, 3);
+    be->sgd_update(be, w, g, 3, 0.5f);
+    float *ow = get_f(w, 3);
+    CHECK(fabsf(ow[0] - 0.95f) < 1e-6f && fabsf(ow[1] + 2.1f) < 1e-6f &&
+              fabsf(ow[2] - 0.65f) < 1e-6f,
+          "sgd: %g %g %g", ow[0], ow[1], ow[2]);
+    be->scale(be, w, 3, -2.0f);
+    float *os = get_f(w, 3);
+    CHECK(os[0] == -2.0f * ow[0] && os[2] == -2.0f * ow[2], "scale");
+    free(ow); free(os);
+
+    float hm[4] = {0, 2, 1, 0.5f}, hv[4] = {3, 4, 5, 6}, hacc[4] = {1, 1, 1, 1};
+    float *m = dup_f(hm, 4), *v = dup_f(hv, 4), *out = dup_f(hacc, 4);
+    be->mul(be, out, v, m, 4);
+    float *om = get_f(out, 4);
+    CHECK(om[0] == 0 && om[1] == 8 && om[2] == 5 && om[3] == 3, "mul");
+    be->mul_add(be, out, v, m, 4);
+    float *oa = get_f(out, 4);
+    CHECK(oa[0] == 0 && oa[1] == 16 && oa[2] == 10 && oa[3] == 6, "mul_add");
+    free(om); free(oa);
+
+    /* sum_squares against a double loop; n = 0 gives 0 */
+    size_t nq = 100003;
+    float *hq = hrand(nq, -2, 2);
+    float *q = dup_f(hq, nq);
+    double want = 0.0;
+    for (size_t i = 0; i < nq; i++) want += (double)hq[i] * hq[i];
+    double got = be->sum_squares(be, q, nq);
+    report("sum_squares (n = 100003)", fabs(got - want) / want, 1e-12);
+    CHECK(be->sum_squares(be, q, 0) == 0.0, "sum_squares of nothing");
+    CHECK(be->sum_squares(be, q, 1) == (double)hq[0] * hq[0], "sum_squares of one");
+    free(hq);
+}
+
+static void test_adam(void) {
+    /* Hand-computed: w = 1, lr 0.1, b1 0.9, b2 0.999, eps 1e-8, g = 0.5 then -0.25.
+     * t = 1: m = 0.05, v = 0.00025, mhat = 0.5, vhat = 0.25,
+     *        w = 1 - 0.1 * 0.5 / (0.5 + 1e-8) = 0.900000002
+     * t = 2: m = 0.045 - 0.025 = 0.02, v = 0.00024975 + 0.0000625 = 0.00031225,
+     *        mhat = 0.02 / 0.19 = 0.1052631579, vhat = 0.00031225 / 0.001999
+     *        = 0.1562031016, sqrt = 0.3952254...,
+     *        w = 0.900000002 - 0.1 * 0.1052631579 / 0.3952254 = 0.8733662987
+     * The other elements follow a double-precision loop. */
+    float hw[5] = {1.0f, -0.3f, 2.0f, 0.7f, -1.1f};
+    float hg1[5] = {0.5f, 0.01f, -3.0f, 0.2f, 1e-3f}, hg2[5] = {-0.25f, 0.02f, 1.0f, -0.2f, 2.0f};
+    float *w = dup_f(hw, 5), *g = dup_f(hg1, 5), *m = dalloc(5 * 4), *v = dalloc(5 * 4);
+    be->adam_update(be, w, g, m, v, 5, 0.1f, 0.9f, 0.999f, 1e-8f, 1);
+    float w1 = dget(w, 0);
+    be->upload(be, g, hg2, sizeof hg2);
+    be->adam_update(be, w, g, m, v, 5, 0.1f, 0.9f, 0.999f, 1e-8f, 2);
+    float *ow = get_f(w, 5), *om = get_f(m, 5), *ov = get_f(v, 5);
+    CHECK(fabs(w1 - 0.900000002) < 1e-6, "adam step 1: w = %.9g", w1);
+    CHECK(fabs(ow[0] - 0.8733662987) < 1e-6, "adam step 2: w = %.9g", ow[0]);
+    CHECK(fabs(om[0] - 0.02) < 1e-7 && fabs(ov[0] / 0.00031225 - 1) < 1e-4, /* 1 - 0.999f */
+          "adam moments: m = %.9g v = %.9g", om[0], ov[0]);
+    double rw[5];
+    for (int i = 0; i < 5; i++) {
+        double wd = hw[i], md = 0, vd = 0;
+        for (int t = 1; t <= 2; t++) {
+            double gd = t == 1 ? hg1[i] : hg2[i];
+            md = 0.9 * md + 0.1 * gd;
+            vd = 0.999 * vd + 0.001 * gd * gd;
+            wd -= 0.1 * (md / (1 - pow(0.9, t))) / (sqrt(vd / (1 - pow(0.999, t))) + 1e-8);
+        }
+        rw[i] = wd;
+    }
+    report("adam_update (2 steps)", rel_err(ow, rw, 5), 1e-6);
+    free(ow); free(om); free(ov);
+}
+
+static void test_dropout(void) {
+    size_t n = 100000;
+    float p = 0.3f;
+    float *mask = dalloc(n * sizeof(float)), *again = dalloc(n * sizeof(float));
+    be->dropout_mask(be, mask, n, p, 42, 7);
+    float *h = get_f(mask, n);
+    double sum = 0.0;
+    size_t zeros = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += h[i];
+        if (h[i] == 0.0f) zeros++;
+        else if (h[i] != 1.0f / (1.0f - p)) bad++;
+    }
+    printf("  dropout_mask p = 0.3: mean %.4f, zero fraction %.4f\n", sum / n, (double)zeros / n);
+    CHECK(fabs(sum / n - 1.0) < 0.02, "dropout mean %g", sum / n);
+    CHECK(fabs((double)zeros / n - p) < 0.01, "dropout zero fraction %g", (double)zeros / n);
+    CHECK(bad == 0, "every kept value is 1/(1-p)");
+
+    be->dropout_mask(be, again, n, p, 42, 7);
+    float *h2 = get_f(again, n);
+    CHECK(memcmp(h, h2, n * sizeof(float)) == 0, "same (seed, offset): same mask");
+    be->dropout_mask(be, again, 500, p, 42, 7 + 300);
+    float *h3 = get_f(again, 500);
+    CHECK(memcmp(h + 300, h3, 500 * sizeof(float)) == 0, "offset + i is element i of a larger draw");
+    be->dropout_mask(be, again, n, p, 43, 7);
+    float *h4 = get_f(again, n);
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++) same += h[i] == h4[i];
+    CHECK(same < n * 0.7, "another seed gives another mask (%zu of %zu equal)", same, n);
+    be->dropout_mask(be, again, 1000, 0.0f, 42, 0);
+    float *h5 = get_f(again, 1000);
+    int ones = 1;
+    for (int i = 0; i < 1000; i++) ones &= h5[i] == 1.0f;
+    CHECK(ones, "p = 0 gives all ones");
+    free(h); free(h2); free(h3); free(h4); free(h5);
+}
+
+static void test_topk(void) {
+    int rows = 3, cols = 9;
+    float hx[27] = {1, 5, 3, 5, 2, 5, 0, -1, 4,        /* ties at 5 */
+                    -3, -1, -2, -7, -1, -9, -4, -5, -6, /* all negative */
+                    2, 2, 2, 2, 2, 2, 2, 2, 2};         /* all equal */
+    float *x = dup_f(hx, 27);
+    for (int k = 1; k <= cols; k += 3) {
+        float *val = dalloc((size_t)rows * k * sizeof(float));
+        int32_t *idx = dalloc((size_t)rows * k * sizeof(int32_t));
+        be->topk(be, x, rows, cols, k, val, idx);
+        float *hv = get_f(val, (size_t)rows * k);
+        int32_t *hi = malloc((size_t)rows * k * sizeof *hi);
+        be->download(be, hi, idx, (size_t)rows * k * sizeof *hi);
+        int ok = 1;
+        for (int r = 0; r < rows; r++) {
+            int used[9] = {0};
+            for (int j = 0; j < k; j++) { /* naive: the first maximum not yet taken */
+                int best = -1;
+                for (int c = 0; c < cols; c++)
+                    if (!used[c] && (best < 0 || hx[r * cols + c] > hx[r * cols + best])) best = c;
+                used[best] = 1;
+                ok &= hi[r * k + j] == best && hv[r * k + j] == hx[r * cols + best];
+            }
+        }
+        CHECK(ok, "topk k = %d (ties: lower index first)", k);
+        free(hv); free(hi);
+    }
+}
+
+/* ======================= LSTM ======================= */
+
+typedef struct {
+    int B, H;
+    float *z0, *z, *c_prev, *h_prev, *c, *h, *keep; /* backend */
+    float *R1, *R2;                                 /* host (B, H) */
+} LstmCtx;
+
+static double lstm_loss(void *p) {
+    LstmCtx *L = p;
+    size_t n = (size_t)L->B * L->H;
+    be->copy(be, L->z, L->z0, n * 4 * sizeof(float));
+    be->lstm_forward(be, L->B, L->H, L->z, L->c_prev, L->h_prev, L->c, L->h, L->keep);
+    return dot_out(L->h, L->R1, n) + dot_out(L->c, L->R2, n);
+}
+
+static void test_lstm(int B, int H, const float *hkeep, int perturb) {
+    char name[96];
+    size_t n = (size_t)B * H, nz = 4 * n;
+    LstmCtx L = {B, H, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    float *hz = hrand(nz, -2, 2), *hc = hrand(n, -1, 1), *hh = hrand(n, -1, 1);
+    L.z0 = dup_f(hz, nz);
+    L.z = dalloc(nz * sizeof(float));
+    L.c_prev = dup_f(hc, n);
+    L.h_prev = dup_f(hh, n);
+    L.c = drand(n, -5, 5); /* (=): garbage before */
+    L.h = drand(n, -5, 5);
+    L.keep = dup_f(hkeep, (size_t)B);
+    L.R1 = hrand(n, -1, 1);
+    L.R2 = hrand(n, -1, 1);
+
+    /* forward against a double loop */
+    lstm_loss(&L);
+    float *oc = get_f(L.c, n), *oh = get_f(L.h, n), *og = get_f(L.z, nz);
+    double *rc = malloc(n * sizeof *rc), *rh = malloc(n * sizeof *rh), *rg = malloc(nz * sizeof *rg);
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < H; j++) {
+            const float *zr = hz + (size_t)b * 4 * H;
+            double i = sigm(zr[j]), f = sigm(zr[H + j]), g = tanh(zr[2 * H + j]), o = sigm(zr[3 * H + j]);
+            double *gr = rg + (size_t)b * 4 * H;
+            gr[j] = i, gr[H + j] = f, gr[2 * H + j] = g, gr[3 * H + j] = o;
+            size_t k = (size_t)b * H + j;
+            double cn = f * hc[k] + i * g;
+            rc[k] = hkeep[b] != 0 ? cn : hc[k];
+            rh[k] = hkeep[b] != 0 ? o * tanh(cn) : hh[k];
+        }
+    snprintf(name, sizeof name, "lstm_forward B=%d H=%d", B, H);
+    double ef = rel_err(oc, rc, n);
+    double eh = rel_err(oh, rh, n), eg = rel_err(og, rg, nz);
+    report(name, fmax(ef, fmax(eh, eg)), FWD_TOL);
+    free(oc); free(oh); free(og); free(rc); free(rh); free(rg);
+
+    /* backward: dh = R1, dc = R2 (the loss's gradient into c_t) */
+    float *dh = dup_f(L.R1, n), *dc = dup_f(L.R2, n);
+    float *dz = drand(nz, -9, 9), *dh_carry = drand(n, -9, 9); /* (=) */
+    be->lstm_backward(be, B, H, L.z, L.c_prev, L.c, L.keep, dh, dc, dz, dh_carry);
+    double e1 = grad_err(lstm_loss, &L, L.z0, nz, dz, NULL);
+    double e2 = grad_err(lstm_loss, &L, L.c_prev, n, dc, NULL);
+    double e3 = grad_err(lstm_loss, &L, L.h_prev, n, dh_carry, NULL);
+    snprintf(name, sizeof name, "lstm_backward B=%d H=%d: dz", B, H);
+    report(name, e1, GRAD_TOL);
+    snprintf(name, sizeof name, "lstm_backward B=%d H=%d: dc_prev", B, H);
+    report(name, e2, GRAD_TOL);
+    snprintf(name, sizeof name, "lstm_backward B=%d H=%d: dh_carry", B, H);
+    report(name, e3, GRAD_TOL);
+
+    if (perturb) {
+        /* A wrong gradient must be caught: one dz entry off by 5% of the
+         * largest, and dc_prev missing its factor f (dc_tot instead). */
+        double *num = malloc(nz * sizeof *num);
+        float *ana = get_f(dz, nz);
+        num_grad(lstm_loss, &L, L.z0, nz, num);
+        double big = 0.0;
+        for (size_t i = 0; i < nz; i++) big = fmax(big, fabs(num[i]));
+        ana[nz / 2] += (float)(0.05 * big);
+        double ep = rel_err(ana, num, nz);
+        printf("  %-44s perturbed dz: rel err %.3g\n", "lstm_backward", ep);
+        CHECK(ep > GRAD_TOL, "a 5%% error in one dz entry is detected (%g)", ep);
+        float *dcp = get_f(dc, n), *gates = get_f(L.z, nz);
+        for (int b = 0; b < B; b++)
+            for (int j = 0; j < H; j++)
+                if (hkeep[b] != 0) dcp[(size_t)b * H + j] /= gates[(size_t)b * 4 * H + H + j];
+        double *numc = malloc(n * sizeof *numc);
+        num_grad(lstm_loss, &L, L.c_prev, n, numc);
+        double ec = rel_err(dcp, numc, n);
+        printf("  %-44s dc_prev without f: rel err %.3g\n", "lstm_backward", ec);
+        CHECK(ec > GRAD_TOL, "a dc_prev missing its factor f is detected (%g)", ec);
+        free(num); free(ana); free(dcp); free(gates); free(numc);
+    }
+    free(hz); free(hc); free(hh); free(L.R1); free(L.R2);
+}
+
+/* ======================= embeddings ======================= */
+
+typedef struct {
+    int N, E;
+    float *table, *out;
+    const int32_t *ids;
+    float *R;
+} EmbCtx;
+
+static double emb_loss(void *p) {
+    EmbCtx *C = p;
+    be->embedding_forward(be, C->out, C->table, C->ids, C->N, C->E);
+    return dot_out(C->out, C->R, (size_t)C->N * C->E);
+}
+
+static void test_embedding(int V, int E) {
+    char name[96];
+    int32_t hids[7] = {2, V - 1, 2, 0, 2, V - 1, 1};
+    int N = 7;
+    size_t nt = (size_t)V * E, no = (size_t)N * E;
+    float *ht = hrand(nt, -1, 1);
+    EmbCtx C = {N, E, dup_f(ht, nt), drand(no, -5, 5), dup_i(hids, (size_t)N), hrand(no, -1, 1)};
+    emb_loss(&C);
+    float *o = get_f(C.out, no);
+    double *ref = malloc(no * sizeof *ref);
+    for (int i = 0; i < N; i++)
+        for (int e = 0; e < E; e++) ref[(size_t)i * E + e] = ht[(size_t)hids[i] * E + e];
+    snprintf(name, sizeof name, "embedding_forward V=%d E=%d", V, E);
+    report(name, rel_err(o, ref, no), 0.0);
+
+    float *before = hrand(nt, -1, 1);
+    float *dtable = dup_f(before, nt), *dout = dup_f(C.R, no);
+    be->embedding_backward(be, dtable, dout, C.ids, N, E);
+    snprintf(name, sizeof name, "embedding_backward V=%d E=%d (repeated ids)", V, E);
+    report(name, grad_err(emb_loss, &C, C.table, nt, dtable, before), GRAD_TOL);
+    free(o); free(ref); free(ht); free(before); free(C.R);
+}
+
+/* ======================= attention ======================= */
+
+typedef struct {
+    int B, S, A;
+    float *kproj, *qproj, *v, *scores;
+    float *R;
+} AddCtx;
+
+static double add_loss(void *p) {
+    AddCtx *C = p;
+    be->additive_score_forward(be, C->B, C->S, C->A, C->kproj, C->qproj, C->v, C->scores);
+    return dot_out(C->scores, C->R, (size_t)C->B * C->S);
+}
+
+static void test_additive(int B, int S, int A) {
+    char name[96];
+    size_t nk = (size_t)S * B * A, nq = (size_t)B * A, ns = (size_t)B * S;
+    float *hk = hrand(nk, -1, 1), *hq = hrand(nq, -1, 1), *hv = hrand((size_t)A, -1, 1);
+    AddCtx C = {B, S, A, dup_f(hk, nk), dup_f(hq, nq), dup_f(hv, (size_t)A), drand(ns, -5, 5),
+                hrand(ns, -1, 1)};
+    C.R[1] = 0.0f; /* a masked position's zero gradient, mid-row */
+    add_loss(&C);
+    float *o = get_f(C.scores, ns);
+    double *ref = malloc(ns * sizeof *ref);
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < S; s++) {
+            double acc = 0.0;
+            for (int a = 0; a < A; a++)
+                acc += hv[a] * tanh((double)hk[((size_t)s * B + b) * A + a] + hq[(size_t)b * A + a]);
+            ref[(size_t)b * S + s] = acc;
+        }
+    snprintf(name, sizeof name, "additive_score_forward B=%d S=%d A=%d", B, S, A);
+    report(name, rel_err(o, ref, ns), FWD_TOL);
+
+    float *bk = hrand(nk, -1, 1), *bq = hrand(nq, -1, 1), *bv = hrand((size_t)A, -1, 1);
+    float *dk = dup_f(bk, nk), *dq = dup_f(bq, nq), *dv = dup_f(bv, (size_t)A);
+    float *ds = dup_f(C.R, ns);
+    be->additive_score_backward(be, B, S, A, C.kproj, C.qproj, C.v, ds, dk, dq, dv);
+    double e = fmax(grad_err(add_loss, &C, C.kproj, nk, dk, bk),
+                    fmax(grad_err(add_loss, &C, C.qproj, nq, dq, bq),
+                         grad_err(add_loss, &C, C.v, (size_t)A, dv, bv)));
+    snprintf(name, sizeof name, "additive_score_backward B=%d S=%d A=%d", B, S, A);
+    report(name, e, GRAD_TOL);
+    free(o); free(ref); free(hk); free(hq); free(hv); free(bk); free(bq); free(bv); free(C.R);
+}
+
+typedef struct {
+    int B, S, window, gaussian;
+    float sigma;
+    float *scores, *center, *probs, *weights;
+    const int32_t *len;
+    float *R;
+} SmCtx;
+
+static double sm_loss(void *p) {
+    SmCtx *C = p;
+    be->attn_softmax_forward(be, C->B, C->S, C->scores, C->len, C->center, C->window,
+                             C->gaussian, C->sigma, C->probs, C->weights);
+    return dot_out(C->weights, C->R, (size_t)C->B * C->S);
+}
+
+/* hcenter NULL: global attention */
+static void test_attn_softmax(const char *what, int B, int S, const int32_t *hlen,
+                              const float *hcenter, int window, int gaussian, int perturb) {
+    char name[128];
+    size_t n = (size_t)B * S;
+    float sigma = window > 0 ? window / 2.0f : 1.0f;
+    float *hs = hrand(n, -2, 2);
+    SmCtx C = {B, S, window, gaussian, sigma, dup_f(hs, n),
+               hcenter ? dup_f(hcenter, (size_t)B) : NULL, drand(n, -5, 5), drand(n, -5, 5),
+               dup_i(hlen, (size_t)B), hrand(n, -1, 1)};
+    sm_loss(&C);
+    float *op = get_f(C.probs, n), *ow = get_f(C.weights, n);
+    double *rp = malloc(n * sizeof *rp), *rw = malloc(n * sizeof *rw);
+    for (int b = 0; b < B; b++) { /* reference in double */
+        double m = -INFINITY, sum = 0.0;
+        for (int pass = 0; pass < 3; pass++)
+            for (int s = 0; s < S; s++) {
+                int ok = s < hlen[b] && (!hcenter || fabs(s - (double)hcenter[b]) <= window);
+                double x = hs[(size_t)b * S + s];
+                if (pass == 0 && ok) m = fmax(m, x);
+                if (pass == 1 && ok) sum += exp(x - m);
+                if (pass == 2) {
+                    double pr = ok ? exp(x - m) / sum : 0.0;
+                    double d = s - (double)(hcenter ? hcenter[b] : 0);
+                    rp[(size_t)b * S + s] = pr;
+                    rw[(size_t)b * S + s] = gaussian ? pr * exp(-d * d / (2.0 * sigma * sigma)) : pr;
+                }
+            }
+    }
+    snprintf(name, sizeof name, "attn_softmax_forward %s", what);
+    report(name, fmax(rel_err(op, rp, n), rel_err(ow, rw, n)), FWD_TOL);
+    CHECK(!any_nan(op, n) && !any_nan(ow, n), "%s: no NaN", name);
+
+    float *dw = dup_f(C.R, n), *ds = drand(n, -9, 9); /* (=) */
+    float *dcenter = hcenter ? drand((size_t)B, -9, 9) : NULL;
+    be->attn_softmax_backward(be, B, S, C.probs, C.weights, C.len, C.center, window, gaussian,
+                              sigma, dw, ds, dcenter);
+    snprintf(name, sizeof name, "attn_softmax_backward %s: dscores", what);
+    report(name, grad_err(sm_loss, &C, C.scores, n, ds, NULL), GRAD_TOL);
+    if (gaussian) {
+        snprintf(name, sizeof name, "attn_softmax_backward %s: dcenter", what);
+        double ec = grad_err(sm_loss, &C, C.center, (size_t)B, dcenter, NULL);
+        report(name, ec, GRAD_TOL);
+        if (perturb) { /* a dcenter 10% too large is caught */
+            double num[16];
+            float *ana = get_f(dcenter, (size_t)B);
+            num_grad(sm_loss, &C, C.center, (size_t)B, num);
+            for (int b = 0; b < B; b++) ana[b] *= 1.1f;
+            double ep = rel_err(ana, num, (size_t)B);
+            printf("  %-44s dcenter * 1.1: rel err %.3g\n", "attn_softmax_backward", ep);
+            CHECK(ep > GRAD_TOL, "a 10%% error in dcenter is detected (%g)", ep);
+            free(ana);
+        }
+    }
+    free(op); free(ow); free(rp); free(rw); free(hs); free(C.R);
+}
+
+static void test_attention_edges(void) {
+    /* one allowed position (src_len 1), and a window with none: finite,
+     * 1 at the one position, all zeros (and zero gradients) for none */
+    int B = 2, S = 5;
+    int32_t hlen[2] = {1, 5};
+    float hcenter[2] = {0.0f, 20.0f}, hs[10];
+    fill(hs, 10, -3, 3);
+    float *scores = dup_f(hs, 10), *center = dup_f(hcenter, 2);
+    int32_t *len = dup_i(hlen, 2);
+    float *probs = drand(10, -5, 5), *weights = drand(10, -5, 5);
+    be->attn_softmax_forward(be, B, S, scores, len, center, 2, true, 1.0f, probs, weights);
+    float *op = get_f(probs, 10), *ow = get_f(weights, 10);
+    int ok = op[0] == 1.0f && fabsf(ow[0] - expf(0.0f)) < 1e-7f;
+    for (int s = 1; s < 10; s++) ok &= op[s] == 0.0f && ow[s] == 0.0f;
+    CHECK(ok, "one allowed position gets 1, no allowed position gets zeros");
+    float *dw = drand(10, -1, 1), *ds = drand(10, -9, 9), *dc = drand(2, -9, 9);
+    be->attn_softmax_backward(be, B, S, probs, weights, len, center, 2, true, 1.0f, dw, ds, dc);
+    float *ods = get_f(ds, 10), *odc = get_f(dc, 2);
+    int zero = 1;
+    for (int s = 0; s < 10; s++) zero &= ods[s] == 0.0f;
+    CHECK(zero && odc[0] == 0.0f && odc[1] == 0.0f, "their gradients are zero (%g %g)", odc[0],
+          odc[1]);
+    CHECK(!any_nan(ods, 10) && !any_nan(odc, 2), "edge rows: no NaN");
+    free(op); free(ow); free(ods); free(odc);
+
+    /* local-m with an integer centre: the window edges are inclusive */
+    int32_t l5[1] = {5};
+    float c2[1] = {2.0f}, h1[5] = {0, 0, 0, 0, 0};
+    float *sc = dup_f(h1, 5), *cc = dup_f(c2, 1);
+    be->attn_softmax_forward(be, 1, 5, sc, dup_i(l5, 1), cc, 1, false, 0.5f, probs, weights);
+    float *o = get_f(probs, 5);
+    CHECK(o[0] == 0.0f && fabsf(o[1] - 1.0f / 3) < 1e-7f && fabsf(o[3] - 1.0f / 3) < 1e-7f &&
+              o[4] == 0.0f,
+          "window [1, 3] around 2: %g %g %g %g %g", o[0], o[1], o[2], o[3], o[4]);
+    free(o);
+}
+
+typedef struct {
+    int B;
+    float *u, *p;
+    const int32_t *len;
+    float *R;
+} LpCtx;
+
+static double lp_loss(void *ctx) {
+    LpCtx *C = ctx;
+    be->local_p_forward(be, C->B, C->u, C->len, C->p);
+    return dot_out(C->p, C->R, (size_t)C->B);
+}
+
+static void test_local_p(void) {
+    int B = 4;
+    int32_t hlen[4] = {5, 9, 1, 12};
+    float *hu = hrand(4, -3, 3);
+    LpCtx C = {B, dup_f(hu, 4), drand(4, -5, 5), dup_i(hlen, 4), hrand(4, -1, 1)};
+    lp_loss(&C);
+    float *o = get_f(C.p, 4);
+    double ref[4];
+    for (int b = 0; b < B; b++) ref[b] = hlen[b] * sigm(hu[b]);
+    report("local_p_forward", rel_err(o, ref, 4), FWD_TOL);
+    float *before = hrand(4, -1, 1);
+    float *du = dup_f(before, 4), *dp = dup_f(C.R, 4);
+    be->local_p_backward(be, B, C.u, C.len, dp, du);
+    report("local_p_backward", grad_err(lp_loss, &C, C.u, 4, du, before), GRAD_TOL);
+    free(o); free(hu); free(before); free(C.R);
+}
+
+/* ======================= loss ======================= */
+
+typedef struct {
+    int N, V;
+    float eps, scale;
+    float *logits, *loss, *nll, *dl;
+    const int32_t *targets;
+} XentCtx;
+
+static double xent_loss(void *p) {
+    XentCtx *C = p;
+    be->softmax_xent(be, C->N, C->V, C->logits, C->targets, NMT_PAD_ID, C->eps, C->scale,
+                     C->loss, C->nll, C->dl);
+    float *h = get_f(C->loss, (size_t)C->N);
+    double s = 0.0;
+    for (int r = 0; r < C->N; r++) s += (double)h[r] * C->scale;
+    free(h);
+    return s;
+}
+
+static void test_xent(float eps) {
+    char name[96];
+    int N = 4, V = 11;
+    int32_t ht[4] = {5, NMT_PAD_ID, 10, 3};
+    size_t n = (size_t)N * V;
+    float *hl = hrand(n, -3, 3);
+    for (int v = 0; v < V; v++) hl[2 * V + v] += 1000.0f; /* stability: huge logits */
+    XentCtx C = {N, V, eps, 0.37f, dup_f(hl, n), drand(4, -5, 5), drand(4, -5, 5),
+                 drand(n, -5, 5), dup_i(ht, 4)};
+    xent_loss(&C);
+    float *ol = get_f(C.loss, 4), *on = get_f(C.nll, 4), *od = get_f(C.dl, n);
+    double rl[4], rn[4], *rd = malloc(n * sizeof *rd);
+    for (int r = 0; r < N; r++) { /* direct double computation */
+        const float *x = hl + (size_t)r * V;
+        double m = x[0], sum = 0.0, mean_nlp = 0.0;
+        for (int v = 1; v < V; v++) m = fmax(m, x[v]);
+        for (int v = 0; v < V; v++) sum += exp(x[v] - m);
+        double lse = m + log(sum);
+        for (int v = 0; v < V; v++) mean_nlp += (lse - x[v]) / V;
+        int pad = ht[r] == NMT_PAD_ID;
+        rn[r] = pad ? 0.0 : lse - x[ht[r]];
+        rl[r] = pad ? 0.0 : (1 - eps) * rn[r] + eps * mean_nlp;
+        for (int v = 0; v < V; v++) {
+            double q = eps / V + (v == ht[r] ? 1 - eps : 0);
+            rd[(size_t)r * V + v] = pad ? 0.0 : 0.37 * (exp(x[v] - lse) - q);
+        }
+    }
+    snprintf(name, sizeof name, "softmax_xent eps=%.1f: loss, nll", eps);
+    report(name, fmax(rel_err(ol, rl, 4), rel_err(on, rn, 4)), FWD_TOL);
+    CHECK(ol[1] == 0.0f && on[1] == 0.0f, "pad row: zero loss");
+    snprintf(name, sizeof name, "softmax_xent eps=%.1f: dlogits vs direct", eps);
+    report(name, rel_err(od, rd, n), FWD_TOL);
+    int zero = 1;
+    for (int v = 0; v < V; v++) zero &= od[V + v] == 0.0f;
+    CHECK(zero, "pad row: zero gradient");
+
+    /* in place: dlogits == logits */
+    float *inplace = dup_f(hl, n);
+    be->softmax_xent(be, N, V, inplace, C.targets, NMT_PAD_ID, eps, 0.37f, C.loss, C.nll, inplace);
+    float *oi = get_f(inplace, n), *ol2 = get_f(C.loss, 4);
+    CHECK(memcmp(oi, od, n * sizeof(float)) == 0 && memcmp(ol2, ol, 4 * sizeof(float)) == 0,
+          "softmax_xent in place matches");
+
+    /* gradient check (on modest logits: the huge row makes the loss's float
+     * rounding larger than the finite differences) */
+    for (int v = 0; v < V; v++) hl[2 * V + v] -= 1000.0f;
+    be->upload(be, C.logits, hl, n * sizeof(float));
+    xent_loss(&C);
+    float *grad = dalloc(n * sizeof(float));
+    be->copy(be, grad, C.dl, n * sizeof(float));
+    snprintf(name, sizeof name, "softmax_xent eps=%.1f: gradient (with pad row)", eps);
+    report(name, grad_err(xent_loss, &C, C.logits, n, grad, NULL), GRAD_TOL);
+    free(hl); free(ol); free(on); free(od); free(rd); free(oi); free(ol2);
+}
+
+static void test_log_softmax(void) {
+    int N = 3, V = 7;
+    size_t n = (size_t)N * V;
+    float *hl = hrand(n, -4, 4);
+    for (int v = 0; v < V; v++) hl[v] -= 500.0f;
+    float *x = dup_f(hl, n), *out = drand(n, -1, 1);
+    be->log_softmax(be, N, V, x, out);
+    be->log_softmax(be, N, V, x, x);
+    double *ref = malloc(n * sizeof *ref);
+    for (int r = 0; r < N; r++) {
+        double m = -INFINITY, sum = 0.0;
+        for (int v = 0; v < V; v++) m = fmax(m, hl[r * V + v]);
+        for (int v = 0; v < V; v++) sum += exp(hl[r * V + v] - m);
+        for (int v = 0; v < V; v++) ref[r * V + v] = hl[r * V + v] - m - log(sum);
+    }
+    float *o = get_f(out, n), *oi = get_f(x, n);
+    report("log_softmax", rel_err(o, ref, n), FWD_TOL);
+    CHECK(memcmp(o, oi, n * sizeof(float)) == 0, "log_softmax in place matches");
+    free(hl); free(ref); free(o); free(oi);
+}
+
+/* ======================= small backward ops ======================= */
+
+typedef struct {
+    size_t n;
+    int rows, cols;
+    float *x, *y, *aux; /* aux: bias or mask */
+    float *R;
+} EwCtx;
+
+static double tanh_loss(void *p) {
+    EwCtx *C = p;
+    be->tanh_forward(be, C->y, C->x, C->n);
+    return dot_out(C->y, C->R, C->n);
+}
+
+static double bias_loss(void *p) {
+    EwCtx *C = p;
+    be->copy(be, C->y, C->x, C->n * sizeof(float));
+    be->add_bias(be, C->y, C->aux, C->rows, C->cols);
+    return dot_out(C->y, C->R, C->n);
+}
+
+static double mul_loss(void *p) {
+    EwCtx *C = p;
+    be->mul(be, C->y, C->x, C->aux, C->n);
+    return dot_out(C->y, C->R, C->n);
+}
+
+static void test_small_backward(void) {
+    int rows = 5, cols = 70; /* two column blocks */
+    size_t n = (size_t)rows * cols;
+    EwCtx C = {n, rows, cols, drand(n, -2, 2), dalloc(n * sizeof(float)),
+               drand((size_t)cols, -1, 1), hrand(n, -1, 1)};
+    float *R = dup_f(C.R, n);
+
+    tanh_loss(&C);
+    float *before = hrand(n, -1, 1), *dx = dup_f(before, n);
+    be->tanh_backward(be, dx, R, C.y, n);
+    report("tanh_backward", grad_err(tanh_loss, &C, C.x, n, dx, before), GRAD_TOL);
+    free(before);
+
+    before = hrand((size_t)cols, -1, 1);
+    float *db = dup_f(before, (size_t)cols);
+    be->bias_backward(be, db, R, rows, cols);
+    report("bias_backward (rows 5, cols 70)", grad_err(bias_loss, &C, C.aux, (size_t)cols, db, before),
+           GRAD_TOL);
+    free(before);
+
+    C.aux = dalloc(n * sizeof(float));
+    be->dropout_mask(be, C.aux, n, 0.3f, 5, 0); /* a mask with zeros */
+    before = hrand(n, -1, 1);
+    dx = dup_f(before, n);
+    be->mul_add(be, dx, R, C.aux, n);
+    report("mul_add (dropout backward)", grad_err(mul_loss, &C, C.x, n, dx, before), GRAD_TOL);
+    free(before);
+    free(C.R);
+}
+
+/* ======================= thread-count independence ======================= */
+
+static void test_threads(void) {
+    /* the same work on this 2-thread backend and on a 1-thread one */
+    int rows = 300, cols = 513, V = 50;
+    size_t n = (size_t)rows * cols;
+    float *hx = hrand(n, -1, 1);
+    int32_t *hids = malloc((size_t)rows * sizeof *hids);
+    for (int i = 0; i < rows; i++) hids[i] = (int32_t)(urand() * V);
+    float *res[2][3];
+    double ss[2];
+    Backend *two = be, *one = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            one = cpu_backend_create(1);
+            CHECK(one != NULL, "cpu_backend_create(1)");
+            if (!one) return;
+            be = one;
+        }
+        int first = n_allocs;
+        float *x = dup_f(hx, n), *db = dalloc((size_t)cols * 4);
+        float *dt = dalloc((size_t)V * cols * 4);
+        int32_t *ids = dup_i(hids, (size_t)rows);
+        float *lo = dalloc((size_t)rows * 4), *nl = dalloc((size_t)rows * 4);
+        be->bias_backward(be, db, x, rows, cols);
+        be->embedding_backward(be, dt, x, ids, rows, cols);
+        ss[pass] = be->sum_squares(be, x, n);
+        be->softmax_xent(be, rows, cols, x, ids, NMT_PAD_ID, 0.1f, 1.0f, lo, nl, x);
+        res[pass][0] = get_f(db, (size_t)cols);
+        res[pass][1] = get_f(dt, (size_t)V * cols);
+        res[pass][2] = get_f(x, n);
+        while (n_allocs > first) be->release(be, allocs[--n_allocs]);
+    }
+    one->destroy(one);
+    be = two; /* note: OpenMP now runs on 1 thread for the rest */
+    CHECK(memcmp(res[0][0], res[1][0], (size_t)cols * 4) == 0, "bias_backward: 2 threads == 1");
+    CHECK(memcmp(res[0][1], res[1][1], (size_t)V * cols * 4) == 0,
+          "embedding_backward: 2 threads == 1");
+    CHECK(memcmp(res[0][2], res[1][2], n * 4) == 0, "softmax_xent: 2 threads == 1");
+    CHECK(ss[0] == ss[1], "sum_squares: 2 threads == 1");
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < 3; i++) free(res[p][i]);
+    free(hx); free(hids);
+}
+
+static int slots_set(const Backend *b) {
+#define SLOT_SET(f) (b->f != NULL)
+    return SLOT_SET(alloc) && SLOT_SET(release) && SLOT_SET(upload) && SLOT_SET(download) &&
+           SLOT_SET(copy) && SLOT_SET(zero) && SLOT_SET(copy_cols) && SLOT_SET(add_cols) &&
+           SLOT_SET(gemm) && SLOT_SET(gemm_batched) && SLOT_SET(add_bias) &&
+           SLOT_SET(bias_backward) && SLOT_SET(tanh_forward) && SLOT_SET(tanh_backward) &&
+           SLOT_SET(mul) && SLOT_SET(mul_add) && SLOT_SET(dropout_mask) &&
+           SLOT_SET(lstm_forward) && SLOT_SET(lstm_backward) && SLOT_SET(embedding_forward) &&
+           SLOT_SET(embedding_backward) && SLOT_SET(additive_score_forward) &&
+           SLOT_SET(additive_score_backward) && SLOT_SET(attn_softmax_forward) &&
+           SLOT_SET(attn_softmax_backward) && SLOT_SET(local_p_forward) &&
+           SLOT_SET(local_p_backward) && SLOT_SET(softmax_xent) && SLOT_SET(log_softmax) &&
+           SLOT_SET(sum_squares) && SLOT_SET(scale) && SLOT_SET(adam_update) &&
+           SLOT_SET(sgd_update) && SLOT_SET(topk) && SLOT_SET(destroy);
+#undef SLOT_SET
+}
+
+int main(void) {
+    be = cpu_backend_create(2);
+    CHECK(be != NULL, "cpu_backend_create");
+    if (!be) return test_summary("test_backend");
+    CHECK(strcmp(be->name, "cpu") == 0, "name");
+    CHECK(slots_set(be), "no slot is NULL");
+
+    test_memory();
+    test_gemm();
+    test_gemm_batched();
+    test_elementwise();
+    test_adam();
+    test_dropout();
+    test_topk();
+
+    float keep3[3] = {1, 0, 1}, keep1[1] = {1}, keep4[4] = {0, 1, 1, 0};
+    test_lstm(3, 5, keep3, 1);
+    test_lstm(1, 7, keep1, 0);
+    test_lstm(4, 3, keep4, 0);
+
+    test_embedding(6, 5);
+    test_embedding(9, 70);
+
+    test_additive(2, 5, 7);
+    test_additive(1, 3, 70);
+    test_additive(3, 4, 9);
+
+    int32_t len3[3] = {6, 4, 1}, len1[1] = {7};
+    test_attn_softmax("global B=3 S=6", 3, 6, len3, NULL, 0, 0, 0);
+    test_attn_softmax("global B=1 S=7", 1, 7, len1, NULL, 0, 0, 0);
+    int32_t lenw[3] = {9, 5, 8};
+    float cw[3] = {3.37f, 0.6f, 7.81f};
+    test_attn_softmax("window 2, fractional centre", 3, 9, lenw, cw, 2, 0, 0);
+    test_attn_softmax("window 2, gaussian", 3, 9, lenw, cw, 2, 1, 1);
+    float cw1[1] = {2.45f};
+    test_attn_softmax("window 3, gaussian, B=1", 1, 7, len1, cw1, 3, 1, 0);
+    test_attention_edges();
+    test_local_p();
+
+    test_xent(0.0f);
+    test_xent(0.1f);
+    test_log_softmax();
+    test_small_backward();
+    test_threads();
+
+    for (int i = 0; i < n_allocs; i++) be->release(be, allocs[i]);
+    be->destroy(be);
+    return test_summary("test_backend");
+}

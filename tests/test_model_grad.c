@@ -1,0 +1,118 @@
+/* test_model_grad.c: gradient checks of the whole model by central
+ * differences, for every attention style x score x mode, heads 1 and 2,
+ * input feeding on and off, bidirectional on and off, with padding in the
+ * batch; plus deeper models, dropout, tied embeddings and the zero bridge. */
+#include "backend.h"
+#include "config.h"
+#include "model/gradcheck.h"
+#include "test_util.h"
+
+static Backend *be;
+
+/* Builds dims from config overrides on a tiny base model. */
+static int dims_for(const char *const *sets, int n_sets, ModelDims *d) {
+    const char *base =
+        "{\"model\": {\"emb_dim\": 5, \"hidden\": 6, \"enc_layers\": 1, \"dec_layers\": 1,"
+        " \"dropout\": 0.0, \"init_range\": 0.3, \"attention\": {\"window\": 2}},"
+        " \"train\": {\"label_smoothing\": 0.1}}";
+    Config cfg;
+    NmtStatus st = config_load_string(base, "test", "/", sets, n_sets, &cfg);
+    if (st) {
+        CHECK(0, "config: %s", nmt_error_message());
+        return 0;
+    }
+    st = model_dims_from_config(&cfg, 13, 11, d);
+    config_free(&cfg);
+    CHECK(st == NMT_OK, "dims: %s", nmt_error_message());
+    return st == NMT_OK;
+}
+
+static void check_config(const char *label, const char *const *sets, int n_sets, int samples) {
+    ModelDims d;
+    if (!dims_for(sets, n_sets, &d)) return;
+    Batch batch;
+    gradcheck_make_batch(3, 5, 4, d.V_s, d.V_t, 3, &batch);
+    GradcheckSpec spec;
+    gradcheck_spec_default(&spec);
+    spec.samples_per_param = samples;
+    GradcheckResult r;
+    NmtStatus st = model_gradcheck(be, &d, &batch, &spec, &r);
+    CHECK(st == NMT_OK, "%s: %s", label, nmt_error_message());
+    if (st) return;
+    CHECK(r.failed == 0, "%s: %d of %d coordinates wrong; worst %s[%zu]: analytic %.6g numeric %.6g",
+          label, r.failed, r.checked, r.worst_name, r.worst_index, r.worst_analytic, r.worst_numeric);
+    CHECK(r.checked > 0 && r.skipped * 10 <= r.checked + r.skipped,
+          "%s: %d checked, %d skipped as non-smooth", label, r.checked, r.skipped);
+    CHECK(r.loss > 0 && r.loss < 20, "%s: loss %g", label, r.loss);
+    if (getenv("NMT_TEST_VERBOSE"))
+        printf("%-60s loss %.4f checked %3d skipped %2d worst %.3f (%s)\n", label, r.loss, r.checked,
+               r.skipped, r.worst_excess, r.worst_name);
+}
+
+static void sweep(void) {
+    const char *styles[] = {"luong", "bahdanau"};
+    const char *scores[] = {"dot", "scaled_dot", "general", "additive"};
+    const char *modes[] = {"global", "local-m", "local-p"};
+    int count = 0;
+    for (int st = 0; st < 2; st++)
+        for (int sc = 0; sc < 4; sc++)
+            for (int mo = 0; mo < 3; mo++)
+                for (int heads = 1; heads <= 2; heads++)
+                    for (int feed = 0; feed <= (st == 0); feed++)
+                        for (int bidir = 0; bidir <= 1; bidir++) {
+                            char s1[64], s2[64], s3[64], s4[64], s5[64], s6[64], s7[64], label[160];
+                            snprintf(s1, sizeof s1, "model.attention.style=%s", styles[st]);
+                            snprintf(s2, sizeof s2, "model.attention.score=%s", scores[sc]);
+                            snprintf(s3, sizeof s3, "model.attention.mode=%s", modes[mo]);
+                            snprintf(s4, sizeof s4, "model.attention.heads=%d", heads);
+                            snprintf(s5, sizeof s5, "model.input_feed=%s", feed ? "true" : "false");
+                            snprintf(s6, sizeof s6, "model.bidirectional=%s", bidir ? "true" : "false");
+                            /* dot scores need equal query and key sizes; the others get K != H */
+                            snprintf(s7, sizeof s7, "model.enc_hidden=%d", sc < 2 ? 6 : 4);
+                            const char *sets[] = {s1, s2, s3, s4, s5, s6, s7};
+                            snprintf(label, sizeof label, "%s %s %s heads=%d feed=%d bidir=%d", styles[st],
+                                     scores[sc], modes[mo], heads, feed, bidir);
+                            /* style bahdanau must not set input_feed explicitly */
+                            int n = 7;
+                            if (st == 1) {
+                                sets[4] = s7;
+                                n = 6;
+                            }
+                            check_config(label, sets, n, 6);
+                            count++;
+                        }
+    CHECK_EQ_INT(count, 2 * 4 * 3 * 2 * 2 + 4 * 3 * 2 * 2);
+}
+
+static void special_models(void) {
+    const char *none[] = {"model.attention.style=none", "model.enc_layers=2", "model.dec_layers=2"};
+    check_config("none, 2+2 layers", none, 3, 12);
+    const char *deep[] = {"model.enc_layers=2", "model.dec_layers=2", "model.bidirectional=true",
+                          "model.attention.score=general", "model.enc_hidden=4"};
+    check_config("luong general, 2+2 layers, bidirectional", deep, 5, 16);
+    const char *deep_b[] = {"model.attention.style=bahdanau", "model.attention.score=additive",
+                            "model.enc_layers=3", "model.dec_layers=2"};
+    check_config("bahdanau additive, 3+2 layers", deep_b, 4, 12);
+    const char *drop[] = {"model.dropout=0.3", "model.attention.dropout=0.2", "model.enc_layers=2",
+                          "model.dec_layers=2", "model.attention.mode=local-p", "model.attention.heads=2"};
+    check_config("dropout everywhere, local-p, 2 heads", drop, 6, 12);
+    const char *drop_b[] = {"model.dropout=0.3", "model.attention.style=bahdanau",
+                            "model.attention.score=additive", "model.dec_layers=2"};
+    check_config("dropout, bahdanau", drop_b, 4, 12);
+    const char *tied[] = {"model.emb_dim=6", "model.tie_embeddings=true", "model.bridge=zero"};
+    check_config("tied embeddings, zero bridge", tied, 3, 16);
+    const char *smooth0[] = {"train.label_smoothing=0", "model.attention.score=additive"};
+    check_config("no label smoothing", smooth0, 2, 12);
+}
+
+int main(void) {
+    be = cpu_backend_create(1);
+    if (!be) {
+        CHECK(0, "no CPU backend");
+        return test_summary("test_model_grad");
+    }
+    special_models();
+    sweep();
+    be->destroy(be);
+    return test_summary("test_model_grad");
+}
