@@ -56,6 +56,7 @@ TEST_BIN  := $(TEST_C:tests/%.c=$(BUILD)/tests/%)
 TEST_SH   := $(wildcard tests/test_*.sh)
 
 .PHONY: all test clean distclean
+.SECONDARY:
 all: nmt
 
 nmt: $(BUILD)/src/main.o $(LIB_OBJ)
