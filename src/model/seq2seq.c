@@ -46,7 +46,10 @@ typedef struct {
     float *hh;           /* (T, B, H) attentional vectors */
     float *hd;           /* (T, B, H) after dropout */
     float *hd_mask;      /* (T, B, H) */
-    float *logits;       /* (T*B, V_t); the gradient after backward */
+    float *logits;       /* (T*B, V_t), or (B, V_t) when decoding step by step;
+                            the gradient after backward */
+    int32_t *best_id;    /* (B) greedy decoding: argmax of the step's logits */
+    float *best_val;     /* (B) */
     float *loss_rows, *nll_rows; /* (T*B) */
     /* gradients and scratch (zeroed at the start of backward) */
     char *grad_begin, *grad_end;
@@ -77,12 +80,14 @@ struct Seq2Seq {
     size_t arena_bytes;
     float *zeros;   /* (max_B * max(H, K, E)) zeros */
     float *ones;    /* (max_B) ones: decoder keep */
+    float *neg_inf; /* (max_B) -infinity: masks PAD and BOS when decoding */
     /* host staging */
     int32_t *h_ids;
     float *h_f;
     /* current batch */
     int B, S, T;
     bool train;
+    bool stepwise; /* greedy decoding: one step's logits at a time */
     uint64_t seed;
     int64_t n_tokens;
     size_t step_stride; /* floats between step t and t+1 in the step arrays */
@@ -221,7 +226,9 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     }
     a->hd = drop ? takef(ar, (size_t)T * B * H) : a->hh;
     a->hd_mask = drop ? takef(ar, (size_t)T * B * H) : NULL;
-    a->logits = takef(ar, (size_t)T * B * d->V_t);
+    a->logits = takef(ar, (size_t)(m->stepwise ? 1 : T) * B * d->V_t);
+    a->best_id = take(ar, (size_t)B * 4);
+    a->best_val = takef(ar, B);
     a->loss_rows = takef(ar, (size_t)T * B);
     a->nll_rows = takef(ar, (size_t)T * B);
 
@@ -295,18 +302,30 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     Arena measure = {NULL, 0};
     m->train = true;
     carve(m, &measure, lim.max_B, lim.max_S, lim.max_T);
+    size_t train_bytes = measure.used;
+    Arena measure_decode = {NULL, 0};
+    m->train = false;
+    m->stepwise = true;
+    carve(m, &measure_decode, lim.max_B, lim.max_S, lim.max_decode_T > 0 ? lim.max_decode_T : 1);
+    m->stepwise = false;
+    if (measure_decode.used > measure.used) measure.used = measure_decode.used;
+    (void)train_bytes;
     m->arena_bytes = measure.used + 64;
     int widest = dims->H > dims->K ? dims->H : dims->K;
     if (dims->E > widest) widest = dims->E;
-    size_t stage = (size_t)(lim.max_S > lim.max_T ? lim.max_S : lim.max_T) * lim.max_B;
+    int longest = lim.max_S > lim.max_T ? lim.max_S : lim.max_T;
+    if (lim.max_decode_T > longest) longest = lim.max_decode_T;
+    size_t stage = (size_t)longest * lim.max_B;
     m->params = be->alloc(be, m->layout.total * sizeof(float));
     m->grads = be->alloc(be, m->layout.total * sizeof(float));
     m->arena = be->alloc(be, m->arena_bytes);
     m->zeros = be->alloc(be, (size_t)lim.max_B * widest * sizeof(float));
     m->ones = be->alloc(be, (size_t)lim.max_B * sizeof(float));
+    m->neg_inf = be->alloc(be, (size_t)lim.max_B * sizeof(float));
     m->h_ids = nmt_malloc(stage * sizeof(int32_t));
     m->h_f = nmt_malloc(stage * sizeof(float));
-    if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->h_ids || !m->h_f) {
+    if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->h_ids ||
+        !m->h_f) {
         seq2seq_free(m);
         return nmt_fail(NMT_ERR_NOMEM, "out of memory for the model (%.1f MB of activations for "
                         "batches up to %d x %d x %d)", m ? measure.used / 1e6 : 0.0,
@@ -314,6 +333,8 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     }
     for (int b = 0; b < lim.max_B; b++) m->h_f[b] = 1.0f;
     be->upload(be, m->ones, m->h_f, (size_t)lim.max_B * sizeof(float));
+    for (int b = 0; b < lim.max_B; b++) m->h_f[b] = -INFINITY;
+    be->upload(be, m->neg_inf, m->h_f, (size_t)lim.max_B * sizeof(float));
     *out = m;
     return NMT_OK;
 }
@@ -326,6 +347,7 @@ void seq2seq_free(Seq2Seq *m) {
     be->release(be, m->arena);
     be->release(be, m->zeros);
     be->release(be, m->ones);
+    be->release(be, m->neg_inf);
     nmt_free(m->h_ids);
     nmt_free(m->h_f);
     nmt_free(m);
@@ -370,13 +392,12 @@ static void apply_dropout(Seq2Seq *m, float *y, const float *x, float *mask, siz
     }
 }
 
-static void upload_batch(Seq2Seq *m, const Batch *batch) {
+/* The source side of a batch, and the local-m centres of m->T steps. */
+static void upload_source(Seq2Seq *m, const Batch *batch) {
     Backend *be = m->be;
     Acts *a = &m->a;
-    int B = batch->B, S = batch->S, T = batch->T;
+    int B = batch->B, S = batch->S, T = m->T;
     be->upload(be, a->src, batch->src, (size_t)S * B * 4);
-    be->upload(be, a->tgt_in, batch->tgt_in, (size_t)T * B * 4);
-    be->upload(be, a->tgt_out, batch->tgt_out, (size_t)T * B * 4);
     for (int b = 0; b < B; b++) m->h_ids[b] = batch->src_len[b];
     be->upload(be, a->src_len, m->h_ids, (size_t)B * 4);
     for (int s = 0; s < S; s++)
@@ -390,6 +411,15 @@ static void upload_batch(Seq2Seq *m, const Batch *batch) {
             }
         be->upload(be, a->centers, m->h_f, (size_t)T * B * sizeof(float));
     }
+}
+
+static void upload_batch(Seq2Seq *m, const Batch *batch) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int B = batch->B, T = batch->T;
+    upload_source(m, batch);
+    be->upload(be, a->tgt_in, batch->tgt_in, (size_t)T * B * 4);
+    be->upload(be, a->tgt_out, batch->tgt_out, (size_t)T * B * 4);
     int64_t n = 0;
     for (int i = 0; i < T * B; i++) n += batch->tgt_out[i] != NMT_PAD_ID;
     m->n_tokens = n;
@@ -489,46 +519,53 @@ static void dec_stack_step(Seq2Seq *m, int t) {
     }
 }
 
-static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
+/* Decoder step t: reads w_t (the embedded, dropped-out previous token) in
+ * a->w and writes the attentional vector hh_t. */
+static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
     Backend *be = m->be;
     const ModelDims *d = &m->d;
     Acts *a = &m->a;
-    int B = m->B, T = m->T, E = d->E, H = d->H, K = d->K;
-    be->embedding_forward(be, a->emb_tgt, P(m, m->layout.idx.tgt_emb), a->tgt_in, T * B, E);
-    apply_dropout(m, a->w, a->emb_tgt, a->w_mask, (size_t)T * B * E, DROP_TGT_EMB);
+    int B = m->B, E = d->E, H = d->H, K = d->K;
     Layer *L0 = &a->dec[0];
     int in0 = d->dec_in, wc = d->wc_in;
-    const float *Wc = P(m, m->layout.idx.out_Wc);
-    for (int t = 0; t < T; t++) {
-        float *x0 = L0->x + (size_t)t * B * in0;
-        const float *w_t = a->w + (size_t)t * B * E;
-        be->copy_cols(be, x0, in0, w_t, E, B, E);
-        AttnStep st = step(m, t);
-        uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = (uint64_t)t * d->heads * B * m->S;
-        if (d->style == ATTN_STYLE_BAHDANAU) {
-            attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t), &st, attn_seed, attn_off);
-            be->copy_cols(be, x0 + E, in0, st.c, K, B, K);
-            dec_stack_step(m, t);
-            float *wcin = a->wcin + (size_t)t * B * wc;
-            be->copy_cols(be, wcin, wc, dec_top(m, t + 1), H, B, H);
-            be->copy_cols(be, wcin + H, wc, st.c, K, B, K);
-            be->copy_cols(be, wcin + H + K, wc, w_t, E, B, E);
-        } else {
-            if (d->input_feed) {
-                const float *prev = t ? a->hh + (size_t)(t - 1) * B * H : m->zeros;
-                be->copy_cols(be, x0 + E, in0, prev, H, B, H);
-            }
-            dec_stack_step(m, t);
-            if (d->style == ATTN_STYLE_NONE) continue; /* hh_t is h_t^top itself */
-            attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, attn_seed, attn_off);
-            float *wcin = a->wcin + (size_t)t * B * wc;
-            be->copy_cols(be, wcin, wc, st.c, K, B, K);
-            be->copy_cols(be, wcin + K, wc, dec_top(m, t + 1), H, B, H);
+    float *x0 = L0->x + (size_t)t * B * in0;
+    const float *w_t = a->w + (size_t)t * B * E;
+    be->copy_cols(be, x0, in0, w_t, E, B, E);
+    AttnStep st = step(m, t);
+    uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = (uint64_t)t * d->heads * B * m->S;
+    if (d->style == ATTN_STYLE_BAHDANAU) {
+        attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t), &st, attn_seed, attn_off);
+        be->copy_cols(be, x0 + E, in0, st.c, K, B, K);
+        dec_stack_step(m, t);
+        float *wcin = a->wcin + (size_t)t * B * wc;
+        be->copy_cols(be, wcin, wc, dec_top(m, t + 1), H, B, H);
+        be->copy_cols(be, wcin + H, wc, st.c, K, B, K);
+        be->copy_cols(be, wcin + H + K, wc, w_t, E, B, E);
+    } else {
+        if (d->input_feed) {
+            const float *prev = t ? a->hh + (size_t)(t - 1) * B * H : m->zeros;
+            be->copy_cols(be, x0 + E, in0, prev, H, B, H);
         }
-        float *hh_t = a->hh + (size_t)t * B * H;
-        be->gemm(be, false, true, B, H, wc, 1.0f, a->wcin + (size_t)t * B * wc, wc, Wc, wc, 0.0f, hh_t, H);
-        be->tanh_forward(be, hh_t, hh_t, (size_t)B * H);
+        dec_stack_step(m, t);
+        if (d->style == ATTN_STYLE_NONE) return; /* hh_t is h_t^top itself */
+        attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, attn_seed, attn_off);
+        float *wcin = a->wcin + (size_t)t * B * wc;
+        be->copy_cols(be, wcin, wc, st.c, K, B, K);
+        be->copy_cols(be, wcin + K, wc, dec_top(m, t + 1), H, B, H);
     }
+    float *hh_t = a->hh + (size_t)t * B * H;
+    be->gemm(be, false, true, B, H, wc, 1.0f, a->wcin + (size_t)t * B * wc, wc,
+             P(m, m->layout.idx.out_Wc), wc, 0.0f, hh_t, H);
+    be->tanh_forward(be, hh_t, hh_t, (size_t)B * H);
+}
+
+static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int B = m->B, T = m->T, E = m->d.E;
+    be->embedding_forward(be, a->emb_tgt, P(m, m->layout.idx.tgt_emb), a->tgt_in, T * B, E);
+    apply_dropout(m, a->w, a->emb_tgt, a->w_mask, (size_t)T * B * E, DROP_TGT_EMB);
+    for (int t = 0; t < T; t++) decoder_step(m, aw, t);
 }
 
 static const float *out_W(const Seq2Seq *m) {
@@ -546,6 +583,7 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
     m->S = batch->S;
     m->T = batch->T;
     m->train = train;
+    m->stepwise = false;
     m->seed = seed;
     Arena ar = {m->arena, 0};
     carve(m, &ar, m->B, m->S, m->T);
@@ -746,4 +784,72 @@ void seq2seq_backward(Seq2Seq *m) {
     if (d->style != ATTN_STYLE_NONE) attention_finish_backward(be, d, &aw, &a->ab);
     bridge_backward(m);
     encoder_backward(m);
+}
+
+/* ---- greedy decoding --------------------------------------------------- */
+
+void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
+                    int out_stride, int *out_len) {
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    int B = batch->B, V = d->V_t, E = d->E, H = d->H;
+    int T = 1;
+    for (int b = 0; b < B; b++) {
+        int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
+        if (limit > T) T = limit;
+    }
+    if (T > m->lim.max_decode_T) T = m->lim.max_decode_T;
+    NMT_ASSERT(B <= m->lim.max_B && batch->S <= m->lim.max_S && T >= 1);
+    m->B = B;
+    m->S = batch->S;
+    m->T = T;
+    m->train = false;
+    m->stepwise = true;
+    m->seed = 0;
+    Arena ar = {m->arena, 0};
+    carve(m, &ar, B, m->S, T);
+    NMT_ASSERT(ar.used <= m->arena_bytes);
+    upload_source(m, batch);
+    Acts *a = &m->a;
+    encoder_forward(m);
+    bridge_forward(m);
+    AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
+    if (d->style != ATTN_STYLE_NONE) attention_prepare(be, d, &aw, &a->ab);
+    int32_t *prev = m->h_ids; /* (B) host: previous tokens */
+    int active = B;
+    for (int b = 0; b < B; b++) {
+        prev[b] = NMT_BOS_ID;
+        out_len[b] = -1; /* unfinished */
+    }
+    const float *tgt_emb = P(m, m->layout.idx.tgt_emb);
+    for (int t = 0; t < T && active > 0; t++) {
+        be->upload(be, a->tgt_in + (size_t)t * B, prev, (size_t)B * 4);
+        be->embedding_forward(be, a->w + (size_t)t * B * E, tgt_emb, a->tgt_in + (size_t)t * B, B, E);
+        decoder_step(m, &aw, t);
+        const float *hh_t = a->hh + (size_t)t * B * H;
+        be->gemm(be, false, true, B, V, H, 1.0f, hh_t, H, out_W(m), H, 0.0f, a->logits, V);
+        be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), B, V);
+        /* PAD and BOS are never output */
+        be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, B, 1);
+        be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, B, 1);
+        be->topk(be, a->logits, B, V, 1, a->best_val, a->best_id);
+        be->download(be, prev, a->best_id, (size_t)B * 4);
+        for (int b = 0; b < B; b++) {
+            if (out_len[b] >= 0) {
+                prev[b] = NMT_EOS_ID;
+                continue;
+            }
+            int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
+            if (prev[b] == NMT_EOS_ID || t + 1 >= limit || t + 1 >= T) {
+                out_len[b] = prev[b] == NMT_EOS_ID ? t : t + 1;
+                if (prev[b] != NMT_EOS_ID) out[(size_t)b * out_stride + t] = prev[b];
+                active--;
+            } else {
+                out[(size_t)b * out_stride + t] = prev[b];
+            }
+        }
+    }
+    for (int b = 0; b < B; b++)
+        if (out_len[b] < 0) out_len[b] = T;
+    m->stepwise = false;
 }

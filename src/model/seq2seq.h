@@ -27,7 +27,8 @@ typedef struct {
 typedef struct Seq2Seq Seq2Seq;
 
 typedef struct {
-    int max_B, max_S, max_T;
+    int max_B, max_S, max_T; /* largest training/scoring batch */
+    int max_decode_T;        /* longest greedy decoding (0: none) */
 } ModelLimits;
 
 NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits limits, Seq2Seq **out);
@@ -52,5 +53,12 @@ void seq2seq_backward(Seq2Seq *m);
 /* The logits (T*B, V_t) of the last forward, downloaded into host memory
  * (before seq2seq_backward, which overwrites them with their gradient). */
 void seq2seq_download_logits(Seq2Seq *m, float *host);
+
+/* Greedy decoding of the sources of `batch` (src, src_len, B, S; the
+ * target fields are not used): at most max_len_a * src_len + max_len_b
+ * tokens per sentence (and max_decode_T). Sentence b's ids go to
+ * out[b * out_stride ...], without BOS or EOS; out_len[b] gets its length. */
+void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
+                    int out_stride, int *out_len);
 
 #endif
