@@ -1,0 +1,1001 @@
+#!/usr/bin/python3
+"""reference.py: the PyTorch reference of nmt's model (docs/model.md).
+
+Owns three modes (see docs/reference.md):
+
+  fixtures  writes tests/fixtures/reference/*.json: for several tiny models
+            (float64, explicit per-step code, no nn.LSTM) the weights, one
+            padded batch, the logits, the loss, every gradient (by
+            torch.autograd) and the losses of 5 Adam steps. The C model
+            must reproduce them.
+  check     validates this reference: explicit LSTM against nn.LSTM
+            (packed, so padding carry and the backward start are checked),
+            the loss against F.cross_entropy, a padded batch against its
+            sentences run one by one, torch.autograd.gradcheck, local-p
+            gradients reaching attn_Wp/attn_vp, and (if present) that the
+            committed fixtures are what this script computes.
+  bench     trains a float32 PyTorch model of the given sizes (nn.LSTM,
+            Luong general global attention, input feeding, label smoothing
+            0.1, dropout 0.3, Adam) and prints tokens/s, peak RSS, threads
+            and BLAS; --decode also times batched beam search.
+
+Run it with the Debian Python that has torch:  /usr/bin/python3 scripts/reference.py ...
+"""
+
+import argparse
+import json
+import math
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+PAD, UNK, BOS, EOS = 0, 1, 2, 3
+FORMAT, VERSION = "nmt-reference", 1
+
+
+# ----------------------------------------------------------------------------
+# Sizes (docs/model.md "Sizes and notation")
+# ----------------------------------------------------------------------------
+
+class Dims:
+    """Model sizes resolved from a nested nmt config and the vocabularies."""
+
+    def __init__(self, cfg, V_s, V_t):
+        m = cfg["model"]
+        a = m.get("attention", {})
+        self.V_s, self.V_t = V_s, V_t
+        self.E = m["emb_dim"]
+        self.H = m["hidden"]
+        self.K = m.get("enc_hidden", 0) or self.H
+        self.bidirectional = m.get("bidirectional", True)
+        if self.bidirectional and self.K % 2:
+            raise ValueError("model.bidirectional: enc_hidden must be even")
+        self.D_e = self.K // 2 if self.bidirectional else self.K
+        self.L_e = m.get("enc_layers", 2)
+        self.L_d = m.get("dec_layers", 2)
+        self.style = a.get("style", "luong")
+        score = a.get("score", "general")
+        if score == "auto":
+            score = "dot" if self.H == self.K else "additive"
+        self.score = "additive" if score == "concat" else score
+        self.mode = a.get("mode", "global")
+        self.window = a.get("window", 10)
+        self.heads = a.get("heads", 1)
+        self.A = self.H
+        self.input_feed = m.get("input_feed", True) and self.style == "luong"
+        self.tie = m.get("tie_embeddings", False)
+        if self.tie and self.E != self.H:
+            raise ValueError("model.tie_embeddings: needs emb_dim == hidden")
+        self.bridge = m.get("bridge", "learned")
+        self.eps = cfg.get("train", {}).get("label_smoothing", 0.1)
+        if self.style != "none" and self.score in ("dot", "scaled_dot"):
+            if self.heads == 1 and self.H != self.K:
+                raise ValueError("dot scores need hidden == enc_hidden")
+            if self.H % self.heads:
+                raise ValueError("model.attention.heads must divide hidden")
+        self.dh = self.H // self.heads
+        self.dec_in = self.E + (self.H if self.input_feed else 0) + \
+            (self.K if self.style == "bahdanau" else 0)
+        self.wc_in = self.H + self.K + self.E if self.style == "bahdanau" else self.K + self.H
+
+
+def param_shapes(d):
+    """[(name, shape)] in the order of docs/model.md's table, as the C code
+    (src/model/params.c) lists them: enc0_bwd_* right after enc0_fwd_*."""
+    out = [("src_emb", (d.V_s, d.E)), ("tgt_emb", (d.V_t, d.E))]
+
+    def lstm(prefix, inp, size):
+        out.extend([(prefix + "_W_ih", (4 * size, inp)),
+                    (prefix + "_W_hh", (4 * size, size)),
+                    (prefix + "_b", (4 * size,))])
+
+    for l in range(d.L_e):
+        lstm("enc%d_fwd" % l, d.E if l == 0 else d.K, d.D_e if l == 0 else d.K)
+        if l == 0 and d.bidirectional:
+            lstm("enc0_bwd", d.E, d.D_e)
+    for l in range(d.L_d):
+        lstm("dec%d" % l, d.dec_in if l == 0 else d.H, d.H)
+    if d.bridge == "learned":
+        out.extend([("bridge_h_W", (d.L_d * d.H, d.K)), ("bridge_h_b", (d.L_d * d.H,)),
+                    ("bridge_c_W", (d.L_d * d.H, d.K)), ("bridge_c_b", (d.L_d * d.H,))])
+    if d.style != "none":
+        n = d.heads
+        if d.score in ("dot", "scaled_dot"):
+            if n > 1:
+                out.extend([("attn_Wq", (n, d.dh, d.H)), ("attn_Wk", (n, d.dh, d.K))])
+        elif d.score == "general":
+            out.append(("attn_Wa", (n, d.H, d.K)))
+        else:
+            out.extend([("attn_W1", (n, d.A, d.H)), ("attn_W2", (n, d.A, d.K)),
+                        ("attn_v", (n, d.A))])
+        if n > 1:
+            out.append(("attn_Wo", (d.K, n * d.K)))
+        if d.mode == "local-p":
+            out.extend([("attn_Wp", (d.H, d.H)), ("attn_vp", (d.H,))])
+        out.append(("out_Wc", (d.H, d.wc_in)))
+    if not d.tie:
+        out.append(("out_W", (d.V_t, d.H)))
+    out.append(("out_b", (d.V_t,)))
+    return out
+
+
+# ----------------------------------------------------------------------------
+# The model, explicit per-step code (reference mode, any dtype)
+# ----------------------------------------------------------------------------
+
+def lstm_cell(x_proj, h, c, W_hh):
+    """One step; x_proj = W_ih x + b precomputed. Gate order i, f, g, o."""
+    z = x_proj + h @ W_hh.t()
+    i, f, g, o = z.chunk(4, dim=1)
+    c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    h_new = torch.sigmoid(o) * torch.tanh(c_new)
+    return h_new, c_new
+
+
+def lstm_layer(x, lens, W_ih, W_hh, b, reverse=False):
+    """x (S, B, in), lens (B,) long. Returns outputs (S, B, D) and the final
+    (h, c) (B, D). Steps t >= lens[b] carry the state unchanged; the reverse
+    direction starts from zeros at each sentence's own last token, and its
+    outputs at padded positions are the (zero) carried state."""
+    S, B, _ = x.shape
+    D = W_hh.shape[1]
+    h = x.new_zeros(B, D)
+    c = x.new_zeros(B, D)
+    xp = x @ W_ih.t() + b
+    outs = [None] * S
+    for t in (range(S - 1, -1, -1) if reverse else range(S)):
+        hn, cn = lstm_cell(xp[t], h, c, W_hh)
+        m = (t < lens).unsqueeze(1)
+        h = torch.where(m, hn, h)
+        c = torch.where(m, cn, c)
+        outs[t] = h
+    return torch.stack(outs), h, c
+
+
+def encode(d, P, src, src_len):
+    """src (S, B). Returns keys (S, B, K) and the bridge inputs h_fin, c_fin (B, K)."""
+    x = P["src_emb"][src]
+    out, h, c = lstm_layer(x, src_len, P["enc0_fwd_W_ih"], P["enc0_fwd_W_hh"], P["enc0_fwd_b"])
+    if d.bidirectional:
+        ob, hb, cb = lstm_layer(x, src_len, P["enc0_bwd_W_ih"], P["enc0_bwd_W_hh"],
+                                P["enc0_bwd_b"], reverse=True)
+        out = torch.cat([out, ob], dim=2)
+        h = torch.cat([h, hb], dim=1)
+        c = torch.cat([c, cb], dim=1)
+    for l in range(1, d.L_e):
+        p = "enc%d_fwd" % l
+        out, h, c = lstm_layer(out, src_len, P[p + "_W_ih"], P[p + "_W_hh"], P[p + "_b"])
+    return out, h, c
+
+
+LOCAL_P_MARGINS = None  # check mode: a list collecting min | |s - p| - W | per step
+
+
+def attention(d, P, q, keys, src_len, t):
+    """q (B, H) query, keys (B, S, K), t the 0-based target step. Returns the
+    context (B, K) and the weights (n, B, S)."""
+    B, S, _ = keys.shape
+    pos = torch.arange(S, dtype=keys.dtype)
+    valid = pos.unsqueeze(0) < src_len.unsqueeze(1).to(keys.dtype)          # (B, S)
+    gauss = None
+    if d.mode == "global":
+        allowed = valid
+    elif d.mode == "local-m":
+        p = torch.clamp(src_len - 1, max=t).to(keys.dtype)                     # min(t, S_b - 1)
+        allowed = valid & ((pos.unsqueeze(0) - p.unsqueeze(1)).abs() <= d.window)
+    elif d.mode == "local-p":
+        p = src_len.to(keys.dtype) * torch.sigmoid(torch.tanh(q @ P["attn_Wp"].t()) @ P["attn_vp"])
+        dist = (pos.unsqueeze(0) - p.detach().unsqueeze(1)).abs()
+        allowed = valid & (dist <= d.window)
+        if LOCAL_P_MARGINS is not None:  # how far the window edge is from a position
+            LOCAL_P_MARGINS.append((dist - d.window).abs()[valid].min().item())
+        sigma = d.window / 2.0
+        gauss = torch.exp(-(pos.unsqueeze(0) - p.unsqueeze(1)) ** 2 / (2 * sigma * sigma))
+    else:
+        raise ValueError("unknown attention mode " + d.mode)
+    ctxs, weights = [], []
+    for j in range(d.heads):
+        if d.score in ("dot", "scaled_dot"):
+            if d.heads == 1:
+                e = torch.einsum("bsk,bk->bs", keys, q)
+                scale = d.K
+            else:
+                qj = q @ P["attn_Wq"][j].t()                                    # (B, H/n)
+                kj = keys @ P["attn_Wk"][j].t()                                 # (B, S, H/n)
+                e = torch.einsum("bsk,bk->bs", kj, qj)
+                scale = d.dh
+            if d.score == "scaled_dot":
+                e = e / math.sqrt(scale)
+        elif d.score == "general":
+            e = torch.einsum("bsh,bh->bs", keys @ P["attn_Wa"][j].t(), q)
+        else:  # additive / concat
+            u = torch.tanh((q @ P["attn_W1"][j].t()).unsqueeze(1) + keys @ P["attn_W2"][j].t())
+            e = u @ P["attn_v"][j]
+        a = torch.softmax(e.masked_fill(~allowed, float("-inf")), dim=1)
+        if gauss is not None:
+            a = a * gauss
+        weights.append(a)
+        ctxs.append(torch.einsum("bs,bsk->bk", a, keys))
+    c = ctxs[0] if d.heads == 1 else torch.cat(ctxs, dim=1) @ P["attn_Wo"].t()
+    return c, torch.stack(weights)
+
+
+def forward(d, P, src, src_len, tgt_in):
+    """Returns logits (T, B, V_t). Every decoder step runs on its input token,
+    pad steps included (their logits are not part of the loss)."""
+    keys, h_fin, c_fin = encode(d, P, src, src_len)
+    keys = keys.transpose(0, 1)                                                 # (B, S, K)
+    B = src.shape[1]
+    H = d.H
+    if d.bridge == "learned":
+        hb = torch.tanh(h_fin @ P["bridge_h_W"].t() + P["bridge_h_b"])
+        cb = c_fin @ P["bridge_c_W"].t() + P["bridge_c_b"]
+        h = [hb[:, l * H:(l + 1) * H] for l in range(d.L_d)]
+        c = [cb[:, l * H:(l + 1) * H] for l in range(d.L_d)]
+    else:
+        h = [keys.new_zeros(B, H) for _ in range(d.L_d)]
+        c = [keys.new_zeros(B, H) for _ in range(d.L_d)]
+    hh = keys.new_zeros(B, H)
+    out_W = P["tgt_emb"] if d.tie else P["out_W"]
+
+    def stack(inp):
+        for l in range(d.L_d):
+            pre = "dec%d" % l
+            h[l], c[l] = lstm_cell(inp @ P[pre + "_W_ih"].t() + P[pre + "_b"], h[l], c[l],
+                                   P[pre + "_W_hh"])
+            inp = h[l]
+
+    logits = []
+    for t in range(tgt_in.shape[0]):
+        w = P["tgt_emb"][tgt_in[t]]
+        if d.style == "luong":
+            stack(torch.cat([w, hh], dim=1) if d.input_feed else w)
+            ctx, _ = attention(d, P, h[-1], keys, src_len, t)
+            hh = torch.tanh(torch.cat([ctx, h[-1]], dim=1) @ P["out_Wc"].t())
+        elif d.style == "bahdanau":
+            ctx, _ = attention(d, P, h[-1], keys, src_len, t)                    # query s_{t-1}
+            stack(torch.cat([w, ctx], dim=1))
+            hh = torch.tanh(torch.cat([h[-1], ctx, w], dim=1) @ P["out_Wc"].t())
+        else:
+            stack(w)
+            hh = h[-1]
+        logits.append(hh @ out_W.t() + P["out_b"])
+    return torch.stack(logits)
+
+
+def loss_of(d, logits, tgt_out):
+    """Label-smoothed cross-entropy over non-pad targets, as docs/model.md.
+    Returns (loss, nll_sum, n_tokens)."""
+    logp = torch.log_softmax(logits, dim=2)
+    nll = -logp.gather(2, tgt_out.unsqueeze(2)).squeeze(2)                    # (T, B)
+    smooth = -logp.mean(dim=2)
+    mask = (tgt_out != PAD).to(logits.dtype)
+    n = int((tgt_out != PAD).sum())
+    per = (1.0 - d.eps) * nll + d.eps * smooth
+    return (per * mask).sum() / n, (nll * mask).sum(), n
+
+
+# ----------------------------------------------------------------------------
+# Fixtures
+# ----------------------------------------------------------------------------
+
+def make_config(emb, hidden, enc_hidden, enc_layers, dec_layers, bidirectional, input_feed,
+                tie, bridge, style, score, mode, window, heads, label_smoothing, lr=0.01):
+    return {
+        "model": {"emb_dim": emb, "hidden": hidden, "enc_hidden": enc_hidden,
+                  "enc_layers": enc_layers, "dec_layers": dec_layers,
+                  "bidirectional": bidirectional, "input_feed": input_feed,
+                  "tie_embeddings": tie, "bridge": bridge, "dropout": 0.0,
+                  "attention": {"style": style, "score": score, "mode": mode,
+                                "window": window, "heads": heads, "dropout": 0.0}},
+        "train": {"label_smoothing": label_smoothing, "optimizer": "adam", "lr": lr,
+                  "adam_beta1": 0.9, "adam_beta2": 0.999, "adam_eps": 1e-8,
+                  "clip_norm": 0.0, "warmup_steps": 0},
+    }
+
+
+# name -> (config, seed). E=6, H=8 unless a config needs otherwise.
+FIXTURES = {
+    "a_luong_general_global": (make_config(
+        6, 8, 8, 2, 2, True, True, False, "learned", "luong", "general", "global", 2, 1, 0.1), 101),
+    "b_bahdanau_additive_global": (make_config(
+        6, 8, 6, 1, 1, True, False, False, "learned", "bahdanau", "additive", "global", 2, 1, 0.1), 102),
+    "c_luong_dot_localp": (make_config(
+        6, 8, 8, 1, 1, True, True, False, "learned", "luong", "dot", "local-p", 2, 1, 0.1), 103),
+    "d_luong_scaled_dot_localm_heads2": (make_config(
+        6, 8, 8, 1, 2, True, False, False, "zero", "luong", "scaled_dot", "local-m", 2, 2, 0.1), 104),
+    "e_luong_additive_heads2_tied": (make_config(
+        8, 8, 10, 1, 1, True, True, True, "learned", "luong", "additive", "global", 2, 2, 0.1), 105),
+    "f_none": (make_config(
+        6, 8, 6, 2, 1, False, False, False, "learned", "none", "general", "global", 2, 1, 0.1), 106),
+    "g_bahdanau_general_localp_heads2": (make_config(
+        6, 8, 6, 2, 2, False, False, False, "learned", "bahdanau", "general", "local-p", 2, 2, 0.0), 107),
+    "h_luong_concat_localm": (make_config(
+        6, 8, 10, 1, 1, False, False, False, "learned", "luong", "concat", "local-m", 1, 1, 0.2), 108),
+    "i_luong_dot_heads2_bidir2": (make_config(
+        6, 8, 8, 2, 1, True, True, False, "learned", "luong", "dot", "global", 2, 2, 0.1), 109),
+}
+
+FIX_V_S, FIX_V_T = 13, 11
+FIX_SRC_LEN = [5, 2, 4]   # S = 5; sentence 1 is shorter than its target (local-m clamps)
+FIX_TGT_LEN = [3, 4, 2]   # T = 4, counting EOS; the longest source has neither longest target
+ADAM_STEPS = 5
+
+
+def make_batch(rng, V_s, V_t, src_len, tgt_len):
+    """Time-major int64 arrays: src (S, B), tgt_in and tgt_out (T, B)."""
+    B, S, T = len(src_len), max(src_len), max(tgt_len)
+    src = np.zeros((S, B), dtype=np.int64)
+    tgt_in = np.zeros((T, B), dtype=np.int64)
+    tgt_out = np.zeros((T, B), dtype=np.int64)
+    for b in range(B):
+        toks = rng.integers(4, V_s, size=src_len[b])
+        if b == 1:
+            toks[0] = UNK                                                       # an unk id too
+        src[:src_len[b], b] = toks
+        y = rng.integers(4, V_t, size=tgt_len[b] - 1)                         # the target without EOS
+        tgt_in[0, b] = BOS
+        tgt_in[1:tgt_len[b], b] = y
+        tgt_out[:tgt_len[b] - 1, b] = y
+        tgt_out[tgt_len[b] - 1, b] = EOS
+    return src, tgt_in, tgt_out
+
+
+# Weights are uniform(-1, 1), attention weights uniform(-2, 2): with the
+# +-0.3 of a real initialisation the LSTM outputs (the keys) are ~0.05, the
+# attention is nearly uniform and the gradients of attn_W1 (~1e-8), attn_W2
+# and attn_Wq fall below float32 noise, so the fixtures would not test them;
+# local-p's p_t would also stay at S_b / 2.
+INIT_SCALE = 1.0
+WIDE_INIT = {k: 2.0 for k in ("attn_Wq", "attn_Wk", "attn_Wa", "attn_W1", "attn_W2", "attn_v",
+                              "attn_Wp", "attn_vp")}
+
+
+def random_params(d, rng):
+    return {name: torch.tensor(rng.uniform(-1, 1, size=shape) * WIDE_INIT.get(name, INIT_SCALE),
+                               dtype=torch.float64)
+            for name, shape in param_shapes(d)}
+
+
+def compute(d, P, src, src_len, tgt_in, tgt_out):
+    """Forward + backward. Returns logits, loss, nll_sum, n, grads (dict)."""
+    Pg = {k: v.detach().clone().requires_grad_(True) for k, v in P.items()}
+    logits = forward(d, Pg, src, src_len, tgt_in)
+    loss, nll_sum, n = loss_of(d, logits, tgt_out)
+    grads = torch.autograd.grad(loss, list(Pg.values()))
+    return logits.detach(), loss.item(), nll_sum.item(), n, dict(zip(Pg.keys(), grads))
+
+
+def adam_losses(d, cfg, P, batch, steps):
+    """Loss before the first update and after each of `steps` Adam updates:
+    m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; w -= lr * (m / (1-b1^k)) /
+    (sqrt(v / (1-b2^k)) + eps). No clipping, no weight decay, constant lr."""
+    tr = cfg["train"]
+    lr, b1, b2, eps = tr["lr"], tr["adam_beta1"], tr["adam_beta2"], tr["adam_eps"]
+    W = {k: v.clone() for k, v in P.items()}
+    m = {k: torch.zeros_like(v) for k, v in W.items()}
+    v2 = {k: torch.zeros_like(v) for k, v in W.items()}
+    losses = []
+    for k in range(1, steps + 1):
+        _, loss, _, _, g = compute(d, W, *batch)
+        losses.append(loss)
+        for name in W:
+            m[name] = b1 * m[name] + (1 - b1) * g[name]
+            v2[name] = b2 * v2[name] + (1 - b2) * g[name] * g[name]
+            mhat = m[name] / (1 - b1 ** k)
+            vhat = v2[name] / (1 - b2 ** k)
+            W[name] = W[name] - lr * mhat / (torch.sqrt(vhat) + eps)
+    losses.append(compute(d, W, *batch)[1])
+    return losses
+
+
+def flat(x):
+    return [float(v) for v in x.reshape(-1).tolist()]
+
+
+def build_fixture(name):
+    cfg, seed = FIXTURES[name]
+    d = Dims(cfg, FIX_V_S, FIX_V_T)
+    rng = np.random.default_rng(seed)
+    P = random_params(d, rng)
+    src, tgt_in, tgt_out = make_batch(rng, FIX_V_S, FIX_V_T, FIX_SRC_LEN, FIX_TGT_LEN)
+    batch = (torch.from_numpy(src), torch.tensor(FIX_SRC_LEN, dtype=torch.int64),
+             torch.from_numpy(tgt_in), torch.from_numpy(tgt_out))
+    logits, loss, nll_sum, n, grads = compute(d, P, *batch)
+    shapes = dict(param_shapes(d))
+    return {
+        "format": FORMAT, "version": VERSION, "name": name, "config": cfg,
+        "src_vocab": FIX_V_S, "tgt_vocab": FIX_V_T,
+        "params": [{"name": k, "shape": list(shapes[k]), "data": flat(v)} for k, v in P.items()],
+        "batch": {"B": len(FIX_SRC_LEN), "S": src.shape[0], "T": tgt_in.shape[0],
+                  "src": src.reshape(-1).tolist(), "src_len": list(FIX_SRC_LEN),
+                  "tgt_in": tgt_in.reshape(-1).tolist(), "tgt_out": tgt_out.reshape(-1).tolist()},
+        "logits": flat(logits), "loss": loss, "nll_sum": nll_sum, "n_tokens": n,
+        "grads": [{"name": k, "data": flat(g)} for k, g in grads.items()],
+        "adam_steps": ADAM_STEPS,
+        "adam_losses": adam_losses(d, cfg, P, batch, ADAM_STEPS),
+    }
+
+
+def dump_fixture(obj, path):
+    """JSON with one top-level key per line and one tensor per line; floats
+    are written by repr (shortest string that reads back to the same double)."""
+    def j(x):
+        return json.dumps(x, allow_nan=False, separators=(", ", ": "))
+    lines = []
+    for k, v in obj.items():
+        if k in ("params", "grads"):
+            inner = ",\n".join("  " + j(e) for e in v)
+            lines.append(" %s: [\n%s\n ]" % (j(k), inner))
+        else:
+            lines.append(" %s: %s" % (j(k), j(v)))
+    with open(path + ".tmp", "w") as f:
+        f.write("{\n" + ",\n".join(lines) + "\n}\n")
+    os.replace(path + ".tmp", path)
+
+
+def load_fixture(path):
+    """Returns (Dims, cfg, P, batch tensors, the fixture dict)."""
+    with open(path) as f:
+        fx = json.load(f)
+    if fx.get("format") != FORMAT or fx.get("version") != VERSION:
+        raise ValueError("%s: not an %s v%d fixture" % (path, FORMAT, VERSION))
+    d = Dims(fx["config"], fx["src_vocab"], fx["tgt_vocab"])
+    P = {p["name"]: torch.tensor(p["data"], dtype=torch.float64).reshape(p["shape"])
+         for p in fx["params"]}
+    bt = fx["batch"]
+    B, S, T = bt["B"], bt["S"], bt["T"]
+    batch = (torch.tensor(bt["src"]).reshape(S, B), torch.tensor(bt["src_len"]),
+             torch.tensor(bt["tgt_in"]).reshape(T, B), torch.tensor(bt["tgt_out"]).reshape(T, B))
+    return d, fx["config"], P, batch, fx
+
+
+def cmd_fixtures(args):
+    torch.set_default_dtype(torch.float64)
+    os.makedirs(args.out, exist_ok=True)
+    names = args.only.split(",") if args.only else list(FIXTURES)
+    for name in names:
+        fx = build_fixture(name)
+        path = os.path.join(args.out, name + ".json")
+        dump_fixture(fx, path)
+        print("%s: loss %.6f, %d params, %d floats" % (
+            path, fx["loss"], len(fx["params"]), sum(len(p["data"]) for p in fx["params"])))
+    return 0
+
+
+# ----------------------------------------------------------------------------
+# Self-checks of the reference
+# ----------------------------------------------------------------------------
+
+class Checker:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def close(self, what, got, want, tol):
+        got = torch.as_tensor(got, dtype=torch.float64)
+        want = torch.as_tensor(want, dtype=torch.float64)
+        err = (got - want).abs().max().item() if got.numel() else 0.0
+        scale = max(1.0, want.abs().max().item() if want.numel() else 0.0)
+        self.ok(what, got.shape == want.shape and err <= tol * scale,
+                "max abs err %.3g (tol %.3g)" % (err, tol * scale))
+
+    def ok(self, what, cond, detail=""):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL: %s %s" % (what, detail))
+
+
+def check_lstm(ck):
+    """Explicit lstm_layer against nn.LSTM: unpadded, and padded via
+    pack_padded_sequence (which runs each sentence to its own length and
+    starts the backward direction at its last token)."""
+    g = torch.Generator().manual_seed(5)
+    S, B, E, D = 6, 4, 5, 7
+    lstm = torch.nn.LSTM(E, D, bidirectional=True).double()
+    with torch.no_grad():
+        for p in lstm.parameters():
+            p.uniform_(-0.5, 0.5, generator=g)
+    W = {"f": (lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0 + lstm.bias_hh_l0),
+         "b": (lstm.weight_ih_l0_reverse, lstm.weight_hh_l0_reverse,
+               lstm.bias_ih_l0_reverse + lstm.bias_hh_l0_reverse)}
+    x = torch.rand(S, B, E, generator=g, dtype=torch.float64) * 2 - 1
+    with torch.no_grad():
+        full = torch.full((B,), S, dtype=torch.int64)
+        ref, (hn, cn) = lstm(x)
+        of, hf, cf = lstm_layer(x, full, *W["f"])
+        ob, hb, cb = lstm_layer(x, full, *W["b"], reverse=True)
+        ck.close("lstm unpadded outputs", torch.cat([of, ob], 2), ref, 1e-12)
+        ck.close("lstm unpadded final h", torch.stack([hf, hb]), hn, 1e-12)
+        ck.close("lstm unpadded final c", torch.stack([cf, cb]), cn, 1e-12)
+        lens = torch.tensor([6, 2, 4, 1])
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, lens, enforce_sorted=False)
+        pout, (hn, cn) = lstm(packed)
+        ref, _ = torch.nn.utils.rnn.pad_packed_sequence(pout, total_length=S)
+        of, hf, cf = lstm_layer(x, lens, *W["f"])
+        ob, hb, cb = lstm_layer(x, lens, *W["b"], reverse=True)
+        mask = (torch.arange(S).unsqueeze(1) < lens).unsqueeze(2).double()
+        ck.close("lstm padded outputs", torch.cat([of, ob], 2) * mask, ref, 1e-12)
+        ck.close("lstm padded final h", torch.stack([hf, hb]), hn, 1e-12)
+        ck.close("lstm padded final c", torch.stack([cf, cb]), cn, 1e-12)
+        # padding carries the forward state: outputs at s >= S_b repeat S_b - 1
+        last = of[lens - 1, torch.arange(B)]
+        ck.close("lstm carry", of[S - 1], last, 0)
+        ck.close("lstm backward padding is zero", ob * (1 - mask), torch.zeros_like(ob), 0)
+
+
+def fixture_case(name):
+    cfg, seed = FIXTURES[name]
+    d = Dims(cfg, FIX_V_S, FIX_V_T)
+    rng = np.random.default_rng(seed)
+    P = random_params(d, rng)
+    src, tgt_in, tgt_out = make_batch(rng, FIX_V_S, FIX_V_T, FIX_SRC_LEN, FIX_TGT_LEN)
+    batch = (torch.from_numpy(src), torch.tensor(FIX_SRC_LEN), torch.from_numpy(tgt_in),
+             torch.from_numpy(tgt_out))
+    return d, cfg, P, batch
+
+
+def check_loss(ck):
+    for name in ("a_luong_general_global", "h_luong_concat_localm"):
+        d, _, P, (src, sl, ti, to) = fixture_case(name)
+        with torch.no_grad():
+            logits = forward(d, P, src, sl, ti)
+            loss, nll_sum, n = loss_of(d, logits, to)
+            V = logits.shape[2]
+            ref = F.cross_entropy(logits.reshape(-1, V), to.reshape(-1), ignore_index=PAD,
+                                  label_smoothing=d.eps, reduction="sum") / n
+            ck.close(name + " loss vs F.cross_entropy", loss, ref, 1e-13)
+            nll = F.cross_entropy(logits.reshape(-1, V), to.reshape(-1), ignore_index=PAD,
+                                  reduction="sum")
+            ck.close(name + " nll_sum", nll_sum, nll, 1e-13)
+            ck.ok(name + " n_tokens", n == sum(FIX_TGT_LEN))
+
+
+def check_per_sentence(ck):
+    """The padded batch equals each sentence run alone (B = 1, no padding):
+    logits at real target positions, and the loss of the batch is the token-
+    weighted mean of the sentences' losses."""
+    for name in FIXTURES:
+        d, _, P, (src, sl, ti, to) = fixture_case(name)
+        with torch.no_grad():
+            logits = forward(d, P, src, sl, ti)
+            loss, _, n = loss_of(d, logits, to)
+            total = 0.0
+            for b in range(src.shape[1]):
+                Sb, Tb = int(sl[b]), int((to[:, b] != PAD).sum())
+                lb = forward(d, P, src[:Sb, b:b + 1], sl[b:b + 1], ti[:Tb, b:b + 1])
+                ck.close("%s sentence %d logits" % (name, b), lb[:, 0], logits[:Tb, b], 1e-12)
+                total += loss_of(d, lb, to[:Tb, b:b + 1])[0].item() * Tb
+            ck.close(name + " loss = mean of sentences", loss, total / n, 1e-12)
+
+
+def check_gradcheck(ck, full_all=False, full_name="h_luong_concat_localm"):
+    """torch.autograd.gradcheck of the loss w.r.t. every parameter: all
+    elements for one config, fast mode (random projections) for the rest."""
+    for name in FIXTURES:
+        d, _, P, batch = fixture_case(name)
+        names = list(P)
+        inputs = tuple(P[k].clone().requires_grad_(True) for k in names)
+
+        def fn(*ws):
+            logits = forward(d, dict(zip(names, ws)), batch[0], batch[1], batch[2])
+            return loss_of(d, logits, batch[3])[0]
+
+        fast = not full_all and name != full_name
+        try:
+            ok = torch.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-8, rtol=1e-6,
+                                          fast_mode=fast)
+        except RuntimeError as e:
+            ok = False
+            print(str(e)[:2000])
+        ck.ok("%s gradcheck (%s)" % (name, "fast" if fast else "full"), ok)
+
+
+def check_local_p(ck):
+    """Gradients reach attn_Wp and attn_vp, and no source position lies within
+    1e-3 of a window edge in any forward pass of the fixture (Adam steps
+    included), so float32 code selects the same windows."""
+    global LOCAL_P_MARGINS
+    for name in FIXTURES:
+        d, cfg, P, batch = fixture_case(name)
+        if d.mode != "local-p":
+            continue
+        LOCAL_P_MARGINS = []
+        g = compute(d, P, *batch)[4]
+        adam_losses(d, cfg, P, batch, ADAM_STEPS)
+        margin, LOCAL_P_MARGINS = min(LOCAL_P_MARGINS), None
+        ck.ok("%s window edge margin" % name, margin > 1e-3, "%.3g" % margin)
+        for k in ("attn_Wp", "attn_vp"):
+            ck.ok("%s %s gradient non-zero" % (name, k), g[k].abs().max().item() > 1e-6,
+                  "max |g| %.3g" % g[k].abs().max().item())
+
+
+def check_fixture_files(ck, folder):
+    if not os.path.isdir(folder):
+        print("skip: no fixtures in %s" % folder)
+        return
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".json"))
+    for f in files:
+        d, cfg, P, batch, fx = load_fixture(os.path.join(folder, f))
+        logits, loss, nll_sum, n, grads = compute(d, P, *batch)
+        ck.ok(f + " param order", [p["name"] for p in fx["params"]] ==
+              [k for k, _ in param_shapes(d)])
+        ck.close(f + " logits", logits.reshape(-1), fx["logits"], 1e-12)
+        ck.close(f + " loss", loss, fx["loss"], 1e-12)
+        ck.close(f + " nll_sum", nll_sum, fx["nll_sum"], 1e-12)
+        ck.ok(f + " n_tokens", n == fx["n_tokens"])
+        for e in fx["grads"]:
+            ck.close(f + " grad " + e["name"], grads[e["name"]].reshape(-1), e["data"], 1e-12)
+            # every parameter gets a gradient well above float32 noise
+            big = max(abs(x) for x in e["data"])
+            ck.ok(f + " grad " + e["name"] + " has signal", big > 1e-4, "max |g| %.3g" % big)
+        al = adam_losses(d, cfg, P, batch, fx["adam_steps"])
+        ck.close(f + " adam_losses", al, fx["adam_losses"], 1e-11)
+        ck.ok(f + " adam decreases the loss", fx["adam_losses"][-1] < fx["adam_losses"][0])
+
+
+def cmd_check(args):
+    torch.set_default_dtype(torch.float64)
+    ck = Checker()
+    steps = [("lstm", check_lstm), ("loss", check_loss), ("per-sentence", check_per_sentence),
+             ("local-p", check_local_p),
+             ("fixtures", lambda c: check_fixture_files(c, args.fixtures))]
+    if not args.quick:
+        steps.append(("gradcheck", lambda c: check_gradcheck(c, args.full_gradcheck)))
+    for label, fn in steps:
+        t0 = time.time()
+        before = ck.failed
+        fn(ck)
+        print("%-13s %s (%.1f s)" % (label, "ok" if ck.failed == before else "FAILED",
+                                     time.time() - t0))
+    print("reference check: %d passed, %d failed" % (ck.passed, ck.failed))
+    return 1 if ck.failed else 0
+
+
+# ----------------------------------------------------------------------------
+# Benchmark (float32, nn.LSTM / cuDNN allowed)
+# ----------------------------------------------------------------------------
+
+class BenchModel(torch.nn.Module):
+    """Same sizes and equations as the C model's default configuration: bi-LSTM
+    first encoder layer (K/2 per direction), unidirectional layers above,
+    learned bridge, Luong general global attention with input feeding."""
+
+    def __init__(self, a):
+        super().__init__()
+        nn = torch.nn
+        E, H, K = a.emb, a.hidden, a.enc_hidden or a.hidden
+        self.H, self.K, self.L_d, self.p = H, K, a.dec_layers, a.dropout
+        self.bidirectional = a.bidirectional
+        self.src_emb = nn.Embedding(a.src_vocab, E)
+        self.tgt_emb = nn.Embedding(a.tgt_vocab, E)
+        self.enc0 = nn.LSTM(E, K // 2 if a.bidirectional else K, bidirectional=a.bidirectional)
+        self.enc_rest = nn.LSTM(K, K, num_layers=a.enc_layers - 1,
+                                dropout=a.dropout if a.enc_layers > 2 else 0.0) \
+            if a.enc_layers > 1 else None
+        self.bridge_h = nn.Linear(K, a.dec_layers * H)
+        self.bridge_c = nn.Linear(K, a.dec_layers * H)
+        self.dec = nn.ModuleList([nn.LSTMCell(E + H if l == 0 else H, H)
+                                  for l in range(a.dec_layers)])
+        self.attn_Wa = nn.Linear(K, H, bias=False)
+        self.out_Wc = nn.Linear(K + H, H, bias=False)
+        self.out = nn.Linear(H, a.tgt_vocab)
+        for p in self.parameters():
+            nn.init.uniform_(p, -0.1, 0.1)
+
+    def encode(self, src, src_len):
+        pack = torch.nn.utils.rnn.pack_padded_sequence
+        unpack = torch.nn.utils.rnn.pad_packed_sequence
+        S = src.shape[0]
+        lens = src_len.cpu()
+        x = F.dropout(self.src_emb(src), self.p, self.training)
+        out, (h, c) = self.enc0(pack(x, lens, enforce_sorted=False))
+        if self.bidirectional:
+            h, c = torch.cat([h[0], h[1]], 1), torch.cat([c[0], c[1]], 1)
+        else:
+            h, c = h[0], c[0]
+        if self.enc_rest is not None:
+            x, _ = unpack(out, total_length=S)
+            x = F.dropout(x, self.p, self.training)
+            out, (h, c) = self.enc_rest(pack(x, lens, enforce_sorted=False))
+            h, c = h[-1], c[-1]
+        keys, _ = unpack(out, total_length=S)
+        return keys.transpose(0, 1).contiguous(), h, c                      # (B, S, K)
+
+    def init_state(self, h_fin, c_fin):
+        H = self.H
+        hb = torch.tanh(self.bridge_h(h_fin))
+        cb = self.bridge_c(c_fin)
+        return ([hb[:, l * H:(l + 1) * H] for l in range(self.L_d)],
+                [cb[:, l * H:(l + 1) * H] for l in range(self.L_d)])
+
+    def step(self, y, hh, h, c, keys, wk, mask):
+        """One decoder step for token ids y (N,). Returns the new hh."""
+        inp = torch.cat([F.dropout(self.tgt_emb(y), self.p, self.training), hh], 1)
+        for l, cell in enumerate(self.dec):
+            h[l], c[l] = cell(inp, (h[l], c[l]))
+            inp = F.dropout(h[l], self.p, self.training) if l + 1 < self.L_d else h[l]
+        e = torch.bmm(wk, h[-1].unsqueeze(2)).squeeze(2).masked_fill(~mask, float("-inf"))
+        a = torch.softmax(e, 1)
+        ctx = torch.bmm(a.unsqueeze(1), keys).squeeze(1)
+        return torch.tanh(self.out_Wc(torch.cat([ctx, h[-1]], 1)))
+
+    def forward(self, src, src_len, tgt_in, tgt_out, eps):
+        keys, h_fin, c_fin = self.encode(src, src_len)
+        wk = self.attn_Wa(keys)                                               # (B, S, H)
+        mask = torch.arange(keys.shape[1], device=src.device).unsqueeze(0) < src_len.unsqueeze(1)
+        h, c = self.init_state(h_fin, c_fin)
+        hh = keys.new_zeros(src.shape[1], self.H)
+        outs = []
+        for t in range(tgt_in.shape[0]):
+            hh = self.step(tgt_in[t], hh, h, c, keys, wk, mask)
+            outs.append(F.dropout(hh, self.p, self.training))
+        logits = self.out(torch.stack(outs))
+        n = (tgt_out != PAD).sum()
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[2]), tgt_out.reshape(-1),
+                               ignore_index=PAD, label_smoothing=eps, reduction="sum") / n
+        return loss
+
+    @torch.no_grad()
+    def beam_search(self, src, src_len, beam, max_len, alpha=0.6):
+        """Batched beam search (beam rows per sentence), GNMT length penalty.
+        Returns a list of token-id lists."""
+        B = src.shape[1]
+        keys, h_fin, c_fin = self.encode(src, src_len)
+        rep = lambda x: x.repeat_interleave(beam, 0)
+        keys = rep(keys)
+        wk = self.attn_Wa(keys)
+        mask = rep(torch.arange(keys.shape[1], device=src.device).unsqueeze(0) < src_len.unsqueeze(1))
+        h, c = self.init_state(h_fin, c_fin)
+        h, c = [rep(x) for x in h], [rep(x) for x in c]
+        hh = keys.new_zeros(B * beam, self.H)
+        y = torch.full((B * beam,), BOS, dtype=torch.long, device=src.device)
+        score = torch.full((B, beam), float("-inf"), device=src.device)
+        score[:, 0] = 0
+        score = score.reshape(-1)
+        hist = []
+        finished = [[] for _ in range(B)]
+        alive = torch.ones(B * beam, dtype=torch.bool, device=src.device)
+        V = self.out.out_features
+        for t in range(max_len):
+            hh = self.step(y, hh, h, c, keys, wk, mask)
+            logp = torch.log_softmax(self.out(hh), 1)
+            cand = (score.unsqueeze(1) + logp).masked_fill(~alive.unsqueeze(1), float("-inf"))
+            top, idx = cand.reshape(B, beam * V).topk(beam, 1)
+            origin = (idx // V) + torch.arange(B, device=src.device).unsqueeze(1) * beam
+            origin, y, score = origin.reshape(-1), (idx % V).reshape(-1), top.reshape(-1)
+            h, c = [x[origin] for x in h], [x[origin] for x in c]
+            hh = hh[origin]
+            hist = [x[origin] for x in hist] + [y]
+            alive = alive[origin] & torch.isfinite(score)
+            ended = (y == EOS) & alive
+            if ended.any():
+                for r in ended.nonzero().flatten().tolist():
+                    lp = ((5 + t + 1) / 6) ** alpha
+                    finished[r // beam].append((score[r].item() / lp,
+                                                [int(x[r]) for x in hist[:-1]]))
+                # a sentence with `beam` finished hypotheses stops
+                done = torch.tensor([len(f) >= beam for f in finished], device=src.device)
+                ended = ended | done.repeat_interleave(beam)
+                alive = alive & ~ended
+                score = score.masked_fill(ended, float("-inf"))
+            if not alive.any():
+                break
+        out = []
+        for b in range(B):
+            if not finished[b]:
+                finished[b].append((0.0, [int(x[b * beam]) for x in hist]))
+            out.append(max(finished[b])[1])
+        return out
+
+
+def read_ids(path):
+    with open(path) as f:
+        return [[int(x) for x in line.split()] for line in f if line.strip()]
+
+
+def bench_batches(a, rng):
+    """Yields (src, src_len, tgt_in, tgt_out) on a.device forever."""
+    dev = a.device
+    if a.src_ids:
+        src_lines, tgt_lines = read_ids(a.src_ids), read_ids(a.tgt_ids)
+        if len(src_lines) != len(tgt_lines):
+            raise SystemExit("bench: --src-ids and --tgt-ids differ in line count")
+        i = 0
+        while True:
+            rows = [(src_lines[(i + k) % len(src_lines)][:a.max_len],
+                     tgt_lines[(i + k) % len(tgt_lines)][:a.max_len]) for k in range(a.batch)]
+            i += a.batch
+            rows = [(s or [UNK], t) for s, t in rows]
+            S = max(len(s) for s, _ in rows)
+            T = max(len(t) for _, t in rows) + 1
+            src = np.zeros((S, a.batch), np.int64)
+            ti = np.zeros((T, a.batch), np.int64)
+            to = np.zeros((T, a.batch), np.int64)
+            for b, (s, t) in enumerate(rows):
+                src[:len(s), b] = s
+                ti[:len(t) + 1, b] = [BOS] + t
+                to[:len(t) + 1, b] = t + [EOS]
+            yield (torch.from_numpy(src).to(dev), torch.tensor([len(s) for s, _ in rows], device=dev),
+                   torch.from_numpy(ti).to(dev), torch.from_numpy(to).to(dev))
+    while True:
+        S, T = a.src_len, a.tgt_len
+        src = rng.integers(4, a.src_vocab, size=(S, a.batch))
+        y = rng.integers(4, a.tgt_vocab, size=(T - 1, a.batch))
+        ti = np.concatenate([np.full((1, a.batch), BOS), y])
+        to = np.concatenate([y, np.full((1, a.batch), EOS)])
+        yield (torch.from_numpy(src).to(dev), torch.full((a.batch,), S, device=dev),
+               torch.from_numpy(ti).to(dev), torch.from_numpy(to).to(dev))
+
+
+def sync(dev):
+    if dev.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def openblas_threads(set_to=0):
+    """OpenBLAS's own thread count (torch's set_num_threads does not reach a
+    generic libblas.so.3 that is OpenBLAS); sets it first when set_to > 0.
+    None when no OpenBLAS is loaded."""
+    import ctypes
+    with open("/proc/self/maps") as f:
+        paths = {l.split()[-1] for l in f if "openblas" in l.lower() and len(l.split()) >= 6}
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+            if set_to > 0:
+                lib.openblas_set_num_threads(ctypes.c_int(set_to))
+            return int(lib.openblas_get_num_threads())
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def cmd_bench(a):
+    torch.zeros(2, 2) @ torch.zeros(2, 2)                                     # loads the BLAS
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
+        openblas_threads(a.threads)
+    if a.bidirectional and (a.enc_hidden or a.hidden) % 2:
+        raise SystemExit("bench: bidirectional needs an even encoder size")
+    torch.manual_seed(a.seed)
+    rng = np.random.default_rng(a.seed)
+    model = BenchModel(a).to(a.device)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    batches = bench_batches(a, rng)
+    nparams = sum(p.numel() for p in model.parameters())
+    print("bench: torch %s, device %s, %d threads (interop %d), %d parameters" % (
+        torch.__version__, a.device, torch.get_num_threads(), torch.get_num_interop_threads(),
+        nparams))
+    print("bench: emb %d hidden %d enc_hidden %d enc_layers %d dec_layers %d bidirectional %s "
+          "batch %d vocab %d/%d dropout %.2f, luong general global, input feeding, "
+          "label smoothing 0.1, adam, clip %.1f" % (
+              a.emb, a.hidden, a.enc_hidden or a.hidden, a.enc_layers, a.dec_layers,
+              a.bidirectional, a.batch, a.src_vocab, a.tgt_vocab, a.dropout, a.clip_norm))
+    model.train()
+
+    def train_step(batch):
+        opt.zero_grad(set_to_none=True)
+        loss = model(*batch, eps=0.1)
+        loss.backward()
+        if a.clip_norm > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip_norm)
+        opt.step()
+        return loss
+
+    for _ in range(a.warmup):
+        train_step(next(batches))
+    sync(a.device)
+    src_tok = tgt_tok = 0
+    t0 = time.perf_counter()
+    for _ in range(a.steps):
+        batch = next(batches)
+        loss = train_step(batch)
+        src_tok += int(batch[1].sum())
+        tgt_tok += int((batch[3] != PAD).sum())
+    sync(a.device)
+    dt = time.perf_counter() - t0
+    print("train: %d steps in %.2f s (%.1f ms/step), last loss %.4f" % (
+        a.steps, dt, 1000 * dt / a.steps, loss.item()))
+    print("train: %.0f source tokens/s, %.0f target tokens/s" % (src_tok / dt, tgt_tok / dt))
+    if a.decode:
+        model.eval()
+        batch = next(batches)
+        max_len = int(2 * batch[0].shape[0] + 10)
+        model.beam_search(batch[0], batch[1], a.beam, max_len)                  # warm-up
+        sync(a.device)
+        t0 = time.perf_counter()
+        out_tok = sent = src_tok = 0
+        for _ in range(a.decode_batches):
+            batch = next(batches)
+            hyps = model.beam_search(batch[0], batch[1], a.beam, max_len)
+            out_tok += sum(len(h) + 1 for h in hyps)
+            sent += len(hyps)
+            src_tok += int(batch[1].sum())
+        sync(a.device)
+        dt = time.perf_counter() - t0
+        print("decode: beam %d, %d sentences in %.2f s: %.1f sentences/s, %.0f source tokens/s, "
+              "%.0f output tokens/s (untrained model, max_len 2S+10)" % (
+                  a.beam, sent, dt, sent / dt, src_tok / dt, out_tok / dt))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print("memory: peak RSS %.1f MiB" % rss)
+    if a.device.startswith("cuda"):
+        print("memory: peak CUDA allocated %.1f MiB" % (torch.cuda.max_memory_allocated() / 2**20))
+    print("threads: torch.get_num_threads() = %d" % torch.get_num_threads())
+    print("parallel: " + " | ".join(l.strip() for l in torch.__config__.parallel_info().splitlines()
+                                   if l.strip()))
+    cfg = torch.__config__.show()
+    info = [w.strip(",") for w in cfg.split() if w.startswith(("BLAS_INFO=", "LAPACK_INFO="))]
+    info += [l.strip().lstrip("- ") for l in cfg.splitlines()
+             if ("MKL" in l or "LAPACK is" in l) and "Build settings" not in l]
+    print("blas: torch built with " + (", ".join(info) if info else "(not named)"))
+    # BLAS_INFO=generic (Debian) means libblas.so.3, i.e. whatever the
+    # alternatives system points at: name the libraries actually mapped.
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            name = os.path.basename(path).lower()
+            if any(k in name for k in ("blas", "lapack", "mkl", "gomp", "omp")):
+                libs.add(os.path.realpath(path))
+    print("blas: loaded " + (", ".join(sorted(libs)) if libs else "(none found in /proc/self/maps)"))
+    n = openblas_threads()
+    if n is not None:
+        print("blas: openblas_get_num_threads() = %d" % n)
+    return 0
+
+
+# ----------------------------------------------------------------------------
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fixtures", help="write the reference fixtures")
+    f.add_argument("--out", default="tests/fixtures/reference")
+    f.add_argument("--only", default="", help="comma-separated fixture names")
+    c = sub.add_parser("check", help="validate the reference (and the committed fixtures)")
+    c.add_argument("--fixtures", default="tests/fixtures/reference")
+    c.add_argument("--quick", action="store_true", help="skip gradcheck")
+    c.add_argument("--full-gradcheck", action="store_true",
+                   help="gradcheck every element of every fixture model (about 2 minutes)")
+    b = sub.add_parser("bench", help="PyTorch training speed for comparison")
+    b.add_argument("--emb", type=int, default=256)
+    b.add_argument("--hidden", type=int, default=512)
+    b.add_argument("--enc-hidden", type=int, default=0)
+    b.add_argument("--enc-layers", type=int, default=2)
+    b.add_argument("--dec-layers", type=int, default=2)
+    b.add_argument("--bidirectional", action="store_true")
+    b.add_argument("--batch", type=int, default=64)
+    b.add_argument("--src-vocab", type=int, default=8000)
+    b.add_argument("--tgt-vocab", type=int, default=8000)
+    b.add_argument("--src-len", type=int, default=14)
+    b.add_argument("--tgt-len", type=int, default=15, help="target length counting EOS")
+    b.add_argument("--src-ids", default="", help="file of source token ids, one sentence a line")
+    b.add_argument("--tgt-ids", default="", help="file of target token ids (no BOS/EOS)")
+    b.add_argument("--max-len", type=int, default=80)
+    b.add_argument("--steps", type=int, default=20)
+    b.add_argument("--warmup", type=int, default=3)
+    b.add_argument("--threads", type=int, default=0, help="0: torch's default")
+    b.add_argument("--dropout", type=float, default=0.3)
+    b.add_argument("--lr", type=float, default=0.001)
+    b.add_argument("--clip-norm", type=float, default=5.0)
+    b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--device", default="cpu")
+    b.add_argument("--decode", action="store_true", help="also time batched beam search")
+    b.add_argument("--beam", type=int, default=5)
+    b.add_argument("--decode-batches", type=int, default=3)
+    a = ap.parse_args(argv)
+    if a.cmd == "bench" and bool(a.src_ids) != bool(a.tgt_ids):
+        ap.error("--src-ids and --tgt-ids go together")
+    return {"fixtures": cmd_fixtures, "check": cmd_check, "bench": cmd_bench}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
