@@ -36,6 +36,8 @@ import torch.nn.functional as F
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
 FORMAT, VERSION = "nmt-reference", 1
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURE_DIR = os.path.join(ROOT, "tests", "fixtures", "reference")
 
 
 # ----------------------------------------------------------------------------
@@ -306,7 +308,7 @@ FIXTURES = {
     "b_bahdanau_additive_global": (make_config(
         6, 8, 6, 1, 1, True, False, False, "learned", "bahdanau", "additive", "global", 2, 1, 0.1), 102),
     "c_luong_dot_localp": (make_config(
-        6, 8, 8, 1, 1, True, True, False, "learned", "luong", "dot", "local-p", 2, 1, 0.1), 103),
+        6, 8, 8, 1, 1, True, True, False, "learned", "luong", "dot", "local-p", 2, 1, 0.1), 403),
     "d_luong_scaled_dot_localm_heads2": (make_config(
         6, 8, 8, 1, 2, True, False, False, "zero", "luong", "scaled_dot", "local-m", 2, 2, 0.1), 104),
     "e_luong_additive_heads2_tied": (make_config(
@@ -314,7 +316,7 @@ FIXTURES = {
     "f_none": (make_config(
         6, 8, 6, 2, 1, False, False, False, "learned", "none", "general", "global", 2, 1, 0.1), 106),
     "g_bahdanau_general_localp_heads2": (make_config(
-        6, 8, 6, 2, 2, False, False, False, "learned", "bahdanau", "general", "local-p", 2, 2, 0.0), 107),
+        6, 8, 6, 2, 2, False, False, False, "learned", "bahdanau", "general", "local-p", 2, 2, 0.0), 507),
     "h_luong_concat_localm": (make_config(
         6, 8, 10, 1, 1, False, False, False, "learned", "luong", "concat", "local-m", 1, 1, 0.2), 108),
     "i_luong_dot_heads2_bidir2": (make_config(
@@ -398,7 +400,8 @@ def flat(x):
     return [float(v) for v in x.reshape(-1).tolist()]
 
 
-def build_fixture(name):
+def fixture_case(name):
+    """The fixture's Dims, config, weights and batch (tensors), from its seed."""
     cfg, seed = FIXTURES[name]
     d = Dims(cfg, FIX_V_S, FIX_V_T)
     rng = np.random.default_rng(seed)
@@ -406,14 +409,20 @@ def build_fixture(name):
     src, tgt_in, tgt_out = make_batch(rng, FIX_V_S, FIX_V_T, FIX_SRC_LEN, FIX_TGT_LEN)
     batch = (torch.from_numpy(src), torch.tensor(FIX_SRC_LEN, dtype=torch.int64),
              torch.from_numpy(tgt_in), torch.from_numpy(tgt_out))
+    return d, cfg, P, batch
+
+
+def build_fixture(name):
+    d, cfg, P, batch = fixture_case(name)
+    src, src_len, tgt_in, tgt_out = batch
     logits, loss, nll_sum, n, grads = compute(d, P, *batch)
     shapes = dict(param_shapes(d))
     return {
         "format": FORMAT, "version": VERSION, "name": name, "config": cfg,
-        "src_vocab": FIX_V_S, "tgt_vocab": FIX_V_T,
+        "src_vocab": d.V_s, "tgt_vocab": d.V_t,
         "params": [{"name": k, "shape": list(shapes[k]), "data": flat(v)} for k, v in P.items()],
-        "batch": {"B": len(FIX_SRC_LEN), "S": src.shape[0], "T": tgt_in.shape[0],
-                  "src": src.reshape(-1).tolist(), "src_len": list(FIX_SRC_LEN),
+        "batch": {"B": src.shape[1], "S": src.shape[0], "T": tgt_in.shape[0],
+                  "src": src.reshape(-1).tolist(), "src_len": src_len.tolist(),
                   "tgt_in": tgt_in.reshape(-1).tolist(), "tgt_out": tgt_out.reshape(-1).tolist()},
         "logits": flat(logits), "loss": loss, "nll_sum": nll_sum, "n_tokens": n,
         "grads": [{"name": k, "data": flat(g)} for k, g in grads.items()],
@@ -530,17 +539,6 @@ def check_lstm(ck):
         ck.close("lstm backward padding is zero", ob * (1 - mask), torch.zeros_like(ob), 0)
 
 
-def fixture_case(name):
-    cfg, seed = FIXTURES[name]
-    d = Dims(cfg, FIX_V_S, FIX_V_T)
-    rng = np.random.default_rng(seed)
-    P = random_params(d, rng)
-    src, tgt_in, tgt_out = make_batch(rng, FIX_V_S, FIX_V_T, FIX_SRC_LEN, FIX_TGT_LEN)
-    batch = (torch.from_numpy(src), torch.tensor(FIX_SRC_LEN), torch.from_numpy(tgt_in),
-             torch.from_numpy(tgt_out))
-    return d, cfg, P, batch
-
-
 def check_loss(ck):
     for name in ("a_luong_general_global", "h_luong_concat_localm"):
         d, _, P, (src, sl, ti, to) = fixture_case(name)
@@ -599,7 +597,7 @@ def check_gradcheck(ck, full_all=False, full_name="h_luong_concat_localm"):
 
 def check_local_p(ck):
     """Gradients reach attn_Wp and attn_vp, and no source position lies within
-    1e-3 of a window edge in any forward pass of the fixture (Adam steps
+    1e-2 of a window edge in any forward pass of the fixture (Adam steps
     included), so float32 code selects the same windows."""
     global LOCAL_P_MARGINS
     for name in FIXTURES:
@@ -610,7 +608,7 @@ def check_local_p(ck):
         g = compute(d, P, *batch)[4]
         adam_losses(d, cfg, P, batch, ADAM_STEPS)
         margin, LOCAL_P_MARGINS = min(LOCAL_P_MARGINS), None
-        ck.ok("%s window edge margin" % name, margin > 1e-3, "%.3g" % margin)
+        ck.ok("%s window edge margin" % name, margin > 1e-2, "%.3g" % margin)
         for k in ("attn_Wp", "attn_vp"):
             ck.ok("%s %s gradient non-zero" % (name, k), g[k].abs().max().item() > 1e-6,
                   "max |g| %.3g" % g[k].abs().max().item())
@@ -958,10 +956,10 @@ def main(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fixtures", help="write the reference fixtures")
-    f.add_argument("--out", default="tests/fixtures/reference")
+    f.add_argument("--out", default=FIXTURE_DIR)
     f.add_argument("--only", default="", help="comma-separated fixture names")
     c = sub.add_parser("check", help="validate the reference (and the committed fixtures)")
-    c.add_argument("--fixtures", default="tests/fixtures/reference")
+    c.add_argument("--fixtures", default=FIXTURE_DIR)
     c.add_argument("--quick", action="store_true", help="skip gradcheck")
     c.add_argument("--full-gradcheck", action="store_true",
                    help="gradcheck every element of every fixture model (about 2 minutes)")
