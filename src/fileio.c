@@ -110,7 +110,11 @@ NmtStatus file_read_all(const char *path, char **bytes, size_t *n) {
     *n = 0;
     FILE *in = fopen(path, "rb");
     if (!in) return nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* size the buffer from the file when it has a size (not a pipe) */
+    struct stat info;
     size_t len = 0, cap = 4096;
+    if (fstat(fileno(in), &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0)
+        cap = (size_t)info.st_size + 2;
     char *buf = nmt_malloc(cap);
     NmtStatus st = buf ? NMT_OK : nmt_fail_nomem("reading a file");
     while (st == NMT_OK) {

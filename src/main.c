@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "cpu/cpu_env.h"
 #include "version.h"
 
 typedef struct {
@@ -20,6 +21,7 @@ static const Subcommand subcommands[] = {
     {"eval", cmd_eval, "score translations (sacreBLEU-compatible BLEU, chrF)"},
     {"prepare", cmd_prepare, "train tokenizers and encode the corpora into the cache"},
     {"gradcheck", cmd_gradcheck, "check hand-written gradients against finite differences"},
+    {"plot", cmd_plot, "draw the training curves of a run as SVG"},
     {"config", cmd_config, "check a config and print it resolved, or the key reference"},
     {"demo-corpus", cmd_demo_corpus, "write the generated demo corpus"},
 };
@@ -37,6 +39,7 @@ static void print_help(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    cpu_env_apply(argv);
     if (argc < 2) {
         print_help(stderr);
         return NMT_EXIT_USAGE;

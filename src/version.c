@@ -9,8 +9,8 @@
 
 const char *nmt_blas_description(void) {
     static char text[256];
-    snprintf(text, sizeof text, "%s (%d threads)", openblas_get_config(),
-             openblas_get_num_threads());
+    snprintf(text, sizeof text, "%s, core %s (%d threads)", openblas_get_config(),
+             openblas_get_corename(), openblas_get_num_threads());
     return text;
 }
 
