@@ -1,20 +1,24 @@
-/* cmd_train.c: `nmt train`: load and print the resolved config, bring the
- * data cache up to date, then train. The model and trainer land with their
- * own issues; until then this stops after the data step with a message. */
+/* cmd_train.c: `nmt train`: load the config, print it resolved, train
+ * (src/train/trainer.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
-#include "data/prepare.h"
+#include "train/trainer.h"
 
 static const char train_usage[] =
-    "usage: nmt train --config FILE [--set KEY=VALUE ...] [--resume]\n\n"
+    "usage: nmt train --config FILE [--set KEY=VALUE ...] [--resume] [--quiet]\n\n"
     "Trains a model as the config describes (`nmt config --doc` lists the keys).\n"
-    "The corpora are tokenized and cached first when the cache is missing or stale.\n";
+    "The corpora are tokenized and cached first when the cache is missing or stale.\n"
+    "train.save_dir receives last.nmt, best.nmt, train.csv and config.json.\n"
+    "--resume continues exactly where save_dir/last.nmt stopped; schedule keys\n"
+    "(epochs, max_steps, valid_every, patience, log_every, ...) may change, model,\n"
+    "data and tokenizer keys may not. SIGINT or SIGTERM saves last.nmt and stops.\n";
 
 int cmd_train(int argc, char **argv) {
     CliConfigArgs args = {0};
+    TrainOptions opt = {0, 0};
     for (int i = 1; i < argc; i++) {
         int took = cli_take_config_arg(argc, argv, &i, &args);
         if (took < 0) return cli_report("train", NMT_ERR_USAGE);
@@ -23,21 +27,27 @@ int cmd_train(int argc, char **argv) {
             fputs(train_usage, stdout);
             return NMT_EXIT_OK;
         }
+        if (!strcmp(argv[i], "--resume")) {
+            opt.resume = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--quiet")) {
+            opt.quiet = 1;
+            continue;
+        }
         fprintf(stderr, "nmt train: unknown option '%s'\n%s", argv[i], train_usage);
         return NMT_EXIT_USAGE;
     }
     Config cfg;
     NmtStatus st = cli_load_config(&args, &cfg);
     if (st) return cli_report("train", st);
-    char *json = config_to_json(&cfg);
-    if (json) fprintf(stderr, "resolved config:\n%s\n", json);
-    nmt_free(json);
-    PreparedData data;
-    st = prepare_data(&cfg, 0, &data);
-    prepared_data_free(&data);
+    if (!opt.quiet) {
+        char *json = config_to_json(&cfg);
+        if (json) fprintf(stderr, "resolved config:\n%s\n", json);
+        nmt_free(json);
+    }
+    if (opt.quiet) nmt_log_quiet(1);
+    st = train_run(&cfg, &opt);
     config_free(&cfg);
-    if (st) return cli_report("train", st);
-    return cli_report("train", nmt_fail(NMT_ERR_RUNTIME,
-                                        "the data is ready, but the model is not built yet "
-                                        "(the model and trainer issues add it)"));
+    return cli_report("train", st);
 }

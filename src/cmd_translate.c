@@ -1,4 +1,229 @@
-/* cmd_translate.c: placeholder until this command lands. */
+/* cmd_translate.c: `nmt translate`: a Unix filter from a checkpoint: plain
+ * text in (one sentence per line), plain text out, exactly one output line
+ * per input line, in order. SentencePiece or word tokenization happens
+ * inside. Greedy decoding (beam search arrives with the decoding issue). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cli.h"
 #include "commands.h"
-int cmd_translate(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "nmt translate: not implemented yet\n"); return 1; }
+#include "data/corpus.h"
+#include "data/tokenizer.h"
+#include "model/seq2seq.h"
+#include "train/checkpoint.h"
+
+static const char translate_usage[] =
+    "usage: nmt translate [--model FILE | --config FILE] [--batch N] [--beam 1]\n"
+    "                     [--max-src-len N] < input.txt > output.txt\n\n"
+    "Translates standard input line by line. The model is --model, else\n"
+    "best.nmt in train.save_dir of --config, else the file named by $NMT_MODEL.\n"
+    "Exactly one output line per input line, in order: an empty line gives an\n"
+    "empty line; a line with invalid UTF-8 gives an empty line and a warning;\n"
+    "a line longer than --max-src-len tokens (default: twice the training\n"
+    "data.max_len) is truncated with a warning. Decoding is greedy.\n";
+
+typedef struct {
+    Config cfg;
+    Tokenizer *src_tok, *tgt_tok;
+    Backend *be;
+    Seq2Seq *model;
+    int batch, max_src;
+} Translator;
+
+static NmtStatus load_model(const char *path, Translator *tr) {
+    Checkpoint ck;
+    NmtStatus st = checkpoint_load(path, &ck);
+    if (st) return st;
+    st = config_load_string(ck.config_json, path, "/", NULL, 0, &tr->cfg);
+    if (!st) st = tokenizer_deserialize(ck.src_tok, ck.src_tok_len, &tr->src_tok);
+    if (!st) st = tokenizer_deserialize(ck.tgt_tok, ck.tgt_tok_len, &tr->tgt_tok);
+    ModelDims d;
+    if (!st)
+        st = model_dims_from_config(&tr->cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);
+    if (!st) {
+        tr->be = cpu_backend_create(tr->cfg.train.threads);
+        if (!tr->be) st = nmt_fail_nomem("creating the CPU backend");
+    }
+    if (!st) {
+        if (tr->max_src <= 0) tr->max_src = tr->cfg.data.max_len * 2 > 100 ? tr->cfg.data.max_len * 2 : 100;
+        if (tr->batch <= 0) tr->batch = tr->cfg.decode.batch;
+        int max_out = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
+        ModelLimits lim = {tr->batch, tr->max_src, 1, max_out};
+        st = seq2seq_create(tr->be, &d, lim, &tr->model);
+    }
+    if (!st && ck.n_floats != seq2seq_layout(tr->model)->total)
+        st = nmt_fail(NMT_ERR_FORMAT, "%s: %zu weights, the model of its config has %zu", path, ck.n_floats,
+                      seq2seq_layout(tr->model)->total);
+    if (!st) tr->be->upload(tr->be, seq2seq_params(tr->model), ck.params, ck.n_floats * sizeof(float));
+    checkpoint_free(&ck);
+    return st;
+}
+
+static void translator_free(Translator *tr) {
+    seq2seq_free(tr->model);
+    if (tr->be) tr->be->destroy(tr->be);
+    tokenizer_free(tr->src_tok);
+    tokenizer_free(tr->tgt_tok);
+    config_free(&tr->cfg);
+}
+
+typedef struct {
+    int n;          /* lines in the batch */
+    int32_t **ids;  /* (n) encoded lines (NULL: output an empty line) */
+    int *len;       /* (n) */
+    int *cap;       /* (n) */
+} LineBatch;
+
+/* Decodes the non-empty lines of the batch and prints every line in order. */
+static NmtStatus flush_batch(Translator *tr, LineBatch *lb, int32_t *src, int *src_len, int32_t *out,
+                             int *out_len, int stride) {
+    int cols = 0, S = 1, map[4096];
+    for (int i = 0; i < lb->n; i++)
+        if (lb->len[i] > 0) {
+            map[cols++] = i;
+            if (lb->len[i] > S) S = lb->len[i];
+        }
+    if (cols > 0) {
+        memset(src, 0, (size_t)S * cols * sizeof *src);
+        for (int c = 0; c < cols; c++) {
+            int i = map[c];
+            src_len[c] = lb->len[i];
+            for (int s = 0; s < lb->len[i]; s++) src[s * cols + c] = lb->ids[i][s];
+        }
+        Batch b;
+        memset(&b, 0, sizeof b);
+        b.B = cols;
+        b.S = S;
+        b.src = src;
+        b.src_len = src_len;
+        seq2seq_greedy(tr->model, &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b, out, stride, out_len);
+    }
+    int c = 0;
+    for (int i = 0; i < lb->n; i++) {
+        if (lb->len[i] > 0) {
+            char *text = NULL;
+            NmtStatus st = tokenizer_decode(tr->tgt_tok, out + (size_t)c * stride, out_len[c], &text);
+            c++;
+            if (st) return st;
+            fputs(text, stdout);
+            nmt_free(text);
+        }
+        fputc('\n', stdout);
+    }
+    lb->n = 0;
+    return ferror(stdout) ? nmt_fail(NMT_ERR_IO, "standard output: write error") : NMT_OK;
+}
+
+static NmtStatus translate_stream(Translator *tr) {
+    LineReader *r;
+    NmtStatus st = line_reader_open_fd(0, "standard input", &r);
+    if (st) return st;
+    line_reader_set_validate(r, 0); /* invalid lines become empty lines, not errors */
+    int B = tr->batch, stride = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
+    LineBatch lb = {0, nmt_calloc((size_t)B, sizeof(int32_t *)), nmt_calloc((size_t)B, sizeof(int)),
+                    nmt_calloc((size_t)B, sizeof(int))};
+    int32_t *src = nmt_malloc((size_t)B * tr->max_src * sizeof(int32_t));
+    int *src_len = nmt_malloc((size_t)B * sizeof(int));
+    int32_t *out = nmt_malloc((size_t)B * stride * sizeof(int32_t));
+    int *out_len = nmt_malloc((size_t)B * sizeof(int));
+    if (!lb.ids || !lb.len || !lb.cap || !src || !src_len || !out || !out_len) st = nmt_fail_nomem("translating");
+    while (!st) {
+        const char *line;
+        size_t len;
+        int got = 0;
+        st = line_reader_next(r, &line, &len, &got);
+        if (st || !got) break;
+        int64_t line_no = line_reader_line_no(r);
+        size_t bad;
+        int i = lb.n++;
+        lb.len[i] = 0;
+        if (!utf8_validate(line, len, &bad) || memchr(line, '\0', len)) {
+            nmt_log_warn("standard input:%lld: invalid UTF-8 or NUL byte; writing an empty line", (long long)line_no);
+        } else {
+            st = tokenizer_encode_buf(tr->src_tok, line, len, &lb.ids[i], &lb.len[i], &lb.cap[i]);
+            if (!st && lb.len[i] > tr->max_src) {
+                nmt_log_warn("standard input:%lld: %d tokens; truncated to %d (--max-src-len)", (long long)line_no,
+                             lb.len[i], tr->max_src);
+                lb.len[i] = tr->max_src;
+            }
+        }
+        if (!st && lb.n == B) st = flush_batch(tr, &lb, src, src_len, out, out_len, stride);
+    }
+    if (!st && lb.n > 0) st = flush_batch(tr, &lb, src, src_len, out, out_len, stride);
+    if (lb.ids)
+        for (int i = 0; i < B; i++) nmt_free(lb.ids[i]);
+    nmt_free(lb.ids);
+    nmt_free(lb.len);
+    nmt_free(lb.cap);
+    nmt_free(src);
+    nmt_free(src_len);
+    nmt_free(out);
+    nmt_free(out_len);
+    line_reader_close(r);
+    if (!st && fflush(stdout) != 0) st = nmt_fail(NMT_ERR_IO, "standard output: write error");
+    return st;
+}
+
+int cmd_translate(int argc, char **argv) {
+    CliConfigArgs args = {0};
+    const char *model_path = NULL;
+    Translator tr;
+    memset(&tr, 0, sizeof tr);
+    for (int i = 1; i < argc; i++) {
+        int took = cli_take_config_arg(argc, argv, &i, &args);
+        if (took < 0) return cli_report("translate", NMT_ERR_USAGE);
+        if (took) continue;
+        int missing = 0;
+        const char *v;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(translate_usage, stdout);
+            return NMT_EXIT_OK;
+        } else if ((v = cli_option_value(argc, argv, &i, "--model", &missing))) {
+            model_path = v;
+        } else if ((v = cli_option_value(argc, argv, &i, "--batch", &missing))) {
+            tr.batch = atoi(v);
+            if (tr.batch < 1 || tr.batch > 4096) {
+                fprintf(stderr, "nmt translate: --batch must be in [1, 4096], got '%s'\n", v);
+                return NMT_EXIT_USAGE;
+            }
+        } else if ((v = cli_option_value(argc, argv, &i, "--max-src-len", &missing))) {
+            tr.max_src = atoi(v);
+            if (tr.max_src < 1) {
+                fprintf(stderr, "nmt translate: --max-src-len must be >= 1, got '%s'\n", v);
+                return NMT_EXIT_USAGE;
+            }
+        } else if ((v = cli_option_value(argc, argv, &i, "--beam", &missing))) {
+            if (atoi(v) != 1) {
+                fprintf(stderr, "nmt translate: only --beam 1 (greedy) is available so far, got '%s'\n", v);
+                return NMT_EXIT_USAGE;
+            }
+        } else {
+            fprintf(stderr, "nmt translate: %s '%s'\n%s", missing ? "missing value for" : "unknown option", argv[i],
+                    translate_usage);
+            return NMT_EXIT_USAGE;
+        }
+    }
+    char *from_config = NULL;
+    if (!model_path && args.config_path) {
+        Config cfg;
+        NmtStatus st = cli_load_config(&args, &cfg);
+        if (st) return cli_report("translate", st);
+        from_config = nmt_asprintf("%s/best.nmt", cfg.train.save_dir);
+        config_free(&cfg);
+        model_path = from_config;
+    }
+    if (!model_path) model_path = getenv("NMT_MODEL");
+    if (!model_path || !model_path[0]) {
+        fprintf(stderr, "nmt translate: no model: give --model FILE, or --config FILE (uses its "
+                        "train.save_dir/best.nmt), or set NMT_MODEL\n");
+        return NMT_EXIT_USAGE;
+    }
+    NmtStatus st = load_model(model_path, &tr);
+    nmt_free(from_config);
+    if (!st) st = translate_stream(&tr);
+    translator_free(&tr);
+    return cli_report("translate", st);
+}

@@ -12,5 +12,6 @@ int cmd_prepare(int argc, char **argv);     /* src/cmd_prepare.c */
 int cmd_gradcheck(int argc, char **argv);   /* src/cmd_gradcheck.c */
 int cmd_demo_corpus(int argc, char **argv); /* src/cmd_demo_corpus.c */
 int cmd_config(int argc, char **argv);      /* src/cmd_config.c */
+int cmd_plot(int argc, char **argv);        /* src/cmd_plot.c */
 
 #endif

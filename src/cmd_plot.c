@@ -1,0 +1,135 @@
+/* cmd_plot.c: `nmt plot --run DIR [--out FILE.svg]`: reads DIR/train.csv
+ * (src/train/train_csv.h) and draws the run's curves against steps as an
+ * SVG figure (src/plot/svg_plot.h) of three stacked panels sharing the x
+ * axis: training loss; perplexity (validation, with the training
+ * perplexity for comparison; log scale when it spans more than a factor of
+ * ten); validation BLEU. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "common.h"
+#include "plot/svg_plot.h"
+#include "train/train_csv.h"
+
+#define COLOR_TRAIN "#1f77b4"
+#define COLOR_VALID "#d62728"
+
+static void plot_usage(FILE *out) {
+    fprintf(out,
+            "usage: nmt plot --run DIR [--out FILE.svg]\n"
+            "\n"
+            "Draws the training curves of a run from DIR/train.csv (written by\n"
+            "'nmt train') as an SVG image with three panels against the step:\n"
+            "  training loss\n"
+            "  perplexity: validation and training (log scale when the values span\n"
+            "              more than a factor of 10)\n"
+            "  validation BLEU\n"
+            "Rows of a resumed run replace the rows the earlier run logged from the\n"
+            "step it resumed at onwards.\n"
+            "\n"
+            "options:\n"
+            "  --run DIR        the run folder (train.save_dir of the config)\n"
+            "  --out FILE.svg   where to write the image (default DIR/curves.svg)\n"
+            "  -h, --help       this help\n"
+            "\n"
+            "Exit codes: 0 ok, 1 unreadable or malformed train.csv or an unwritable\n"
+            "output, 2 bad usage.\n");
+}
+
+/* Adds the curve of (kind, col) to a panel. */
+static NmtStatus add_curve(SvgFigure *fig, int panel, const TrainCsvTable *t, TrainCsvKind kind,
+                           TrainCsvColumn col, const char *name, const char *color,
+                           unsigned flags) {
+    TrainCsvSeries s;
+    NmtStatus st = train_csv_series(t, kind, col, &s);
+    if (st) return st;
+    st = svg_figure_add_series(fig, panel, name, s.step, s.value, s.n, color, flags);
+    train_csv_series_free(&s);
+    return st;
+}
+
+static NmtStatus build_figure(const TrainCsvTable *t, const char *run_dir, SvgFigure **out) {
+    *out = NULL;
+    char *title = nmt_asprintf("Training curves: %s", run_dir);
+    if (!title) return nmt_fail_nomem("plot title");
+    SvgFigure *fig = svg_figure_create(title, "step");
+    nmt_free(title);
+    if (!fig) return nmt_fail_nomem("plot figure");
+    int p_loss, p_ppl, p_bleu;
+    NmtStatus st = svg_figure_add_panel(fig, "Training loss", "loss", SVG_SCALE_LINEAR,
+                                        "no training rows with a loss", &p_loss);
+    if (!st) st = add_curve(fig, p_loss, t, TRAIN_CSV_TRAIN, TRAIN_CSV_COL_LOSS, "training loss",
+                            COLOR_TRAIN, 0);
+    if (!st) st = svg_figure_add_panel(fig, "Perplexity", "perplexity", SVG_SCALE_AUTO,
+                                       "no perplexity values", &p_ppl);
+    if (!st) st = add_curve(fig, p_ppl, t, TRAIN_CSV_TRAIN, TRAIN_CSV_COL_PPL, "training",
+                            COLOR_TRAIN, 0);
+    if (!st) st = add_curve(fig, p_ppl, t, TRAIN_CSV_VALID, TRAIN_CSV_COL_VALID_PPL, "validation",
+                            COLOR_VALID, SVG_SERIES_MARKERS);
+    if (!st) st = svg_figure_add_panel(fig, "Validation BLEU", "BLEU", SVG_SCALE_LINEAR,
+                                       "no validation BLEU (not computed)", &p_bleu);
+    if (!st) st = add_curve(fig, p_bleu, t, TRAIN_CSV_VALID, TRAIN_CSV_COL_VALID_BLEU,
+                            "validation BLEU", COLOR_VALID, SVG_SERIES_MARKERS);
+    if (st) {
+        svg_figure_free(fig);
+        return st;
+    }
+    *out = fig;
+    return NMT_OK;
+}
+
+static NmtStatus plot_run(const char *run_dir, const char *out_path) {
+    char *csv = nmt_asprintf("%s/train.csv", run_dir);
+    char *def_out = out_path ? NULL : nmt_asprintf("%s/curves.svg", run_dir);
+    if (!csv || (!out_path && !def_out)) {
+        nmt_free(csv);
+        nmt_free(def_out);
+        return nmt_fail_nomem("file names");
+    }
+    if (!out_path) out_path = def_out;
+    TrainCsvTable *t = NULL;
+    SvgFigure *fig = NULL;
+    NmtStatus st = train_csv_read(csv, &t);
+    if (!st && t->n_rows == 0) st = nmt_fail(NMT_ERR_FORMAT, "%s: no rows to plot", csv);
+    if (!st) st = build_figure(t, run_dir, &fig);
+    if (!st) st = svg_figure_write(fig, out_path);
+    if (!st)
+        printf("wrote %s (%zu training rows, %zu validation rows)\n", out_path,
+               train_csv_count(t, TRAIN_CSV_TRAIN), train_csv_count(t, TRAIN_CSV_VALID));
+    svg_figure_free(fig);
+    train_csv_free(t);
+    nmt_free(csv);
+    nmt_free(def_out);
+    return st;
+}
+
+int cmd_plot(int argc, char **argv) {
+    const char *run_dir = NULL, *out_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int missing = 0;
+        const char *v;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            plot_usage(stdout);
+            return NMT_EXIT_OK;
+        } else if ((v = cli_option_value(argc, argv, &i, "--run", &missing))) {
+            run_dir = v;
+        } else if ((v = cli_option_value(argc, argv, &i, "--out", &missing))) {
+            out_path = v;
+        } else if (missing) {
+            return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "%s needs a value", a));
+        } else {
+            plot_usage(stderr);
+            return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "unknown argument '%s'", a));
+        }
+    }
+    if (!run_dir || !*run_dir) {
+        plot_usage(stderr);
+        return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "--run DIR is required"));
+    }
+    if (out_path && !*out_path)
+        return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "--out needs a file name"));
+    return cli_report("plot", plot_run(run_dir, out_path));
+}

@@ -1,0 +1,55 @@
+/* optimizer.c: Adam/SGD updates, warmup, clipping (optimizer.h). */
+#include "train/optimizer.h"
+
+#include <math.h>
+
+NmtStatus optimizer_create(Backend *be, const TrainConfig *tc, size_t n, Optimizer **out) {
+    *out = NULL;
+    Optimizer *o = nmt_calloc(1, sizeof *o);
+    if (!o) return nmt_fail_nomem("creating the optimizer");
+    o->be = be;
+    o->kind = tc->optimizer;
+    o->n = n;
+    o->lr = tc->lr;
+    o->beta1 = (float)tc->adam_beta1;
+    o->beta2 = (float)tc->adam_beta2;
+    o->eps = (float)tc->adam_eps;
+    o->warmup = tc->warmup_steps;
+    o->clip_norm = tc->clip_norm;
+    if (o->kind == CFG_OPT_ADAM) {
+        o->m = be->alloc(be, n * sizeof(float)); /* zeroed */
+        o->v = be->alloc(be, n * sizeof(float));
+        if (!o->m || !o->v) {
+            optimizer_free(o);
+            return nmt_fail(NMT_ERR_NOMEM, "out of memory for the Adam moments (%.1f MB)", 8.0 * n / 1e6);
+        }
+    }
+    *out = o;
+    return NMT_OK;
+}
+
+void optimizer_free(Optimizer *o) {
+    if (!o) return;
+    o->be->release(o->be, o->m);
+    o->be->release(o->be, o->v);
+    nmt_free(o);
+}
+
+double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale) {
+    double warm = o->warmup > 0 && t < o->warmup ? (double)t / o->warmup : 1.0;
+    return o->lr * lr_scale * warm;
+}
+
+double optimizer_grad_norm(const Optimizer *o, const float *grads) {
+    return sqrt(o->be->sum_squares(o->be, grads, o->n));
+}
+
+void optimizer_apply(Optimizer *o, float *params, float *grads, double norm, int64_t t, double rate) {
+    Backend *be = o->be;
+    if (o->clip_norm > 0 && norm > o->clip_norm)
+        be->scale(be, grads, o->n, (float)(o->clip_norm / norm));
+    if (o->kind == CFG_OPT_ADAM)
+        be->adam_update(be, params, grads, o->m, o->v, o->n, (float)rate, o->beta1, o->beta2, o->eps, (int)t);
+    else
+        be->sgd_update(be, params, grads, o->n, (float)rate);
+}

@@ -1,0 +1,37 @@
+/* optimizer.h: Adam and SGD over the flat parameter block, with linear
+ * warmup, a decay factor (lr_scale, kept by the trainer), clipping by the
+ * global gradient norm, and the NaN/Inf guard.
+ *
+ * Learning rate at update t (1-based): lr * lr_scale * min(1, t / warmup). */
+#ifndef NMT_TRAIN_OPTIMIZER_H
+#define NMT_TRAIN_OPTIMIZER_H
+
+#include <stdbool.h>
+#include "backend.h"
+#include "config.h"
+
+typedef struct {
+    Backend *be;
+    int kind;        /* CfgOptimizer */
+    size_t n;        /* parameters */
+    float *m, *v;    /* Adam moments on the backend (NULL for SGD) */
+    double lr;       /* base rate */
+    float beta1, beta2, eps;
+    int warmup;
+    double clip_norm; /* 0: none */
+} Optimizer;
+
+NmtStatus optimizer_create(Backend *be, const TrainConfig *tc, size_t n, Optimizer **out);
+void optimizer_free(Optimizer *o); /* NULL is a no-op */
+
+/* The rate of update t (1-based) with the decay factor lr_scale. */
+double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale);
+
+/* The global L2 norm of grads (n floats). */
+double optimizer_grad_norm(const Optimizer *o, const float *grads);
+
+/* Clips grads to clip_norm (when set and exceeded, given their norm) and
+ * applies update t (1-based) at `rate`. */
+void optimizer_apply(Optimizer *o, float *params, float *grads, double norm, int64_t t, double rate);
+
+#endif

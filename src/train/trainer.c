@@ -1,0 +1,563 @@
+/* trainer.c: the training loop of `nmt train` (trainer.h). */
+#include "train/trainer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "data/batch.h"
+#include "data/bleu.h"
+#include "data/corpus.h"
+#include "data/prepare.h"
+#include "data/rng.h"
+#include "fileio.h"
+#include "model/seq2seq.h"
+#include "train/checkpoint.h"
+#include "train/optimizer.h"
+#include "train/train_csv.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
+
+typedef struct {
+    const Config *cfg;
+    const TrainOptions *opt;
+    PreparedData data;
+    Backend *be;
+    Seq2Seq *model;
+    Optimizer *optim;
+    Batcher *train_batches, *valid_batches;
+    TrainState st;
+    ValidRecord *history;
+    int n_history, cap_history;
+    char **valid_refs; /* (valid pairs) reference text of each validation pair */
+    FILE *csv;
+    char *config_json;
+    size_t n_params;
+    float *host_params, *host_m, *host_v; /* checkpoint staging */
+    double window_loss, window_tokens, window_src, window_tgt, window_norm;
+    int window_steps;
+    double window_start;
+    int max_decode_T;
+    bool tty;
+} Trainer;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static char *save_path(const Trainer *tr, const char *name) {
+    return nmt_asprintf("%s/%s", tr->cfg->train.save_dir, name);
+}
+
+/* ---- checkpoints ------------------------------------------------------- */
+
+static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
+    Backend *be = tr->be;
+    const ParamLayout *layout = seq2seq_layout(tr->model);
+    Checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    ck.config_json = tr->config_json;
+    NmtStatus st = tokenizer_serialize(tr->data.src_tok, &ck.src_tok, &ck.src_tok_len);
+    if (!st) st = tokenizer_serialize(tr->data.tgt_tok, &ck.tgt_tok, &ck.tgt_tok_len);
+    CheckpointTensor *tensors = nmt_calloc((size_t)layout->n, sizeof *tensors);
+    if (!st && !tensors) st = nmt_fail_nomem("saving a checkpoint");
+    if (!st) {
+        for (int i = 0; i < layout->n; i++) {
+            snprintf(tensors[i].name, sizeof tensors[i].name, "%s", layout->info[i].name);
+            tensors[i].count = layout->info[i].count;
+            tensors[i].rows = layout->info[i].rows;
+            tensors[i].cols = layout->info[i].cols;
+        }
+        ck.n_tensors = layout->n;
+        ck.tensors = tensors;
+        ck.n_floats = tr->n_params;
+        be->download(be, tr->host_params, seq2seq_params(tr->model), tr->n_params * sizeof(float));
+        ck.params = tr->host_params;
+        ck.optimizer = tr->cfg->train.optimizer;
+        if (tr->optim->m) {
+            be->download(be, tr->host_m, tr->optim->m, tr->n_params * sizeof(float));
+            be->download(be, tr->host_v, tr->optim->v, tr->n_params * sizeof(float));
+            ck.adam_m = tr->host_m;
+            ck.adam_v = tr->host_v;
+        }
+        ck.state = tr->st;
+        ck.n_history = tr->n_history;
+        ck.history = tr->history;
+        char *path = save_path(tr, name);
+        st = path ? checkpoint_save(&ck, path) : nmt_fail_nomem("saving a checkpoint");
+        nmt_free(path);
+    }
+    nmt_free(tensors);
+    nmt_free(ck.src_tok);
+    nmt_free(ck.tgt_tok);
+    return st;
+}
+
+/* Restores the run from save_dir/last.nmt; refuses a checkpoint whose
+ * model, data or tokenizer settings differ from the config. */
+static NmtStatus resume(Trainer *tr) {
+    char *path = save_path(tr, "last.nmt");
+    if (!path) return nmt_fail_nomem("resuming");
+    Checkpoint ck;
+    NmtStatus st = checkpoint_load(path, &ck);
+    if (st) {
+        nmt_free(path);
+        return st;
+    }
+    Config old;
+    st = config_load_string(ck.config_json, path, "/", NULL, 0, &old);
+    if (!st) {
+        const char *key = config_first_fixed_difference(&old, tr->cfg);
+        if (key)
+            st = nmt_fail(NMT_ERR_CONFIG, "%s: cannot resume: %s differs from the checkpoint's "
+                          "(only schedule keys may change on resume)", key, key);
+        config_free(&old);
+    }
+    uint8_t *bytes = NULL;
+    size_t n = 0;
+    if (!st) st = tokenizer_serialize(tr->data.src_tok, &bytes, &n);
+    if (!st && (n != ck.src_tok_len || memcmp(bytes, ck.src_tok, n)))
+        st = nmt_fail(NMT_ERR_CONFIG, "data.train_src: cannot resume: the source tokenizer differs from the "
+                      "checkpoint's (the corpus or its cache changed)");
+    nmt_free(bytes);
+    bytes = NULL;
+    if (!st) st = tokenizer_serialize(tr->data.tgt_tok, &bytes, &n);
+    if (!st && (n != ck.tgt_tok_len || memcmp(bytes, ck.tgt_tok, n)))
+        st = nmt_fail(NMT_ERR_CONFIG, "data.train_tgt: cannot resume: the target tokenizer differs from the "
+                      "checkpoint's (the corpus or its cache changed)");
+    nmt_free(bytes);
+    const ParamLayout *layout = seq2seq_layout(tr->model);
+    if (!st && (ck.n_floats != tr->n_params || ck.n_tensors != layout->n))
+        st = nmt_fail(NMT_ERR_FORMAT, "%s: parameter layout differs from the model's", path);
+    for (int i = 0; !st && i < layout->n; i++)
+        if (strcmp(ck.tensors[i].name, layout->info[i].name))
+            st = nmt_fail(NMT_ERR_FORMAT, "%s: tensor %d is %s, the model expects %s", path, i,
+                          ck.tensors[i].name, layout->info[i].name);
+    if (!st) {
+        Backend *be = tr->be;
+        be->upload(be, seq2seq_params(tr->model), ck.params, tr->n_params * sizeof(float));
+        if (tr->optim->m && ck.adam_m) {
+            be->upload(be, tr->optim->m, ck.adam_m, tr->n_params * sizeof(float));
+            be->upload(be, tr->optim->v, ck.adam_v, tr->n_params * sizeof(float));
+        }
+        tr->st = ck.state;
+        if (ck.n_history > tr->cap_history) {
+            ValidRecord *h = nmt_realloc(tr->history, (size_t)ck.n_history * sizeof *h);
+            if (!h) st = nmt_fail_nomem("resuming");
+            else tr->history = h, tr->cap_history = ck.n_history;
+        }
+        if (!st) {
+            if (ck.n_history) memcpy(tr->history, ck.history, (size_t)ck.n_history * sizeof *ck.history);
+            tr->n_history = ck.n_history;
+            BatchPosition pos = {tr->st.epoch, tr->st.batch_index};
+            st = batcher_seek(tr->train_batches, pos);
+        }
+    }
+    if (!st && !tr->opt->quiet)
+        nmt_log_info("train: resumed from %s at step %lld (epoch %lld, batch %lld)", path,
+                     (long long)tr->st.step, (long long)tr->st.epoch + 1, (long long)tr->st.batch_index);
+    checkpoint_free(&ck);
+    nmt_free(path);
+    return st;
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+/* Reads the reference line of every validation pair (by corpus line). */
+static NmtStatus load_valid_refs(Trainer *tr) {
+    const Dataset *d = tr->data.valid;
+    tr->valid_refs = nmt_calloc((size_t)d->n_pairs, sizeof *tr->valid_refs);
+    if (!tr->valid_refs) return nmt_fail_nomem("reading the validation references");
+    LineReader *r;
+    NmtStatus st = line_reader_open(tr->cfg->data.valid_tgt, &r);
+    int64_t next = 0;
+    while (!st && next < d->n_pairs) {
+        const char *line;
+        size_t len;
+        int got = 0;
+        st = line_reader_next(r, &line, &len, &got);
+        if (st || !got) break;
+        if (line_reader_line_no(r) == d->line_no[next]) {
+            tr->valid_refs[next] = nmt_strndup(line, len);
+            if (!tr->valid_refs[next++]) st = nmt_fail_nomem("reading the validation references");
+        }
+    }
+    line_reader_close(r);
+    if (!st && next < d->n_pairs)
+        st = nmt_fail(NMT_ERR_FORMAT, "%s: shorter than when the cache was built", tr->cfg->data.valid_tgt);
+    return st;
+}
+
+/* Perplexity and greedy BLEU on the validation set. */
+static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
+    const Config *cfg = tr->cfg;
+    double nll = 0;
+    int64_t tokens = 0;
+    BleuOptions bopt;
+    bleu_options_default(&bopt);
+    BleuStats stats;
+    bleu_stats_clear(&stats);
+    BatchLimits lim = batcher_limits(tr->valid_batches);
+    int stride = tr->max_decode_T;
+    int32_t *out = nmt_malloc((size_t)lim.max_B * stride * sizeof(int32_t));
+    int *out_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
+    NmtStatus st = out && out_len ? NMT_OK : nmt_fail_nomem("validating");
+    BatchPosition start = {0, 0};
+    if (!st) st = batcher_seek(tr->valid_batches, start);
+    while (!st) {
+        Batch b;
+        int got = 0;
+        batcher_next(tr->valid_batches, &b, &got);
+        if (!got) break;
+        ModelLoss loss;
+        seq2seq_forward(tr->model, &b, false, 0, &loss);
+        nll += loss.nll_sum;
+        tokens += loss.n_tokens;
+        seq2seq_greedy(tr->model, &b, cfg->decode.max_len_a, cfg->decode.max_len_b, out, stride, out_len);
+        for (int i = 0; !st && i < b.B; i++) {
+            char *hyp = NULL;
+            st = tokenizer_decode(tr->data.tgt_tok, out + (size_t)i * stride, out_len[i], &hyp);
+            const char *ref = tr->valid_refs[b.pair_index[i]];
+            if (!st) st = bleu_add_sentence(&stats, hyp, &ref, 1, &bopt);
+            nmt_free(hyp);
+        }
+    }
+    nmt_free(out);
+    nmt_free(out_len);
+    if (st) return st;
+    *ppl = tokens ? exp(nll / tokens) : NAN;
+    BleuResult r;
+    bleu_score(&stats, &r);
+    *bleu = r.score;
+    return NMT_OK;
+}
+
+/* ---- logging ----------------------------------------------------------- */
+
+static void csv_train_row(Trainer *tr, double loss, double lr, double norm, double src_s, double tgt_s) {
+    TrainCsvRow row;
+    train_csv_row_init(&row);
+    row.kind = TRAIN_CSV_TRAIN;
+    row.step = tr->st.step;
+    row.epoch = (double)tr->st.epoch + 1;
+    row.loss = loss;
+    row.ppl = exp(fmin(loss, 700));
+    row.lr = lr;
+    row.grad_norm = norm;
+    row.src_tok_s = src_s;
+    row.tgt_tok_s = tgt_s;
+    train_csv_append(tr->csv, &row);
+}
+
+static void csv_valid_row(Trainer *tr, double ppl, double bleu) {
+    TrainCsvRow row;
+    train_csv_row_init(&row);
+    row.kind = TRAIN_CSV_VALID;
+    row.step = tr->st.step;
+    row.epoch = (double)tr->st.epoch + 1;
+    row.valid_ppl = ppl;
+    row.valid_bleu = bleu;
+    train_csv_append(tr->csv, &row);
+}
+
+static void log_progress(Trainer *tr, double lr, bool final) {
+    if (tr->window_steps == 0) return;
+    double elapsed = now_seconds() - tr->window_start;
+    double loss = tr->window_loss / fmax(tr->window_tokens, 1);
+    double src_s = tr->window_src / fmax(elapsed, 1e-9), tgt_s = tr->window_tgt / fmax(elapsed, 1e-9);
+    double norm = tr->window_norm / tr->window_steps;
+    csv_train_row(tr, loss, lr, norm, src_s, tgt_s);
+    if (!tr->opt->quiet) {
+        const TrainConfig *tc = &tr->cfg->train;
+        char eta[64] = "";
+        if (tc->max_steps > 0 && tr->window_steps > 0) {
+            double per_step = elapsed / tr->window_steps, left = (tc->max_steps - tr->st.step) * per_step;
+            snprintf(eta, sizeof eta, " eta %dm%02ds", (int)(left / 60), (int)fmod(left, 60));
+        }
+        fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %.2f lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
+                tr->tty ? "\r\033[K" : "", (long long)tr->st.epoch + 1, (long long)tr->st.step, loss,
+                exp(fmin(loss, 700)), lr, norm, src_s, tgt_s, eta, tr->tty && !final ? "" : "\n");
+        fflush(stderr);
+    }
+    tr->window_loss = tr->window_tokens = tr->window_src = tr->window_tgt = tr->window_norm = 0;
+    tr->window_steps = 0;
+    tr->window_start = now_seconds();
+}
+
+/* Validates, records, saves last/best; returns whether to stop early. */
+static NmtStatus validate_and_save(Trainer *tr, bool *stop) {
+    const TrainConfig *tc = &tr->cfg->train;
+    *stop = false;
+    double ppl = NAN, bleu = -1;
+    NmtStatus st = NMT_OK;
+    if (tr->data.valid) {
+        st = validate(tr, &ppl, &bleu);
+        if (st) return st;
+        if (tr->n_history == tr->cap_history) {
+            int cap = tr->cap_history ? tr->cap_history * 2 : 64;
+            ValidRecord *h = nmt_realloc(tr->history, (size_t)cap * sizeof *h);
+            if (!h) return nmt_fail_nomem("recording validation");
+            tr->history = h;
+            tr->cap_history = cap;
+        }
+        tr->history[tr->n_history++] = (ValidRecord){tr->st.step, ppl, bleu};
+        csv_valid_row(tr, ppl, bleu);
+        double metric = tc->valid_metric == CFG_METRIC_BLEU ? bleu : -ppl; /* higher is better */
+        bool improved = tr->st.best_step < 0 || metric > tr->st.best_metric;
+        if (improved) {
+            tr->st.best_metric = metric;
+            tr->st.best_step = tr->st.step;
+            tr->st.evals_since_best = 0;
+        } else {
+            tr->st.evals_since_best++;
+            if (tc->optimizer == CFG_OPT_SGD) tr->st.lr_scale *= tc->lr_decay; /* Luong: halve on plateau */
+        }
+        if (!tr->opt->quiet)
+            nmt_log_info("%svalid: step %lld ppl %.3f BLEU %.2f%s", tr->tty ? "\r\033[K" : "",
+                         (long long)tr->st.step, ppl, bleu, improved ? " (best)" : "");
+        if (improved) st = save_checkpoint(tr, "best.nmt");
+        if (!st && tc->patience > 0 && tr->st.evals_since_best >= tc->patience) *stop = true;
+    }
+    if (!st) st = save_checkpoint(tr, "last.nmt");
+    if (!st && tc->keep_checkpoints > 0) {
+        char name[64];
+        snprintf(name, sizeof name, "step-%lld.nmt", (long long)tr->st.step);
+        st = save_checkpoint(tr, name);
+        /* drop the step checkpoint that falls out of the last K */
+        int64_t old = tr->n_history > tc->keep_checkpoints ? tr->history[tr->n_history - 1 - tc->keep_checkpoints].step : -1;
+        if (!st && old >= 0) {
+            snprintf(name, sizeof name, "step-%lld.nmt", (long long)old);
+            char *p = save_path(tr, name);
+            if (p) unlink(p);
+            nmt_free(p);
+        }
+    }
+    return st;
+}
+
+/* ---- setup and the loop ------------------------------------------------ */
+
+static NmtStatus setup(Trainer *tr) {
+    const Config *cfg = tr->cfg;
+    const TrainConfig *tc = &cfg->train;
+    NmtStatus st = prepare_data(cfg, 0, &tr->data);
+    if (st) return st;
+    if (tc->device == CFG_DEVICE_CUDA)
+        return nmt_fail(NMT_ERR_CONFIG, "train.device: cuda is not available yet (the CUDA backend issue adds it); use cpu");
+    tr->be = cpu_backend_create(tc->threads);
+    if (!tr->be) return nmt_fail_nomem("creating the CPU backend");
+    BatchSpec spec = {tc->batch_sentences, tc->batch_tokens, (uint64_t)tc->seed, 1};
+    st = batcher_create(tr->data.train, &spec, &tr->train_batches);
+    if (st) return st;
+    BatchLimits lim = batcher_limits(tr->train_batches);
+    ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0};
+    if (tr->data.valid) {
+        BatchSpec vspec = {tc->batch_sentences ? tc->batch_sentences : 64, 0, 0, 0};
+        st = batcher_create(tr->data.valid, &vspec, &tr->valid_batches);
+        if (st) return st;
+        BatchLimits vl = batcher_limits(tr->valid_batches);
+        if (vl.max_B > ml.max_B) ml.max_B = vl.max_B;
+        if (vl.max_S > ml.max_S) ml.max_S = vl.max_S;
+        if (vl.max_T > ml.max_T) ml.max_T = vl.max_T;
+        ml.max_decode_T = (int)(cfg->decode.max_len_a * vl.max_S) + cfg->decode.max_len_b;
+        tr->max_decode_T = ml.max_decode_T;
+        st = load_valid_refs(tr);
+        if (st) return st;
+    }
+    ModelDims dims;
+    st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->data.src_tok), tokenizer_vocab_size(tr->data.tgt_tok), &dims);
+    if (!st) st = seq2seq_create(tr->be, &dims, ml, &tr->model);
+    if (!st) st = seq2seq_init_params(tr->model, (float)cfg->model.init_range, (uint64_t)tc->seed);
+    if (st) return st;
+    tr->n_params = seq2seq_layout(tr->model)->total;
+    st = optimizer_create(tr->be, tc, tr->n_params, &tr->optim);
+    if (st) return st;
+    tr->host_params = nmt_malloc(tr->n_params * sizeof(float));
+    tr->host_m = nmt_malloc(tr->n_params * sizeof(float));
+    tr->host_v = nmt_malloc(tr->n_params * sizeof(float));
+    tr->config_json = config_to_json(cfg);
+    if (!tr->host_params || !tr->host_m || !tr->host_v || !tr->config_json) return nmt_fail_nomem("setting up training");
+    st = file_make_dirs(tc->save_dir);
+    if (st) return st;
+    memset(&tr->st, 0, sizeof tr->st);
+    tr->st.lr_scale = 1.0;
+    tr->st.best_step = -1;
+    Rng rng;
+    rng_seed(&rng, (uint64_t)tc->seed, 1);
+    tr->st.rng_state = rng.state;
+    tr->st.rng_inc = rng.inc;
+    if (tr->opt->resume) {
+        st = resume(tr);
+        if (st) return st;
+    }
+    char *path = save_path(tr, "config.json");
+    if (!path) return nmt_fail_nomem("setting up training");
+    st = file_write_atomic(path, tr->config_json, strlen(tr->config_json));
+    nmt_free(path);
+    if (st) return st;
+    path = save_path(tr, "train.csv");
+    if (!path) return nmt_fail_nomem("setting up training");
+    /* a new run starts a new log; a resumed one appends to it */
+    if (!tr->opt->resume && unlink(path) != 0 && errno != ENOENT)
+        st = nmt_fail(NMT_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
+    if (!st) st = train_csv_open_append(path, &tr->csv);
+    nmt_free(path);
+    if (!st && !tr->opt->quiet) {
+        ModelDims d = *seq2seq_dims(tr->model);
+        nmt_log_info("train: %zu parameters; %lld training pairs, %lld batches per epoch; %s; device cpu (%s)",
+                     tr->n_params, (long long)tr->data.train->n_pairs,
+                     (long long)batcher_batches_in_epoch(tr->train_batches), attn_style_names[d.style],
+                     tr->be->name);
+    }
+    return st;
+}
+
+static void teardown(Trainer *tr) {
+    if (tr->csv) fclose(tr->csv);
+    if (tr->valid_refs)
+        for (int64_t i = 0; i < tr->data.valid->n_pairs; i++) nmt_free(tr->valid_refs[i]);
+    nmt_free(tr->valid_refs);
+    nmt_free(tr->history);
+    nmt_free(tr->config_json);
+    nmt_free(tr->host_params);
+    nmt_free(tr->host_m);
+    nmt_free(tr->host_v);
+    optimizer_free(tr->optim);
+    seq2seq_free(tr->model);
+    batcher_free(tr->train_batches);
+    batcher_free(tr->valid_batches);
+    if (tr->be) tr->be->destroy(tr->be);
+    prepared_data_free(&tr->data);
+}
+
+/* Dropout seed of update t: depends on (seed, t) only. */
+static uint64_t step_seed(const Config *cfg, int64_t t) {
+    return rng_mix64(((uint64_t)cfg->train.seed << 32) ^ (uint64_t)t);
+}
+
+static NmtStatus train_loop(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg->train;
+    NmtStatus st = NMT_OK;
+    tr->window_start = now_seconds();
+    double lr = optimizer_rate(tr->optim, tr->st.step + 1, tr->st.lr_scale);
+    bool stop = false;
+    bool stepped_since_save = false;
+    while (!stop) {
+        if (tc->max_steps > 0 && tr->st.step >= tc->max_steps) break;
+        if (tr->st.epoch >= tc->epochs) break;
+        if (stop_signal) break;
+        Batch b;
+        int got = 0;
+        batcher_next(tr->train_batches, &b, &got);
+        if (!got) { /* end of an epoch */
+            tr->st.epoch++;
+            tr->st.batch_index = 0;
+            if (tc->decay_start_epoch > 0 && tr->st.epoch + 1 >= tc->decay_start_epoch)
+                tr->st.lr_scale *= tc->lr_decay;
+            if (stepped_since_save) {
+                log_progress(tr, lr, true);
+                st = validate_and_save(tr, &stop);
+                if (st) return st;
+                stepped_since_save = false;
+            }
+            continue;
+        }
+        BatchPosition pos = batcher_position(tr->train_batches);
+        int64_t t = tr->st.step + 1;
+        double t0 = now_seconds();
+        seq2seq_zero_grads(tr->model);
+        ModelLoss loss;
+        seq2seq_forward(tr->model, &b, true, step_seed(tr->cfg, t), &loss);
+        double norm = NAN;
+        if (isfinite(loss.loss)) {
+            seq2seq_backward(tr->model);
+            norm = optimizer_grad_norm(tr->optim, seq2seq_grads(tr->model));
+        }
+        tr->st.epoch = pos.epoch;
+        tr->st.batch_index = pos.batch_index;
+        if (!isfinite(loss.loss) || !isfinite(norm)) {
+            tr->st.bad_steps++;
+            nmt_log_warn("train: step %lld: %s is %s; update skipped (%lld in a row)", (long long)t,
+                         isfinite(loss.loss) ? "gradient norm" : "loss", "not finite", (long long)tr->st.bad_steps);
+            if (tr->st.bad_steps >= tc->max_bad_steps)
+                return nmt_fail(NMT_ERR_RUNTIME,
+                                "%lld updates in a row had NaN or Inf (train.max_bad_steps); stopped, the "
+                                "last checkpoint in %s is intact", (long long)tr->st.bad_steps, tc->save_dir);
+            continue;
+        }
+        tr->st.bad_steps = 0;
+        lr = optimizer_rate(tr->optim, t, tr->st.lr_scale);
+        optimizer_apply(tr->optim, seq2seq_params(tr->model), seq2seq_grads(tr->model), norm, t, lr);
+        tr->st.step = t;
+        tr->st.tokens_seen += (double)loss.n_tokens;
+        tr->st.seconds += now_seconds() - t0;
+        tr->window_loss += loss.loss_sum;
+        tr->window_tokens += (double)loss.n_tokens;
+        tr->window_src += (double)b.n_src_tokens;
+        tr->window_tgt += (double)b.n_tgt_tokens;
+        tr->window_norm += norm;
+        tr->window_steps++;
+        stepped_since_save = true;
+        if (t % tc->log_every == 0) log_progress(tr, lr, false);
+        if (t % tc->valid_every == 0) {
+            log_progress(tr, lr, true);
+            st = validate_and_save(tr, &stop);
+            if (st) return st;
+            stepped_since_save = false;
+        }
+    }
+    if (stop && !tr->opt->quiet)
+        nmt_log_info("train: no improvement in %d validations: stopping early (best at step %lld)", tc->patience,
+                     (long long)tr->st.best_step);
+    if (stop_signal) {
+        /* save at once: no validation between the signal and the exit */
+        log_progress(tr, lr, true);
+        st = save_checkpoint(tr, "last.nmt");
+        if (st) return st;
+        char *path = save_path(tr, "last.nmt");
+        st = nmt_fail(NMT_ERR_RUNTIME, "stopped by signal %d at step %lld; saved %s; continue with --resume",
+                      (int)stop_signal, (long long)tr->st.step, path ? path : "last.nmt");
+        nmt_free(path);
+        return st;
+    }
+    if (stepped_since_save) {
+        log_progress(tr, lr, true);
+        bool ignored;
+        st = validate_and_save(tr, &ignored);
+        if (st) return st;
+    }
+    if (!tr->opt->quiet)
+        nmt_log_info("train: done at step %lld (epoch %lld); checkpoints in %s", (long long)tr->st.step,
+                     (long long)tr->st.epoch + 1, tc->save_dir);
+    return NMT_OK;
+}
+
+NmtStatus train_run(const Config *cfg, const TrainOptions *opt) {
+    Trainer tr;
+    memset(&tr, 0, sizeof tr);
+    tr.cfg = cfg;
+    tr.opt = opt;
+    tr.tty = isatty(2);
+    stop_signal = 0;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    NmtStatus st = setup(&tr);
+    if (!st) st = train_loop(&tr);
+    teardown(&tr);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    return st;
+}

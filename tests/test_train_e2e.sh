@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# test_train_e2e.sh: nmt end to end on a small generated corpus: train (loss
+# falls), checkpoints and train.csv appear, resume is bit-exact against an
+# uninterrupted run, translate writes one line per input line whatever the
+# line holds, a corrupt checkpoint is refused, a changed model key is
+# refused on resume, SIGTERM saves a checkpoint that resumes, nmt plot draws
+# the run.
+set -u
+NMT=${NMT_BIN:-./nmt}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT; echo "tmp: $tmp"
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+check() { if eval "$1"; then ok; else bad "$2"; fi; }
+
+"$NMT" demo-corpus --out "$tmp/data" --train 3000 --valid 60 --test 40 --seed 3 > /dev/null || bad "demo-corpus"
+cat > "$tmp/tiny.json" <<JSON
+{
+  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
+           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
+           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
+  "model": {"emb_dim": 24, "hidden": 32, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1,
+            "attention": {"style": "luong", "score": "general", "mode": "global"}},
+  "train": {"optimizer": "adam", "lr": 0.003, "batch_sentences": 32, "epochs": 50,
+            "max_steps": 60, "valid_every": 20, "log_every": 10, "seed": 5, "threads": 1,
+            "save_dir": "run"},
+  "decode": {"beam": 1, "batch": 16}
+}
+JSON
+
+# 1. training runs, loss falls, files appear
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "train exit $rc: $out"
+for f in last.nmt best.nmt train.csv config.json; do check "[ -s '$tmp/run/$f' ]" "missing run/$f"; done
+first=$(grep '^train,' "$tmp/run/train.csv" | head -1 | cut -d, -f4)
+last=$(grep '^train,' "$tmp/run/train.csv" | tail -1 | cut -d, -f4)
+check "awk 'BEGIN{exit !($last < $first - 0.3)}'" "loss did not fall: $first -> $last"
+check "[ \$(grep -c '^valid,' '$tmp/run/train.csv') -eq 3 ]" "expected 3 validation rows"
+
+# 2. resume is exact: 30 steps, then resume to 60, equals the 60-step run
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run2" --set train.max_steps=30 2>&1)
+check '[ $? -eq 0 ]' "first half: $out"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run2" --resume 2>&1)
+check '[ $? -eq 0 ]' "resumed half: $out"
+grep '^train,' "$tmp/run/train.csv" | cut -d, -f2,4,5 > "$tmp/a.txt"
+grep '^train,' "$tmp/run2/train.csv" | cut -d, -f2,4,5 > "$tmp/b.txt"
+check "cmp -s '$tmp/a.txt' '$tmp/b.txt'" "resumed losses differ from the uninterrupted run: $(diff "$tmp/a.txt" "$tmp/b.txt" | head -4)"
+check "[ \$(wc -l < '$tmp/b.txt') -eq 6 ]" "resumed train.csv should hold 6 train rows (appended)"
+
+# 3. translate: one line out per line in, whatever the line holds
+{ head -n 5 "$tmp/data/test.src"; echo; printf 'bad \xff byte\n'; printf 'zzz %.0s' $(seq 1 300); echo; echo "   "; tail -n 3 "$tmp/data/test.src"; } > "$tmp/mixed.src"
+"$NMT" translate --model "$tmp/run/best.nmt" < "$tmp/mixed.src" > "$tmp/mixed.hyp" 2> "$tmp/mixed.err"
+check '[ $? -eq 0 ]' "translate failed: $(cat "$tmp/mixed.err")"
+check "[ \$(wc -l < '$tmp/mixed.src') -eq \$(wc -l < '$tmp/mixed.hyp') ]" "line counts differ"
+check "[ -z \"\$(sed -n 6p '$tmp/mixed.hyp')\" ]" "empty line must give an empty line"
+check "[ -z \"\$(sed -n 7p '$tmp/mixed.hyp')\" ]" "invalid UTF-8 must give an empty line"
+check "grep -q ':7: invalid UTF-8' '$tmp/mixed.err'" "no warning naming line 7"
+check "grep -q ':8: .*truncated' '$tmp/mixed.err'" "no truncation warning for line 8"
+check "[ -n \"\$(sed -n 1p '$tmp/mixed.hyp')\" ]" "a normal line gave an empty translation"
+"$NMT" translate --config "$tmp/tiny.json" < "$tmp/data/test.src" > "$tmp/test.hyp" 2>/dev/null
+check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/test.hyp") -eq 40 ]' "translate --config"
+out=$("$NMT" eval --bleu --ref "$tmp/data/test.tgt" --hyp "$tmp/test.hyp" 2>&1)
+check 'printf "%s" "$out" | grep -q "^BLEU|nrefs:1"' "eval: $out"
+out=$(cd "$tmp" && env -u NMT_MODEL "$NMT" translate < /dev/null 2>&1); rc=$?
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "no model"' "translate without a model: $rc $out"
+
+# 4. a corrupt checkpoint is refused, a truncated one too
+cp "$tmp/run/best.nmt" "$tmp/corrupt.nmt"
+printf '\x55' | dd of="$tmp/corrupt.nmt" bs=1 seek=5000 conv=notrunc status=none
+out=$("$NMT" translate --model "$tmp/corrupt.nmt" < /dev/null 2>&1); rc=$?
+check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "corrupt.nmt"' "corrupt checkpoint accepted: $rc $out"
+head -c 3000 "$tmp/run/best.nmt" > "$tmp/short.nmt"
+out=$("$NMT" translate --model "$tmp/short.nmt" < /dev/null 2>&1); rc=$?
+check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "short.nmt"' "truncated checkpoint accepted: $rc $out"
+
+# 5. resume refuses a changed model key, naming it
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run2" --set model.hidden=48 --resume 2>&1); rc=$?
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "model.hidden"' "changed model key on resume: $rc $out"
+
+# 6. SIGTERM saves a checkpoint that resumes
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=100000 \
+    --set train.valid_every=100000 > "$tmp/sig.log" 2>&1 &
+pid=$!
+for i in $(seq 1 100); do [ -s "$tmp/run3/train.csv" ] && grep -q '^train,' "$tmp/run3/train.csv" && break; sleep 0.1; done
+kill -TERM $pid
+wait $pid; rc=$?
+check '[ $rc -eq 1 ] && grep -q "stopped by signal" "$tmp/sig.log"' "SIGTERM: exit $rc, $(cat "$tmp/sig.log")"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 --resume 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "resume after SIGTERM: $rc $out"
+
+# 7. the curves of the run
+out=$("$NMT" plot --run "$tmp/run" 2>&1); rc=$?
+check '[ $rc -eq 0 ] && [ -s "$tmp/run/curves.svg" ]' "plot: $rc $out"
+
+echo "test_train_e2e: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
