@@ -513,6 +513,13 @@ static const char *series_color(const Series *s, int index) {
     return s->color ? s->color : palette[index % (int)NMT_ARRAY_LEN(palette)];
 }
 
+/* Drawable points of a series on an axis. */
+static size_t series_drawable(const Series *s, int log) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) n += point_ok(s->x[i], s->y[i], log);
+    return n;
+}
+
 static void render_series(SvgBuf *b, const SvgFigure *fig, const Series *s, int index,
                           const Mapping *m) {
     const char *color = series_color(s, index);
@@ -558,22 +565,14 @@ static void render_series(SvgBuf *b, const SvgFigure *fig, const Series *s, int 
 /* Legend in the panel header, right-aligned to the plot's right edge. */
 #define LEGEND_EMPTY " (no data)"
 
-/* Drawable points of a series on an axis. */
-static size_t series_drawable(const Series *s, int log) {
-    size_t n = 0;
-    for (size_t i = 0; i < s->n; i++) n += point_ok(s->x[i], s->y[i], log);
-    return n;
-}
-
 /* Legend in the panel header, right-aligned to the plot's right edge; a
  * series with nothing to draw is listed as "NAME (no data)". */
 static void render_legend(SvgBuf *b, const Panel *p, const Mapping *m, double baseline) {
     const double swatch = 24, gap = 6, spacing = 18, char_w = FONT_LEGEND * 0.6;
     double total = 0;
-    int drawable[64];
     for (int s = 0; s < p->n_series; s++) {
-        drawable[s % 64] = series_drawable(&p->series[s], m->log) > 0;
-        size_t chars = text_chars(p->series[s].name) + (drawable[s % 64] ? 0 : strlen(LEGEND_EMPTY));
+        int empty = series_drawable(&p->series[s], m->log) == 0;
+        size_t chars = text_chars(p->series[s].name) + (empty ? strlen(LEGEND_EMPTY) : 0);
         total += swatch + gap + char_w * (double)chars + (s ? spacing : 0);
     }
     double x = m->x1 - total;
@@ -581,6 +580,7 @@ static void render_legend(SvgBuf *b, const Panel *p, const Mapping *m, double ba
     for (int s = 0; s < p->n_series; s++) {
         const Series *se = &p->series[s];
         const char *color = series_color(se, s);
+        int empty = series_drawable(se, m->log) == 0;
         if (s) x += spacing;
         double ym = baseline - FONT_LEGEND * 0.35;
         sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke-width=\"2.5\" stroke=\"",
@@ -595,9 +595,9 @@ static void render_legend(SvgBuf *b, const Panel *p, const Mapping *m, double ba
         x += swatch + gap;
         sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x, baseline, COLOR_TEXT);
         sb_text(b, se->name);
-        if (!drawable[s % 64]) sb_printf(b, "%s", LEGEND_EMPTY);
+        if (empty) sb_printf(b, "%s", LEGEND_EMPTY);
         sb_printf(b, "</text>\n");
-        x += char_w * (double)(text_chars(se->name) + (drawable[s] ? 0 : strlen(LEGEND_EMPTY)));
+        x += char_w * (double)(text_chars(se->name) + (empty ? strlen(LEGEND_EMPTY) : 0));
     }
     sb_printf(b, "</g>\n");
 }

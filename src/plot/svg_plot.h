@@ -7,10 +7,15 @@
  * span more than a factor of SVG_AUTO_LOG_RATIO; the axis label then says
  * "(log scale)").
  *
- * Rendering rules: points whose x or y is not finite (or y <= 0 on a log
- * axis) are not drawn and split the polyline there; a series with exactly
- * one drawable point always gets a marker. Every text is XML-escaped, so
- * the output is well-formed XML whatever the titles hold.
+ * Rendering rules: the x axis spans the drawable points of all panels,
+ * rounded out to nice ticks; a y axis spans its panel's points plus a 3%
+ * margin (a linear one not crossing zero for it), rounded out likewise.
+ * Points whose x or y is not finite (or y <= 0 on a log axis) are not drawn
+ * and split the polyline there; a series with exactly one drawable point
+ * always gets a marker. A panel with nothing to draw shows its empty_text
+ * and no y tick labels; in a legend a series with nothing to draw reads
+ * "NAME (no data)". Every text is XML-escaped (and invalid UTF-8 replaced),
+ * so the output is well-formed XML whatever the titles hold.
  *
  * The SVG structure is stable for tests and tools: each series is a
  * <g class="series"> whose first child is <title>NAME</title>, followed by

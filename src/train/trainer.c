@@ -298,7 +298,7 @@ static void log_progress(Trainer *tr, double lr, bool final) {
 static NmtStatus validate_and_save(Trainer *tr, bool *stop) {
     const TrainConfig *tc = &tr->cfg->train;
     *stop = false;
-    double ppl = NAN, bleu = -1;
+    double ppl = NAN, bleu = TRAIN_CSV_EMPTY;
     NmtStatus st = NMT_OK;
     if (tr->data.valid) {
         st = validate(tr, &ppl, &bleu);
@@ -537,8 +537,8 @@ static NmtStatus train_loop(Trainer *tr) {
         if (st) return st;
     }
     if (!tr->opt->quiet)
-        nmt_log_info("train: done at step %lld (epoch %lld); checkpoints in %s", (long long)tr->st.step,
-                     (long long)tr->st.epoch + 1, tc->save_dir);
+        nmt_log_info("train: done at step %lld (%lld epochs completed); checkpoints in %s", (long long)tr->st.step,
+                     (long long)tr->st.epoch, tc->save_dir);
     return NMT_OK;
 }
 

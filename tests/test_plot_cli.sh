@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# test_plot_cli.sh: `nmt plot` end to end through the binary: --help, usage
+# errors (exit 2), unreadable, empty, malformed and incomplete train.csv
+# files (exit 1, the message naming FILE:LINE or the column), the default
+# and --out outputs, well-formed XML (python3, skipped without it), the
+# number of plotted points after a resume, extra columns ignored.
+# Uses $NMT_BIN (default: ./nmt next to this folder).
+# Prints "test_plot_cli: N passed, N failed"; exits non-zero on failure.
+set -u
+NMT=${NMT_BIN:-$(cd "$(dirname "$0")/.." && pwd)/nmt}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# run EXPECTED_RC NEEDLE CMD...: exit code and (when NEEDLE is not empty) output
+run() {
+  local code=$1 needle=$2
+  shift 2
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -eq "$code" ] && { [ -z "$needle" ] || printf '%s' "$out" | grep -qF -- "$needle"; }; then
+    ok
+  else
+    bad "$* -> exit $rc (expected $code), wanted '$needle' in: $(printf '%s' "$out" | head -3)"
+  fi
+}
+
+if [ ! -x "$NMT" ]; then
+  echo "test_plot_cli: nmt binary not found at $NMT"
+  echo "test_plot_cli: 0 passed, 1 failed"
+  exit 1
+fi
+
+HEADER="kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu"
+
+# points NAME FILE: how many points the series NAME has in its polylines
+points() {
+  python3 - "$1" "$2" 2>/dev/null <<'EOF'
+import sys, xml.dom.minidom
+name, path = sys.argv[1], sys.argv[2]
+doc = xml.dom.minidom.parse(path)
+for g in doc.getElementsByTagName("g"):
+    if g.getAttribute("class") != "series":
+        continue
+    t = g.getElementsByTagName("title")
+    if not t or t[0].firstChild is None or t[0].firstChild.data != name:
+        continue
+    print(sum(len(p.getAttribute("points").split()) for p in g.getElementsByTagName("polyline")))
+    sys.exit(0)
+print("missing")
+EOF
+}
+
+have_py=0
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import xml.dom.minidom' 2>/dev/null; then
+  have_py=1
+else
+  echo "SKIP: python3 not found, XML checks skipped"
+fi
+
+# --help and usage errors
+run 0 "usage: nmt plot" "$NMT" plot --help
+run 2 "--run DIR is required" "$NMT" plot
+run 2 "unknown argument '--frobnicate'" "$NMT" plot --run "$tmp" --frobnicate
+run 2 "--run needs a value" "$NMT" plot --run
+run 2 "unknown argument 'stray'" "$NMT" plot --run "$tmp" stray
+
+# runtime errors
+run 1 "$tmp/none/train.csv" "$NMT" plot --run "$tmp/none"
+mkdir -p "$tmp/hdr" "$tmp/bad" "$tmp/nostep" "$tmp/nokind" "$tmp/run" "$tmp/resumed"
+echo "$HEADER" > "$tmp/hdr/train.csv"
+run 1 "no rows to plot" "$NMT" plot --run "$tmp/hdr"
+printf '%s\ntrain,100,0,5,,,,,,,\ntrain,200,0,4.5,,,,,,\n' "$HEADER" > "$tmp/bad/train.csv"
+run 1 "$tmp/bad/train.csv:3:" "$NMT" plot --run "$tmp/bad"
+if [ ! -e "$tmp/bad/curves.svg" ]; then ok; else bad "an SVG was written for a malformed file"; fi
+printf 'kind,epoch,loss\ntrain,0,5\n' > "$tmp/nostep/train.csv"
+run 1 "$tmp/nostep/train.csv: missing column 'step'" "$NMT" plot --run "$tmp/nostep"
+printf 'step,loss\n100,5\n' > "$tmp/nokind/train.csv"
+run 1 "missing column 'kind'" "$NMT" plot --run "$tmp/nokind"
+
+# a normal run: 30 log rows, 6 validations (one without BLEU), an extra column
+{
+  echo "$HEADER,note"
+  for i in $(seq 1 30); do
+    s=$((i * 100))
+    loss=$(awk -v i="$i" 'BEGIN { printf "%.4f", 2 + 7 * exp(-i / 8) }')
+    ppl=$(awk -v l="$loss" 'BEGIN { printf "%.4f", exp(l) }')
+    echo "train,$s,0,$loss,$ppl,0.001,1.2,9000,9500,,,x"
+    if [ $((i % 5)) -eq 0 ]; then
+      vp=$(awk -v i="$i" 'BEGIN { printf "%.3f", 10 + 60 / i }')
+      if [ "$i" -eq 10 ]; then echo "valid,$s,0,,,,,,,$vp,,"; else echo "valid,$s,0,,,,,,,$vp,$((i + 3)).5,"; fi
+    fi
+  done
+} > "$tmp/run/train.csv"
+run 0 "wrote $tmp/run/curves.svg" "$NMT" plot --run "$tmp/run"
+if [ -s "$tmp/run/curves.svg" ]; then ok; else bad "curves.svg missing"; fi
+if grep -q "Training loss" "$tmp/run/curves.svg" && grep -q "Validation BLEU" "$tmp/run/curves.svg"; then ok; else bad "panel titles"; fi
+if grep -q "(log scale)" "$tmp/run/curves.svg"; then ok; else bad "perplexity should be on a log scale"; fi
+run 0 "" "$NMT" plot --run "$tmp/run" --out "$tmp/other.svg"
+if cmp -s "$tmp/run/curves.svg" "$tmp/other.svg"; then ok; else bad "--out differs from the default output"; fi
+run 1 "$tmp/no/dir/x.svg" "$NMT" plot --run "$tmp/run" --out "$tmp/no/dir/x.svg"
+if [ "$have_py" -eq 1 ]; then
+  if python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$tmp/run/curves.svg"; then ok; else bad "curves.svg is not well-formed XML"; fi
+  n=$(points "training loss" "$tmp/run/curves.svg"); [ "$n" = 30 ] && ok || bad "training loss has $n points, expected 30"
+  n=$(points "validation" "$tmp/run/curves.svg"); [ "$n" = 6 ] && ok || bad "validation ppl has $n points, expected 6"
+  n=$(points "validation BLEU" "$tmp/run/curves.svg"); [ "$n" = 5 ] && ok || bad "validation BLEU has $n points, expected 5"
+fi
+
+# a resumed run: 1..8 then resumed from 5 to 10 -> 10 loss points; the
+# validation at 800 of the first run is replaced by the one of the second
+{
+  echo "$HEADER"
+  for s in 100 200 300 400 500 600 700 800; do echo "train,$s,0,$((10 - s / 100)),,,,,,,"; done
+  echo "valid,400,0,,,,,,,50,10"
+  echo "valid,800,0,,,,,,,40,12"
+  for s in 600 700 800 900 1000; do echo "train,$s,0,$((11 - s / 100)).5,,,,,,,"; done
+  echo "valid,800,0,,,,,,,41,13"
+} > "$tmp/resumed/train.csv"
+run 0 "" "$NMT" plot --run "$tmp/resumed"
+if [ "$have_py" -eq 1 ]; then
+  n=$(points "training loss" "$tmp/resumed/curves.svg"); [ "$n" = 10 ] && ok || bad "resumed loss has $n points, expected 10"
+  n=$(points "validation BLEU" "$tmp/resumed/curves.svg"); [ "$n" = 2 ] && ok || bad "resumed BLEU has $n points, expected 2"
+fi
+
+echo "test_plot_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
