@@ -34,7 +34,7 @@ expect 2 "usage: nmt COMMAND" "$NMT"
 expect 2 "unknown command 'frobnicate'" "$NMT" frobnicate
 expect 0 "blas: OpenBLAS" "$NMT" --version
 expect 0 "cuda:" "$NMT" --version
-for cmd in train eval prepare config demo-corpus; do
+for cmd in train translate eval prepare gradcheck config demo-corpus plot; do
   expect 0 "usage: nmt $cmd" "$NMT" "$cmd" --help
 done
 expect 2 "unknown option '--bogus'" "$NMT" prepare --bogus
@@ -78,8 +78,11 @@ expect 1 "has 299 lines" "$NMT" prepare --config "$tmp/prep.json" --set data.tra
 printf 'ok\n\xff bad\n' > "$tmp/bad.src"
 printf 'ok\nfine\n' > "$tmp/bad.tgt"
 expect 1 "bad.src:2: invalid UTF-8 at byte 1" "$NMT" prepare --config "$tmp/prep.json" --set data.train_src="$tmp/bad.src" --set data.train_tgt="$tmp/bad.tgt"
-# train prepares the data itself, prints the resolved config, then stops honestly
-expect 1 "resolved config:" "$NMT" train --config "$tmp/prep.json"
+# train prepares the data itself and prints the resolved config first
+expect 0 "resolved config:" "$NMT" train --config "$tmp/prep.json" --set train.max_steps=2 --set model.hidden=16 --set model.emb_dim=8
+expect 0 "gradients OK" "$NMT" gradcheck --config "$tmp/prep.json" --samples 4
+expect 0 "gradients OK" "$NMT" gradcheck --config configs/de-en.json --samples 4 --set model.attention.mode=local-p
+expect 2 "unknown option '--bogus'" "$NMT" train --config "$tmp/prep.json" --bogus
 
 echo "test_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
