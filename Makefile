@@ -3,6 +3,7 @@
 #   make CUDA=0|1     force the CUDA backend off / on (1 fails without nvcc)
 #   make test         build and run the whole test suite (no GPU needed)
 #   make WERROR=1     treat warnings as errors (CI does)
+#   make bench        training speed next to PyTorch (docs/benchmarks.md)
 # Sources are found by wildcard: a new src/**/*.c, src/data/*.cc or
 # src/gpu/*.cu is built without editing this file; a new tests/test_*.c
 # becomes a test program, a new tests/test_*.sh a shell test.
@@ -20,18 +21,29 @@ $(error CUDA=1 but $(NVCC) is not on PATH)
 endif
 endif
 
-PKGS     := openblas libcjson zlib
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
-ifeq ($(strip $(PKG_LIBS)),)
-PKG_LIBS := -lopenblas -lcjson -lz
+# OpenBLAS itself (never the generic -lblas, which Debian's alternatives may
+# point at the reference BLAS). The OpenMP build of OpenBLAS is preferred
+# (libopenblas-openmp-dev): it shares one thread pool with nmt's own OpenMP
+# loops instead of competing with them for the cores; it is found through
+# its own pkg-config file and an rpath, whatever the system default is.
+OPENBLAS_OMP_PC := $(firstword $(wildcard /usr/lib/*/openblas-openmp/pkgconfig/openblas.pc))
+ifneq ($(OPENBLAS_OMP_PC),)
+BLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(OPENBLAS_OMP_PC))
+BLAS_LIBDIR := $(shell $(PKG_CONFIG) --variable=libdir $(OPENBLAS_OMP_PC))
+BLAS_LIBS   := -L$(BLAS_LIBDIR) -Wl,-rpath,$(BLAS_LIBDIR) -lopenblas
+else
+BLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags openblas 2>/dev/null)
+BLAS_LIBS   := $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null || echo -lopenblas)
 endif
+PKGS     := libcjson zlib
+PKG_CFLAGS := $(BLAS_CFLAGS) $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(BLAS_LIBS) $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lcjson -lz)
 
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter
 ifeq ($(WERROR),1)
 WARN     += -Werror
 endif
-OPT      ?= -O2 -g
+OPT      ?= -O3 -g
 CPPFLAGS += -Isrc $(PKG_CFLAGS) -D_GNU_SOURCE
 CFLAGS   += -std=c11 $(OPT) $(WARN) -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 $(OPT) $(WARN) -MMD -MP
@@ -55,7 +67,10 @@ TEST_C    := $(wildcard tests/test_*.c)
 TEST_BIN  := $(TEST_C:tests/%.c=$(BUILD)/tests/%)
 TEST_SH   := $(wildcard tests/test_*.sh)
 
-.PHONY: all test clean distclean
+BENCH_C   := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_C:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all test bench clean distclean
 .SECONDARY:
 all: nmt
 
@@ -80,6 +95,17 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJ)
 $(BUILD)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB_OBJ)
+	$(CXX) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%.o: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# Speed next to PyTorch (a benchmark, not a test): see docs/benchmarks.md
+bench: nmt $(BENCH_BIN)
+	bash scripts/bench.sh
 
 test: nmt $(TEST_BIN)
 	@NMT_BIN=$(CURDIR)/nmt scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)

@@ -6,7 +6,7 @@
 # builds the CUDA backend too.
 set -euo pipefail
 packages=(build-essential pkg-config libcjson-dev libsentencepiece-dev sentencepiece
-          zlib1g-dev libopenblas-dev python3)
+          zlib1g-dev libopenblas-dev libopenblas-openmp-dev python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -12,7 +12,9 @@ const char *cpu_env_blas_core(void) { return openblas_get_corename(); }
 void cpu_env_apply(char **argv) {
     if (getenv("NMT_REEXEC") || getenv("NMT_NO_REEXEC")) return;
     int change = 0;
-    if (!getenv("OMP_WAIT_POLICY")) {
+    /* only when OpenBLAS runs its own pthreads (openblas_get_parallel() == 1):
+     * with the OpenMP build one pool serves both and spinning is what we want */
+    if (!getenv("OMP_WAIT_POLICY") && openblas_get_parallel() == 1) {
         setenv("OMP_WAIT_POLICY", "passive", 1);
         change = 1;
     }
