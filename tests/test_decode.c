@@ -8,6 +8,7 @@
 #include "model/gradcheck.h"
 #include "model/seq2seq.h"
 #include "test_util.h"
+#include <math.h>
 
 static Backend *be;
 
@@ -82,8 +83,50 @@ static void check_style(const char *const *sets, int n_sets, const char *label) 
     seq2seq_free(m);
 }
 
+/* Attention statistics: near-uniform attention for tiny weights, peaked
+ * attention bounded by the uniform entropy for large ones. */
+static void check_attention_stats(void) {
+    const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 1, \"dec_layers\": 1,"
+                       " \"dropout\": 0.0, \"attention\": {\"window\": 2}}}";
+    const char *modes[] = {"model.attention.mode=global", "model.attention.mode=local-p"};
+    for (int k = 0; k < 2; k++) {
+        Config cfg;
+        CHECK_EQ_INT(config_load_string(base, "test", "/", modes + k, 1, &cfg), NMT_OK);
+        ModelDims d;
+        CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, &d), NMT_OK);
+        config_free(&cfg);
+        Batch batch;
+        gradcheck_make_batch(4, 6, 5, d.V_s, d.V_t, 5, &batch);
+        Seq2Seq *m;
+        ModelLimits lim = {4, 6, 5, 0};
+        CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
+        ModelLoss loss;
+        AttnStats a;
+        CHECK_EQ_INT(seq2seq_init_params(m, 1e-4f, 3), NMT_OK);
+        seq2seq_forward(m, &batch, false, 0, &loss);
+        CHECK(seq2seq_attention_stats(m, &batch, &a), "stats computed");
+        int rows = 0;
+        for (int b = 0; b < 4; b++) rows += batch.tgt_len[b];
+        CHECK_EQ_INT(a.rows, rows);
+        if (k == 0) { /* global, tiny weights: uniform rows */
+            CHECK_NEAR(a.mean_entropy, a.mean_uniform_entropy, 1e-3);
+            CHECK(a.mean_max < 0.5 && a.mean_min > 0.1, "uniform rows: max %g min %g", a.mean_max, a.mean_min);
+            CHECK(isnan(a.local_p_offset), "no local-p offset for global attention");
+        } else { /* local-p: the centre starts at S_b / 2 */
+            CHECK(a.local_p_offset >= 0 && a.local_p_offset <= 1, "local-p offset %g", a.local_p_offset);
+        }
+        CHECK_EQ_INT(seq2seq_init_params(m, 3.0f, 3), NMT_OK);
+        seq2seq_forward(m, &batch, false, 0, &loss);
+        CHECK(seq2seq_attention_stats(m, &batch, &a), "stats computed");
+        CHECK(a.mean_entropy <= a.mean_uniform_entropy + 1e-9 && a.mean_max <= 1 + 1e-6 && a.mean_max > a.mean_min,
+              "entropy %g uniform %g max %g min %g", a.mean_entropy, a.mean_uniform_entropy, a.mean_max, a.mean_min);
+        seq2seq_free(m);
+    }
+}
+
 int main(void) {
     be = cpu_backend_create(1);
+    check_attention_stats();
     const char *luong[] = {"model.attention.style=luong"};
     check_style(luong, 1, "luong general");
     const char *bahdanau[] = {"model.attention.style=bahdanau", "model.attention.score=additive"};

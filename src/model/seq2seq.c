@@ -853,3 +853,67 @@ void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_le
         if (out_len[b] < 0) out_len[b] = T;
     m->stepwise = false;
 }
+
+/* ---- attention statistics ---------------------------------------------- */
+
+bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out) {
+    const ModelDims *d = &m->d;
+    memset(out, 0, sizeof *out);
+    out->local_p_offset = NAN;
+    if (d->style == ATTN_STYLE_NONE || m->stepwise) return false;
+    int B = m->B, S = m->S, n = d->heads;
+    size_t BS = (size_t)B * S;
+    float *w = nmt_malloc(n * BS * sizeof(float)), *p = nmt_malloc((size_t)B * sizeof(float));
+    if (!w || !p) {
+        nmt_free(w);
+        nmt_free(p);
+        return false;
+    }
+    double sum_max = 0, sum_min = 0, sum_ent = 0, sum_uni = 0, sum_off = 0;
+    int64_t rows = 0, p_rows = 0;
+    for (int t = 0; t < m->T; t++) {
+        AttnStep st = step(m, t);
+        m->be->download(m->be, w, st.pre_drop, n * BS * sizeof(float));
+        if (st.p) m->be->download(m->be, p, st.p, (size_t)B * sizeof(float));
+        for (int b = 0; b < B; b++) {
+            if (t >= batch->tgt_len[b]) continue;
+            int Sb = batch->src_len[b];
+            for (int j = 0; j < n; j++) {
+                const float *row = w + j * BS + (size_t)b * S;
+                /* normalised per row: local-p's Gaussian leaves rows summing below 1 */
+                double total = 0, mx = 0, mn = 1, ent = 0;
+                for (int s = 0; s < Sb; s++) total += row[s];
+                int allowed = 0;
+                for (int s = 0; s < Sb && total > 0; s++) {
+                    if (row[s] <= 0) continue; /* outside the window */
+                    double a = row[s] / total;
+                    allowed++;
+                    mx = fmax(mx, a);
+                    mn = fmin(mn, a);
+                    ent -= a * log(a);
+                }
+                if (!allowed) continue;
+                sum_max += mx;
+                sum_min += mn;
+                sum_ent += ent;
+                sum_uni += log((double)allowed);
+                rows++;
+            }
+            if (st.p) {
+                sum_off += fabs(p[b] / Sb - (double)t / batch->tgt_len[b]);
+                p_rows++;
+            }
+        }
+    }
+    nmt_free(w);
+    nmt_free(p);
+    if (rows) {
+        out->mean_max = sum_max / rows;
+        out->mean_min = sum_min / rows;
+        out->mean_entropy = sum_ent / rows;
+        out->mean_uniform_entropy = sum_uni / rows;
+    }
+    if (p_rows) out->local_p_offset = sum_off / p_rows;
+    out->rows = rows;
+    return rows > 0;
+}

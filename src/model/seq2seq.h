@@ -54,6 +54,21 @@ void seq2seq_backward(Seq2Seq *m);
  * (before seq2seq_backward, which overwrites them with their gradient). */
 void seq2seq_download_logits(Seq2Seq *m, float *host);
 
+/* Attention statistics of the last forward, over the real target positions
+ * of every sentence and every head, at the allowed source positions, each
+ * row normalised to sum 1 (local-p's Gaussian leaves rows below 1). */
+typedef struct {
+    double mean_max;      /* mean over rows of the largest weight */
+    double mean_min;      /* mean over rows of the smallest weight */
+    double mean_entropy;  /* mean entropy of a row, in nats */
+    double mean_uniform_entropy; /* the same for uniform rows (log of the allowed count) */
+    double local_p_offset; /* local-p: mean |p_t / S_b - t / T_b| (0 on the diagonal); NaN otherwise */
+    int64_t rows;
+} AttnStats;
+
+/* False (and nothing computed) for style none. Downloads the weights. */
+bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out);
+
 /* Greedy decoding of the sources of `batch` (src, src_len, B, S; the
  * target fields are not used): at most max_len_a * src_len + max_len_b
  * tokens per sentence (and max_decode_T). Sentence b's ids go to

@@ -294,6 +294,17 @@ static void log_progress(Trainer *tr, double lr, bool final) {
     tr->window_start = now_seconds();
 }
 
+/* Attention statistics of the step just taken (to debug attention that
+ * does not learn: weights stuck near uniform have entropy near log S). */
+static void log_attention(Trainer *tr, const Batch *b) {
+    AttnStats a;
+    if (tr->opt->quiet || !seq2seq_attention_stats(tr->model, b, &a)) return;
+    char local[64] = "";
+    if (!isnan(a.local_p_offset)) snprintf(local, sizeof local, ", local-p |p/S - t/T| %.3f", a.local_p_offset);
+    nmt_log_info("%sattention: max %.3f min %.4f entropy %.3f nats (uniform %.3f)%s", tr->tty ? "\r\033[K" : "",
+                 a.mean_max, a.mean_min, a.mean_entropy, a.mean_uniform_entropy, local);
+}
+
 /* Validates, records, saves last/best; returns whether to stop early. */
 static NmtStatus validate_and_save(Trainer *tr, bool *stop) {
     const TrainConfig *tc = &tr->cfg->train;
@@ -508,7 +519,10 @@ static NmtStatus train_loop(Trainer *tr) {
         tr->window_norm += norm;
         tr->window_steps++;
         stepped_since_save = true;
-        if (t % tc->log_every == 0) log_progress(tr, lr, false);
+        if (t % tc->log_every == 0) {
+            log_progress(tr, lr, false);
+            log_attention(tr, &b);
+        }
         if (t % tc->valid_every == 0) {
             log_progress(tr, lr, true);
             st = validate_and_save(tr, &stop);
