@@ -280,9 +280,13 @@ static void log_progress(Trainer *tr, double lr, bool final) {
     if (!tr->opt->quiet) {
         const TrainConfig *tc = &tr->cfg->train;
         char eta[64] = "";
-        if (tc->max_steps > 0 && tr->window_steps > 0) {
-            double per_step = elapsed / tr->window_steps, left = (tc->max_steps - tr->st.step) * per_step;
-            snprintf(eta, sizeof eta, " eta %dm%02ds", (int)(left / 60), (int)fmod(left, 60));
+        /* steps left: to max_steps, or to the end of the last epoch, whichever comes first */
+        int64_t per_epoch = batcher_batches_in_epoch(tr->train_batches);
+        double left_steps = (double)(tc->epochs - tr->st.epoch) * per_epoch - tr->st.batch_index;
+        if (tc->max_steps > 0 && tc->max_steps - tr->st.step < left_steps) left_steps = (double)(tc->max_steps - tr->st.step);
+        if (left_steps >= 0) {
+            double left = left_steps * elapsed / tr->window_steps;
+            snprintf(eta, sizeof eta, " eta %dh%02dm%02ds", (int)(left / 3600), (int)fmod(left / 60, 60), (int)fmod(left, 60));
         }
         fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %.2f lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
                 tr->tty ? "\r\033[K" : "", (long long)tr->st.epoch + 1, (long long)tr->st.step, loss,
