@@ -31,6 +31,7 @@ typedef struct {
     Backend *be;
     Seq2Seq *model;
     int batch, max_src;
+    int beam, nbest;
 } Translator;
 
 static NmtStatus load_model(const char *path, Translator *tr) {
@@ -51,7 +52,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
         if (tr->max_src <= 0) tr->max_src = tr->cfg.data.max_len * 2 > 100 ? tr->cfg.data.max_len * 2 : 100;
         if (tr->batch <= 0) tr->batch = tr->cfg.decode.batch;
         int max_out = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
-        ModelLimits lim = {tr->batch, tr->max_src, 1, max_out};
+        ModelLimits lim = {tr->batch, tr->max_src, 1, max_out, tr->beam};
         st = seq2seq_create(tr->be, &d, lim, &tr->model);
     }
     if (!st && ck.n_floats != seq2seq_layout(tr->model)->total)

@@ -24,7 +24,7 @@ static void check_style(const char *const *sets, int n_sets, const char *label) 
     Batch src;
     gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 5, &src);
     Seq2Seq *m;
-    ModelLimits lim = {B, S, MAXT + 1, MAXT};
+    ModelLimits lim = {B, S, MAXT + 1, MAXT, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     /* large weights: confident, varied outputs rather than one token */
     CHECK_EQ_INT(seq2seq_init_params(m, 0.8f, 3), NMT_OK);
@@ -98,7 +98,7 @@ static void check_attention_stats(void) {
         Batch batch;
         gradcheck_make_batch(4, 6, 5, d.V_s, d.V_t, 5, &batch);
         Seq2Seq *m;
-        ModelLimits lim = {4, 6, 5, 0};
+        ModelLimits lim = {4, 6, 5, 0, 0};
         CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
         ModelLoss loss;
         AttnStats a;
@@ -124,8 +124,147 @@ static void check_attention_stats(void) {
     }
 }
 
+/* Beam 1 gives exactly the greedy output. */
+static void check_beam1_is_greedy(const char *const *sets, int n_sets, const char *label) {
+    const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 2, \"dec_layers\": 2,"
+                       " \"attention\": {\"window\": 2}}}";
+    Config cfg;
+    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, n_sets, &cfg), NMT_OK);
+    ModelDims d;
+    CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, &d), NMT_OK);
+    config_free(&cfg);
+    enum { B = 5, S = 7, MAXT = 16 };
+    Batch src;
+    gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 11, &src);
+    Seq2Seq *m;
+    ModelLimits lim = {B, S, 2, MAXT, 4};
+    CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
+    CHECK_EQ_INT(seq2seq_init_params(m, 0.8f, 5), NMT_OK);
+    int32_t greedy[B * MAXT], beam[B * MAXT];
+    int glen[B], blen[B], count[B];
+    double score[B];
+    seq2seq_greedy(m, &src, 2.0, 2, greedy, MAXT, glen);
+    BeamSpec spec = {1, 1, 0.6, 0.0, 2.0, 2};
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, beam, MAXT, blen, score, count), NMT_OK);
+    for (int b = 0; b < B; b++) {
+        CHECK(count[b] == 1 && blen[b] == glen[b] && !memcmp(beam + b * MAXT, greedy + b * MAXT, (size_t)glen[b] * 4),
+              "%s: sentence %d: beam 1 (%d tokens) differs from greedy (%d tokens)", label, b, blen[b], glen[b]);
+    }
+    /* a wider beam with n-best: sorted lists of the asked size */
+    int32_t nb[B * 3 * MAXT];
+    int nlen[B * 3], ncount[B];
+    double nscore[B * 3];
+    BeamSpec wide = {4, 3, 1.0, 0.2, 2.0, 2};
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &wide, nb, MAXT, nlen, nscore, ncount), NMT_OK);
+    for (int b = 0; b < B; b++) {
+        CHECK(ncount[b] == 3, "%s: sentence %d has %d of 3 hypotheses", label, b, ncount[b]);
+        for (int i = 1; i < ncount[b]; i++)
+            CHECK(nscore[b * 3 + i] <= nscore[b * 3 + i - 1], "%s: n-best not sorted", label);
+    }
+    seq2seq_free(m);
+}
+
+/* On a tiny vocabulary (6 ids: 3 words and EOS can be output) with at most
+ * L = 3 output tokens, a beam of 9 holds every prefix, so beam search must
+ * find the best of all 40 possible outputs, scored independently here by
+ * teacher forcing. With a strong length penalty (alpha 2) the best output
+ * is long: stopping at the first finished hypothesis would miss it. */
+static void check_exhaustive(double alpha) {
+    const char *base = "{\"model\": {\"emb_dim\": 6, \"hidden\": 8, \"enc_layers\": 1, \"dec_layers\": 1}}";
+    Config cfg;
+    CHECK_EQ_INT(config_load_string(base, "test", "/", NULL, 0, &cfg), NMT_OK);
+    ModelDims d;
+    CHECK_EQ_INT(model_dims_from_config(&cfg, 9, 6, &d), NMT_OK);
+    config_free(&cfg);
+    enum { L = 3, N = 40, S = 4 };
+    const int words[3] = {NMT_UNK_ID, 4, 5};
+    /* all outputs: [EOS], [x EOS], [x y EOS], [x y z] (cut at L) */
+    int32_t seqs[N][L + 1];
+    int lens[N], n = 0;
+    seqs[n][0] = NMT_EOS_ID, lens[n++] = 1;
+    for (int x = 0; x < 3; x++) {
+        seqs[n][0] = words[x], seqs[n][1] = NMT_EOS_ID, lens[n++] = 2;
+        for (int y = 0; y < 3; y++) {
+            seqs[n][0] = words[x], seqs[n][1] = words[y], seqs[n][2] = NMT_EOS_ID, lens[n++] = 3;
+            for (int z = 0; z < 3; z++)
+                seqs[n][0] = words[x], seqs[n][1] = words[y], seqs[n][2] = words[z], lens[n++] = 3;
+        }
+    }
+    CHECK_EQ_INT(n, N);
+    static int32_t src[S * N], tin[L * N], tout[L * N];
+    static int src_len[N], tgt_len[N];
+    static int64_t pair[N];
+    for (int b = 0; b < N; b++) {
+        src_len[b] = S;
+        tgt_len[b] = lens[b];
+        pair[b] = b;
+        for (int s = 0; s < S; s++) src[s * N + b] = 4 + (s * 3) % 5;
+        for (int t = 0; t < L; t++) {
+            tin[t * N + b] = t == 0 ? NMT_BOS_ID : (t < lens[b] ? seqs[b][t - 1] : NMT_PAD_ID);
+            tout[t * N + b] = t < lens[b] ? seqs[b][t] : NMT_PAD_ID;
+        }
+    }
+    Batch all = {N, S, L, src, src_len, tin, tout, tgt_len, pair, 0, 0};
+    Seq2Seq *m;
+    ModelLimits lim = {N, S, L, L, 9};
+    CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
+    CHECK_EQ_INT(seq2seq_init_params(m, 1.5f, 21), NMT_OK);
+    ModelLoss loss;
+    seq2seq_forward(m, &all, false, 0, &loss);
+    int V = d.V_t;
+    float *logits = malloc((size_t)L * N * V * sizeof(float));
+    seq2seq_download_logits(m, logits);
+    double best = -INFINITY;
+    int best_b = -1;
+    for (int b = 0; b < N; b++) {
+        double lp = 0;
+        for (int t = 0; t < lens[b]; t++) {
+            const float *row = logits + ((size_t)t * N + b) * V;
+            double mx = -INFINITY, sum = 0; /* log-softmax over the tokens that can be output */
+            for (int v = 0; v < V; v++)
+                if (v != NMT_PAD_ID && v != NMT_BOS_ID) mx = fmax(mx, row[v]);
+            for (int v = 0; v < V; v++)
+                if (v != NMT_PAD_ID && v != NMT_BOS_ID) sum += exp(row[v] - mx);
+            lp += row[seqs[b][t]] - mx - log(sum);
+        }
+        double score = lp / pow((5.0 + lens[b]) / 6.0, alpha);
+        if (score > best) best = score, best_b = b;
+    }
+    /* beam search on one copy of the source */
+    Batch one = {1, S, 1, src, src_len, tin, tout, tgt_len, pair, 0, 0};
+    static int32_t src1[S];
+    for (int s = 0; s < S; s++) src1[s] = src[s * N];
+    one.src = src1;
+    int32_t out[9 * 8];
+    int out_len[9], count;
+    double score[9];
+    BeamSpec spec = {9, 1, alpha, 0.0, 0.0, L};
+    CHECK_EQ_INT(seq2seq_beam_search(m, &one, &spec, out, 8, out_len, score, &count), NMT_OK);
+    int want_len = seqs[best_b][lens[best_b] - 1] == NMT_EOS_ID ? lens[best_b] - 1 : lens[best_b];
+    CHECK(count == 1 && fabs(score[0] - best) < 1e-4 * fabs(best), "alpha %g: beam score %.6f, exhaustive best %.6f",
+          alpha, count ? score[0] : NAN, best);
+    CHECK(out_len[0] == want_len && !memcmp(out, seqs[best_b], (size_t)want_len * 4),
+          "alpha %g: beam output differs from the exhaustive optimum (length %d vs %d)", alpha, out_len[0], want_len);
+    if (alpha >= 2) CHECK(want_len >= 2, "alpha %g: the optimum should be long, got %d tokens", alpha, want_len);
+    free(logits);
+    seq2seq_free(m);
+}
+
 int main(void) {
     be = cpu_backend_create(1);
+    const char *luong1[] = {"model.attention.style=luong"};
+    check_beam1_is_greedy(luong1, 1, "luong");
+    const char *bahd1[] = {"model.attention.style=bahdanau", "model.attention.score=additive", "model.attention.heads=2"};
+    check_beam1_is_greedy(bahd1, 3, "bahdanau additive 2 heads");
+    const char *lm1[] = {"model.attention.mode=local-m", "model.attention.score=dot"};
+    check_beam1_is_greedy(lm1, 2, "local-m dot");
+    const char *lp1[] = {"model.attention.mode=local-p"};
+    check_beam1_is_greedy(lp1, 1, "local-p");
+    const char *none1[] = {"model.attention.style=none"};
+    check_beam1_is_greedy(none1, 1, "none");
+    check_exhaustive(0.0);
+    check_exhaustive(1.0);
+    check_exhaustive(2.0);
     check_attention_stats();
     const char *luong[] = {"model.attention.style=luong"};
     check_style(luong, 1, "luong general");

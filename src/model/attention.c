@@ -86,7 +86,7 @@ void attention_prepare(Backend *be, const ModelDims *d, const AttnWeights *w, At
 /* The window centre of this step (device pointer) or NULL for global. */
 static const float *window_center(const ModelDims *d, const AttnBatch *ab, const AttnStep *st,
                                   int t) {
-    if (d->mode == ATTN_MODE_LOCAL_M) return ab->centers + (size_t)t * ab->B;
+    if (d->mode == ATTN_MODE_LOCAL_M) return ab->centers + (size_t)t * ab->B * (ab->G > 0 ? ab->G : 1);
     if (d->mode == ATTN_MODE_LOCAL_P) return st->p;
     return NULL;
 }
@@ -94,14 +94,16 @@ static const float *window_center(const ModelDims *d, const AttnBatch *ab, const
 void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *w,
                             const AttnBatch *ab, int t, const float *q, AttnStep *st,
                             uint64_t drop_seed, uint64_t drop_offset) {
-    int B = ab->B, S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
-    size_t BS = (size_t)B * S, SBq = (size_t)S * B * qd;
+    /* Bs sentences, G query rows each (row g*Bs + b), R = G*Bs query rows */
+    int Bs = ab->B, G = ab->G > 0 ? ab->G : 1, R = Bs * G;
+    int S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
+    size_t RS = (size_t)R * S, SBq = (size_t)S * Bs * qd;
     if (d->mode == ATTN_MODE_LOCAL_P) {
         /* p = S_b * sigmoid(vp . tanh(Wp q)) */
-        be->gemm(be, false, true, B, H, H, 1.0f, q, H, w->Wp, H, 0.0f, st->ptanh, H);
-        be->tanh_forward(be, st->ptanh, st->ptanh, (size_t)B * H);
-        be->gemm(be, false, true, B, 1, H, 1.0f, st->ptanh, H, w->vp, H, 0.0f, st->u, 1);
-        be->local_p_forward(be, B, st->u, ab->src_len, st->p);
+        be->gemm(be, false, true, R, H, H, 1.0f, q, H, w->Wp, H, 0.0f, st->ptanh, H);
+        be->tanh_forward(be, st->ptanh, st->ptanh, (size_t)R * H);
+        be->gemm(be, false, true, R, 1, H, 1.0f, st->ptanh, H, w->vp, H, 0.0f, st->u, 1);
+        be->local_p_forward(be, R, st->u, ab->src_len, st->p);
     }
     const float *center = window_center(d, ab, st, t);
     int window = d->mode == ATTN_MODE_GLOBAL ? 0 : d->window;
@@ -112,40 +114,41 @@ void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *
         float *unused;
         const float *Wq = query_proj(d, w, j, &unused);
         if (Wq) {
-            float *qp_j = st->qp + (size_t)j * B * qd;
-            be->gemm(be, false, true, B, qd, H, 1.0f, q, H, Wq, H, 0.0f, qp_j, qd);
+            float *qp_j = st->qp + (size_t)j * R * qd;
+            be->gemm(be, false, true, R, qd, H, 1.0f, q, H, Wq, H, 0.0f, qp_j, qd);
             qp = qp_j;
         }
         const float *kp = ab->kp + (attention_projects_keys(d) ? j * SBq : 0);
-        float *scores = st->scores + j * BS;
+        float *scores = st->scores + j * RS;
         if (d->score == ATTN_SCORE_CONCAT || d->score == ATTN_SCORE_ADDITIVE) {
-            be->additive_score_forward(be, B, S, qd, kp, qp, w->v + (size_t)j * qd, scores);
+            for (int g = 0; g < G; g++) /* the rows of hypothesis g are contiguous */
+                be->additive_score_forward(be, Bs, S, qd, kp, qp + (size_t)g * Bs * qd, w->v + (size_t)j * qd,
+                                           scores + (size_t)g * Bs * S);
         } else {
-            /* scores[b, s] = scale * qp[b] . kp[s, b] */
-            be->gemm_batched(be, false, true, 1, S, qd, score_scale(d), qp, qd, qd, kp, B * qd,
-                             qd, 0.0f, scores, S, S, B);
+            /* per sentence b: scores (G, S) = scale * qp rows (G, qd) kp_b^T (qd, S) */
+            be->gemm_batched(be, false, true, G, S, qd, score_scale(d), qp, Bs * qd, qd, kp, Bs * qd, qd, 0.0f,
+                             scores, Bs * S, S, Bs);
         }
-        float *probs = st->probs + j * BS, *pre = st->pre_drop + j * BS;
-        be->attn_softmax_forward(be, B, S, scores, ab->src_len, center, window, gaussian, sigma,
-                                 probs, pre);
-        float *weights = st->weights + j * BS;
+        float *probs = st->probs + j * RS, *pre = st->pre_drop + j * RS;
+        be->attn_softmax_forward(be, R, S, scores, ab->src_len, center, window, gaussian, sigma, probs, pre);
+        float *weights = st->weights + j * RS;
         if (st->mask) {
-            be->dropout_mask(be, st->mask + j * BS, BS, d->attn_dropout, drop_seed,
-                             drop_offset + j * BS);
-            be->mul(be, weights, pre, st->mask + j * BS, BS);
+            be->dropout_mask(be, st->mask + j * RS, RS, d->attn_dropout, drop_seed, drop_offset + j * RS);
+            be->mul(be, weights, pre, st->mask + j * RS, RS);
         } else if (weights != pre) {
-            be->copy(be, weights, pre, BS * sizeof(float));
+            be->copy(be, weights, pre, RS * sizeof(float));
         }
-        /* cat[b, jK..] = weights[b] (1, S) keys_b (S, K) */
-        be->gemm_batched(be, false, false, 1, K, S, 1.0f, weights, S, S, ab->keys, B * K, K, 0.0f,
-                         st->cat + (size_t)j * K, n * K, n * K, B);
+        /* per sentence b: cat rows (G, K) of head j = weights (G, S) keys_b (S, K) */
+        be->gemm_batched(be, false, false, G, K, S, 1.0f, weights, Bs * S, S, ab->keys, Bs * K, K, 0.0f,
+                         st->cat + (size_t)j * K, Bs * n * K, n * K, Bs);
     }
-    if (n > 1) be->gemm(be, false, true, B, K, n * K, 1.0f, st->cat, n * K, w->Wo, n * K, 0.0f, st->c, K);
+    if (n > 1) be->gemm(be, false, true, R, K, n * K, 1.0f, st->cat, n * K, w->Wo, n * K, 0.0f, st->c, K);
 }
 
 void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
                              const AttnBatch *ab, int t, const float *q, const AttnStep *st,
                              const float *dc, float *dq, AttnScratch *sc) {
+    NMT_ASSERT(ab->G <= 1);
     int B = ab->B, S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
     size_t BS = (size_t)B * S, SBq = (size_t)S * B * qd;
     const float *dcat = dc;

@@ -7,7 +7,9 @@
  * and keeps what its backward needs in an AttnStep; attention_step_backward
  * adds into the query gradient, the projected-key gradient and the weight
  * gradients; attention_finish_backward turns the projected-key gradient
- * into the key gradient once per batch. */
+ * into the key gradient once per batch. Forward steps also serve beam
+ * search (G query rows per sentence, keys not copied); the backward ones
+ * need G == 1. Per-step shapes below use B for the query rows G*B. */
 #ifndef NMT_MODEL_ATTENTION_H
 #define NMT_MODEL_ATTENTION_H
 
@@ -22,12 +24,14 @@ typedef struct {
 /* What stays the same for every step of a batch. */
 typedef struct {
     int B, S;
-    const float *keys;      /* (S, B, K) encoder top outputs */
+    int G;                  /* query rows per sentence: 1 in training; the beam
+                               size in beam search, row g*B + b asking sentence b */
+    const float *keys;      /* (S, B, K) encoder top outputs, shared by a sentence's rows */
     float *dkeys;           /* (S, B, K) += */
     float *kp, *dkp;        /* (n, S, B, qdim) projected keys and their gradient;
                                kp == keys when there is no projection */
-    const int32_t *src_len; /* (B) on the backend */
-    const float *centers;   /* (T, B) local-m window centres, else NULL */
+    const int32_t *src_len; /* (G*B) source length of each query row, on the backend */
+    const float *centers;   /* (T, G*B) local-m window centres, else NULL */
 } AttnBatch;
 
 /* Saved activations of one step. */

@@ -7,6 +7,7 @@
 #include "model/seq2seq.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "data/rng.h"
@@ -48,8 +49,12 @@ typedef struct {
     float *hd_mask;      /* (T, B, H) */
     float *logits;       /* (T*B, V_t), or (B, V_t) when decoding step by step;
                             the gradient after backward */
-    int32_t *best_id;    /* (B) greedy decoding: argmax of the step's logits */
-    float *best_val;     /* (B) */
+    int32_t *best_id;    /* (R, G) decoding: the best tokens of each row */
+    float *best_val;     /* (R, G) */
+    int32_t *row_len;    /* (R) source length of each decoder row (== src_len when G == 1) */
+    int32_t *row_sent;   /* (R) sentence of each decoder row (beam search) */
+    int32_t *parent;     /* (R) beam search: the row each new row continues */
+    float *gather_tmp;   /* (R, max(L_d H, H)) */
     float *loss_rows, *nll_rows; /* (T*B) */
     /* gradients and scratch (zeroed at the start of backward) */
     char *grad_begin, *grad_end;
@@ -87,7 +92,8 @@ struct Seq2Seq {
     /* current batch */
     int B, S, T;
     bool train;
-    bool stepwise; /* greedy decoding: one step's logits at a time */
+    bool stepwise; /* decoding: one step's logits at a time */
+    int G;         /* decoder rows per sentence: 1, or the beam size */
     uint64_t seed;
     int64_t n_tokens;
     size_t step_stride; /* floats between step t and t+1 in the step arrays */
@@ -145,12 +151,18 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     Acts *a = &m->a;
     bool drop = dropping(m) || !ar->base; /* measuring sizes the dropout buffers too */
     int E = d->E, H = d->H, K = d->K, n = d->heads, qd = attention_qdim(d);
+    int R = B * m->G; /* decoder rows: G hypotheses per sentence, row g*B + b */
     a->src = take(ar, (size_t)S * B * 4);
-    a->tgt_in = take(ar, (size_t)T * B * 4);
-    a->tgt_out = take(ar, (size_t)T * B * 4);
+    a->tgt_in = take(ar, (size_t)T * R * 4);
+    a->tgt_out = take(ar, (size_t)T * R * 4);
     a->src_len = take(ar, (size_t)B * 4);
+    /* beam search: row -> sentence map, gather indices and scratch */
+    a->row_len = m->G > 1 ? take(ar, (size_t)R * 4) : a->src_len;
+    a->row_sent = m->G > 1 ? take(ar, (size_t)R * 4) : NULL;
+    a->parent = m->stepwise ? take(ar, (size_t)R * 4) : NULL;
+    a->gather_tmp = m->stepwise ? takef(ar, (size_t)R * (d->L_d * H > H ? d->L_d * H : H)) : NULL;
     a->keep_src = takef(ar, (size_t)S * B);
-    a->centers = takef(ar, (size_t)T * B);
+    a->centers = takef(ar, (size_t)T * R);
     a->emb_src = takef(ar, (size_t)S * B * E);
     for (int l = 0; l < d->L_e; l++) {
         int in = l == 0 ? E : K, size = l == 0 ? d->D_e : K;
@@ -171,20 +183,21 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->cfin = takef(ar, (size_t)B * K);
     a->h0all = takef(ar, (size_t)B * d->L_d * H);
     a->c0all = takef(ar, (size_t)B * d->L_d * H);
-    a->emb_tgt = takef(ar, (size_t)T * B * E);
-    a->w = takef(ar, (size_t)T * B * E);
-    a->w_mask = drop ? takef(ar, (size_t)T * B * E) : NULL;
+    a->emb_tgt = takef(ar, (size_t)T * R * E);
+    a->w = takef(ar, (size_t)T * R * E);
+    a->w_mask = drop ? takef(ar, (size_t)T * R * E) : NULL;
     for (int l = 0; l < d->L_d; l++) {
         int in = l == 0 ? d->dec_in : H;
-        carve_layer(ar, &a->dec[l], T, B, in, H, drop && l > 0);
+        carve_layer(ar, &a->dec[l], T, R, in, H, drop && l > 0);
         a->dec[l].w = lstm_weights(m, m->layout.idx.dec[l], in, H);
     }
     /* attention */
     AttnBatch *ab = &a->ab;
     ab->B = B;
+    ab->G = m->G;
     ab->S = S;
     ab->keys = a->keys;
-    ab->src_len = a->src_len;
+    ab->src_len = m->G > 1 ? a->row_len : a->src_len;
     ab->centers = d->mode == ATTN_MODE_LOCAL_M ? a->centers : NULL;
     bool attn = d->style != ATTN_STYLE_NONE;
     if (attn && attention_projects_keys(d)) ab->kp = takef(ar, (size_t)n * S * B * qd);
@@ -196,41 +209,41 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     AttnStep *st = &a->steps_base;
     memset(st, 0, sizeof *st);
     if (attn) {
-        size_t BS = (size_t)B * S;
+        size_t BS = (size_t)R * S;
         bool attn_drop = attn_dropping(m) || !ar->base;
         for (int t = 0; t < T; t++) {
             AttnStep s;
-            s.qp = attention_projects_query(d) ? takef(ar, (size_t)n * B * qd) : NULL;
+            s.qp = attention_projects_query(d) ? takef(ar, (size_t)n * R * qd) : NULL;
             bool lp = d->mode == ATTN_MODE_LOCAL_P;
-            s.ptanh = lp ? takef(ar, (size_t)B * H) : NULL;
-            s.u = lp ? takef(ar, B) : NULL;
-            s.p = lp ? takef(ar, B) : NULL;
+            s.ptanh = lp ? takef(ar, (size_t)R * H) : NULL;
+            s.u = lp ? takef(ar, R) : NULL;
+            s.p = lp ? takef(ar, R) : NULL;
             s.scores = takef(ar, n * BS);
             s.probs = takef(ar, n * BS);
             s.pre_drop = takef(ar, n * BS);
             s.weights = attn_drop ? takef(ar, n * BS) : s.pre_drop;
             s.mask = attn_drop ? takef(ar, n * BS) : NULL;
-            s.c = takef(ar, (size_t)B * K);
-            s.cat = n > 1 ? takef(ar, (size_t)B * n * K) : s.c;
+            s.c = takef(ar, (size_t)R * K);
+            s.cat = n > 1 ? takef(ar, (size_t)R * n * K) : s.c;
             if (t == 0) {
                 *st = s;
                 m->step_stride = ((ar->used - before + 63) & ~(size_t)63) / sizeof(float);
             }
         }
-        a->wcin = takef(ar, (size_t)T * B * d->wc_in);
-        a->hh = takef(ar, (size_t)T * B * H);
+        a->wcin = takef(ar, (size_t)T * R * d->wc_in);
+        a->hh = takef(ar, (size_t)T * R * H);
     } else {
         a->wcin = NULL;
         Layer *dtop = &a->dec[d->L_d - 1];
-        a->hh = dtop->cache.h ? dtop->cache.h + (size_t)B * H : NULL; /* hh_t = h_t^top */
+        a->hh = dtop->cache.h ? dtop->cache.h + (size_t)R * H : NULL; /* hh_t = h_t^top */
     }
-    a->hd = drop ? takef(ar, (size_t)T * B * H) : a->hh;
-    a->hd_mask = drop ? takef(ar, (size_t)T * B * H) : NULL;
-    a->logits = takef(ar, (size_t)(m->stepwise ? 1 : T) * B * d->V_t);
-    a->best_id = take(ar, (size_t)B * 4);
-    a->best_val = takef(ar, B);
-    a->loss_rows = takef(ar, (size_t)T * B);
-    a->nll_rows = takef(ar, (size_t)T * B);
+    a->hd = drop ? takef(ar, (size_t)T * R * H) : a->hh;
+    a->hd_mask = drop ? takef(ar, (size_t)T * R * H) : NULL;
+    a->logits = takef(ar, (size_t)(m->stepwise ? 1 : T) * R * d->V_t);
+    a->best_id = take(ar, (size_t)R * m->G * 4);
+    a->best_val = takef(ar, (size_t)R * m->G);
+    a->loss_rows = takef(ar, (size_t)T * R);
+    a->nll_rows = takef(ar, (size_t)T * R);
 
     /* gradients: one contiguous region, zeroed by backward */
     size_t grad_start = ar->used;
@@ -301,27 +314,33 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     param_layout_build(dims, &m->layout);
     Arena measure = {NULL, 0};
     m->train = true;
+    m->G = 1;
     carve(m, &measure, lim.max_B, lim.max_S, lim.max_T);
-    size_t train_bytes = measure.used;
-    Arena measure_decode = {NULL, 0};
+    /* decoding, greedy and with the widest beam */
+    int beam = lim.max_beam > 1 ? lim.max_beam : 1;
     m->train = false;
     m->stepwise = true;
-    carve(m, &measure_decode, lim.max_B, lim.max_S, lim.max_decode_T > 0 ? lim.max_decode_T : 1);
+    for (int g = 1; g <= beam; g = g == beam ? beam + 1 : beam) {
+        Arena measure_decode = {NULL, 0};
+        m->G = g;
+        carve(m, &measure_decode, lim.max_B, lim.max_S, lim.max_decode_T > 0 ? lim.max_decode_T : 1);
+        if (measure_decode.used > measure.used) measure.used = measure_decode.used;
+    }
+    m->G = 1;
     m->stepwise = false;
-    if (measure_decode.used > measure.used) measure.used = measure_decode.used;
-    (void)train_bytes;
     m->arena_bytes = measure.used + 64;
     int widest = dims->H > dims->K ? dims->H : dims->K;
     if (dims->E > widest) widest = dims->E;
     int longest = lim.max_S > lim.max_T ? lim.max_S : lim.max_T;
     if (lim.max_decode_T > longest) longest = lim.max_decode_T;
-    size_t stage = (size_t)longest * lim.max_B;
+    size_t rows = (size_t)lim.max_B * beam; /* decoder rows at most */
+    size_t stage = (size_t)longest * rows;
     m->params = be->alloc(be, m->layout.total * sizeof(float));
     m->grads = be->alloc(be, m->layout.total * sizeof(float));
     m->arena = be->alloc(be, m->arena_bytes);
-    m->zeros = be->alloc(be, (size_t)lim.max_B * widest * sizeof(float));
-    m->ones = be->alloc(be, (size_t)lim.max_B * sizeof(float));
-    m->neg_inf = be->alloc(be, (size_t)lim.max_B * sizeof(float));
+    m->zeros = be->alloc(be, rows * widest * sizeof(float));
+    m->ones = be->alloc(be, rows * sizeof(float));
+    m->neg_inf = be->alloc(be, rows * sizeof(float));
     m->h_ids = nmt_malloc(stage * sizeof(int32_t));
     m->h_f = nmt_malloc(stage * sizeof(float));
     if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->h_ids ||
@@ -331,10 +350,10 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
                         "batches up to %d x %d x %d)", m ? measure.used / 1e6 : 0.0,
                         lim.max_B, lim.max_S, lim.max_T);
     }
-    for (int b = 0; b < lim.max_B; b++) m->h_f[b] = 1.0f;
-    be->upload(be, m->ones, m->h_f, (size_t)lim.max_B * sizeof(float));
-    for (int b = 0; b < lim.max_B; b++) m->h_f[b] = -INFINITY;
-    be->upload(be, m->neg_inf, m->h_f, (size_t)lim.max_B * sizeof(float));
+    for (size_t r = 0; r < rows; r++) m->h_f[r] = 1.0f;
+    be->upload(be, m->ones, m->h_f, rows * sizeof(float));
+    for (size_t r = 0; r < rows; r++) m->h_f[r] = -INFINITY;
+    be->upload(be, m->neg_inf, m->h_f, rows * sizeof(float));
     *out = m;
     return NMT_OK;
 }
@@ -403,13 +422,20 @@ static void upload_source(Seq2Seq *m, const Batch *batch) {
     for (int s = 0; s < S; s++)
         for (int b = 0; b < B; b++) m->h_f[s * B + b] = s < batch->src_len[b] ? 1.0f : 0.0f;
     be->upload(be, a->keep_src, m->h_f, (size_t)S * B * sizeof(float));
+    int R = B * m->G; /* decoder rows: row r asks sentence r % B */
+    if (m->G > 1) {
+        for (int r = 0; r < R; r++) m->h_ids[r] = batch->src_len[r % B];
+        be->upload(be, a->row_len, m->h_ids, (size_t)R * 4);
+        for (int r = 0; r < R; r++) m->h_ids[r] = r % B;
+        be->upload(be, a->row_sent, m->h_ids, (size_t)R * 4);
+    }
     if (m->d.mode == ATTN_MODE_LOCAL_M && m->d.style != ATTN_STYLE_NONE) {
         for (int t = 0; t < T; t++)
-            for (int b = 0; b < B; b++) {
-                int last = batch->src_len[b] - 1;
-                m->h_f[t * B + b] = (float)(t < last ? t : last);
+            for (int r = 0; r < R; r++) {
+                int last = batch->src_len[r % B] - 1;
+                m->h_f[(size_t)t * R + r] = (float)(t < last ? t : last);
             }
-        be->upload(be, a->centers, m->h_f, (size_t)T * B * sizeof(float));
+        be->upload(be, a->centers, m->h_f, (size_t)T * R * sizeof(float));
     }
 }
 
@@ -484,23 +510,36 @@ static void bridge_forward(Seq2Seq *m) {
         be->zero(be, a->h0all, (size_t)B * LH * sizeof(float));
         be->zero(be, a->c0all, (size_t)B * LH * sizeof(float));
     }
+    const float *h0 = a->h0all, *c0 = a->c0all;
+    int rows = B;
+    if (m->G > 1) {
+        /* every hypothesis row of a sentence starts from the sentence's state */
+        rows = B * m->G;
+        be->embedding_forward(be, a->gather_tmp, a->h0all, a->row_sent, rows, LH);
+        for (int l = 0; l < d->L_d; l++)
+            be->copy_cols(be, a->dec[l].cache.h, H, a->gather_tmp + l * H, LH, rows, H);
+        be->embedding_forward(be, a->gather_tmp, a->c0all, a->row_sent, rows, LH);
+        for (int l = 0; l < d->L_d; l++)
+            be->copy_cols(be, a->dec[l].cache.c, H, a->gather_tmp + l * H, LH, rows, H);
+        return;
+    }
     for (int l = 0; l < d->L_d; l++) {
-        be->copy_cols(be, a->dec[l].cache.h, H, a->h0all + l * H, LH, B, H);
-        be->copy_cols(be, a->dec[l].cache.c, H, a->c0all + l * H, LH, B, H);
+        be->copy_cols(be, a->dec[l].cache.h, H, h0 + l * H, LH, rows, H);
+        be->copy_cols(be, a->dec[l].cache.c, H, c0 + l * H, LH, rows, H);
     }
 }
 
 /* Top decoder state at slot `s` (slot t + 1 is the output of step t). */
 static float *dec_top(const Seq2Seq *m, int s) {
     const Layer *top = &m->a.dec[m->d.L_d - 1];
-    return top->cache.h + (size_t)s * m->B * m->d.H;
+    return top->cache.h + (size_t)s * m->B * m->G * m->d.H;
 }
 
 /* The decoder LSTM stack at step t; layer 0's input is already in place. */
 static void dec_stack_step(Seq2Seq *m, int t) {
     Backend *be = m->be;
     Acts *a = &m->a;
-    int B = m->B, H = m->d.H;
+    int B = m->B * m->G, H = m->d.H; /* decoder rows */
     for (int l = 0; l < m->d.L_d; l++) {
         Layer *L = &a->dec[l];
         float *x_t = L->x + (size_t)t * B * L->w.in;
@@ -525,7 +564,7 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
     Backend *be = m->be;
     const ModelDims *d = &m->d;
     Acts *a = &m->a;
-    int B = m->B, E = d->E, H = d->H, K = d->K;
+    int B = m->B * m->G, E = d->E, H = d->H, K = d->K; /* decoder rows */
     Layer *L0 = &a->dec[0];
     int in0 = d->dec_in, wc = d->wc_in;
     float *x0 = L0->x + (size_t)t * B * in0;
@@ -562,7 +601,7 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
 static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
     Backend *be = m->be;
     Acts *a = &m->a;
-    int B = m->B, T = m->T, E = m->d.E;
+    int B = m->B * m->G, T = m->T, E = m->d.E; /* decoder rows */
     be->embedding_forward(be, a->emb_tgt, P(m, m->layout.idx.tgt_emb), a->tgt_in, T * B, E);
     apply_dropout(m, a->w, a->emb_tgt, a->w_mask, (size_t)T * B * E, DROP_TGT_EMB);
     for (int t = 0; t < T; t++) decoder_step(m, aw, t);
@@ -584,6 +623,7 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
     m->T = batch->T;
     m->train = train;
     m->stepwise = false;
+    m->G = 1;
     m->seed = seed;
     Arena ar = {m->arena, 0};
     carve(m, &ar, m->B, m->S, m->T);
@@ -805,6 +845,7 @@ void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_le
     m->T = T;
     m->train = false;
     m->stepwise = true;
+    m->G = 1;
     m->seed = 0;
     Arena ar = {m->arena, 0};
     carve(m, &ar, B, m->S, T);
@@ -916,4 +957,239 @@ bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out) {
     if (p_rows) out->local_p_offset = sum_off / p_rows;
     out->rows = rows;
     return rows > 0;
+}
+
+/* ---- beam search ------------------------------------------------------- */
+
+/* GNMT length penalty of a hypothesis of `len` tokens (EOS counted). */
+static double length_penalty(double alpha, int len) {
+    return alpha > 0 ? pow((5.0 + len) / 6.0, alpha) : 1.0;
+}
+
+/* GNMT coverage penalty of one hypothesis' summed attention over its source. */
+static double coverage_penalty(double beta, const float *cov, int src_len) {
+    if (beta <= 0) return 0;
+    double sum = 0;
+    for (int s = 0; s < src_len; s++) sum += log(fmin(fmax(cov[s], 1e-6), 1.0));
+    return beta * sum;
+}
+
+typedef struct {
+    double score;
+    int row;   /* parent row */
+    int token;
+    double logp;
+} BeamCand;
+
+static int cand_cmp(const void *x, const void *y) {
+    const BeamCand *a = x, *b = y;
+    if (a->logp != b->logp) return a->logp > b->logp ? -1 : 1;
+    if (a->row != b->row) return a->row - b->row;
+    return a->token - b->token;
+}
+
+/* Inserts a finished hypothesis into sentence b's sorted n-best list. */
+static void add_finished(const BeamSpec *spec, int b, int stride, const int32_t *tokens, int len, double score,
+                         int32_t *out, int *out_len, double *out_score, int *out_count) {
+    int n = spec->nbest, *count = &out_count[b];
+    int at = *count;
+    while (at > 0 && out_score[b * n + at - 1] < score) at--;
+    if (at >= n) return;
+    int last = *count < n ? *count : n - 1;
+    for (int i = last; i > at; i--) {
+        memcpy(out + (size_t)(b * n + i) * stride, out + (size_t)(b * n + i - 1) * stride, (size_t)stride * 4);
+        out_len[b * n + i] = out_len[b * n + i - 1];
+        out_score[b * n + i] = out_score[b * n + i - 1];
+    }
+    memcpy(out + (size_t)(b * n + at) * stride, tokens, (size_t)len * 4);
+    out_len[b * n + at] = len;
+    out_score[b * n + at] = score;
+    if (*count < n) (*count)++;
+}
+
+NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
+                              int *out_len, double *out_score, int *out_count) {
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    int B = batch->B, G = spec->beam, V = d->V_t, E = d->E, H = d->H, S = batch->S;
+    NMT_ASSERT(G >= 1 && G <= (m->lim.max_beam > 1 ? m->lim.max_beam : 1) && spec->nbest >= 1 && spec->nbest <= G);
+    int T = 1;
+    for (int b = 0; b < B; b++) {
+        int limit = (int)(spec->max_len_a * batch->src_len[b]) + spec->max_len_b;
+        if (limit > T) T = limit;
+    }
+    if (T > m->lim.max_decode_T) T = m->lim.max_decode_T;
+    if (T > stride) T = stride;
+    int R = G * B;
+    m->B = B;
+    m->S = S;
+    m->T = T;
+    m->G = G;
+    m->train = false;
+    m->stepwise = true;
+    m->seed = 0;
+    Arena ar = {m->arena, 0};
+    carve(m, &ar, B, S, T);
+    NMT_ASSERT(ar.used <= m->arena_bytes);
+    Acts *a = &m->a;
+    int32_t *prev = nmt_malloc((size_t)R * 4), *parent = nmt_malloc((size_t)R * 4), *ids = nmt_malloc((size_t)R * G * 4);
+    int32_t *hist = nmt_malloc((size_t)R * T * 4), *new_hist = nmt_malloc((size_t)R * T * 4);
+    float *vals = nmt_malloc((size_t)R * G * sizeof(float));
+    double *logp = nmt_malloc((size_t)R * sizeof(double)), *new_logp = nmt_malloc((size_t)R * sizeof(double));
+    bool cov_on = spec->coverage_penalty > 0 && d->style != ATTN_STYLE_NONE;
+    float *cov = cov_on ? nmt_calloc((size_t)R * S, sizeof(float)) : NULL;
+    float *new_cov = cov_on ? nmt_calloc((size_t)R * S, sizeof(float)) : NULL;
+    float *attn = cov_on ? nmt_malloc((size_t)d->heads * R * S * sizeof(float)) : NULL;
+    BeamCand *cands = nmt_malloc((size_t)G * G * sizeof(BeamCand));
+    bool *done = nmt_calloc((size_t)B, sizeof(bool));
+    if (!prev || !parent || !ids || !hist || !new_hist || !vals || !logp || !new_logp || !cands || !done ||
+        (cov_on && (!cov || !new_cov || !attn))) {
+        nmt_free(prev), nmt_free(parent), nmt_free(ids), nmt_free(hist), nmt_free(new_hist), nmt_free(vals);
+        nmt_free(logp), nmt_free(new_logp), nmt_free(cov), nmt_free(new_cov), nmt_free(attn), nmt_free(cands);
+        nmt_free(done);
+        m->G = 1;
+        m->stepwise = false;
+        return nmt_fail_nomem("beam search");
+    }
+    upload_source(m, batch);
+    encoder_forward(m);
+    bridge_forward(m);
+    AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
+    if (d->style != ATTN_STYLE_NONE) attention_prepare(be, d, &aw, &a->ab);
+    for (int r = 0; r < R; r++) {
+        prev[r] = NMT_BOS_ID;
+        logp[r] = r < B ? 0.0 : -INFINITY; /* all rows start alike: keep one per sentence */
+    }
+    for (int b = 0; b < B; b++) out_count[b] = 0;
+    const float *tgt_emb = P(m, m->layout.idx.tgt_emb);
+    int active = B;
+    for (int t = 0; t < T && active > 0; t++) {
+        be->upload(be, a->tgt_in + (size_t)t * R, prev, (size_t)R * 4);
+        be->embedding_forward(be, a->w + (size_t)t * R * E, tgt_emb, a->tgt_in + (size_t)t * R, R, E);
+        decoder_step(m, &aw, t);
+        const float *hh_t = a->hh + (size_t)t * R * H;
+        be->gemm(be, false, true, R, V, H, 1.0f, hh_t, H, out_W(m), H, 0.0f, a->logits, V);
+        be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), R, V);
+        be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, R, 1);
+        be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, R, 1);
+        be->log_softmax(be, R, V, a->logits, a->logits);
+        be->topk(be, a->logits, R, V, G, a->best_val, a->best_id);
+        be->download(be, vals, a->best_val, (size_t)R * G * sizeof(float));
+        be->download(be, ids, a->best_id, (size_t)R * G * 4);
+        if (cov_on) {
+            AttnStep st = step(m, t);
+            be->download(be, attn, st.pre_drop, (size_t)d->heads * R * S * sizeof(float));
+            for (int r = 0; r < R; r++)
+                for (int s = 0; s < S; s++) {
+                    float sum = 0;
+                    for (int j = 0; j < d->heads; j++) sum += attn[((size_t)j * R + r) * S + s];
+                    cov[(size_t)r * S + s] += sum / d->heads;
+                }
+        }
+        for (int b = 0; b < B; b++) {
+            int limit = (int)(spec->max_len_a * batch->src_len[b]) + spec->max_len_b;
+            if (limit > T) limit = T;
+            if (done[b]) {
+                for (int g = 0; g < G; g++) {
+                    parent[g * B + b] = g * B + b;
+                    new_logp[g * B + b] = -INFINITY;
+                }
+                continue;
+            }
+            int n = 0;
+            for (int g = 0; g < G; g++) {
+                int r = g * B + b;
+                if (logp[r] == -INFINITY) continue;
+                for (int j = 0; j < G; j++) {
+                    float v = vals[(size_t)r * G + j];
+                    if (!(v > -INFINITY) || ids[(size_t)r * G + j] < 0) continue;
+                    cands[n++] = (BeamCand){0, r, ids[(size_t)r * G + j], logp[r] + v};
+                }
+            }
+            qsort(cands, (size_t)n, sizeof *cands, cand_cmp);
+            int alive = 0;
+            for (int i = 0; i < n && alive < G; i++) {
+                BeamCand *c = &cands[i];
+                bool eos = c->token == NMT_EOS_ID;
+                if (eos || t + 1 >= limit) {
+                    /* finished: by EOS, or cut at the length limit */
+                    int len = eos ? t : t + 1;
+                    int32_t *toks = hist + (size_t)c->row * T;
+                    toks[t] = c->token; /* scratch slot: the row is re-gathered below */
+                    double score = c->logp / length_penalty(spec->length_penalty, t + 1) +
+                                   (cov_on ? coverage_penalty(spec->coverage_penalty, cov + (size_t)c->row * S,
+                                                              batch->src_len[b]) : 0);
+                    add_finished(spec, b, stride, toks, len, score, out, out_len, out_score, out_count);
+                    continue;
+                }
+                int r = alive * B + b;
+                parent[r] = c->row;
+                new_logp[r] = c->logp;
+                prev[r] = c->token;
+                alive++;
+            }
+            for (int g = alive; g < G; g++) {
+                parent[g * B + b] = g * B + b;
+                new_logp[g * B + b] = -INFINITY;
+            }
+            /* stop when no alive hypothesis can still beat the nbest-th finished one:
+             * log p only falls and the length penalty is largest at the limit */
+            double bound = -INFINITY;
+            for (int g = 0; g < alive; g++) {
+                double lp_best = new_logp[g * B + b] / length_penalty(spec->length_penalty, limit);
+                if (lp_best > bound) bound = lp_best;
+            }
+            if (alive == 0 || (out_count[b] >= spec->nbest && out_score[b * spec->nbest + spec->nbest - 1] >= bound)) {
+                done[b] = true;
+                active--;
+            }
+        }
+        /* reorder the hypotheses: host histories and coverage, device states */
+        for (int r = 0; r < R; r++) {
+            memcpy(new_hist + (size_t)r * T, hist + (size_t)parent[r] * T, (size_t)t * 4);
+            new_hist[(size_t)r * T + t] = prev[r];
+            if (cov_on) memcpy(new_cov + (size_t)r * S, cov + (size_t)parent[r] * S, (size_t)S * sizeof(float));
+        }
+        int32_t *swap_i = hist;
+        hist = new_hist, new_hist = swap_i;
+        if (cov_on) {
+            float *swap_f = cov;
+            cov = new_cov, new_cov = swap_f;
+        }
+        double *swap_d = logp;
+        logp = new_logp, new_logp = swap_d;
+        for (int r = 0; r < R; r++)
+            if (logp[r] == -INFINITY) prev[r] = NMT_EOS_ID;
+        be->upload(be, a->parent, parent, (size_t)R * 4);
+        for (int l = 0; l < d->L_d; l++) {
+            Layer *L = &a->dec[l];
+            float *slots[2] = {L->cache.h + (size_t)(t + 1) * R * H, L->cache.c + (size_t)(t + 1) * R * H};
+            for (int k = 0; k < 2; k++) {
+                be->embedding_forward(be, a->gather_tmp, slots[k], a->parent, R, H);
+                be->copy(be, slots[k], a->gather_tmp, (size_t)R * H * sizeof(float));
+            }
+        }
+        if (d->style != ATTN_STYLE_NONE) {
+            float *hh = a->hh + (size_t)t * R * H; /* read by input feeding at t + 1 */
+            be->embedding_forward(be, a->gather_tmp, hh, a->parent, R, H);
+            be->copy(be, hh, a->gather_tmp, (size_t)R * H * sizeof(float));
+        }
+    }
+    /* sentences cut by max_decode_T: their alive hypotheses count as finished */
+    for (int b = 0; b < B; b++) {
+        if (done[b]) continue;
+        for (int g = 0; g < G; g++) {
+            int r = g * B + b;
+            if (logp[r] == -INFINITY) continue;
+            double score = logp[r] / length_penalty(spec->length_penalty, T) +
+                           (cov_on ? coverage_penalty(spec->coverage_penalty, cov + (size_t)r * S, batch->src_len[b]) : 0);
+            add_finished(spec, b, stride, hist + (size_t)r * T, T, score, out, out_len, out_score, out_count);
+        }
+    }
+    nmt_free(prev), nmt_free(parent), nmt_free(ids), nmt_free(hist), nmt_free(new_hist), nmt_free(vals);
+    nmt_free(logp), nmt_free(new_logp), nmt_free(cov), nmt_free(new_cov), nmt_free(attn), nmt_free(cands);
+    nmt_free(done);
+    m->G = 1;
+    m->stepwise = false;
+    return NMT_OK;
 }

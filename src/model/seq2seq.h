@@ -28,7 +28,8 @@ typedef struct Seq2Seq Seq2Seq;
 
 typedef struct {
     int max_B, max_S, max_T; /* largest training/scoring batch */
-    int max_decode_T;        /* longest greedy decoding (0: none) */
+    int max_decode_T;        /* longest decoding (0: none) */
+    int max_beam;            /* widest beam search (0 or 1: greedy only) */
 } ModelLimits;
 
 NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits limits, Seq2Seq **out);
@@ -75,5 +76,27 @@ bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out);
  * out[b * out_stride ...], without BOS or EOS; out_len[b] gets its length. */
 void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
                     int out_stride, int *out_len);
+
+/* Beam search (docs/decoding.md). Scores: log p(y) / lp(|y|) + cp, with the
+ * GNMT length penalty lp(n) = ((5 + n) / 6)^alpha (n counts EOS) and
+ * coverage penalty cp = beta * sum_s log(min(attention summed over steps, 1)).
+ * A sentence stops when it has `nbest` finished hypotheses and no unfinished
+ * one can still beat the nbest-th: log p only falls with length and lp is
+ * largest at the length limit, so an unfinished hypothesis can reach at
+ * most log p / lp(limit). */
+typedef struct {
+    int beam;                 /* K >= 1 (<= ModelLimits.max_beam) */
+    int nbest;                /* hypotheses returned per sentence, 1..K */
+    double length_penalty;    /* alpha >= 0 */
+    double coverage_penalty;  /* beta >= 0 */
+    double max_len_a;
+    int max_len_b;
+} BeamSpec;
+
+/* Hypothesis i of sentence b: ids at out[(b * nbest + i) * stride ...]
+ * (no BOS/EOS), length out_len[b * nbest + i], score out_score[...], best
+ * first; out_count[b] hypotheses (>= 1). */
+NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
+                              int *out_len, double *out_score, int *out_count);
 
 #endif
