@@ -1,7 +1,8 @@
 /* cmd_translate.c: `nmt translate`: a Unix filter from a checkpoint: plain
  * text in (one sentence per line), plain text out, exactly one output line
  * per input line, in order. SentencePiece or word tokenization happens
- * inside. Greedy decoding (beam search arrives with the decoding issue). */
+ * inside. Greedy decoding or batched beam search with n-best lists. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +17,20 @@
 #include "train/checkpoint.h"
 
 static const char translate_usage[] =
-    "usage: nmt translate [--model FILE | --config FILE] [--batch N] [--beam 1]\n"
+    "usage: nmt translate [--model FILE | --config FILE] [--beam K] [--nbest N]\n"
+    "                     [--length-penalty A] [--coverage-penalty B] [--batch N]\n"
     "                     [--max-src-len N] < input.txt > output.txt\n\n"
     "Translates standard input line by line. The model is --model, else\n"
     "best.nmt in train.save_dir of --config, else the file named by $NMT_MODEL.\n"
     "Exactly one output line per input line, in order: an empty line gives an\n"
     "empty line; a line with invalid UTF-8 gives an empty line and a warning;\n"
     "a line longer than --max-src-len tokens (default: twice the training\n"
-    "data.max_len) is truncated with a warning. Decoding is greedy.\n";
+    "data.max_len) is truncated with a warning.\n"
+    "--beam K: beam search with K hypotheses per sentence (default: the model's\n"
+    "decode.beam; 1 is greedy). --nbest N (N <= K): N lines per input line in\n"
+    "Moses format 'i ||| translation ||| score', i counting input lines from 0.\n"
+    "--length-penalty (GNMT alpha) and --coverage-penalty (beta) default to the\n"
+    "model's decode settings.\n";
 
 typedef struct {
     Config cfg;
@@ -32,6 +39,8 @@ typedef struct {
     Seq2Seq *model;
     int batch, max_src;
     int beam, nbest;
+    double alpha, beta; /* NAN: the model's decode settings */
+    int64_t line_index; /* input lines written so far (n-best numbering) */
 } Translator;
 
 static NmtStatus load_model(const char *path, Translator *tr) {
@@ -51,8 +60,14 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     if (!st) {
         if (tr->max_src <= 0) tr->max_src = tr->cfg.data.max_len * 2 > 100 ? tr->cfg.data.max_len * 2 : 100;
         if (tr->batch <= 0) tr->batch = tr->cfg.decode.batch;
+        if (tr->beam <= 0) tr->beam = tr->cfg.decode.beam;
+        if (tr->nbest <= 0) tr->nbest = 1;
+        if (tr->nbest > tr->beam) tr->beam = tr->nbest;
+        if (isnan(tr->alpha)) tr->alpha = tr->cfg.decode.length_penalty;
+        if (isnan(tr->beta)) tr->beta = tr->cfg.decode.coverage_penalty;
         int max_out = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
         ModelLimits lim = {tr->batch, tr->max_src, 1, max_out, tr->beam};
+        if (tr->nbest > 1 && tr->beam < tr->nbest) lim.max_beam = tr->nbest;
         st = seq2seq_create(tr->be, &d, lim, &tr->model);
     }
     if (!st && ck.n_floats != seq2seq_layout(tr->model)->total)
@@ -78,15 +93,18 @@ typedef struct {
     int *cap;       /* (n) */
 } LineBatch;
 
-/* Decodes the non-empty lines of the batch and prints every line in order. */
+/* Decodes the non-empty lines of the batch and prints every line in order:
+ * one line each, or nbest lines each in Moses format. out holds
+ * (B * nbest) hypotheses of `stride` ids. */
 static NmtStatus flush_batch(Translator *tr, LineBatch *lb, int32_t *src, int *src_len, int32_t *out,
-                             int *out_len, int stride) {
+                             int *out_len, double *out_score, int *out_count, int stride) {
     int cols = 0, S = 1, map[4096];
     for (int i = 0; i < lb->n; i++)
         if (lb->len[i] > 0) {
             map[cols++] = i;
             if (lb->len[i] > S) S = lb->len[i];
         }
+    int nbest = tr->nbest;
     if (cols > 0) {
         memset(src, 0, (size_t)S * cols * sizeof *src);
         for (int c = 0; c < cols; c++) {
@@ -100,19 +118,34 @@ static NmtStatus flush_batch(Translator *tr, LineBatch *lb, int32_t *src, int *s
         b.S = S;
         b.src = src;
         b.src_len = src_len;
-        seq2seq_greedy(tr->model, &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b, out, stride, out_len);
+        if (tr->beam <= 1) {
+            seq2seq_greedy(tr->model, &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b, out, stride, out_len);
+            for (int c = 0; c < cols; c++) out_count[c] = 1, out_score[c] = 0;
+        } else {
+            BeamSpec spec = {tr->beam, nbest, tr->alpha, tr->beta, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b};
+            NmtStatus st = seq2seq_beam_search(tr->model, &b, &spec, out, stride, out_len, out_score, out_count);
+            if (st) return st;
+        }
     }
     int c = 0;
-    for (int i = 0; i < lb->n; i++) {
-        if (lb->len[i] > 0) {
+    int per = tr->beam <= 1 ? 1 : nbest; /* hypotheses stored per sentence */
+    for (int i = 0; i < lb->n; i++, tr->line_index++) {
+        int n_hyp = lb->len[i] > 0 ? out_count[c] : 0;
+        for (int h = 0; h < (nbest > 1 ? (n_hyp > 0 ? n_hyp : 1) : 1); h++) {
             char *text = NULL;
-            NmtStatus st = tokenizer_decode(tr->tgt_tok, out + (size_t)c * stride, out_len[c], &text);
-            c++;
-            if (st) return st;
-            fputs(text, stdout);
+            if (h < n_hyp) {
+                NmtStatus st = tokenizer_decode(tr->tgt_tok, out + (size_t)(c * per + h) * stride,
+                                                out_len[c * per + h], &text);
+                if (st) return st;
+            }
+            if (nbest > 1)
+                printf("%lld ||| %s ||| %.6f\n", (long long)tr->line_index, text ? text : "",
+                       h < n_hyp ? out_score[c * per + h] : 0.0);
+            else
+                printf("%s\n", text ? text : "");
             nmt_free(text);
         }
-        fputc('\n', stdout);
+        if (lb->len[i] > 0) c++;
     }
     lb->n = 0;
     return ferror(stdout) ? nmt_fail(NMT_ERR_IO, "standard output: write error") : NMT_OK;
@@ -128,9 +161,13 @@ static NmtStatus translate_stream(Translator *tr) {
                     nmt_calloc((size_t)B, sizeof(int))};
     int32_t *src = nmt_malloc((size_t)B * tr->max_src * sizeof(int32_t));
     int *src_len = nmt_malloc((size_t)B * sizeof(int));
-    int32_t *out = nmt_malloc((size_t)B * stride * sizeof(int32_t));
-    int *out_len = nmt_malloc((size_t)B * sizeof(int));
-    if (!lb.ids || !lb.len || !lb.cap || !src || !src_len || !out || !out_len) st = nmt_fail_nomem("translating");
+    int per = tr->beam <= 1 ? 1 : tr->nbest;
+    int32_t *out = nmt_malloc((size_t)B * per * stride * sizeof(int32_t));
+    int *out_len = nmt_malloc((size_t)B * per * sizeof(int));
+    double *out_score = nmt_malloc((size_t)B * per * sizeof(double));
+    int *out_count = nmt_malloc((size_t)B * sizeof(int));
+    if (!lb.ids || !lb.len || !lb.cap || !src || !src_len || !out || !out_len || !out_score || !out_count)
+        st = nmt_fail_nomem("translating");
     while (!st) {
         const char *line;
         size_t len;
@@ -151,9 +188,9 @@ static NmtStatus translate_stream(Translator *tr) {
                 lb.len[i] = tr->max_src;
             }
         }
-        if (!st && lb.n == B) st = flush_batch(tr, &lb, src, src_len, out, out_len, stride);
+        if (!st && lb.n == B) st = flush_batch(tr, &lb, src, src_len, out, out_len, out_score, out_count, stride);
     }
-    if (!st && lb.n > 0) st = flush_batch(tr, &lb, src, src_len, out, out_len, stride);
+    if (!st && lb.n > 0) st = flush_batch(tr, &lb, src, src_len, out, out_len, out_score, out_count, stride);
     if (lb.ids)
         for (int i = 0; i < B; i++) nmt_free(lb.ids[i]);
     nmt_free(lb.ids);
@@ -163,6 +200,8 @@ static NmtStatus translate_stream(Translator *tr) {
     nmt_free(src_len);
     nmt_free(out);
     nmt_free(out_len);
+    nmt_free(out_score);
+    nmt_free(out_count);
     line_reader_close(r);
     if (!st && fflush(stdout) != 0) st = nmt_fail(NMT_ERR_IO, "standard output: write error");
     return st;
@@ -173,6 +212,7 @@ int cmd_translate(int argc, char **argv) {
     const char *model_path = NULL;
     Translator tr;
     memset(&tr, 0, sizeof tr);
+    tr.alpha = tr.beta = NAN;
     for (int i = 1; i < argc; i++) {
         int took = cli_take_config_arg(argc, argv, &i, &args);
         if (took < 0) return cli_report("translate", NMT_ERR_USAGE);
@@ -197,8 +237,29 @@ int cmd_translate(int argc, char **argv) {
                 return NMT_EXIT_USAGE;
             }
         } else if ((v = cli_option_value(argc, argv, &i, "--beam", &missing))) {
-            if (atoi(v) != 1) {
-                fprintf(stderr, "nmt translate: only --beam 1 (greedy) is available so far, got '%s'\n", v);
+            tr.beam = atoi(v);
+            if (tr.beam < 1 || tr.beam > 1000) {
+                fprintf(stderr, "nmt translate: --beam must be in [1, 1000], got '%s'\n", v);
+                return NMT_EXIT_USAGE;
+            }
+        } else if ((v = cli_option_value(argc, argv, &i, "--nbest", &missing))) {
+            tr.nbest = atoi(v);
+            if (tr.nbest < 1 || tr.nbest > 1000) {
+                fprintf(stderr, "nmt translate: --nbest must be in [1, 1000], got '%s'\n", v);
+                return NMT_EXIT_USAGE;
+            }
+        } else if ((v = cli_option_value(argc, argv, &i, "--length-penalty", &missing))) {
+            char *end;
+            tr.alpha = strtod(v, &end);
+            if (*end || tr.alpha < 0) {
+                fprintf(stderr, "nmt translate: --length-penalty must be a number >= 0, got '%s'\n", v);
+                return NMT_EXIT_USAGE;
+            }
+        } else if ((v = cli_option_value(argc, argv, &i, "--coverage-penalty", &missing))) {
+            char *end;
+            tr.beta = strtod(v, &end);
+            if (*end || tr.beta < 0) {
+                fprintf(stderr, "nmt translate: --coverage-penalty must be a number >= 0, got '%s'\n", v);
                 return NMT_EXIT_USAGE;
             }
         } else {

@@ -66,6 +66,17 @@ check 'printf "%s" "$out" | grep -q "^BLEU|nrefs:1"' "eval: $out"
 out=$(cd "$tmp" && env -u NMT_MODEL "$NMT" translate < /dev/null 2>&1); rc=$?
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "no model"' "translate without a model: $rc $out"
 
+# 3b. beam search with n-best lists in Moses format
+"$NMT" translate --model "$tmp/run/best.nmt" --beam 4 --nbest 2 < "$tmp/data/test.src" > "$tmp/nbest.txt" 2>/dev/null
+check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/nbest.txt") -eq 80 ]' "n-best: expected 80 lines, got $(wc -l < "$tmp/nbest.txt")"
+check "grep -c -E '^[0-9]+ \|\|\| .* \|\|\| -?[0-9]+\.[0-9]+\$' '$tmp/nbest.txt' | grep -qx 80" "n-best lines not in Moses format"
+check "[ \"\$(cut -d' ' -f1 '$tmp/nbest.txt' | uniq -c | awk '{print \$1}' | sort -u)\" = 2 ]" "each input line needs 2 hypotheses"
+check "[ \"\$(cut -d' ' -f1 '$tmp/nbest.txt' | uniq | tail -1)\" = 39 ]" "n-best numbering must count input lines from 0"
+"$NMT" translate --model "$tmp/run/best.nmt" --beam 3 < "$tmp/mixed.src" > "$tmp/mixed3.hyp" 2>/dev/null
+check "[ \$(wc -l < '$tmp/mixed.src') -eq \$(wc -l < '$tmp/mixed3.hyp') ]" "beam: line counts differ"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run4" --set train.max_steps=20 --set decode.beam=3 2>&1)
+check '[ $? -eq 0 ] && grep -q "^valid,20," "$tmp/run4/train.csv"' "validation with beam 3: $out"
+
 # 4. a corrupt checkpoint is refused, a truncated one too
 cp "$tmp/run/best.nmt" "$tmp/corrupt.nmt"
 printf '\x55' | dd of="$tmp/corrupt.nmt" bs=1 seek=5000 conv=notrunc status=none

@@ -198,7 +198,8 @@ static NmtStatus load_valid_refs(Trainer *tr) {
     return st;
 }
 
-/* Perplexity and greedy BLEU on the validation set. */
+/* Perplexity, and BLEU of the decoded validation set (decode.beam; greedy
+ * when 1), through the same BLEU code as `nmt eval`. */
 static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
     const Config *cfg = tr->cfg;
     double nll = 0;
@@ -210,8 +211,9 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
     BatchLimits lim = batcher_limits(tr->valid_batches);
     int stride = tr->max_decode_T;
     int32_t *out = nmt_malloc((size_t)lim.max_B * stride * sizeof(int32_t));
-    int *out_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
-    NmtStatus st = out && out_len ? NMT_OK : nmt_fail_nomem("validating");
+    int *out_len = nmt_malloc((size_t)lim.max_B * sizeof(int)), *counts = nmt_malloc((size_t)lim.max_B * sizeof(int));
+    double *scores = nmt_malloc((size_t)lim.max_B * sizeof(double));
+    NmtStatus st = out && out_len && counts && scores ? NMT_OK : nmt_fail_nomem("validating");
     BatchPosition start = {0, 0};
     if (!st) st = batcher_seek(tr->valid_batches, start);
     while (!st) {
@@ -223,7 +225,14 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
         seq2seq_forward(tr->model, &b, false, 0, &loss);
         nll += loss.nll_sum;
         tokens += loss.n_tokens;
-        seq2seq_greedy(tr->model, &b, cfg->decode.max_len_a, cfg->decode.max_len_b, out, stride, out_len);
+        if (cfg->decode.beam > 1) {
+            BeamSpec spec = {cfg->decode.beam, 1, cfg->decode.length_penalty, cfg->decode.coverage_penalty,
+                             cfg->decode.max_len_a, cfg->decode.max_len_b};
+            st = seq2seq_beam_search(tr->model, &b, &spec, out, stride, out_len, scores, counts);
+            if (st) break;
+        } else {
+            seq2seq_greedy(tr->model, &b, cfg->decode.max_len_a, cfg->decode.max_len_b, out, stride, out_len);
+        }
         for (int i = 0; !st && i < b.B; i++) {
             char *hyp = NULL;
             st = tokenizer_decode(tr->data.tgt_tok, out + (size_t)i * stride, out_len[i], &hyp);
@@ -234,6 +243,8 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
     }
     nmt_free(out);
     nmt_free(out_len);
+    nmt_free(counts);
+    nmt_free(scores);
     if (st) return st;
     *ppl = tokens ? exp(nll / tokens) : NAN;
     BleuResult r;
@@ -386,6 +397,7 @@ static NmtStatus setup(Trainer *tr) {
         if (vl.max_T > ml.max_T) ml.max_T = vl.max_T;
         ml.max_decode_T = (int)(cfg->decode.max_len_a * vl.max_S) + cfg->decode.max_len_b;
         tr->max_decode_T = ml.max_decode_T;
+        ml.max_beam = cfg->decode.beam;
         st = load_valid_refs(tr);
         if (st) return st;
     }
