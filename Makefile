@@ -113,4 +113,8 @@ test: nmt $(TEST_BIN)
 clean:
 	rm -rf $(BUILD) nmt
 
+# Optional parts, one file each (mk/gpu.mk: the CUDA bundle and parity tests;
+# mk/check.mk: sanitizers and fuzzing).
+-include $(wildcard mk/*.mk)
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
