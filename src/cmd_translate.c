@@ -2,7 +2,9 @@
  * text in (one sentence per line), plain text out, exactly one output line
  * per input line, in order. SentencePiece or word tokenization happens
  * inside. Greedy decoding or batched beam search with n-best lists. */
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +15,16 @@
 #include "commands.h"
 #include "data/corpus.h"
 #include "data/tokenizer.h"
+#include "fileio.h"
+#include "plot/attention_svg.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
 
 static const char translate_usage[] =
     "usage: nmt translate [--model FILE | --config FILE] [--beam K] [--nbest N]\n"
     "                     [--length-penalty A] [--coverage-penalty B] [--batch N]\n"
+    "                     [--replace-unk] [--unk-dict FILE] [--attention-out FILE]\n"
+    "                     [--attention-svg DIR]\n"
     "                     [--max-src-len N] < input.txt > output.txt\n\n"
     "Translates standard input line by line. The model is --model, else\n"
     "best.nmt in train.save_dir of --config, else the file named by $NMT_MODEL.\n"
@@ -30,7 +36,11 @@ static const char translate_usage[] =
     "decode.beam; 1 is greedy). --nbest N (N <= K): N lines per input line in\n"
     "Moses format 'i ||| translation ||| score', i counting input lines from 0.\n"
     "--length-penalty (GNMT alpha) and --coverage-penalty (beta) default to the\n"
-    "model's decode settings.\n";
+    "model's decode settings.\n"
+    "--replace-unk: an unknown-word token in the output becomes the source token\n"
+    "with the highest attention at that step, or its entry in --unk-dict FILE\n"
+    "(lines 'source<TAB>target'). --attention-out FILE writes each line's\n"
+    "attention matrix as JSON lines; --attention-svg DIR one heatmap per line.\n";
 
 typedef struct {
     Config cfg;
@@ -41,7 +51,149 @@ typedef struct {
     int beam, nbest;
     double alpha, beta; /* NAN: the model's decode settings */
     int64_t line_index; /* input lines written so far (n-best numbering) */
+    FILE *attn_out;     /* --attention-out: JSON lines of attention matrices */
+    const char *attn_svg_dir; /* --attention-svg: one heatmap per line */
+    int replace_unk;    /* --replace-unk */
+    char **dict_src, **dict_tgt; /* --unk-dict, sorted by source */
+    int dict_n;
 } Translator;
+
+static bool wants_attention(const Translator *tr) {
+    return tr->attn_out || tr->attn_svg_dir || tr->replace_unk;
+}
+
+/* A piece or word as text: SentencePiece's word-start mark U+2581 dropped. */
+static const char *piece_text(const Tokenizer *t, int id) {
+    const char *p = tokenizer_piece(t, id);
+    if (!p) return "";
+    return strncmp(p, "\xE2\x96\x81", 3) == 0 ? p + 3 : p;
+}
+
+static int dict_cmp(const void *key, const void *item) {
+    return strcmp((const char *)key, *(char *const *)item);
+}
+
+/* The output text of ids; with --replace-unk every UNK becomes the source
+ * token it attends to most (or that token's --unk-dict entry). */
+/* The n-th whitespace-separated word of line (the word tokenizer's tokens),
+ * copied into buf; "" when there are fewer words. */
+static const char *surface_word(const char *line, int n, char *buf, size_t size) {
+    const char *p = line;
+    for (int k = 0; p && *p; k++) {
+        while (*p == ' ' || *p == '\t') p++;
+        const char *end = p;
+        while (*end && *end != ' ' && *end != '\t') end++;
+        if (end == p) break;
+        if (k == n) {
+            snprintf(buf, size, "%.*s", (int)(end - p), p);
+            return buf;
+        }
+        p = end;
+    }
+    return "";
+}
+
+static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, const int32_t *src, int src_n,
+                             const char *line, const float *attn, int S, char **text) {
+    if (!tr->replace_unk) return tokenizer_decode(tr->tgt_tok, ids, len, text);
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *f = open_memstream(&buf, &blen);
+    if (!f) return nmt_fail_nomem("replacing unknown words");
+    NmtStatus st = NMT_OK;
+    int start = 0;
+    for (int t = 0; t <= len && !st; t++) {
+        if (t < len && ids[t] != NMT_UNK_ID) continue;
+        if (t > start) { /* the known stretch before this UNK */
+            char *part = NULL;
+            st = tokenizer_decode(tr->tgt_tok, ids + start, t - start, &part);
+            if (!st) fprintf(f, "%s%s", ftell(f) ? " " : "", part);
+            nmt_free(part);
+        }
+        if (t < len && !st) {
+            int best = 0;
+            for (int s_ = 1; s_ < src_n; s_++)
+                if (attn[(size_t)t * S + s_] > attn[(size_t)t * S + best]) best = s_;
+            char surface[1024];
+            /* the word itself for the word tokenizer (an unknown source word too); the piece for SentencePiece */
+            const char *word = !src_n ? ""
+                               : tokenizer_kind(tr->src_tok) == TOKENIZER_WORD && line
+                                   ? surface_word(line, best, surface, sizeof surface)
+                                   : piece_text(tr->src_tok, src[best]);
+            char **hit = tr->dict_n ? bsearch(word, tr->dict_src, (size_t)tr->dict_n, sizeof(char *), dict_cmp) : NULL;
+            if (hit) word = tr->dict_tgt[hit - tr->dict_src];
+            fprintf(f, "%s%s", ftell(f) ? " " : "", word);
+        }
+        start = t + 1;
+    }
+    fclose(f);
+    if (st) {
+        free(buf);
+        return st;
+    }
+    *text = nmt_strdup(buf ? buf : "");
+    free(buf);
+    return *text ? NMT_OK : nmt_fail_nomem("replacing unknown words");
+}
+
+/* Writes a JSON string (escaped) to f. */
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* --attention-out and --attention-svg for one input line. */
+static NmtStatus write_attention(Translator *tr, const int32_t *src, int src_n, const int32_t *ids, int len,
+                                 const float *attn, int S) {
+    if (tr->attn_out) {
+        fprintf(tr->attn_out, "{\"line\": %lld, \"source\": [", (long long)tr->line_index);
+        for (int s_ = 0; s_ < src_n; s_++) {
+            if (s_) fputs(", ", tr->attn_out);
+            json_string(tr->attn_out, tokenizer_piece(tr->src_tok, src[s_]));
+        }
+        fputs("], \"target\": [", tr->attn_out);
+        for (int t = 0; t < len; t++) {
+            if (t) fputs(", ", tr->attn_out);
+            json_string(tr->attn_out, tokenizer_piece(tr->tgt_tok, ids[t]));
+        }
+        fputs("], \"attention\": [", tr->attn_out);
+        for (int t = 0; t < len; t++) {
+            fputs(t ? ", [" : "[", tr->attn_out);
+            for (int s_ = 0; s_ < src_n; s_++) fprintf(tr->attn_out, "%s%.4f", s_ ? ", " : "", attn[(size_t)t * S + s_]);
+            fputc(']', tr->attn_out);
+        }
+        fputs("]}\n", tr->attn_out);
+        if (ferror(tr->attn_out)) return nmt_fail(NMT_ERR_IO, "--attention-out: write error");
+    }
+    if (tr->attn_svg_dir && src_n > 0) {
+        const char **sp = nmt_malloc((size_t)(src_n + 1) * sizeof(char *));
+        const char **tp = nmt_malloc((size_t)(len + 1) * sizeof(char *));
+        float *w = nmt_malloc((size_t)(len * src_n + 1) * sizeof(float));
+        char *path = nmt_asprintf("%s/line-%06lld.svg", tr->attn_svg_dir, (long long)tr->line_index + 1);
+        char title[64];
+        snprintf(title, sizeof title, "line %lld", (long long)tr->line_index + 1);
+        NmtStatus st = sp && tp && w && path ? NMT_OK : nmt_fail_nomem("drawing attention");
+        if (!st) {
+            for (int s_ = 0; s_ < src_n; s_++) sp[s_] = tokenizer_piece(tr->src_tok, src[s_]);
+            for (int t = 0; t < len; t++) tp[t] = tokenizer_piece(tr->tgt_tok, ids[t]);
+            for (int t = 0; t < len; t++)
+                for (int s_ = 0; s_ < src_n; s_++) w[t * src_n + s_] = attn[(size_t)t * S + s_];
+            st = attention_svg_write(path, title, sp, src_n, tp, len, w);
+        }
+        nmt_free(sp);
+        nmt_free(tp);
+        nmt_free(w);
+        nmt_free(path);
+        return st;
+    }
+    return NMT_OK;
+}
 
 static NmtStatus load_model(const char *path, Translator *tr) {
     Checkpoint ck;
@@ -78,6 +230,51 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     return st;
 }
 
+/* --unk-dict: "source<TAB>target" per line; sorted for lookups. */
+static NmtStatus load_dict(const char *path, Translator *tr) {
+    LineReader *r;
+    NmtStatus st = line_reader_open(path, &r);
+    int cap = 0;
+    while (!st) {
+        const char *line;
+        size_t len;
+        int got = 0;
+        st = line_reader_next(r, &line, &len, &got);
+        if (st || !got) break;
+        if (len == 0) continue;
+        const char *tab = memchr(line, '\t', len);
+        if (!tab) {
+            st = nmt_fail(NMT_ERR_FORMAT, "%s:%lld: expected 'source<TAB>target'", path, (long long)line_reader_line_no(r));
+            break;
+        }
+        if (tr->dict_n == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **a = nmt_realloc(tr->dict_src, (size_t)cap * sizeof(char *));
+            if (a) tr->dict_src = a;
+            char **b = nmt_realloc(tr->dict_tgt, (size_t)cap * sizeof(char *));
+            if (b) tr->dict_tgt = b;
+            if (!a || !b) {
+                st = nmt_fail_nomem("reading --unk-dict");
+                break;
+            }
+        }
+        tr->dict_src[tr->dict_n] = nmt_strndup(line, (size_t)(tab - line));
+        tr->dict_tgt[tr->dict_n] = nmt_strndup(tab + 1, len - (size_t)(tab - line) - 1);
+        if (!tr->dict_src[tr->dict_n] || !tr->dict_tgt[tr->dict_n]) st = nmt_fail_nomem("reading --unk-dict");
+        tr->dict_n++;
+    }
+    line_reader_close(r);
+    if (st) return st;
+    /* sort pairs by source (insertion order kept for equal keys: first wins) */
+    for (int i = 1; i < tr->dict_n; i++)
+        for (int j = i; j > 0 && strcmp(tr->dict_src[j - 1], tr->dict_src[j]) > 0; j--) {
+            char *a = tr->dict_src[j], *b = tr->dict_tgt[j];
+            tr->dict_src[j] = tr->dict_src[j - 1], tr->dict_tgt[j] = tr->dict_tgt[j - 1];
+            tr->dict_src[j - 1] = a, tr->dict_tgt[j - 1] = b;
+        }
+    return NMT_OK;
+}
+
 static void translator_free(Translator *tr) {
     seq2seq_free(tr->model);
     if (tr->be) tr->be->destroy(tr->be);
@@ -91,13 +288,14 @@ typedef struct {
     int32_t **ids;  /* (n) encoded lines (NULL: output an empty line) */
     int *len;       /* (n) */
     int *cap;       /* (n) */
+    char **text;    /* (n) the input lines (word tokenizer + --replace-unk: surface words) */
 } LineBatch;
 
 /* Decodes the non-empty lines of the batch and prints every line in order:
  * one line each, or nbest lines each in Moses format. out holds
  * (B * nbest) hypotheses of `stride` ids. */
 static NmtStatus flush_batch(Translator *tr, LineBatch *lb, int32_t *src, int *src_len, int32_t *out,
-                             int *out_len, double *out_score, int *out_count, int stride) {
+                             int *out_len, double *out_score, int *out_count, float *out_attn, int stride) {
     int cols = 0, S = 1, map[4096];
     for (int i = 0; i < lb->n; i++)
         if (lb->len[i] > 0) {
@@ -118,24 +316,31 @@ static NmtStatus flush_batch(Translator *tr, LineBatch *lb, int32_t *src, int *s
         b.S = S;
         b.src = src;
         b.src_len = src_len;
-        if (tr->beam <= 1) {
+        if (tr->beam <= 1 && !wants_attention(tr)) {
             seq2seq_greedy(tr->model, &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b, out, stride, out_len);
             for (int c = 0; c < cols; c++) out_count[c] = 1, out_score[c] = 0;
-        } else {
+        } else { /* beam 1 is greedy; the beam path also records attention */
             BeamSpec spec = {tr->beam, nbest, tr->alpha, tr->beta, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b};
-            NmtStatus st = seq2seq_beam_search(tr->model, &b, &spec, out, stride, out_len, out_score, out_count);
+            NmtStatus st = seq2seq_beam_search(tr->model, &b, &spec, out, stride, out_len, out_score, out_count,
+                                               wants_attention(tr) ? out_attn : NULL);
             if (st) return st;
         }
     }
     int c = 0;
-    int per = tr->beam <= 1 ? 1 : nbest; /* hypotheses stored per sentence */
+    int per = nbest; /* hypotheses stored per sentence */
     for (int i = 0; i < lb->n; i++, tr->line_index++) {
         int n_hyp = lb->len[i] > 0 ? out_count[c] : 0;
+        const float *attn_c = out_attn + (size_t)c * per * stride * S;
+        if (wants_attention(tr)) {
+            NmtStatus st = write_attention(tr, lb->ids[i], lb->len[i], n_hyp ? out + (size_t)c * per * stride : NULL,
+                                           n_hyp ? out_len[c * per] : 0, attn_c, S);
+            if (st) return st;
+        }
         for (int h = 0; h < (nbest > 1 ? (n_hyp > 0 ? n_hyp : 1) : 1); h++) {
             char *text = NULL;
             if (h < n_hyp) {
-                NmtStatus st = tokenizer_decode(tr->tgt_tok, out + (size_t)(c * per + h) * stride,
-                                                out_len[c * per + h], &text);
+                NmtStatus st = render_text(tr, out + (size_t)(c * per + h) * stride, out_len[c * per + h], lb->ids[i],
+                                           lb->len[i], lb->text[i], attn_c + (size_t)h * stride * S, S, &text);
                 if (st) return st;
             }
             if (nbest > 1)
@@ -158,15 +363,17 @@ static NmtStatus translate_stream(Translator *tr) {
     line_reader_set_validate(r, 0); /* invalid lines become empty lines, not errors */
     int B = tr->batch, stride = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
     LineBatch lb = {0, nmt_calloc((size_t)B, sizeof(int32_t *)), nmt_calloc((size_t)B, sizeof(int)),
-                    nmt_calloc((size_t)B, sizeof(int))};
+                    nmt_calloc((size_t)B, sizeof(int)), nmt_calloc((size_t)B, sizeof(char *))};
     int32_t *src = nmt_malloc((size_t)B * tr->max_src * sizeof(int32_t));
     int *src_len = nmt_malloc((size_t)B * sizeof(int));
-    int per = tr->beam <= 1 ? 1 : tr->nbest;
+    int per = tr->nbest;
     int32_t *out = nmt_malloc((size_t)B * per * stride * sizeof(int32_t));
+    float *out_attn = wants_attention(tr) ? nmt_malloc((size_t)B * per * stride * tr->max_src * sizeof(float)) : NULL;
     int *out_len = nmt_malloc((size_t)B * per * sizeof(int));
     double *out_score = nmt_malloc((size_t)B * per * sizeof(double));
     int *out_count = nmt_malloc((size_t)B * sizeof(int));
-    if (!lb.ids || !lb.len || !lb.cap || !src || !src_len || !out || !out_len || !out_score || !out_count)
+    if (!lb.ids || !lb.len || !lb.cap || !lb.text || !src || !src_len || !out || !out_len || !out_score || !out_count ||
+        (wants_attention(tr) && !out_attn))
         st = nmt_fail_nomem("translating");
     while (!st) {
         const char *line;
@@ -178,6 +385,12 @@ static NmtStatus translate_stream(Translator *tr) {
         size_t bad;
         int i = lb.n++;
         lb.len[i] = 0;
+        nmt_free(lb.text[i]);
+        lb.text[i] = NULL;
+        if (tr->replace_unk && !(lb.text[i] = nmt_strndup(line, len))) {
+            st = nmt_fail_nomem("translating");
+            break;
+        }
         if (!utf8_validate(line, len, &bad) || memchr(line, '\0', len)) {
             nmt_log_warn("standard input:%lld: invalid UTF-8 or NUL byte; writing an empty line", (long long)line_no);
         } else {
@@ -188,11 +401,14 @@ static NmtStatus translate_stream(Translator *tr) {
                 lb.len[i] = tr->max_src;
             }
         }
-        if (!st && lb.n == B) st = flush_batch(tr, &lb, src, src_len, out, out_len, out_score, out_count, stride);
+        if (!st && lb.n == B) st = flush_batch(tr, &lb, src, src_len, out, out_len, out_score, out_count, out_attn, stride);
     }
-    if (!st && lb.n > 0) st = flush_batch(tr, &lb, src, src_len, out, out_len, out_score, out_count, stride);
+    if (!st && lb.n > 0) st = flush_batch(tr, &lb, src, src_len, out, out_len, out_score, out_count, out_attn, stride);
     if (lb.ids)
         for (int i = 0; i < B; i++) nmt_free(lb.ids[i]);
+    if (lb.text)
+        for (int i = 0; i < B; i++) nmt_free(lb.text[i]);
+    nmt_free(lb.text);
     nmt_free(lb.ids);
     nmt_free(lb.len);
     nmt_free(lb.cap);
@@ -202,6 +418,7 @@ static NmtStatus translate_stream(Translator *tr) {
     nmt_free(out_len);
     nmt_free(out_score);
     nmt_free(out_count);
+    nmt_free(out_attn);
     line_reader_close(r);
     if (!st && fflush(stdout) != 0) st = nmt_fail(NMT_ERR_IO, "standard output: write error");
     return st;
@@ -213,6 +430,7 @@ int cmd_translate(int argc, char **argv) {
     Translator tr;
     memset(&tr, 0, sizeof tr);
     tr.alpha = tr.beta = NAN;
+    const char *attn_out_path = NULL, *dict_path = NULL;
     for (int i = 1; i < argc; i++) {
         int took = cli_take_config_arg(argc, argv, &i, &args);
         if (took < 0) return cli_report("translate", NMT_ERR_USAGE);
@@ -255,6 +473,15 @@ int cmd_translate(int argc, char **argv) {
                 fprintf(stderr, "nmt translate: --length-penalty must be a number >= 0, got '%s'\n", v);
                 return NMT_EXIT_USAGE;
             }
+        } else if ((v = cli_option_value(argc, argv, &i, "--attention-out", &missing))) {
+            attn_out_path = v;
+        } else if ((v = cli_option_value(argc, argv, &i, "--attention-svg", &missing))) {
+            tr.attn_svg_dir = v;
+        } else if (!strcmp(argv[i], "--replace-unk")) {
+            tr.replace_unk = 1;
+        } else if ((v = cli_option_value(argc, argv, &i, "--unk-dict", &missing))) {
+            dict_path = v;
+            tr.replace_unk = 1;
         } else if ((v = cli_option_value(argc, argv, &i, "--coverage-penalty", &missing))) {
             char *end;
             tr.beta = strtod(v, &end);
@@ -285,7 +512,18 @@ int cmd_translate(int argc, char **argv) {
     }
     NmtStatus st = load_model(model_path, &tr);
     nmt_free(from_config);
+    if (!st && dict_path) st = load_dict(dict_path, &tr);
+    if (!st && tr.attn_svg_dir) st = file_make_dirs(tr.attn_svg_dir);
+    if (!st && attn_out_path) {
+        tr.attn_out = fopen(attn_out_path, "w");
+        if (!tr.attn_out) st = nmt_fail(NMT_ERR_IO, "%s: cannot write: %s", attn_out_path, strerror(errno));
+    }
     if (!st) st = translate_stream(&tr);
+    if (tr.attn_out && fclose(tr.attn_out) != 0 && !st)
+        st = nmt_fail(NMT_ERR_IO, "%s: write error", attn_out_path);
+    for (int k = 0; k < tr.dict_n; k++) nmt_free(tr.dict_src[k]), nmt_free(tr.dict_tgt[k]);
+    nmt_free(tr.dict_src);
+    nmt_free(tr.dict_tgt);
     translator_free(&tr);
     return cli_report("translate", st);
 }

@@ -145,17 +145,34 @@ static void check_beam1_is_greedy(const char *const *sets, int n_sets, const cha
     double score[B];
     seq2seq_greedy(m, &src, 2.0, 2, greedy, MAXT, glen);
     BeamSpec spec = {1, 1, 0.6, 0.0, 2.0, 2};
-    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, beam, MAXT, blen, score, count), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, beam, MAXT, blen, score, count, NULL), NMT_OK);
     for (int b = 0; b < B; b++) {
         CHECK(count[b] == 1 && blen[b] == glen[b] && !memcmp(beam + b * MAXT, greedy + b * MAXT, (size_t)glen[b] * 4),
               "%s: sentence %d: beam 1 (%d tokens) differs from greedy (%d tokens)", label, b, blen[b], glen[b]);
     }
+    /* the attention of each output token: rows over the source sum to 1 */
+    float *attn = calloc((size_t)B * MAXT * S, sizeof(float));
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, beam, MAXT, blen, score, count, attn), NMT_OK);
+    if (d.style != ATTN_STYLE_NONE)
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < blen[b]; t++) {
+                double sum = 0, outside = 0;
+                for (int s = 0; s < S; s++) {
+                    float a = attn[((size_t)b * MAXT + t) * S + s];
+                    if (s < src.src_len[b]) sum += a;
+                    else outside += fabs(a);
+                }
+                bool gaussian = d.mode == ATTN_MODE_LOCAL_P; /* the Gaussian leaves rows below 1 */
+                CHECK((gaussian ? sum > 0 && sum <= 1 + 1e-5 : fabs(sum - 1) < 1e-4) && outside == 0,
+                      "%s: sentence %d step %d: attention sums to %g (%g outside the sentence)", label, b, t, sum, outside);
+            }
+    free(attn);
     /* a wider beam with n-best: sorted lists of the asked size */
     int32_t nb[B * 3 * MAXT];
     int nlen[B * 3], ncount[B];
     double nscore[B * 3];
     BeamSpec wide = {4, 3, 1.0, 0.2, 2.0, 2};
-    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &wide, nb, MAXT, nlen, nscore, ncount), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &wide, nb, MAXT, nlen, nscore, ncount, NULL), NMT_OK);
     for (int b = 0; b < B; b++) {
         CHECK(ncount[b] == 3, "%s: sentence %d has %d of 3 hypotheses", label, b, ncount[b]);
         for (int i = 1; i < ncount[b]; i++)
@@ -239,7 +256,7 @@ static void check_exhaustive(double alpha) {
     int out_len[9], count;
     double score[9];
     BeamSpec spec = {9, 1, alpha, 0.0, 0.0, L};
-    CHECK_EQ_INT(seq2seq_beam_search(m, &one, &spec, out, 8, out_len, score, &count), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(m, &one, &spec, out, 8, out_len, score, &count, NULL), NMT_OK);
     int want_len = seqs[best_b][lens[best_b] - 1] == NMT_EOS_ID ? lens[best_b] - 1 : lens[best_b];
     CHECK(count == 1 && fabs(score[0] - best) < 1e-4 * fabs(best), "alpha %g: beam score %.6f, exhaustive best %.6f",
           alpha, count ? score[0] : NAN, best);

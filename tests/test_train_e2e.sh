@@ -77,6 +77,24 @@ check "[ \$(wc -l < '$tmp/mixed.src') -eq \$(wc -l < '$tmp/mixed3.hyp') ]" "beam
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run4" --set train.max_steps=20 --set decode.beam=3 2>&1)
 check '[ $? -eq 0 ] && grep -q "^valid,20," "$tmp/run4/train.csv"' "validation with beam 3: $out"
 
+# 3c. attention out: JSON lines (one per input line), SVG heatmaps, UNK replacement
+"$NMT" translate --model "$tmp/run/best.nmt" --beam 2 --attention-out "$tmp/att.jsonl" --attention-svg "$tmp/svg" \
+    < "$tmp/mixed.src" > "$tmp/att.hyp" 2>/dev/null
+check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/att.jsonl") -eq $(wc -l < "$tmp/mixed.src") ]' "attention JSON lines"
+check "python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' '$tmp/att.jsonl'" "attention JSON does not parse"
+check "python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); a=r[\"attention\"]; assert len(a)==len(r[\"target\"]) and all(len(x)==len(r[\"source\"]) and abs(sum(x)-1)<1e-3 for x in a)' '$tmp/att.jsonl'" "attention rows must match tokens and sum to 1"
+check "[ -s '$tmp/svg/line-000001.svg' ] && python3 -c 'import sys,xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' '$tmp/svg/line-000001.svg'" "attention SVG"
+check "[ ! -e '$tmp/svg/line-000006.svg' ]" "no heatmap for an empty line"
+# a model with a 20-word target vocabulary outputs <unk> often; replaced, it copies source words
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run5" --set train.max_steps=40 \
+    --set data.word_vocab_size=20 --set data.cache_dir="$tmp/cache5" > /dev/null 2>&1
+"$NMT" translate --model "$tmp/run5/best.nmt" < "$tmp/data/test.src" > "$tmp/unk0.hyp" 2>/dev/null
+check "grep -q '<unk>' '$tmp/unk0.hyp'" "the small-vocabulary model should output <unk>"
+printf 'ki\tKI-TRANSLATED\n' > "$tmp/dict.tsv"
+"$NMT" translate --model "$tmp/run5/best.nmt" --replace-unk --unk-dict "$tmp/dict.tsv" < "$tmp/data/test.src" > "$tmp/unk.hyp" 2>/dev/null
+check "[ \$(wc -l < '$tmp/unk.hyp') -eq 40 ] && ! grep -q '<unk>' '$tmp/unk.hyp'" "--replace-unk left <unk> in the output"
+check "python3 -c 'import sys; src=open(sys.argv[1]).read().split(chr(10)); hyp=open(sys.argv[2]).read().split(chr(10)); n=sum(1 for s,h in zip(src,hyp) for w in h.split() if w in s.split() or w==\"KI-TRANSLATED\"); sys.exit(0 if n > 0 else 1)' '$tmp/data/test.src' '$tmp/unk.hyp'" "replaced words should come from the source line or the dictionary"
+
 # 4. a corrupt checkpoint is refused, a truncated one too
 cp "$tmp/run/best.nmt" "$tmp/corrupt.nmt"
 printf '\x55' | dd of="$tmp/corrupt.nmt" bs=1 seek=5000 conv=notrunc status=none

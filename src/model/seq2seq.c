@@ -988,27 +988,41 @@ static int cand_cmp(const void *x, const void *y) {
     return a->token - b->token;
 }
 
-/* Inserts a finished hypothesis into sentence b's sorted n-best list. */
-static void add_finished(const BeamSpec *spec, int b, int stride, const int32_t *tokens, int len, double score,
-                         int32_t *out, int *out_len, double *out_score, int *out_count) {
-    int n = spec->nbest, *count = &out_count[b];
+/* Where finished hypotheses go (seq2seq_beam_search's outputs). */
+typedef struct {
+    int nbest, stride, S;
+    int32_t *tokens;
+    int *len;
+    double *score;
+    int *count;
+    float *attn; /* (B * nbest, stride, S) or NULL */
+} BeamOut;
+
+/* Inserts a finished hypothesis into sentence b's sorted n-best list; attn
+ * (T_hist, S) holds its attention rows by step when recorded. */
+static void add_finished(const BeamOut *o, int b, const int32_t *tokens, int len, double score, const float *attn) {
+    int n = o->nbest, *count = &o->count[b];
+    size_t arow = (size_t)o->stride * o->S;
     int at = *count;
-    while (at > 0 && out_score[b * n + at - 1] < score) at--;
+    while (at > 0 && o->score[b * n + at - 1] < score) at--;
     if (at >= n) return;
     int last = *count < n ? *count : n - 1;
     for (int i = last; i > at; i--) {
-        memcpy(out + (size_t)(b * n + i) * stride, out + (size_t)(b * n + i - 1) * stride, (size_t)stride * 4);
-        out_len[b * n + i] = out_len[b * n + i - 1];
-        out_score[b * n + i] = out_score[b * n + i - 1];
+        memcpy(o->tokens + (size_t)(b * n + i) * o->stride, o->tokens + (size_t)(b * n + i - 1) * o->stride,
+               (size_t)o->stride * 4);
+        o->len[b * n + i] = o->len[b * n + i - 1];
+        o->score[b * n + i] = o->score[b * n + i - 1];
+        if (o->attn) memcpy(o->attn + (b * n + i) * arow, o->attn + (b * n + i - 1) * arow, arow * sizeof(float));
     }
-    memcpy(out + (size_t)(b * n + at) * stride, tokens, (size_t)len * 4);
-    out_len[b * n + at] = len;
-    out_score[b * n + at] = score;
+    memcpy(o->tokens + (size_t)(b * n + at) * o->stride, tokens, (size_t)len * 4);
+    o->len[b * n + at] = len;
+    o->score[b * n + at] = score;
+    if (o->attn && attn) memcpy(o->attn + (b * n + at) * arow, attn, (size_t)len * o->S * sizeof(float));
     if (*count < n) (*count)++;
 }
 
 NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
-                              int *out_len, double *out_score, int *out_count) {
+                              int *out_len, double *out_score, int *out_count, float *out_attn) {
     Backend *be = m->be;
     const ModelDims *d = &m->d;
     int B = batch->B, G = spec->beam, V = d->V_t, E = d->E, H = d->H, S = batch->S;
@@ -1037,16 +1051,21 @@ NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *sp
     float *vals = nmt_malloc((size_t)R * G * sizeof(float));
     double *logp = nmt_malloc((size_t)R * sizeof(double)), *new_logp = nmt_malloc((size_t)R * sizeof(double));
     bool cov_on = spec->coverage_penalty > 0 && d->style != ATTN_STYLE_NONE;
+    bool rec = out_attn && d->style != ATTN_STYLE_NONE; /* attention rows of every hypothesis */
+    BeamOut bo = {spec->nbest, stride, S, out, out_len, out_score, out_count, rec ? out_attn : NULL};
+    if (out_attn) memset(out_attn, 0, (size_t)B * spec->nbest * stride * S * sizeof(float));
+    float *hattn = rec ? nmt_calloc((size_t)R * T * S, sizeof(float)) : NULL;
+    float *new_hattn = rec ? nmt_calloc((size_t)R * T * S, sizeof(float)) : NULL;
     float *cov = cov_on ? nmt_calloc((size_t)R * S, sizeof(float)) : NULL;
     float *new_cov = cov_on ? nmt_calloc((size_t)R * S, sizeof(float)) : NULL;
-    float *attn = cov_on ? nmt_malloc((size_t)d->heads * R * S * sizeof(float)) : NULL;
+    float *attn = cov_on || rec ? nmt_malloc((size_t)d->heads * R * S * sizeof(float)) : NULL;
     BeamCand *cands = nmt_malloc((size_t)G * G * sizeof(BeamCand));
     bool *done = nmt_calloc((size_t)B, sizeof(bool));
     if (!prev || !parent || !ids || !hist || !new_hist || !vals || !logp || !new_logp || !cands || !done ||
-        (cov_on && (!cov || !new_cov || !attn))) {
+        (cov_on && (!cov || !new_cov || !attn)) || (rec && (!hattn || !new_hattn || !attn))) {
         nmt_free(prev), nmt_free(parent), nmt_free(ids), nmt_free(hist), nmt_free(new_hist), nmt_free(vals);
         nmt_free(logp), nmt_free(new_logp), nmt_free(cov), nmt_free(new_cov), nmt_free(attn), nmt_free(cands);
-        nmt_free(done);
+        nmt_free(done), nmt_free(hattn), nmt_free(new_hattn);
         m->G = 1;
         m->stepwise = false;
         return nmt_fail_nomem("beam search");
@@ -1076,14 +1095,15 @@ NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *sp
         be->topk(be, a->logits, R, V, G, a->best_val, a->best_id);
         be->download(be, vals, a->best_val, (size_t)R * G * sizeof(float));
         be->download(be, ids, a->best_id, (size_t)R * G * 4);
-        if (cov_on) {
+        if (cov_on || rec) {
             AttnStep st = step(m, t);
             be->download(be, attn, st.pre_drop, (size_t)d->heads * R * S * sizeof(float));
             for (int r = 0; r < R; r++)
                 for (int s = 0; s < S; s++) {
                     float sum = 0;
                     for (int j = 0; j < d->heads; j++) sum += attn[((size_t)j * R + r) * S + s];
-                    cov[(size_t)r * S + s] += sum / d->heads;
+                    if (cov_on) cov[(size_t)r * S + s] += sum / d->heads;
+                    if (rec) hattn[((size_t)r * T + t) * S + s] = sum / d->heads;
                 }
         }
         for (int b = 0; b < B; b++) {
@@ -1119,7 +1139,7 @@ NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *sp
                     double score = c->logp / length_penalty(spec->length_penalty, t + 1) +
                                    (cov_on ? coverage_penalty(spec->coverage_penalty, cov + (size_t)c->row * S,
                                                               batch->src_len[b]) : 0);
-                    add_finished(spec, b, stride, toks, len, score, out, out_len, out_score, out_count);
+                    add_finished(&bo, b, toks, len, score, rec ? hattn + (size_t)c->row * T * S : NULL);
                     continue;
                 }
                 int r = alive * B + b;
@@ -1149,6 +1169,13 @@ NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *sp
             memcpy(new_hist + (size_t)r * T, hist + (size_t)parent[r] * T, (size_t)t * 4);
             new_hist[(size_t)r * T + t] = prev[r];
             if (cov_on) memcpy(new_cov + (size_t)r * S, cov + (size_t)parent[r] * S, (size_t)S * sizeof(float));
+            if (rec)
+                memcpy(new_hattn + (size_t)r * T * S, hattn + (size_t)parent[r] * T * S,
+                       (size_t)(t + 1) * S * sizeof(float));
+        }
+        if (rec) {
+            float *swap_a = hattn;
+            hattn = new_hattn, new_hattn = swap_a;
         }
         int32_t *swap_i = hist;
         hist = new_hist, new_hist = swap_i;
@@ -1183,12 +1210,12 @@ NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *sp
             if (logp[r] == -INFINITY) continue;
             double score = logp[r] / length_penalty(spec->length_penalty, T) +
                            (cov_on ? coverage_penalty(spec->coverage_penalty, cov + (size_t)r * S, batch->src_len[b]) : 0);
-            add_finished(spec, b, stride, hist + (size_t)r * T, T, score, out, out_len, out_score, out_count);
+            add_finished(&bo, b, hist + (size_t)r * T, T, score, rec ? hattn + (size_t)r * T * S : NULL);
         }
     }
     nmt_free(prev), nmt_free(parent), nmt_free(ids), nmt_free(hist), nmt_free(new_hist), nmt_free(vals);
     nmt_free(logp), nmt_free(new_logp), nmt_free(cov), nmt_free(new_cov), nmt_free(attn), nmt_free(cands);
-    nmt_free(done);
+    nmt_free(done), nmt_free(hattn), nmt_free(new_hattn);
     m->G = 1;
     m->stepwise = false;
     return NMT_OK;

@@ -228,7 +228,7 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
         if (cfg->decode.beam > 1) {
             BeamSpec spec = {cfg->decode.beam, 1, cfg->decode.length_penalty, cfg->decode.coverage_penalty,
                              cfg->decode.max_len_a, cfg->decode.max_len_b};
-            st = seq2seq_beam_search(tr->model, &b, &spec, out, stride, out_len, scores, counts);
+            st = seq2seq_beam_search(tr->model, &b, &spec, out, stride, out_len, scores, counts, NULL);
             if (st) break;
         } else {
             seq2seq_greedy(tr->model, &b, cfg->decode.max_len_a, cfg->decode.max_len_b, out, stride, out_len);
