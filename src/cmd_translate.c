@@ -26,7 +26,8 @@ static const char translate_usage[] =
     "                     [--replace-unk] [--unk-dict FILE] [--attention-out FILE]\n"
     "                     [--attention-svg DIR]\n"
     "                     [--max-src-len N] < input.txt > output.txt\n\n"
-    "Translates standard input line by line. The model is --model, else\n"
+    "Translates standard input line by line. The model is --model (several\n"
+    "--model files make an ensemble: log-probabilities averaged at each step), else\n"
     "best.nmt in train.save_dir of --config, else the file named by $NMT_MODEL.\n"
     "Exactly one output line per input line, in order: an empty line gives an\n"
     "empty line; a line with invalid UTF-8 gives an empty line and a warning;\n"
@@ -46,7 +47,9 @@ typedef struct {
     Config cfg;
     Tokenizer *src_tok, *tgt_tok;
     Backend *be;
-    Seq2Seq *model;
+    Seq2Seq *model;          /* the first model: its config and tokenizers rule */
+    Seq2Seq *models[16];     /* an ensemble: all --model files */
+    int n_models;
     int batch, max_src;
     int beam, nbest;
     double alpha, beta; /* NAN: the model's decode settings */
@@ -195,37 +198,64 @@ static NmtStatus write_attention(Translator *tr, const int32_t *src, int src_n, 
     return NMT_OK;
 }
 
+/* Loads one checkpoint; the first sets the config, the tokenizers and the
+ * backend; later ones (an ensemble) must share the tokenizers. */
 static NmtStatus load_model(const char *path, Translator *tr) {
+    if (tr->n_models == (int)NMT_ARRAY_LEN(tr->models))
+        return nmt_fail(NMT_ERR_USAGE, "at most %d --model files", (int)NMT_ARRAY_LEN(tr->models));
     Checkpoint ck;
     NmtStatus st = checkpoint_load(path, &ck);
     if (st) return st;
-    st = config_load_string(ck.config_json, path, "/", NULL, 0, &tr->cfg);
-    if (!st) st = tokenizer_deserialize(ck.src_tok, ck.src_tok_len, &tr->src_tok);
-    if (!st) st = tokenizer_deserialize(ck.tgt_tok, ck.tgt_tok_len, &tr->tgt_tok);
+    bool first = tr->n_models == 0;
+    Config cfg_k;
+    Config *cfg = first ? &tr->cfg : &cfg_k;
+    st = config_load_string(ck.config_json, path, "/", NULL, 0, cfg);
+    if (!st && first) st = tokenizer_deserialize(ck.src_tok, ck.src_tok_len, &tr->src_tok);
+    if (!st && first) st = tokenizer_deserialize(ck.tgt_tok, ck.tgt_tok_len, &tr->tgt_tok);
+    if (!st && !first) {
+        uint8_t *bytes[2] = {NULL, NULL};
+        size_t n[2] = {0, 0};
+        st = tokenizer_serialize(tr->src_tok, &bytes[0], &n[0]);
+        if (!st) st = tokenizer_serialize(tr->tgt_tok, &bytes[1], &n[1]);
+        if (!st && (n[0] != ck.src_tok_len || memcmp(bytes[0], ck.src_tok, n[0]) || n[1] != ck.tgt_tok_len ||
+                    memcmp(bytes[1], ck.tgt_tok, n[1])))
+            st = nmt_fail(NMT_ERR_USAGE, "%s: its vocabularies differ from the first --model's; an ensemble needs the "
+                          "same source and target vocabularies", path);
+        nmt_free(bytes[0]);
+        nmt_free(bytes[1]);
+    }
     ModelDims d;
-    if (!st)
-        st = model_dims_from_config(&tr->cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);
-    if (!st) {
+    if (!st) st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);
+    if (!st && first) {
         tr->be = cpu_backend_create(tr->cfg.train.threads);
         if (!tr->be) st = nmt_fail_nomem("creating the CPU backend");
+        if (!st) {
+            if (tr->max_src <= 0) tr->max_src = tr->cfg.data.max_len * 2 > 100 ? tr->cfg.data.max_len * 2 : 100;
+            if (tr->batch <= 0) tr->batch = tr->cfg.decode.batch;
+            if (tr->beam <= 0) tr->beam = tr->cfg.decode.beam;
+            if (tr->nbest <= 0) tr->nbest = 1;
+            if (tr->nbest > tr->beam) tr->beam = tr->nbest;
+            if (isnan(tr->alpha)) tr->alpha = tr->cfg.decode.length_penalty;
+            if (isnan(tr->beta)) tr->beta = tr->cfg.decode.coverage_penalty;
+        }
     }
+    Seq2Seq *model = NULL;
     if (!st) {
-        if (tr->max_src <= 0) tr->max_src = tr->cfg.data.max_len * 2 > 100 ? tr->cfg.data.max_len * 2 : 100;
-        if (tr->batch <= 0) tr->batch = tr->cfg.decode.batch;
-        if (tr->beam <= 0) tr->beam = tr->cfg.decode.beam;
-        if (tr->nbest <= 0) tr->nbest = 1;
-        if (tr->nbest > tr->beam) tr->beam = tr->nbest;
-        if (isnan(tr->alpha)) tr->alpha = tr->cfg.decode.length_penalty;
-        if (isnan(tr->beta)) tr->beta = tr->cfg.decode.coverage_penalty;
         int max_out = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
         ModelLimits lim = {tr->batch, tr->max_src, 1, max_out, tr->beam};
-        if (tr->nbest > 1 && tr->beam < tr->nbest) lim.max_beam = tr->nbest;
-        st = seq2seq_create(tr->be, &d, lim, &tr->model);
+        st = seq2seq_create(tr->be, &d, lim, &model);
     }
-    if (!st && ck.n_floats != seq2seq_layout(tr->model)->total)
+    if (!st && ck.n_floats != seq2seq_layout(model)->total)
         st = nmt_fail(NMT_ERR_FORMAT, "%s: %zu weights, the model of its config has %zu", path, ck.n_floats,
-                      seq2seq_layout(tr->model)->total);
-    if (!st) tr->be->upload(tr->be, seq2seq_params(tr->model), ck.params, ck.n_floats * sizeof(float));
+                      seq2seq_layout(model)->total);
+    if (!st) {
+        tr->be->upload(tr->be, seq2seq_params(model), ck.params, ck.n_floats * sizeof(float));
+        tr->models[tr->n_models++] = model;
+        if (first) tr->model = model;
+    } else {
+        seq2seq_free(model);
+    }
+    if (!first) config_free(&cfg_k);
     checkpoint_free(&ck);
     return st;
 }
@@ -276,7 +306,7 @@ static NmtStatus load_dict(const char *path, Translator *tr) {
 }
 
 static void translator_free(Translator *tr) {
-    seq2seq_free(tr->model);
+    for (int k = 0; k < tr->n_models; k++) seq2seq_free(tr->models[k]);
     if (tr->be) tr->be->destroy(tr->be);
     tokenizer_free(tr->src_tok);
     tokenizer_free(tr->tgt_tok);
@@ -316,13 +346,13 @@ static NmtStatus flush_batch(Translator *tr, LineBatch *lb, int32_t *src, int *s
         b.S = S;
         b.src = src;
         b.src_len = src_len;
-        if (tr->beam <= 1 && !wants_attention(tr)) {
+        if (tr->beam <= 1 && !wants_attention(tr) && tr->n_models == 1) {
             seq2seq_greedy(tr->model, &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b, out, stride, out_len);
             for (int c = 0; c < cols; c++) out_count[c] = 1, out_score[c] = 0;
         } else { /* beam 1 is greedy; the beam path also records attention */
             BeamSpec spec = {tr->beam, nbest, tr->alpha, tr->beta, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b};
-            NmtStatus st = seq2seq_beam_search(tr->model, &b, &spec, out, stride, out_len, out_score, out_count,
-                                               wants_attention(tr) ? out_attn : NULL);
+            NmtStatus st = seq2seq_ensemble_search(tr->models, tr->n_models, &b, &spec, out, stride, out_len,
+                                                   out_score, out_count, wants_attention(tr) ? out_attn : NULL);
             if (st) return st;
         }
     }
@@ -426,7 +456,8 @@ static NmtStatus translate_stream(Translator *tr) {
 
 int cmd_translate(int argc, char **argv) {
     CliConfigArgs args = {0};
-    const char *model_path = NULL;
+    const char *model_path = NULL, *model_paths[16];
+    int n_paths = 0;
     Translator tr;
     memset(&tr, 0, sizeof tr);
     tr.alpha = tr.beta = NAN;
@@ -441,7 +472,12 @@ int cmd_translate(int argc, char **argv) {
             fputs(translate_usage, stdout);
             return NMT_EXIT_OK;
         } else if ((v = cli_option_value(argc, argv, &i, "--model", &missing))) {
-            model_path = v;
+            if (n_paths == (int)NMT_ARRAY_LEN(model_paths)) {
+                fprintf(stderr, "nmt translate: at most %d --model files\n", (int)NMT_ARRAY_LEN(model_paths));
+                return NMT_EXIT_USAGE;
+            }
+            model_paths[n_paths++] = v;
+            model_path = model_paths[0];
         } else if ((v = cli_option_value(argc, argv, &i, "--batch", &missing))) {
             tr.batch = atoi(v);
             if (tr.batch < 1 || tr.batch > 4096) {
@@ -511,6 +547,7 @@ int cmd_translate(int argc, char **argv) {
         return NMT_EXIT_USAGE;
     }
     NmtStatus st = load_model(model_path, &tr);
+    for (int k = 1; !st && k < n_paths; k++) st = load_model(model_paths[k], &tr);
     nmt_free(from_config);
     if (!st && dict_path) st = load_dict(dict_path, &tr);
     if (!st && tr.attn_svg_dir) st = file_make_dirs(tr.attn_svg_dir);

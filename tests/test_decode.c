@@ -178,6 +178,33 @@ static void check_beam1_is_greedy(const char *const *sets, int n_sets, const cha
         for (int i = 1; i < ncount[b]; i++)
             CHECK(nscore[b * 3 + i] <= nscore[b * 3 + i - 1], "%s: n-best not sorted", label);
     }
+    /* an ensemble of one model twice equals that model; with a different
+     * second model the result changes */
+    Seq2Seq *twin, *other;
+    CHECK_EQ_INT(seq2seq_create(be, &d, lim, &twin), NMT_OK);
+    CHECK_EQ_INT(seq2seq_init_params(twin, 0.8f, 5), NMT_OK);
+    CHECK_EQ_INT(seq2seq_create(be, &d, lim, &other), NMT_OK);
+    CHECK_EQ_INT(seq2seq_init_params(other, 0.8f, 6), NMT_OK);
+    int32_t eb[B * 3 * MAXT];
+    int elen[B * 3], ecount[B];
+    double escore[B * 3];
+    Seq2Seq *pair[2] = {m, twin};
+    CHECK_EQ_INT(seq2seq_ensemble_search(pair, 2, &src, &wide, eb, MAXT, elen, escore, ecount, NULL), NMT_OK);
+    int same = 1;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < ncount[b]; i++) {
+            int k = b * 3 + i;
+            same &= ecount[b] == ncount[b] && elen[k] == nlen[k] && fabs(escore[k] - nscore[k]) < 1e-5 &&
+                    !memcmp(eb + (size_t)k * MAXT, nb + (size_t)k * MAXT, (size_t)nlen[k] * 4);
+        }
+    CHECK(same, "%s: an ensemble of a model with itself differs from the model", label);
+    pair[1] = other;
+    CHECK_EQ_INT(seq2seq_ensemble_search(pair, 2, &src, &wide, eb, MAXT, elen, escore, ecount, NULL), NMT_OK);
+    double diff = 0;
+    for (int b = 0; b < B; b++) diff += fabs(escore[b * 3] - nscore[b * 3]);
+    CHECK(diff > 1e-3, "%s: an ensemble with a different model gave the same scores", label);
+    seq2seq_free(twin);
+    seq2seq_free(other);
     seq2seq_free(m);
 }
 

@@ -95,6 +95,13 @@ printf 'ki\tKI-TRANSLATED\n' > "$tmp/dict.tsv"
 check "[ \$(wc -l < '$tmp/unk.hyp') -eq 40 ] && ! grep -q '<unk>' '$tmp/unk.hyp'" "--replace-unk left <unk> in the output"
 check "python3 -c 'import sys; src=open(sys.argv[1]).read().split(chr(10)); hyp=open(sys.argv[2]).read().split(chr(10)); n=sum(1 for s,h in zip(src,hyp) for w in h.split() if w in s.split() or w==\"KI-TRANSLATED\"); sys.exit(0 if n > 0 else 1)' '$tmp/data/test.src' '$tmp/unk.hyp'" "replaced words should come from the source line or the dictionary"
 
+# 3d. ensembles: a model with itself gives that model's output; other vocabularies are refused
+"$NMT" translate --model "$tmp/run/best.nmt" --beam 3 < "$tmp/data/test.src" > "$tmp/single.hyp" 2>/dev/null
+"$NMT" translate --model "$tmp/run/best.nmt" --model "$tmp/run/best.nmt" --beam 3 < "$tmp/data/test.src" > "$tmp/ens.hyp" 2>/dev/null
+check "cmp -s '$tmp/single.hyp' '$tmp/ens.hyp'" "an ensemble of a model with itself differs from the model"
+out=$("$NMT" translate --model "$tmp/run/best.nmt" --model "$tmp/run5/best.nmt" < /dev/null 2>&1); rc=$?
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "vocabularies differ"' "ensemble of different vocabularies: $rc $out"
+
 # 4. a corrupt checkpoint is refused, a truncated one too
 cp "$tmp/run/best.nmt" "$tmp/corrupt.nmt"
 printf '\x55' | dd of="$tmp/corrupt.nmt" bs=1 seek=5000 conv=notrunc status=none

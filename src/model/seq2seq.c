@@ -1021,30 +1021,89 @@ static void add_finished(const BeamOut *o, int b, const int32_t *tokens, int len
     if (*count < n) (*count)++;
 }
 
-NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
-                              int *out_len, double *out_score, int *out_count, float *out_attn) {
-    Backend *be = m->be;
-    const ModelDims *d = &m->d;
-    int B = batch->B, G = spec->beam, V = d->V_t, E = d->E, H = d->H, S = batch->S;
-    NMT_ASSERT(G >= 1 && G <= (m->lim.max_beam > 1 ? m->lim.max_beam : 1) && spec->nbest >= 1 && spec->nbest <= G);
-    int T = 1;
-    for (int b = 0; b < B; b++) {
-        int limit = (int)(spec->max_len_a * batch->src_len[b]) + spec->max_len_b;
-        if (limit > T) T = limit;
-    }
-    if (T > m->lim.max_decode_T) T = m->lim.max_decode_T;
-    if (T > stride) T = stride;
-    int R = G * B;
-    m->B = B;
-    m->S = S;
+/* Sets model m up for decoding `batch` with G rows per sentence and T steps:
+ * arena, source, encoder, bridge, attention keys. */
+static void decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
+    m->B = batch->B;
+    m->S = batch->S;
     m->T = T;
     m->G = G;
     m->train = false;
     m->stepwise = true;
     m->seed = 0;
     Arena ar = {m->arena, 0};
-    carve(m, &ar, B, S, T);
+    carve(m, &ar, m->B, m->S, T);
     NMT_ASSERT(ar.used <= m->arena_bytes);
+    upload_source(m, batch);
+    encoder_forward(m);
+    bridge_forward(m);
+    AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
+    if (m->d.style != ATTN_STYLE_NONE) attention_prepare(m->be, &m->d, &aw, &m->a.ab);
+}
+
+/* Step t of model m on tokens prev (R): log-probabilities in m->a.logits (R, V). */
+static void decode_step_logprobs(Seq2Seq *m, int t, const int32_t *prev) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int R = m->B * m->G, V = m->d.V_t, E = m->d.E, H = m->d.H;
+    AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
+    be->upload(be, a->tgt_in + (size_t)t * R, prev, (size_t)R * 4);
+    be->embedding_forward(be, a->w + (size_t)t * R * E, P(m, m->layout.idx.tgt_emb), a->tgt_in + (size_t)t * R, R, E);
+    decoder_step(m, &aw, t);
+    be->gemm(be, false, true, R, V, H, 1.0f, a->hh + (size_t)t * R * H, H, out_W(m), H, 0.0f, a->logits, V);
+    be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), R, V);
+    be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, R, 1); /* PAD and BOS are never output */
+    be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, R, 1);
+    be->log_softmax(be, R, V, a->logits, a->logits);
+}
+
+/* Reorders model m's decoder rows after step t: row r continues parent[r]
+ * (already uploaded to m->a.parent). */
+static void decode_reorder(Seq2Seq *m, int t, const int32_t *parent) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int R = m->B * m->G, H = m->d.H;
+    be->upload(be, a->parent, parent, (size_t)R * 4);
+    for (int l = 0; l < m->d.L_d; l++) {
+        Layer *L = &a->dec[l];
+        float *slots[2] = {L->cache.h + (size_t)(t + 1) * R * H, L->cache.c + (size_t)(t + 1) * R * H};
+        for (int k = 0; k < 2; k++) {
+            be->embedding_forward(be, a->gather_tmp, slots[k], a->parent, R, H);
+            be->copy(be, slots[k], a->gather_tmp, (size_t)R * H * sizeof(float));
+        }
+    }
+    if (m->d.style != ATTN_STYLE_NONE) {
+        float *hh = a->hh + (size_t)t * R * H; /* read by input feeding at t + 1 */
+        be->embedding_forward(be, a->gather_tmp, hh, a->parent, R, H);
+        be->copy(be, hh, a->gather_tmp, (size_t)R * H * sizeof(float));
+    }
+}
+
+NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
+                              int *out_len, double *out_score, int *out_count, float *out_attn) {
+    return seq2seq_ensemble_search(&m, 1, batch, spec, out, stride, out_len, out_score, out_count, out_attn);
+}
+
+NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Batch *batch, const BeamSpec *spec,
+                                  int32_t *out, int stride, int *out_len, double *out_score, int *out_count,
+                                  float *out_attn) {
+    Seq2Seq *m = models[0]; /* attention (coverage, recording) comes from the first model */
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    int B = batch->B, G = spec->beam, V = d->V_t, S = batch->S;
+    NMT_ASSERT(n_models >= 1 && spec->nbest >= 1 && spec->nbest <= G);
+    for (int k = 0; k < n_models; k++)
+        NMT_ASSERT(models[k]->be == be && models[k]->d.V_t == V &&
+                   G <= (models[k]->lim.max_beam > 1 ? models[k]->lim.max_beam : 1));
+    int T = 1;
+    for (int b = 0; b < B; b++) {
+        int limit = (int)(spec->max_len_a * batch->src_len[b]) + spec->max_len_b;
+        if (limit > T) T = limit;
+    }
+    for (int k = 0; k < n_models; k++)
+        if (T > models[k]->lim.max_decode_T) T = models[k]->lim.max_decode_T;
+    if (T > stride) T = stride;
+    int R = G * B;
     Acts *a = &m->a;
     int32_t *prev = nmt_malloc((size_t)R * 4), *parent = nmt_malloc((size_t)R * 4), *ids = nmt_malloc((size_t)R * G * 4);
     int32_t *hist = nmt_malloc((size_t)R * T * 4), *new_hist = nmt_malloc((size_t)R * T * 4);
@@ -1066,32 +1125,21 @@ NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *sp
         nmt_free(prev), nmt_free(parent), nmt_free(ids), nmt_free(hist), nmt_free(new_hist), nmt_free(vals);
         nmt_free(logp), nmt_free(new_logp), nmt_free(cov), nmt_free(new_cov), nmt_free(attn), nmt_free(cands);
         nmt_free(done), nmt_free(hattn), nmt_free(new_hattn);
-        m->G = 1;
-        m->stepwise = false;
         return nmt_fail_nomem("beam search");
     }
-    upload_source(m, batch);
-    encoder_forward(m);
-    bridge_forward(m);
-    AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
-    if (d->style != ATTN_STYLE_NONE) attention_prepare(be, d, &aw, &a->ab);
+    for (int k = 0; k < n_models; k++) decode_setup(models[k], batch, G, T);
     for (int r = 0; r < R; r++) {
         prev[r] = NMT_BOS_ID;
         logp[r] = r < B ? 0.0 : -INFINITY; /* all rows start alike: keep one per sentence */
     }
     for (int b = 0; b < B; b++) out_count[b] = 0;
-    const float *tgt_emb = P(m, m->layout.idx.tgt_emb);
     int active = B;
     for (int t = 0; t < T && active > 0; t++) {
-        be->upload(be, a->tgt_in + (size_t)t * R, prev, (size_t)R * 4);
-        be->embedding_forward(be, a->w + (size_t)t * R * E, tgt_emb, a->tgt_in + (size_t)t * R, R, E);
-        decoder_step(m, &aw, t);
-        const float *hh_t = a->hh + (size_t)t * R * H;
-        be->gemm(be, false, true, R, V, H, 1.0f, hh_t, H, out_W(m), H, 0.0f, a->logits, V);
-        be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), R, V);
-        be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, R, 1);
-        be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, R, 1);
-        be->log_softmax(be, R, V, a->logits, a->logits);
+        for (int k = 0; k < n_models; k++) decode_step_logprobs(models[k], t, prev);
+        if (n_models > 1) { /* the ensemble: log-probabilities averaged */
+            for (int k = 1; k < n_models; k++) be->add_cols(be, a->logits, V, models[k]->a.logits, V, R, V);
+            be->scale(be, a->logits, (size_t)R * V, 1.0f / n_models);
+        }
         be->topk(be, a->logits, R, V, G, a->best_val, a->best_id);
         be->download(be, vals, a->best_val, (size_t)R * G * sizeof(float));
         be->download(be, ids, a->best_id, (size_t)R * G * 4);
@@ -1187,20 +1235,7 @@ NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *sp
         logp = new_logp, new_logp = swap_d;
         for (int r = 0; r < R; r++)
             if (logp[r] == -INFINITY) prev[r] = NMT_EOS_ID;
-        be->upload(be, a->parent, parent, (size_t)R * 4);
-        for (int l = 0; l < d->L_d; l++) {
-            Layer *L = &a->dec[l];
-            float *slots[2] = {L->cache.h + (size_t)(t + 1) * R * H, L->cache.c + (size_t)(t + 1) * R * H};
-            for (int k = 0; k < 2; k++) {
-                be->embedding_forward(be, a->gather_tmp, slots[k], a->parent, R, H);
-                be->copy(be, slots[k], a->gather_tmp, (size_t)R * H * sizeof(float));
-            }
-        }
-        if (d->style != ATTN_STYLE_NONE) {
-            float *hh = a->hh + (size_t)t * R * H; /* read by input feeding at t + 1 */
-            be->embedding_forward(be, a->gather_tmp, hh, a->parent, R, H);
-            be->copy(be, hh, a->gather_tmp, (size_t)R * H * sizeof(float));
-        }
+        for (int k = 0; k < n_models; k++) decode_reorder(models[k], t, parent);
     }
     /* sentences cut by max_decode_T: their alive hypotheses count as finished */
     for (int b = 0; b < B; b++) {
@@ -1216,7 +1251,9 @@ NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *sp
     nmt_free(prev), nmt_free(parent), nmt_free(ids), nmt_free(hist), nmt_free(new_hist), nmt_free(vals);
     nmt_free(logp), nmt_free(new_logp), nmt_free(cov), nmt_free(new_cov), nmt_free(attn), nmt_free(cands);
     nmt_free(done), nmt_free(hattn), nmt_free(new_hattn);
-    m->G = 1;
-    m->stepwise = false;
+    for (int k = 0; k < n_models; k++) {
+        models[k]->G = 1;
+        models[k]->stepwise = false;
+    }
     return NMT_OK;
 }

@@ -100,5 +100,11 @@ typedef struct {
  * over the source (heads averaged); zeros for style none. */
 NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
                               int *out_len, double *out_score, int *out_count, float *out_attn);
+/* The same for an ensemble: the models (same Backend, same target
+ * vocabulary) step together and their log-probabilities are averaged at
+ * every step. Coverage and recorded attention come from models[0]. */
+NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Batch *batch, const BeamSpec *spec,
+                                  int32_t *out, int stride, int *out_len, double *out_score, int *out_count,
+                                  float *out_attn);
 
 #endif
