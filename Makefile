@@ -40,8 +40,10 @@ PKG_CFLAGS := $(BLAS_CFLAGS) $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(BLAS_LIBS) $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null || echo -lcjson -lz)
 
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter
+NVCC_WARN := -Xcompiler -Wall,-Wextra,-Wshadow,-Wno-unused-parameter
 ifeq ($(WERROR),1)
 WARN     += -Werror
+NVCC_WARN += -Werror all-warnings
 endif
 OPT      ?= -O3 -g
 CPPFLAGS += -Isrc $(PKG_CFLAGS) -D_GNU_SOURCE
@@ -87,7 +89,7 @@ $(BUILD)/%.o: %.cc
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -Isrc -DNMT_WITH_CUDA -Xcompiler -Wall -c -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(NVCC_WARN) -Isrc -DNMT_WITH_CUDA -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJ)
 	$(CXX) -o $@ $^ $(LDLIBS)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "backend_select.h"
 #include "cli.h"
 #include "commands.h"
 #include "data/corpus.h"
@@ -24,7 +25,7 @@ static const char translate_usage[] =
     "usage: nmt translate [--model FILE | --config FILE] [--beam K] [--nbest N]\n"
     "                     [--length-penalty A] [--coverage-penalty B] [--batch N]\n"
     "                     [--replace-unk] [--unk-dict FILE] [--attention-out FILE]\n"
-    "                     [--attention-svg DIR]\n"
+    "                     [--attention-svg DIR] [--device auto|cpu|cuda]\n"
     "                     [--max-src-len N] < input.txt > output.txt\n\n"
     "Translates standard input line by line. The model is --model (several\n"
     "--model files make an ensemble: log-probabilities averaged at each step), else\n"
@@ -52,6 +53,7 @@ typedef struct {
     int n_models;
     int batch, max_src;
     int beam, nbest;
+    int device;         /* CfgDevice */
     double alpha, beta; /* NAN: the model's decode settings */
     int64_t line_index; /* input lines written so far (n-best numbering) */
     FILE *attn_out;     /* --attention-out: JSON lines of attention matrices */
@@ -227,8 +229,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     ModelDims d;
     if (!st) st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);
     if (!st && first) {
-        tr->be = cpu_backend_create(tr->cfg.train.threads);
-        if (!tr->be) st = nmt_fail_nomem("creating the CPU backend");
+        st = backend_create_for(tr->device, tr->cfg.train.threads, "--device", &tr->be);
         if (!st) {
             if (tr->max_src <= 0) tr->max_src = tr->cfg.data.max_len * 2 > 100 ? tr->cfg.data.max_len * 2 : 100;
             if (tr->batch <= 0) tr->batch = tr->cfg.decode.batch;
@@ -509,6 +510,15 @@ int cmd_translate(int argc, char **argv) {
                 fprintf(stderr, "nmt translate: --length-penalty must be a number >= 0, got '%s'\n", v);
                 return NMT_EXIT_USAGE;
             }
+        } else if ((v = cli_option_value(argc, argv, &i, "--device", &missing))) {
+            int found = -1;
+            for (int k = 0; device_names[k]; k++)
+                if (!strcmp(device_names[k], v)) found = k;
+            if (found < 0) {
+                fprintf(stderr, "nmt translate: --device must be auto, cpu or cuda, got '%s'\n", v);
+                return NMT_EXIT_USAGE;
+            }
+            tr.device = found;
         } else if ((v = cli_option_value(argc, argv, &i, "--attention-out", &missing))) {
             attn_out_path = v;
         } else if ((v = cli_option_value(argc, argv, &i, "--attention-svg", &missing))) {

@@ -84,5 +84,11 @@ expect 0 "gradients OK" "$NMT" gradcheck --config "$tmp/prep.json" --samples 4
 expect 0 "gradients OK" "$NMT" gradcheck --config configs/de-en.json --samples 4 --set model.attention.mode=local-p
 expect 2 "unknown option '--bogus'" "$NMT" train --config "$tmp/prep.json" --bogus
 
+# device selection: asking for cuda without a usable GPU is a config error naming the key
+if "$NMT" --version | grep -q -E "cuda: (not built in|built in, no GPU visible)"; then
+  expect 2 "train.device: cuda requested" "$NMT" train --config "$tmp/prep.json" --set train.device=cuda --set train.max_steps=1
+  expect 0 "resolved config" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
+fi
+
 echo "test_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -308,6 +308,9 @@ void cpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr) {
 /* Insertion into a sorted list of k: a later column enters only when
  * strictly larger than a kept one, so ties keep the lower index first.
  * With k > cols the missing entries are -inf with index -1. */
+/* a ranks above b: NaN ranks below every number (as on the GPU) */
+static inline int topk_greater(float a, float b) { return a > b || (b != b && a == a); }
+
 void cpu_topk(Backend *be, const float *x, int rows, int cols, int k, float *values,
               int32_t *indices) {
     (void)be;
@@ -324,9 +327,9 @@ void cpu_topk(Backend *be, const float *x, int rows, int cols, int k, float *val
         }
         for (int c = 0; c < cols; c++) {
             float xv = xr[c];
-            if (filled == k && !(xv > val[k - 1])) continue;
+            if (filled == k && !topk_greater(xv, val[k - 1])) continue;
             int pos = filled < k ? filled : k - 1; /* slot to fill or to evict */
-            while (pos > 0 && xv > val[pos - 1]) {
+            while (pos > 0 && topk_greater(xv, val[pos - 1])) {
                 val[pos] = val[pos - 1];
                 idx[pos] = idx[pos - 1];
                 pos--;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "backend_select.h"
 #include "data/batch.h"
 #include "data/bleu.h"
 #include "data/corpus.h"
@@ -378,10 +379,8 @@ static NmtStatus setup(Trainer *tr) {
     const TrainConfig *tc = &cfg->train;
     NmtStatus st = prepare_data(cfg, 0, &tr->data);
     if (st) return st;
-    if (tc->device == CFG_DEVICE_CUDA)
-        return nmt_fail(NMT_ERR_CONFIG, "train.device: cuda is not available yet (the CUDA backend issue adds it); use cpu");
-    tr->be = cpu_backend_create(tc->threads);
-    if (!tr->be) return nmt_fail_nomem("creating the CPU backend");
+    st = backend_create_for(tc->device, tc->threads, "train.device", &tr->be);
+    if (st) return st;
     BatchSpec spec = {tc->batch_sentences, tc->batch_tokens, (uint64_t)tc->seed, 1};
     st = batcher_create(tr->data.train, &spec, &tr->train_batches);
     if (st) return st;
@@ -441,7 +440,7 @@ static NmtStatus setup(Trainer *tr) {
     nmt_free(path);
     if (!st && !tr->opt->quiet) {
         ModelDims d = *seq2seq_dims(tr->model);
-        nmt_log_info("train: %zu parameters; %lld training pairs, %lld batches per epoch; %s; device cpu (%s)",
+        nmt_log_info("train: %zu parameters; %lld training pairs, %lld batches per epoch; %s attention; device %s",
                      tr->n_params, (long long)tr->data.train->n_pairs,
                      (long long)batcher_batches_in_epoch(tr->train_batches), attn_style_names[d.style],
                      tr->be->name);

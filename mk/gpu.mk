@@ -1,0 +1,84 @@
+# mk/gpu.mk: the CUDA bundle for a GPU machine (included by the Makefile;
+# see shared/GPU.md and docs/gpu.md).
+#
+#   make gpu-bundle   builds with CUDA=1 and fills $(GPU_BUNDLE) (default
+#                     build/gpu-bundle/, ignored by git) with: nmt,
+#                     test_gpu_parity, bench_train, gpu-check.sh,
+#                     reference.py, COMMIT, lib/ (every shared library that
+#                     ldd lists and that is neither glibc's nor CUDA's:
+#                     libopenblas (the build the binaries link), libgomp,
+#                     libgfortran, libquadmath, libstdc++, libgcc_s,
+#                     libcjson, libsentencepiece*, libz), and run.sh, which
+#                     runs a program with LD_LIBRARY_PATH set to lib/ and
+#                     the machine's CUDA libraries:
+#                         build/gpu-bundle/gpu-check.sh
+#                         build/gpu-bundle/run.sh build/gpu-bundle/nmt --version
+#                     The CUDA runtime is linked statically; cuBLAS and
+#                     cuBLASLt (CUDA 13, 600 MB) come from the GPU machine.
+#                     Binaries lose their debug sections (GPU_BUNDLE_STRIP=0
+#                     keeps them) so that the bundle stays under 64 MiB.
+#   make gpu-check    runs scripts/gpu-check.sh in this tree (needs a GPU)
+#   make gpu-emu-check  builds src/gpu/*.cu with g++ against the CPU emulator
+#                     of tests/gpu_emu/ (fibers for CUDA threads, cblas for
+#                     cuBLAS) into $(BUILD)/gpu-emu/test_gpu_parity and runs
+#                     it: the kernels' indexing, barriers, shuffles and the
+#                     memory slots checked against the CPU backend without a
+#                     GPU (about 2 minutes on 2 cores; no substitute for a GPU
+#                     run). Works in CUDA=0 and CUDA=1 builds.
+
+GPU_BUNDLE ?= $(BUILD)/gpu-bundle
+GPU_BUNDLE_STRIP ?= 1
+GPU_BUNDLE_BINS := nmt $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
+# libraries left to the GPU machine: glibc's, the dynamic loader, CUDA's
+GPU_BUNDLE_SKIP := /(libc|libm|libdl|librt|libpthread|libresolv|libutil|ld-linux[^/]*)\.so|/lib(cuda|cudart|cublas|cublasLt|curand|nvrtc|nvJitLink|nvidia)[^/]*\.so
+
+.PHONY: gpu-bundle gpu-check gpu-emu-check
+
+gpu-bundle:
+	$(MAKE) CUDA=1 nmt $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
+	@nm nmt | grep -q ' T cuda_backend_create' || { \
+	  echo "gpu-bundle: ./nmt has no CUDA backend (objects built with CUDA=0?); rebuild them with CUDA=1" >&2; exit 1; }
+	rm -rf $(GPU_BUNDLE)
+	mkdir -p $(GPU_BUNDLE)/lib
+	cp $(GPU_BUNDLE_BINS) scripts/gpu-check.sh scripts/reference.py $(GPU_BUNDLE)/
+	@if [ "$(GPU_BUNDLE_STRIP)" = 1 ]; then \
+	  for b in $(notdir $(GPU_BUNDLE_BINS)); do strip --strip-debug $(GPU_BUNDLE)/$$b; done; fi
+	(git describe --always --dirty 2>/dev/null || echo unknown) > $(GPU_BUNDLE)/COMMIT
+	@for b in $(GPU_BUNDLE_BINS); do ldd $$b; done | awk '/=>/ && $$3 ~ /^\// {print $$3}' | sort -u \
+	  | grep -Ev '$(GPU_BUNDLE_SKIP)' | while read -r lib; do \
+	    echo "  lib/$$(basename $$lib) <- $$lib"; cp -L "$$lib" $(GPU_BUNDLE)/lib/ || exit 1; done
+	@printf '%s\n' '#!/bin/sh' \
+	  '# run.sh: runs a program of this bundle with its libraries (lib/) and the' \
+	  '# machine'"'"'s CUDA libraries on LD_LIBRARY_PATH, e.g.  ./run.sh ./nmt --version' \
+	  'here=$$(cd "$$(dirname "$$0")" && pwd)' \
+	  'eval "$$("$$here/gpu-check.sh" --print-env)"' \
+	  'exec "$$@"' > $(GPU_BUNDLE)/run.sh
+	chmod +x $(GPU_BUNDLE)/run.sh $(GPU_BUNDLE)/gpu-check.sh
+	@du -sh $(GPU_BUNDLE) | sed 's/^/gpu-bundle: /'
+	@cat $(GPU_BUNDLE)/COMMIT | sed 's/^/gpu-bundle: commit /'
+
+gpu-check: nmt $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
+	bash scripts/gpu-check.sh
+
+# ---- the CPU emulator build of the CUDA backend ----
+GPU_EMU := $(BUILD)/gpu-emu
+GPU_EMU_CU := $(filter-out src/gpu/gpu_info.cu,$(wildcard src/gpu/*.cu))
+GPU_EMU_OBJ := $(GPU_EMU_CU:src/gpu/%.cu=$(GPU_EMU)/%.o) $(GPU_EMU)/emu.o
+GPU_EMU_FLAGS := -std=c++17 -O1 -g -Wall -Wextra -Wno-unused-parameter -Itests/gpu_emu -Isrc \
+                 $(BLAS_CFLAGS) -DNMT_WITH_CUDA -DNMT_CUDA_EMU
+GPU_EMU_HDR := $(wildcard tests/gpu_emu/*.h src/gpu/*.cuh src/gpu/*.h src/kernels/*.h) src/backend.h
+
+$(GPU_EMU)/%.o: src/gpu/%.cu $(GPU_EMU_HDR)
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ $(GPU_EMU_FLAGS) -c -o $@ $<
+
+$(GPU_EMU)/emu.o: tests/gpu_emu/emu.cpp $(GPU_EMU_HDR)
+	@mkdir -p $(dir $@)
+	$(CXX) $(GPU_EMU_FLAGS) -c -o $@ $<
+
+# the library without its CUDA objects and stubs, plus the emulated ones
+$(GPU_EMU)/test_gpu_parity: $(BUILD)/tests/test_gpu_parity.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
+	$(CXX) -o $@ $^ $(filter-out -lcublas -lcurand -lcudart_static,$(LDLIBS))
+
+gpu-emu-check: $(GPU_EMU)/test_gpu_parity
+	$(GPU_EMU)/test_gpu_parity

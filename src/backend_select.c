@@ -1,0 +1,19 @@
+/* backend_select.c: device setting -> Backend (backend_select.h). */
+#include "backend_select.h"
+
+#include "config.h"
+#include "gpu/gpu_backend.h"
+
+NmtStatus backend_create_for(int device, int threads, const char *what, Backend **out) {
+    *out = NULL;
+    if (device == CFG_DEVICE_CUDA || (device == CFG_DEVICE_AUTO && cuda_backend_available())) {
+        char err[512] = "";
+        *out = cuda_backend_create(0, err, sizeof err);
+        if (*out) return NMT_OK;
+        if (device == CFG_DEVICE_CUDA)
+            return nmt_fail(NMT_ERR_CONFIG, "%s: cuda requested, but %s", what, err[0] ? err : "no GPU is usable");
+        nmt_log_warn("%s: auto: the GPU is not usable (%s); using the CPU", what, err);
+    }
+    *out = cpu_backend_create(threads);
+    return *out ? NMT_OK : nmt_fail_nomem("creating the CPU backend");
+}

@@ -1,0 +1,308 @@
+/* gpu_backend.cu: the CUDA Backend (backend.h, gpu_backend.h): creation and
+ * destruction, the table of slots, the error record, and the memory slots
+ * (cudaMalloc, and copies and memsets queued on the backend's one stream).
+ * The dense algebra is in gpu_gemm.cu (cuBLAS), the other kernels in
+ * gpu_ops.cu and gpu_rows.cu. Design and choices: docs/gpu.md.
+ *
+ * Ordering: all work goes to one non-blocking stream, in call order.
+ * upload uses cudaMemcpyAsync from (pageable) host memory, which returns
+ * once the host buffer has been staged, so the caller may reuse it at once;
+ * download and sum_squares wait for the stream. */
+#include "gpu/gpu_internal.cuh"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu_backend.h"
+
+/* cuBLAS workspace: the size NVIDIA recommends for Hopper */
+#define GPU_CUBLAS_WORKSPACE (32u << 20)
+
+/* ---- the error record ---- */
+
+void gpu_record(GpuContext *c, const char *what, const char *detail, const char *file, int line) {
+    if (c->failed) return;
+    c->failed = true;
+    snprintf(c->error, sizeof c->error, "%s:%d: %s: %s", file, line, what, detail);
+}
+
+bool gpu_check_cuda(GpuContext *c, cudaError_t e, const char *what, const char *file, int line) {
+    if (e == cudaSuccess) return true;
+    char detail[200];
+    snprintf(detail, sizeof detail, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+    gpu_record(c, what, detail, file, line);
+    return false;
+}
+
+bool gpu_check_cuda_sync(GpuContext *c, cudaError_t e, const char *what, const char *file,
+                         int line) {
+    if (!gpu_check_cuda(c, e, what, file, line)) return false;
+    if (!c->sync_debug) return true;
+    return gpu_check_cuda(c, cudaStreamSynchronize(c->stream), what, file, line);
+}
+
+bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const char *file,
+                      int line) {
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        char detail[160];
+        snprintf(detail, sizeof detail, "%s (cuBLAS status %d)", cublasGetStatusString(s),
+                 (int)s);
+        gpu_record(c, what, detail, file, line);
+        return false;
+    }
+    if (!c->sync_debug) return true;
+    return gpu_check_cuda(c, cudaStreamSynchronize(c->stream), what, file, line);
+}
+
+bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int line) {
+    char what[128];
+    snprintf(what, sizeof what, "launch of %s", kernel);
+    if (!gpu_check_cuda(c, cudaGetLastError(), what, file, line)) return false;
+    if (!c->sync_debug) return true;
+    snprintf(what, sizeof what, "%s (NMT_SYNC_DEBUG: after the kernel)", kernel);
+    return gpu_check_cuda(c, cudaStreamSynchronize(c->stream), what, file, line);
+}
+
+/* ---- memory ---- */
+
+static void *gpu_alloc(Backend *be, size_t bytes) {
+    GpuContext *ctx = gpu_ctx(be);
+    if (ctx->failed) return NULL;
+    void *p = NULL;
+    /* a 0-byte request still gets a unique, freeable pointer */
+    cudaError_t e = cudaMalloc(&p, bytes > 0 ? bytes : 4);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); /* not sticky: the caller reports out of memory */
+        return NULL;
+    }
+    if (!GPU_CUDA(ctx, e)) return NULL;
+    if (bytes && !GPU_CUDA_ASYNC(ctx, cudaMemsetAsync(p, 0, bytes, ctx->stream))) {
+        cudaFree(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void gpu_release(Backend *be, void *ptr) {
+    GpuContext *ctx = gpu_ctx(be);
+    if (!ptr) return;
+    cudaError_t e = cudaFree(ptr);
+    if (!ctx->failed) GPU_CUDA(ctx, e);
+}
+
+static void gpu_upload(Backend *be, void *dst, const void *host_src, size_t bytes) {
+    GPU_ENTER(be);
+    if (!bytes) return;
+    GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice,
+                                        ctx->stream));
+}
+
+static void gpu_download(Backend *be, void *host_dst, const void *src, size_t bytes) {
+    GpuContext *ctx = gpu_ctx(be);
+    if (!bytes) return;
+    if (!ctx->failed &&
+        GPU_CUDA(ctx, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost,
+                                      ctx->stream)) &&
+        GPU_CUDA(ctx, cudaStreamSynchronize(ctx->stream)))
+        return;
+    memset(host_dst, 0, bytes); /* failed: defined (zero) values, never garbage */
+}
+
+/* memmove on the device: overlapping ranges are copied in pieces no longer
+ * than their distance, in an order that reads each byte before it is
+ * overwritten (stream order serialises the pieces). */
+static void gpu_memmove(GpuContext *ctx, char *dst, const char *src, size_t bytes) {
+    if (!bytes || dst == src) return;
+    size_t dist = dst > src ? (size_t)(dst - src) : (size_t)(src - dst);
+    if (dist >= bytes) {
+        GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                                            ctx->stream));
+        return;
+    }
+    if (dst < src) { /* forwards */
+        for (size_t o = 0; o < bytes && !ctx->failed; o += dist) {
+            size_t len = bytes - o < dist ? bytes - o : dist;
+            GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst + o, src + o, len, cudaMemcpyDeviceToDevice,
+                                                ctx->stream));
+        }
+    } else { /* backwards */
+        for (size_t end = bytes; end > 0 && !ctx->failed;) {
+            size_t len = end < dist ? end : dist;
+            end -= len;
+            GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst + end, src + end, len,
+                                                cudaMemcpyDeviceToDevice, ctx->stream));
+        }
+    }
+}
+
+static void gpu_copy(Backend *be, void *dst, const void *src, size_t bytes) {
+    GPU_ENTER(be);
+    gpu_memmove(ctx, (char *)dst, (const char *)src, bytes);
+}
+
+static void gpu_zero(Backend *be, void *dst, size_t bytes) {
+    GPU_ENTER(be);
+    if (!bytes) return;
+    GPU_CUDA_ASYNC(ctx, cudaMemsetAsync(dst, 0, bytes, ctx->stream));
+}
+
+/* One cudaMemcpy2DAsync; when the two blocks overlap in memory (or a pitch
+ * is below the width), row by row with memmove semantics, as the CPU does. */
+static void gpu_copy_cols(Backend *be, float *dst, int ld_dst, const float *src, int ld_src,
+                          int rows, int cols) {
+    GPU_ENTER(be);
+    if (rows <= 0 || cols <= 0) return;
+    size_t width = (size_t)cols * sizeof(float);
+    const char *d0 = (const char *)dst, *s0 = (const char *)src;
+    const char *d1 = (const char *)(dst + (size_t)(rows - 1) * ld_dst + cols);
+    const char *s1 = (const char *)(src + (size_t)(rows - 1) * ld_src + cols);
+    bool overlap = d0 < s1 && s0 < d1;
+    if (!overlap && ld_dst >= cols && ld_src >= cols) {
+        GPU_CUDA_ASYNC(ctx, cudaMemcpy2DAsync(dst, (size_t)ld_dst * sizeof(float), src,
+                                              (size_t)ld_src * sizeof(float), width,
+                                              (size_t)rows, cudaMemcpyDeviceToDevice,
+                                              ctx->stream));
+        return;
+    }
+    for (int r = 0; r < rows && !ctx->failed; r++)
+        gpu_memmove(ctx, (char *)(dst + (size_t)r * ld_dst),
+                    (const char *)(src + (size_t)r * ld_src), width);
+}
+
+/* ---- creation ---- */
+
+static void gpu_destroy(Backend *be) {
+    if (!be) return;
+    GpuContext *ctx = gpu_ctx(be);
+    if (ctx) {
+        /* teardown errors are not recorded: nobody can read them any more */
+        if (ctx->stream) cudaStreamSynchronize(ctx->stream);
+        if (ctx->cublas) cublasDestroy(ctx->cublas);
+        if (ctx->cublas_ws) cudaFree(ctx->cublas_ws);
+        if (ctx->partials) cudaFree(ctx->partials);
+        if (ctx->host_result) cudaFreeHost(ctx->host_result);
+        if (ctx->stream) cudaStreamDestroy(ctx->stream);
+        cudaGetLastError();
+    }
+    nmt_free(ctx);
+    nmt_free(be);
+}
+
+static bool env_on(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+extern "C" int cuda_backend_available(void) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        cudaGetLastError(); /* no driver or no device: not an error here */
+        return 0;
+    }
+    return n > 0;
+}
+
+extern "C" const char *cuda_backend_error(Backend *be) {
+    if (!be || !be->ctx || !be->name || strcmp(be->name, "cuda") != 0) return NULL;
+    GpuContext *ctx = gpu_ctx(be);
+    return ctx->failed ? ctx->error : NULL;
+}
+
+static void fill_table(Backend *be) {
+    be->name = "cuda";
+    be->alloc = gpu_alloc;
+    be->release = gpu_release;
+    be->upload = gpu_upload;
+    be->download = gpu_download;
+    be->copy = gpu_copy;
+    be->zero = gpu_zero;
+    be->copy_cols = gpu_copy_cols;
+    be->add_cols = gpu_add_cols;
+
+    be->gemm = gpu_gemm;
+    be->gemm_batched = gpu_gemm_batched;
+    be->add_bias = gpu_add_bias;
+    be->bias_backward = gpu_bias_backward;
+    be->tanh_forward = gpu_tanh_forward;
+    be->tanh_backward = gpu_tanh_backward;
+    be->mul = gpu_mul;
+    be->mul_add = gpu_mul_add;
+    be->dropout_mask = gpu_dropout_mask;
+
+    be->lstm_forward = gpu_lstm_forward;
+    be->lstm_backward = gpu_lstm_backward;
+    be->embedding_forward = gpu_embedding_forward;
+    be->embedding_backward = gpu_embedding_backward;
+
+    be->additive_score_forward = gpu_additive_score_forward;
+    be->additive_score_backward = gpu_additive_score_backward;
+    be->attn_softmax_forward = gpu_attn_softmax_forward;
+    be->attn_softmax_backward = gpu_attn_softmax_backward;
+    be->local_p_forward = gpu_local_p_forward;
+    be->local_p_backward = gpu_local_p_backward;
+
+    be->softmax_xent = gpu_softmax_xent;
+    be->log_softmax = gpu_log_softmax;
+    be->sum_squares = gpu_sum_squares;
+    be->scale = gpu_scale;
+    be->adam_update = gpu_adam_update;
+    be->sgd_update = gpu_sgd_update;
+    be->topk = gpu_topk;
+
+    be->destroy = gpu_destroy;
+}
+
+extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) {
+    char scratch[8];
+    if (!err || !err_size) {
+        err = scratch;
+        err_size = sizeof scratch;
+    }
+    err[0] = '\0';
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        snprintf(err, err_size, "no CUDA device visible (%s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        cudaGetLastError();
+        return NULL;
+    }
+    if (device < 0 || device >= n) {
+        snprintf(err, err_size, "CUDA device %d does not exist (%d visible)", device, n);
+        return NULL;
+    }
+    Backend *be = (Backend *)nmt_calloc(1, sizeof *be);
+    GpuContext *ctx = (GpuContext *)nmt_calloc(1, sizeof *ctx);
+    if (!be || !ctx) {
+        nmt_free(be);
+        nmt_free(ctx);
+        snprintf(err, err_size, "out of host memory creating the CUDA backend");
+        return NULL;
+    }
+    be->ctx = ctx;
+    fill_table(be);
+    ctx->device = device;
+    ctx->sync_debug = env_on("NMT_SYNC_DEBUG");
+    ctx->tf32 = env_on("NMT_TF32");
+
+    bool ok =
+        GPU_CUDA(ctx, cudaSetDevice(device)) &&
+        GPU_CUDA(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking)) &&
+        GPU_CUBLAS(ctx, cublasCreate(&ctx->cublas)) &&
+        GPU_CUBLAS(ctx, cublasSetStream(ctx->cublas, ctx->stream)) &&
+        /* after cublasSetStream, which resets the workspace to cuBLAS's pool */
+        GPU_CUDA(ctx, cudaMalloc(&ctx->cublas_ws, GPU_CUBLAS_WORKSPACE)) &&
+        GPU_CUBLAS(ctx, cublasSetWorkspace(ctx->cublas, ctx->cublas_ws, GPU_CUBLAS_WORKSPACE)) &&
+        GPU_CUBLAS(ctx, cublasSetMathMode(ctx->cublas, ctx->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                 : CUBLAS_DEFAULT_MATH)) &&
+        GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
+        GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double)));
+    if (!ok || ctx->failed) {
+        snprintf(err, err_size, "CUDA backend setup failed: %s", ctx->error);
+        gpu_destroy(be);
+        return NULL;
+    }
+    return be;
+}

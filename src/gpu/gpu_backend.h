@@ -1,0 +1,48 @@
+/* gpu_backend.h: the CUDA Backend (backend.h) and its entry points, callable
+ * from C. Implemented by src/gpu/gpu_backend.cu (with gpu_gemm.cu and
+ * gpu_ops.cu) in CUDA builds, and by src/gpu/gpu_backend_none.c (stubs that
+ * answer "built without CUDA") otherwise. Design: docs/gpu.md.
+ *
+ * Slots cannot fail (backend.h). A failed CUDA, cuBLAS or kernel launch is
+ * recorded in the backend instead: from then on every slot is a no-op
+ * (download fills the host buffer with zeros, sum_squares returns NaN,
+ * alloc returns NULL), and cuda_backend_error() returns the first message,
+ * which names the call, the source file and line and the CUDA error.
+ *
+ * Environment, read by cuda_backend_create:
+ *   NMT_SYNC_DEBUG=1  synchronise and check after every launch and copy
+ *                     (slow; errors then name the op that caused them)
+ *   NMT_TF32=1        let cuBLAS use TF32 tensor cores for sgemm (about
+ *                     1e-3 relative error; off by default: plain float32) */
+#ifndef NMT_GPU_BACKEND_H
+#define NMT_GPU_BACKEND_H
+
+#include <stddef.h>
+
+#include "backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when this build has CUDA and the runtime sees at least one GPU. Never
+ * aborts, also without a driver. */
+int cuda_backend_available(void);
+
+/* A Backend on CUDA device `device` (0-based), with its own stream, cuBLAS
+ * handle and workspace. Returns NULL and writes a one-line reason into err
+ * (err_size bytes; err may be NULL) when the build has no CUDA, no driver or
+ * GPU is visible, the device does not exist, or setup fails. Never aborts.
+ * The caller frees it with be->destroy(be). One device per process: the
+ * slots run on the thread that created it (cudaSetDevice is per thread). */
+Backend *cuda_backend_create(int device, char *err, size_t err_size);
+
+/* The first recorded CUDA error of a backend made by cuda_backend_create,
+ * or NULL while none happened (also for be == NULL). */
+const char *cuda_backend_error(Backend *be);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

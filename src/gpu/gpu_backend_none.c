@@ -1,0 +1,23 @@
+/* gpu_backend_none.c: the CUDA backend's entry points for builds without
+ * CUDA (CUDA=0): no GPU is ever available and cuda_backend_create says why.
+ * With CUDA the same functions come from gpu_backend.cu and this file
+ * compiles to nothing. */
+#include "gpu/gpu_backend.h"
+#ifndef NMT_WITH_CUDA
+#include <stdio.h>
+
+int cuda_backend_available(void) { return 0; }
+
+Backend *cuda_backend_create(int device, char *err, size_t err_size) {
+    (void)device;
+    if (err && err_size) snprintf(err, err_size, "built without CUDA (make CUDA=1)");
+    return NULL;
+}
+
+const char *cuda_backend_error(Backend *be) {
+    (void)be;
+    return NULL;
+}
+#else
+typedef int gpu_backend_none_is_empty_with_cuda;
+#endif

@@ -1,0 +1,177 @@
+/* gpu_internal.cuh: what the files of the CUDA backend share (CUDA C++ only,
+ * never included from C): the context behind a CUDA Backend, the checks
+ * that record the first CUDA/cuBLAS error and turn later slots into no-ops,
+ * launch helpers, block reductions, and the functions behind the slots
+ * (gpu_backend.cu fills the table and owns memory; gpu_gemm.cu the dense
+ * algebra; gpu_ops.cu the elementwise, LSTM, embedding and optimizer
+ * kernels; gpu_rows.cu the row-wise kernels with reductions: attention,
+ * loss, sum of squares, top-k). Contracts of the slots: backend.h. */
+#ifndef NMT_GPU_INTERNAL_CUH
+#define NMT_GPU_INTERNAL_CUH
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "backend.h"
+#include "common.h"
+}
+
+/* Blocks of the first pass of sum_squares (fixed: the result does not
+ * depend on n's split, so it is the same on every run). */
+#define GPU_SUMSQ_BLOCKS 512
+/* threads of a one-block-per-row kernel (a multiple of 32) */
+#define GPU_ROW_THREADS 256
+/* threads of an elementwise kernel, and the most blocks of a grid-stride one */
+#define GPU_THREADS 256
+#define GPU_MAX_BLOCKS 65535
+
+typedef struct {
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t cublas;
+    void *cublas_ws;      /* cuBLAS workspace, taken at setup */
+    double *partials;     /* (GPU_SUMSQ_BLOCKS + 1) device doubles: sum_squares */
+    double *host_result;  /* 1 pinned host double: sum_squares' answer */
+    bool sync_debug;      /* NMT_SYNC_DEBUG=1 */
+    bool tf32;            /* NMT_TF32=1 */
+    bool failed;          /* an error was recorded: every slot is a no-op */
+    char error[512];      /* the first error */
+} GpuContext;
+
+static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }
+
+/* Records the first error (later ones are dropped) and sets failed. */
+void gpu_record(GpuContext *c, const char *what, const char *detail, const char *file, int line);
+/* Each returns true when the call succeeded; else records and returns false.
+ * With sync_debug, gpu_check_cuda_sync and gpu_check_launch also synchronise
+ * the stream and check what the queued work did. */
+bool gpu_check_cuda(GpuContext *c, cudaError_t e, const char *what, const char *file, int line);
+bool gpu_check_cuda_sync(GpuContext *c, cudaError_t e, const char *what, const char *file,
+                         int line);
+bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const char *file,
+                      int line);
+bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int line);
+
+#define GPU_CUDA(c, call) gpu_check_cuda((c), (call), #call, __FILE__, __LINE__)
+/* an asynchronous call (copy, memset) that NMT_SYNC_DEBUG also waits for */
+#define GPU_CUDA_ASYNC(c, call) gpu_check_cuda_sync((c), (call), #call, __FILE__, __LINE__)
+#define GPU_CUBLAS(c, call) gpu_check_cublas((c), (call), #call, __FILE__, __LINE__)
+
+/* kernel<<<grid, block, 0, stream>>>(args...) and its check. NMT_CUDA_EMU:
+ * the CPU emulator of tests/gpu_emu/ runs the kernel instead (`make
+ * gpu-emu-check`, docs/gpu.md). */
+#ifdef NMT_CUDA_EMU
+#define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
+    emu_launch(kernel, dim3(grid), dim3(block), __VA_ARGS__)
+#else
+#define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
+    kernel<<<(grid), (block), 0, (c)->stream>>>(__VA_ARGS__)
+#endif
+#define GPU_LAUNCH(c, kernel, grid, block, ...)                     \
+    do {                                                            \
+        GPU_KERNEL_CALL(c, kernel, grid, block, __VA_ARGS__);       \
+        gpu_check_launch((c), #kernel, __FILE__, __LINE__);         \
+    } while (0)
+
+/* Opens a slot: the context, or return when an error was recorded. */
+#define GPU_ENTER(be)               \
+    GpuContext *ctx = gpu_ctx(be);  \
+    if (ctx->failed) return
+
+/* blocks for n elements at GPU_THREADS each (grid-stride beyond the cap) */
+static inline unsigned gpu_blocks(size_t n) {
+    size_t b = (n + GPU_THREADS - 1) / GPU_THREADS;
+    return (unsigned)(b < GPU_MAX_BLOCKS ? (b > 0 ? b : 1) : GPU_MAX_BLOCKS);
+}
+
+/* for (size_t i = ...; i < n; ...): a grid-stride loop over n elements */
+#define GPU_GRID_STRIDE(i, n)                                              \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); \
+         i += (size_t)gridDim.x * blockDim.x)
+
+/* ---- block reductions (blockDim.x a multiple of 32, at most 1024) ---- */
+
+struct GpuSumOp {
+    template <class T>
+    __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+/* Every thread gets op over the block's values. The combination order is
+ * fixed by the block size: the same inputs give the same bits. `sh` is a
+ * __shared__ array of at least 32 elements, reusable right after. */
+template <class T, class Op>
+__device__ inline T gpu_block_allreduce(T v, Op op, T *sh) {
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    __syncthreads(); /* an earlier reduction's readers are done with sh */
+    if (lane == 0) sh[w] = v;
+    __syncthreads();
+    T r = sh[0];
+    for (int i = 1; i < nw; i++) r = op(r, sh[i]);
+    return r;
+}
+
+/* ---- the slots (contracts in backend.h) ---- */
+
+/* gpu_gemm.cu */
+void gpu_gemm(Backend *be, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+              const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
+void gpu_gemm_batched(Backend *be, bool trans_a, bool trans_b, int m, int n, int k,
+                      float alpha, const float *A, int lda, long stride_a, const float *B,
+                      int ldb, long stride_b, float beta, float *C, int ldc, long stride_c,
+                      int count);
+
+/* gpu_ops.cu: elementwise, dropout */
+void gpu_add_cols(Backend *be, float *dst, int ld_dst, const float *src, int ld_src, int rows,
+                  int cols);
+void gpu_add_bias(Backend *be, float *y, const float *bias, int rows, int cols);
+void gpu_bias_backward(Backend *be, float *dbias, const float *dy, int rows, int cols);
+void gpu_tanh_forward(Backend *be, float *y, const float *x, size_t n);
+void gpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n);
+void gpu_mul(Backend *be, float *y, const float *x, const float *mask, size_t n);
+void gpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_t n);
+void gpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
+                      uint64_t offset);
+void gpu_scale(Backend *be, float *x, size_t n, float s);
+
+/* gpu_ops.cu: LSTM, embeddings, local-p, optimizer */
+void gpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
+                      const float *h_prev, float *c, float *h, const float *keep);
+void gpu_lstm_backward(Backend *be, int B, int H, const float *gates, const float *c_prev,
+                       const float *c, const float *keep, const float *dh, float *dc,
+                       float *dz, float *dh_carry);
+void gpu_embedding_forward(Backend *be, float *out, const float *table, const int32_t *ids,
+                           int N, int E);
+void gpu_embedding_backward(Backend *be, float *dtable, const float *dout,
+                            const int32_t *ids, int N, int E);
+void gpu_local_p_forward(Backend *be, int B, const float *u, const int32_t *src_len,
+                         float *p);
+void gpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src_len,
+                          const float *dp, float *du);
+void gpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, size_t n,
+                     float lr, float beta1, float beta2, float eps, int t);
+void gpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr);
+
+/* gpu_rows.cu: attention scores and softmax, loss, sum of squares, top-k */
+void gpu_additive_score_forward(Backend *be, int B, int S, int A, const float *kproj,
+                                const float *qproj, const float *v, float *scores);
+void gpu_additive_score_backward(Backend *be, int B, int S, int A, const float *kproj,
+                                 const float *qproj, const float *v, const float *dscores,
+                                 float *dkproj, float *dqproj, float *dv);
+void gpu_attn_softmax_forward(Backend *be, int B, int S, const float *scores,
+                              const int32_t *src_len, const float *center, int window,
+                              bool gaussian, float sigma, float *probs, float *weights);
+void gpu_attn_softmax_backward(Backend *be, int B, int S, const float *probs,
+                               const float *weights, const int32_t *src_len,
+                               const float *center, int window, bool gaussian, float sigma,
+                               const float *dweights, float *dscores, float *dcenter);
+void gpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int32_t *targets,
+                      int pad_id, float eps, float scale, float *loss_rows, float *nll_rows,
+                      float *dlogits);
+void gpu_log_softmax(Backend *be, int N, int V, const float *logits, float *out);
+double gpu_sum_squares(Backend *be, const float *x, size_t n);
+void gpu_topk(Backend *be, const float *x, int rows, int cols, int k, float *values,
+              int32_t *indices);
+
+#endif

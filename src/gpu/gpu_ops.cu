@@ -1,0 +1,269 @@
+/* gpu_ops.cu: the CUDA backend's elementwise kernels (mirrors the first
+ * half of cpu_ops.c): add_cols, bias add and its column reduction, tanh,
+ * dropout (mul, mul_add, the mask), scale, the fused LSTM cell forward and
+ * backward, embedding gather and scatter-add, the local-p centre, and the
+ * Adam and SGD updates. The per-element arithmetic is the shared math of
+ * src/kernels/ (the same functions the CPU loops call); this file owns only
+ * indexing, launch shapes and the column reduction.
+ *
+ * Launch shapes: elementwise kernels run one thread per element over a
+ * grid-stride loop (gpu_blocks); bias_backward runs one 32 x 8 block per 32
+ * columns (fixed-order reduction: the same bits on every run);
+ * embedding_backward scatters with atomicAdd (repeated ids: the order of
+ * the additions, and so the last bits, may vary from run to run). */
+#include "gpu/gpu_internal.cuh"
+
+#include "kernels/attention_math.h"
+#include "kernels/dropout_math.h"
+#include "kernels/lstm_math.h"
+#include "kernels/optim_math.h"
+
+/* ---- elementwise ---- */
+
+__global__ void add_cols_kernel(float *dst, int ld_dst, const float *src, int ld_src, int rows,
+                                int cols) {
+    size_t total = (size_t)rows * cols;
+    GPU_GRID_STRIDE(i, total) {
+        size_t r = i / cols, c = i % cols;
+        dst[r * ld_dst + c] += src[r * ld_src + c];
+    }
+}
+
+void gpu_add_cols(Backend *be, float *dst, int ld_dst, const float *src, int ld_src, int rows,
+                  int cols) {
+    GPU_ENTER(be);
+    if (rows <= 0 || cols <= 0) return;
+    GPU_LAUNCH(ctx, add_cols_kernel, gpu_blocks((size_t)rows * cols), GPU_THREADS, dst, ld_dst,
+               src, ld_src, rows, cols);
+}
+
+__global__ void add_bias_kernel(float *y, const float *bias, int rows, int cols) {
+    size_t total = (size_t)rows * cols;
+    GPU_GRID_STRIDE(i, total) y[i] += bias[i % cols];
+}
+
+void gpu_add_bias(Backend *be, float *y, const float *bias, int rows, int cols) {
+    GPU_ENTER(be);
+    if (rows <= 0 || cols <= 0) return;
+    GPU_LAUNCH(ctx, add_bias_kernel, gpu_blocks((size_t)rows * cols), GPU_THREADS, y, bias, rows,
+               cols);
+}
+
+/* Block (32, 8) per 32 columns: thread (x, y) sums rows y, y + 8, ... of
+ * column x in order (float, as the CPU), then row y == 0 adds the 8
+ * partial sums in order. Reads are coalesced across x. */
+#define BIAS_COLS 32
+#define BIAS_LANES 8
+
+__global__ void bias_backward_kernel(float *dbias, const float *dy, int rows, int cols) {
+    __shared__ float part[BIAS_LANES][BIAS_COLS + 1];
+    int c = blockIdx.x * BIAS_COLS + threadIdx.x;
+    float acc = 0.0f;
+    if (c < cols)
+        for (int r = threadIdx.y; r < rows; r += BIAS_LANES) acc += dy[(size_t)r * cols + c];
+    part[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols) {
+        float s = part[0][threadIdx.x];
+        for (int l = 1; l < BIAS_LANES; l++) s += part[l][threadIdx.x];
+        dbias[c] += s;
+    }
+}
+
+void gpu_bias_backward(Backend *be, float *dbias, const float *dy, int rows, int cols) {
+    GPU_ENTER(be);
+    if (rows <= 0 || cols <= 0) return;
+    dim3 block(BIAS_COLS, BIAS_LANES);
+    GPU_LAUNCH(ctx, bias_backward_kernel, (cols + BIAS_COLS - 1) / BIAS_COLS, block, dbias, dy,
+               rows, cols);
+}
+
+__global__ void tanh_forward_kernel(float *y, const float *x, size_t n) {
+    GPU_GRID_STRIDE(i, n) y[i] = tanhf(x[i]);
+}
+
+void gpu_tanh_forward(Backend *be, float *y, const float *x, size_t n) {
+    GPU_ENTER(be);
+    if (!n) return;
+    GPU_LAUNCH(ctx, tanh_forward_kernel, gpu_blocks(n), GPU_THREADS, y, x, n);
+}
+
+__global__ void tanh_backward_kernel(float *dx, const float *dy, const float *y, size_t n) {
+    GPU_GRID_STRIDE(i, n) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
+}
+
+void gpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n) {
+    GPU_ENTER(be);
+    if (!n) return;
+    GPU_LAUNCH(ctx, tanh_backward_kernel, gpu_blocks(n), GPU_THREADS, dx, dy, y, n);
+}
+
+__global__ void mul_kernel(float *y, const float *x, const float *mask, size_t n) {
+    GPU_GRID_STRIDE(i, n) y[i] = x[i] * mask[i];
+}
+
+void gpu_mul(Backend *be, float *y, const float *x, const float *mask, size_t n) {
+    GPU_ENTER(be);
+    if (!n) return;
+    GPU_LAUNCH(ctx, mul_kernel, gpu_blocks(n), GPU_THREADS, y, x, mask, n);
+}
+
+__global__ void mul_add_kernel(float *y, const float *x, const float *mask, size_t n) {
+    GPU_GRID_STRIDE(i, n) y[i] += x[i] * mask[i];
+}
+
+void gpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_t n) {
+    GPU_ENTER(be);
+    if (!n) return;
+    GPU_LAUNCH(ctx, mul_add_kernel, gpu_blocks(n), GPU_THREADS, y, x, mask, n);
+}
+
+/* The counter-based hash of dropout_math.h, not cuRAND: element i depends
+ * only on (seed, offset + i), so the GPU draws bit for bit the CPU's mask. */
+__global__ void dropout_mask_kernel(float *mask, size_t n, float p, uint64_t key,
+                                    uint64_t offset) {
+    GPU_GRID_STRIDE(i, n) mask[i] = dropout_math_mask(key, offset + i, p);
+}
+
+void gpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
+                      uint64_t offset) {
+    GPU_ENTER(be);
+    if (!n) return;
+    GPU_LAUNCH(ctx, dropout_mask_kernel, gpu_blocks(n), GPU_THREADS, mask, n, p,
+               dropout_math_key(seed), offset);
+}
+
+__global__ void scale_kernel(float *x, size_t n, float s) { GPU_GRID_STRIDE(i, n) x[i] *= s; }
+
+void gpu_scale(Backend *be, float *x, size_t n, float s) {
+    GPU_ENTER(be);
+    if (!n) return;
+    GPU_LAUNCH(ctx, scale_kernel, gpu_blocks(n), GPU_THREADS, x, n, s);
+}
+
+/* ---- LSTM cell: one thread per (b, j), all four gates of element j ---- */
+
+__global__ void lstm_forward_kernel(int B, int H, float *z, const float *c_prev,
+                                    const float *h_prev, float *c, float *h, const float *keep) {
+    size_t total = (size_t)B * H;
+    GPU_GRID_STRIDE(i, total) {
+        size_t b = i / H;
+        int j = (int)(i % H);
+        lstm_math_forward_elem(z + b * 4 * H, H, j, c_prev[i], h_prev[i],
+                               lstm_math_active(keep[b]), &c[i], &h[i]);
+    }
+}
+
+void gpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
+                      const float *h_prev, float *c, float *h, const float *keep) {
+    GPU_ENTER(be);
+    if (B <= 0 || H <= 0) return;
+    GPU_LAUNCH(ctx, lstm_forward_kernel, gpu_blocks((size_t)B * H), GPU_THREADS, B, H, z,
+               c_prev, h_prev, c, h, keep);
+}
+
+__global__ void lstm_backward_kernel(int B, int H, const float *gates, const float *c_prev,
+                                     const float *c, const float *keep, const float *dh,
+                                     float *dc, float *dz, float *dh_carry) {
+    size_t total = (size_t)B * H;
+    GPU_GRID_STRIDE(i, total) {
+        size_t b = i / H;
+        int j = (int)(i % H);
+        lstm_math_backward_elem(gates + b * 4 * H, H, j, c_prev[i], c[i],
+                                lstm_math_active(keep[b]), dh[i], &dc[i], dz + b * 4 * H,
+                                &dh_carry[i]);
+    }
+}
+
+void gpu_lstm_backward(Backend *be, int B, int H, const float *gates, const float *c_prev,
+                       const float *c, const float *keep, const float *dh, float *dc,
+                       float *dz, float *dh_carry) {
+    GPU_ENTER(be);
+    if (B <= 0 || H <= 0) return;
+    GPU_LAUNCH(ctx, lstm_backward_kernel, gpu_blocks((size_t)B * H), GPU_THREADS, B, H, gates,
+               c_prev, c, keep, dh, dc, dz, dh_carry);
+}
+
+/* ---- embeddings ---- */
+
+__global__ void embedding_forward_kernel(float *out, const float *table, const int32_t *ids,
+                                         int N, int E) {
+    size_t total = (size_t)N * E;
+    GPU_GRID_STRIDE(i, total) out[i] = table[(size_t)ids[i / E] * E + i % E];
+}
+
+void gpu_embedding_forward(Backend *be, float *out, const float *table, const int32_t *ids,
+                           int N, int E) {
+    GPU_ENTER(be);
+    if (N <= 0 || E <= 0) return;
+    GPU_LAUNCH(ctx, embedding_forward_kernel, gpu_blocks((size_t)N * E), GPU_THREADS, out, table,
+               ids, N, E);
+}
+
+/* Repeated ids add into the same row: atomicAdd (order not fixed). */
+__global__ void embedding_backward_kernel(float *dtable, const float *dout, const int32_t *ids,
+                                          int N, int E) {
+    size_t total = (size_t)N * E;
+    GPU_GRID_STRIDE(i, total) atomicAdd(&dtable[(size_t)ids[i / E] * E + i % E], dout[i]);
+}
+
+void gpu_embedding_backward(Backend *be, float *dtable, const float *dout,
+                            const int32_t *ids, int N, int E) {
+    GPU_ENTER(be);
+    if (N <= 0 || E <= 0) return;
+    GPU_LAUNCH(ctx, embedding_backward_kernel, gpu_blocks((size_t)N * E), GPU_THREADS, dtable,
+               dout, ids, N, E);
+}
+
+/* ---- local-p centre ---- */
+
+__global__ void local_p_forward_kernel(int B, const float *u, const int32_t *src_len, float *p) {
+    GPU_GRID_STRIDE(b, (size_t)B) p[b] = attn_math_local_p(u[b], src_len[b]);
+}
+
+void gpu_local_p_forward(Backend *be, int B, const float *u, const int32_t *src_len,
+                         float *p) {
+    GPU_ENTER(be);
+    if (B <= 0) return;
+    GPU_LAUNCH(ctx, local_p_forward_kernel, gpu_blocks((size_t)B), GPU_THREADS, B, u, src_len, p);
+}
+
+__global__ void local_p_backward_kernel(int B, const float *u, const int32_t *src_len,
+                                        const float *dp, float *du) {
+    GPU_GRID_STRIDE(b, (size_t)B) du[b] += attn_math_local_p_grad(u[b], src_len[b], dp[b]);
+}
+
+void gpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src_len,
+                          const float *dp, float *du) {
+    GPU_ENTER(be);
+    if (B <= 0) return;
+    GPU_LAUNCH(ctx, local_p_backward_kernel, gpu_blocks((size_t)B), GPU_THREADS, B, u, src_len,
+               dp, du);
+}
+
+/* ---- optimizer ---- */
+
+__global__ void adam_kernel(float *w, const float *g, float *m, float *v, size_t n, float lr,
+                            float beta1, float beta2, float eps, float bc1, float bc2) {
+    GPU_GRID_STRIDE(i, n) optim_math_adam(&w[i], g[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
+}
+
+void gpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, size_t n,
+                     float lr, float beta1, float beta2, float eps, int t) {
+    GPU_ENTER(be);
+    if (!n) return;
+    float bc1, bc2; /* on the host, in double, as the CPU does */
+    optim_math_adam_corrections(beta1, beta2, t, &bc1, &bc2);
+    GPU_LAUNCH(ctx, adam_kernel, gpu_blocks(n), GPU_THREADS, w, g, m, v, n, lr, beta1, beta2,
+               eps, bc1, bc2);
+}
+
+__global__ void sgd_kernel(float *w, const float *g, size_t n, float lr) {
+    GPU_GRID_STRIDE(i, n) optim_math_sgd(&w[i], g[i], lr);
+}
+
+void gpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr) {
+    GPU_ENTER(be);
+    if (!n) return;
+    GPU_LAUNCH(ctx, sgd_kernel, gpu_blocks(n), GPU_THREADS, w, g, n, lr);
+}

@@ -1,0 +1,219 @@
+/* emu.cpp (emulator): the CPU emulation of the CUDA runtime and cuBLAS
+ * declared in cuda_runtime.h and cublas_v2.h beside this file (the model is
+ * described there), plus gpu_info for the emulated build. Built and linked
+ * by `make gpu-emu-check` (mk/gpu.mk) with the .cu files of src/gpu/
+ * compiled by g++. */
+#include <cblas.h>
+#include <cstdio>
+#include <cstdlib>
+#include <ucontext.h>
+
+#include "cublas_v2.h"
+
+extern "C" {
+#include "gpu/gpu_info.h"
+}
+
+dim3 threadIdx, blockIdx, blockDim, gridDim;
+double emu_slot[1024];
+int emu_live[1024];
+
+static long emu_launches, emu_threads;
+
+/* ---- fibers: one per CUDA thread of the running block ---- */
+
+enum { EMU_RUN, EMU_WAIT, EMU_DONE };
+
+typedef struct {
+    ucontext_t ctx;
+    int state;
+} EmuFiber;
+
+static const size_t EMU_STACK = 64 * 1024;
+static ucontext_t emu_sched;
+static EmuFiber emu_fiber[1024];
+static char *emu_stacks;
+static int emu_cur;
+static std::function<void()> *emu_body;
+
+int emu_flat_tid(void) { return emu_cur; }
+
+static void emu_entry(void) {
+    (*emu_body)();
+    emu_fiber[emu_cur].state = EMU_DONE;
+    emu_live[emu_cur] = 0;
+    swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
+}
+
+void emu_barrier(void) {
+    emu_fiber[emu_cur].state = EMU_WAIT;
+    swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
+}
+
+/* Each block: start every thread, run each until it waits or returns; when
+ * none can run, release the waiting ones; until all have returned. */
+void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
+    int n = (int)(block.x * block.y * block.z);
+    if (n < 1 || n > 1024 || grid.x < 1 || grid.y < 1 || grid.z < 1) {
+        fprintf(stderr, "cuda emulator: bad launch (%u %u %u) x (%u %u %u)\n", grid.x, grid.y,
+                grid.z, block.x, block.y, block.z);
+        abort();
+    }
+    if (!emu_stacks && !(emu_stacks = (char *)malloc(1024 * EMU_STACK))) abort();
+    blockDim = block;
+    gridDim = grid;
+    emu_body = &body;
+    emu_launches++;
+    for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+            for (unsigned bx = 0; bx < grid.x; bx++) {
+                blockIdx = dim3(bx, by, bz);
+                for (int t = 0; t < n; t++) {
+                    getcontext(&emu_fiber[t].ctx);
+                    emu_fiber[t].ctx.uc_stack.ss_sp = emu_stacks + (size_t)t * EMU_STACK;
+                    emu_fiber[t].ctx.uc_stack.ss_size = EMU_STACK;
+                    emu_fiber[t].ctx.uc_link = NULL;
+                    makecontext(&emu_fiber[t].ctx, emu_entry, 0);
+                    emu_fiber[t].state = EMU_RUN;
+                    emu_live[t] = 1;
+                }
+                emu_threads += n;
+                for (int done = 0; done < n;) {
+                    for (int t = 0; t < n; t++) {
+                        if (emu_fiber[t].state != EMU_RUN) continue;
+                        emu_cur = t;
+                        threadIdx = dim3(t % block.x, (t / block.x) % block.y,
+                                         t / (block.x * block.y));
+                        swapcontext(&emu_sched, &emu_fiber[t].ctx);
+                    }
+                    done = 0;
+                    for (int t = 0; t < n; t++) {
+                        if (emu_fiber[t].state == EMU_DONE) done++;
+                        else emu_fiber[t].state = EMU_RUN; /* barrier released */
+                    }
+                }
+            }
+}
+
+/* ---- runtime ---- */
+
+cudaError_t cudaGetDeviceCount(int *n) {
+    const char *no = getenv("EMU_NO_GPU");
+    *n = no && *no && strcmp(no, "0") ? 0 : 1;
+    return *n ? cudaSuccess : cudaErrorNoDevice;
+}
+cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
+    static int stream;
+    *s = &stream;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+
+cudaError_t emu_malloc(void **p, size_t n) {
+    *p = n <= ((size_t)1 << 36) ? malloc(n) : NULL;
+    if (!*p) return cudaErrorMemoryAllocation;
+    memset(*p, 0xff, n); /* NaN floats, -1 ints: the backend must zero */
+    return cudaSuccess;
+}
+cudaError_t cudaFree(void *p) {
+    free(p);
+    return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void *p) {
+    free(p);
+    return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t) {
+    memset(p, v, n);
+    return cudaSuccess;
+}
+
+static void emu_no_overlap(const char *what, const void *d, size_t dn, const void *s, size_t sn) {
+    const char *a = (const char *)d, *b = (const char *)s;
+    if (dn && sn && a < b + sn && b < a + dn) {
+        fprintf(stderr, "cuda emulator: %s with overlapping ranges (undefined on a GPU)\n", what);
+        abort();
+    }
+}
+
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t) {
+    emu_no_overlap("cudaMemcpyAsync", d, n, s, n);
+    memcpy(d, s, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spitch,
+                              size_t width, size_t height, cudaMemcpyKind, cudaStream_t) {
+    if (dpitch < width || spitch < width) return cudaErrorInvalidPitchValue;
+    if (height)
+        emu_no_overlap("cudaMemcpy2DAsync", d, (height - 1) * dpitch + width, s,
+                       (height - 1) * spitch + width);
+    for (size_t r = 0; r < height; r++)
+        memcpy((char *)d + r * dpitch, (const char *)s + r * spitch, width);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+const char *cudaGetErrorString(cudaError_t e) { return e ? "emulated CUDA error" : "no error"; }
+const char *cudaGetErrorName(cudaError_t e) { return e ? "cudaErrorEmulated" : "cudaSuccess"; }
+
+/* ---- cuBLAS ---- */
+
+cublasStatus_t cublasCreate(cublasHandle_t *h) {
+    static int handle;
+    *h = &handle;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy(cublasHandle_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetWorkspace(cublasHandle_t, void *, size_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; }
+const char *cublasGetStatusString(cublasStatus_t s) {
+    return s ? "an invalid value was used as an argument (emulated)" : "success";
+}
+
+static int emu_max1(int a) { return a > 1 ? a : 1; }
+
+cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
+                           int n, int k, const float *alpha, const float *A, int lda,
+                           const float *B, int ldb, const float *beta, float *C, int ldc) {
+    if (m < 0 || n < 0 || k < 0 || lda < emu_max1(ta == CUBLAS_OP_N ? m : k) ||
+        ldb < emu_max1(tb == CUBLAS_OP_N ? k : n) || ldc < emu_max1(m))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+    cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
+                tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, *alpha, A, lda, B, ldb,
+                *beta, C, ldc);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float *alpha, const float *A, int lda,
+                                         long long stride_a, const float *B, int ldb,
+                                         long long stride_b, const float *beta, float *C,
+                                         int ldc, long long stride_c, int count) {
+    if (count < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < count; i++) {
+        cublasStatus_t s = cublasSgemm(h, ta, tb, m, n, k, alpha, A + i * stride_a, lda,
+                                       B + i * stride_b, ldb, beta, C + i * stride_c, ldc);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ---- gpu_info (gpu_info.cu is not built here) ---- */
+
+extern "C" int gpu_info_device_count(void) { return 1; }
+extern "C" void gpu_info_describe(char *buf, size_t size) {
+    snprintf(buf, size, "CPU emulator (tests/gpu_emu), no GPU");
+}
+
+__attribute__((destructor)) static void emu_report(void) {
+    fflush(stdout); /* keep the test's own lines whole */
+    if (emu_launches)
+        fprintf(stderr, "cuda emulator: %ld kernel launches, %ld threads\n", emu_launches,
+                emu_threads);
+}
