@@ -1,0 +1,163 @@
+# mk/check.mk: sanitizer builds and fuzzing (included by the Makefile; see
+# docs/reliability.md).
+#
+#   make san-test        build everything with AddressSanitizer, LeakSanitizer
+#   make test SAN=1      and UndefinedBehaviorSanitizer (gcc; -O1 -g, CUDA=0)
+#                        into $(SAN_BUILD) (default build/san/, never mixed
+#                        with build/'s objects; the binary is build/san/nmt,
+#                        ./nmt is left alone) and run the whole CPU test
+#                        suite under it. Every sanitizer report, also from an
+#                        nmt that a shell test ran with stderr thrown away,
+#                        goes to $(SAN_BUILD)/logs/ and fails the run.
+#                        SAN_TESTS="test_config test_cli" runs only those.
+#   make fuzz            build the libFuzzer targets fuzz/fuzz_*.c (clang,
+#                        -fsanitize=fuzzer,address,undefined) into
+#                        $(FUZZ_BUILD) (default build/fuzz/) and run each for
+#                        FUZZ_SECONDS (default 60) from its seeds in
+#                        tests/fuzz/<target>/; FUZZ_TARGETS="fuzz_bleu" runs
+#                        some; new corpus entries stay in build/fuzz/corpus/,
+#                        a crash is written to build/fuzz/artifacts/<target>/
+#                        and fails the run.
+#   make fuzz-smoke      the same for 10 s each (CI).
+#   make fuzz-regress    replays every seed and regression input once.
+#   make fuzz-seeds      regenerates tests/fuzz/fuzz_checkpoint/ (valid and
+#                        broken tiny checkpoints, fuzz/make_checkpoint_seeds.c).
+#   make check-clean     removes build/san/ and build/fuzz/ (make clean does too).
+#
+# Both builds are recursive makes of this Makefile with BUILD=build/san (or
+# build/fuzz), CUDA=0 and the flags below, so the object rules are the main
+# Makefile's own. Suppressions (tests/sanitizer/*.supp) name third-party
+# libraries only, never nmt code.
+
+SAN_BUILD    ?= $(BUILD)/san
+SAN_OPT      ?= -O1 -g
+SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_SUPP_DIR := $(CURDIR)/tests/sanitizer
+SAN_TESTS    ?=
+
+FUZZ_BUILD   ?= $(BUILD)/fuzz
+FUZZ_CC      ?= clang
+FUZZ_CXX     ?= clang++
+FUZZ_OPT     ?= -O1 -g
+FUZZ_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+FUZZ_SECONDS ?= 60
+FUZZ_MAX_LEN ?= 16384
+FUZZ_SRC     := $(wildcard fuzz/fuzz_*.c)
+FUZZ_ALL     := $(FUZZ_SRC:fuzz/%.c=%)
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+
+# exit codes that no nmt command or test uses, so that a report is never
+# mistaken for an expected failure (exit 1 or 2)
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:exitcode=86:check_initialization_order=1:strict_init_order=1:detect_invalid_pointer_pairs=0:log_path=$(SAN_LOGDIR)/asan \
+  LSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/lsan.supp:print_suppressions=0:exitcode=86 \
+  UBSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/ubsan.supp:print_stacktrace=1:halt_on_error=1:exitcode=87:log_path=$(SAN_LOGDIR)/ubsan
+SAN_LOGDIR = $(CURDIR)/$(BUILD)/logs
+FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1 \
+  LSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/lsan.supp:print_suppressions=0 \
+  UBSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/ubsan.supp:print_stacktrace=1:halt_on_error=1
+
+.PHONY: san-test fuzz fuzz-smoke fuzz-build fuzz-regress fuzz-seeds check-clean
+
+ifeq ($(NMT_CHECK_INNER),san)
+# ---- inside the sanitizer build: BUILD is build/san --------------------------
+CFLAGS   += $(SAN_FLAGS)
+CXXFLAGS += $(SAN_FLAGS)
+# static runtimes: with gcc's shared libasan + libubsan, UBSan ignores
+# log_path and its reports could vanish with a test's stderr
+LDLIBS   += $(SAN_FLAGS) -static-libasan -static-libubsan
+
+SAN_RUN_BIN := $(if $(SAN_TESTS),$(filter $(addprefix $(BUILD)/tests/,$(SAN_TESTS)),$(TEST_BIN)),$(TEST_BIN))
+SAN_RUN_SH  := $(if $(SAN_TESTS),$(filter $(addprefix tests/,$(addsuffix .sh,$(SAN_TESTS))),$(TEST_SH)),$(TEST_SH))
+
+$(BUILD)/nmt: $(BUILD)/src/main.o $(LIB_OBJ)
+	$(CXX) -o $@ $^ $(LDLIBS)
+
+.PHONY: san-run
+san-run: $(BUILD)/nmt $(SAN_RUN_BIN)
+	@rm -rf $(SAN_LOGDIR) && mkdir -p $(SAN_LOGDIR)
+	@start=$$(date +%s); \
+	$(SAN_ENV) NMT_BIN=$(CURDIR)/$(BUILD)/nmt scripts/run-tests.sh $(SAN_RUN_BIN) $(SAN_RUN_SH); rc=$$?; \
+	reports=$$(ls $(SAN_LOGDIR) | wc -l); \
+	for f in $(SAN_LOGDIR)/*; do [ -f "$$f" ] && { echo "==== $$f"; cat "$$f"; }; done; \
+	echo "sanitizers (address,undefined,leak): $$reports reports in $(BUILD)/logs/, $$(( $$(date +%s) - start )) s"; \
+	[ "$$rc" -eq 0 ] && [ "$$reports" -eq 0 ]
+
+else ifeq ($(NMT_CHECK_INNER),fuzz)
+# ---- inside the fuzzing build: BUILD is build/fuzz, CC is clang -------------
+CFLAGS   += $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link
+CXXFLAGS += $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link
+
+FUZZ_BIN := $(FUZZ_ALL:%=$(BUILD)/fuzz/%)
+
+$(BUILD)/fuzz/%.o: fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ifuzz $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/%: $(BUILD)/fuzz/%.o $(LIB_OBJ)
+	$(CXX) -fsanitize=fuzzer $(FUZZ_FLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: fuzz-bins
+fuzz-bins: $(FUZZ_BIN)
+
+else
+# ---- the top-level targets -----------------------------------------------------
+san-test:
+	+$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CUDA=0 OPT="$(SAN_OPT)" NMT_CHECK_INNER=san san-run
+
+# `make test SAN=1` (needs `ifneq ($(SAN),1)` around the test rule of the
+# Makefile, or the plain suite runs too; `make san-test` needs nothing)
+ifeq ($(SAN),1)
+test: san-test
+endif
+
+fuzz-build:
+	+$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CUDA=0 CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) \
+	  OPT="$(FUZZ_OPT)" NMT_CHECK_INNER=fuzz fuzz-bins
+
+# runs each target for FUZZ_SECONDS; the first corpus folder (writable) is
+# build/fuzz/corpus/<target>, the seeds are read from tests/fuzz/<target>
+fuzz: fuzz-build
+	@fail=0; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts/$$t; \
+	  dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  if $(FUZZ_ENV) $(FUZZ_BUILD)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+	      -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 $$dict \
+	      -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t/ $(FUZZ_BUILD)/corpus/$$t tests/fuzz/$$t \
+	      > $(FUZZ_BUILD)/$$t.log 2>&1; then \
+	    grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_BUILD)/$$t.log | sed -E 's/^#([0-9]+)[[:space:]]+DONE +/  \1 runs, /' | tr -d '\n'; \
+	    echo "$$(ls $(FUZZ_BUILD)/corpus/$$t | wc -l) new corpus entries: ok"; \
+	  else \
+	    fail=$$((fail + 1)); echo "---- $$t FAILED (log $(FUZZ_BUILD)/$$t.log)"; \
+	    grep -B2 -A12 -E 'property failed|^==[0-9]+==ERROR|runtime error|Timeout|out-of-memory' \
+	      $(FUZZ_BUILD)/$$t.log | head -80; \
+	    ls -l $(FUZZ_BUILD)/artifacts/$$t/; \
+	  fi; \
+	done; echo "fuzz: $$fail of $(words $(FUZZ_TARGETS)) targets failed"; [ $$fail -eq 0 ]
+
+fuzz-smoke:
+	+$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+
+# regenerates the checkpoint seeds (normal build, gcc) into tests/fuzz/fuzz_checkpoint/
+fuzz-seeds: $(BUILD)/fuzz-seeds/make_checkpoint_seeds
+	mkdir -p tests/fuzz/fuzz_checkpoint
+	$(BUILD)/fuzz-seeds/make_checkpoint_seeds tests/fuzz/fuzz_checkpoint
+
+$(BUILD)/fuzz-seeds/make_checkpoint_seeds: $(BUILD)/fuzz-seeds/make_checkpoint_seeds.o $(LIB_OBJ)
+	$(CXX) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz-seeds/%.o: fuzz/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# every seed and regression input once (no mutation)
+fuzz-regress: fuzz-build
+	@fail=0; for t in $(FUZZ_TARGETS); do \
+	  if $(FUZZ_ENV) $(FUZZ_BUILD)/fuzz/$$t -runs=0 tests/fuzz/$$t/* > $(FUZZ_BUILD)/$$t.regress.log 2>&1; then \
+	    echo "$$t: $$(ls tests/fuzz/$$t | wc -l) inputs ok"; \
+	  else fail=$$((fail + 1)); echo "---- $$t FAILED"; tail -40 $(FUZZ_BUILD)/$$t.regress.log; fi; \
+	done; [ $$fail -eq 0 ]
+endif
+
+check-clean:
+	rm -rf $(SAN_BUILD) $(FUZZ_BUILD)
