@@ -826,75 +826,6 @@ void seq2seq_backward(Seq2Seq *m) {
     encoder_backward(m);
 }
 
-/* ---- greedy decoding --------------------------------------------------- */
-
-void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
-                    int out_stride, int *out_len) {
-    Backend *be = m->be;
-    const ModelDims *d = &m->d;
-    int B = batch->B, V = d->V_t, E = d->E, H = d->H;
-    int T = 1;
-    for (int b = 0; b < B; b++) {
-        int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
-        if (limit > T) T = limit;
-    }
-    if (T > m->lim.max_decode_T) T = m->lim.max_decode_T;
-    NMT_ASSERT(B <= m->lim.max_B && batch->S <= m->lim.max_S && T >= 1);
-    m->B = B;
-    m->S = batch->S;
-    m->T = T;
-    m->train = false;
-    m->stepwise = true;
-    m->G = 1;
-    m->seed = 0;
-    Arena ar = {m->arena, 0};
-    carve(m, &ar, B, m->S, T);
-    NMT_ASSERT(ar.used <= m->arena_bytes);
-    upload_source(m, batch);
-    Acts *a = &m->a;
-    encoder_forward(m);
-    bridge_forward(m);
-    AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
-    if (d->style != ATTN_STYLE_NONE) attention_prepare(be, d, &aw, &a->ab);
-    int32_t *prev = m->h_ids; /* (B) host: previous tokens */
-    int active = B;
-    for (int b = 0; b < B; b++) {
-        prev[b] = NMT_BOS_ID;
-        out_len[b] = -1; /* unfinished */
-    }
-    const float *tgt_emb = P(m, m->layout.idx.tgt_emb);
-    for (int t = 0; t < T && active > 0; t++) {
-        be->upload(be, a->tgt_in + (size_t)t * B, prev, (size_t)B * 4);
-        be->embedding_forward(be, a->w + (size_t)t * B * E, tgt_emb, a->tgt_in + (size_t)t * B, B, E);
-        decoder_step(m, &aw, t);
-        const float *hh_t = a->hh + (size_t)t * B * H;
-        be->gemm(be, false, true, B, V, H, 1.0f, hh_t, H, out_W(m), H, 0.0f, a->logits, V);
-        be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), B, V);
-        /* PAD and BOS are never output */
-        be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, B, 1);
-        be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, B, 1);
-        be->topk(be, a->logits, B, V, 1, a->best_val, a->best_id);
-        be->download(be, prev, a->best_id, (size_t)B * 4);
-        for (int b = 0; b < B; b++) {
-            if (out_len[b] >= 0) {
-                prev[b] = NMT_EOS_ID;
-                continue;
-            }
-            int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
-            if (prev[b] == NMT_EOS_ID || t + 1 >= limit || t + 1 >= T) {
-                out_len[b] = prev[b] == NMT_EOS_ID ? t : t + 1;
-                if (prev[b] != NMT_EOS_ID) out[(size_t)b * out_stride + t] = prev[b];
-                active--;
-            } else {
-                out[(size_t)b * out_stride + t] = prev[b];
-            }
-        }
-    }
-    for (int b = 0; b < B; b++)
-        if (out_len[b] < 0) out_len[b] = T;
-    m->stepwise = false;
-}
-
 /* ---- attention statistics ---------------------------------------------- */
 
 bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out) {
@@ -1041,8 +972,9 @@ static void decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     if (m->d.style != ATTN_STYLE_NONE) attention_prepare(m->be, &m->d, &aw, &m->a.ab);
 }
 
-/* Step t of model m on tokens prev (R): log-probabilities in m->a.logits (R, V). */
-static void decode_step_logprobs(Seq2Seq *m, int t, const int32_t *prev) {
+/* Step t of model m on tokens prev (R): logits in m->a.logits (R, V), with
+ * PAD and BOS at -infinity (never output). */
+static void decode_step_logits(Seq2Seq *m, int t, const int32_t *prev) {
     Backend *be = m->be;
     Acts *a = &m->a;
     int R = m->B * m->G, V = m->d.V_t, E = m->d.E, H = m->d.H;
@@ -1054,7 +986,57 @@ static void decode_step_logprobs(Seq2Seq *m, int t, const int32_t *prev) {
     be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), R, V);
     be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, R, 1); /* PAD and BOS are never output */
     be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, R, 1);
-    be->log_softmax(be, R, V, a->logits, a->logits);
+}
+
+/* The same as log-probabilities. */
+static void decode_step_logprobs(Seq2Seq *m, int t, const int32_t *prev) {
+    decode_step_logits(m, t, prev);
+    m->be->log_softmax(m->be, m->B * m->G, m->d.V_t, m->a.logits, m->a.logits);
+}
+
+/* ---- greedy decoding --------------------------------------------------- */
+
+void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
+                    int out_stride, int *out_len) {
+    Backend *be = m->be;
+    int B = batch->B, V = m->d.V_t;
+    int T = 1;
+    for (int b = 0; b < B; b++) {
+        int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
+        if (limit > T) T = limit;
+    }
+    if (T > m->lim.max_decode_T) T = m->lim.max_decode_T;
+    NMT_ASSERT(B <= m->lim.max_B && batch->S <= m->lim.max_S && T >= 1);
+    decode_setup(m, batch, 1, T);
+    Acts *a = &m->a;
+    int32_t *prev = m->h_ids; /* (B) host: previous tokens */
+    int active = B;
+    for (int b = 0; b < B; b++) {
+        prev[b] = NMT_BOS_ID;
+        out_len[b] = -1; /* unfinished */
+    }
+    for (int t = 0; t < T && active > 0; t++) {
+        decode_step_logits(m, t, prev);
+        be->topk(be, a->logits, B, V, 1, a->best_val, a->best_id);
+        be->download(be, prev, a->best_id, (size_t)B * 4);
+        for (int b = 0; b < B; b++) {
+            if (out_len[b] >= 0) {
+                prev[b] = NMT_EOS_ID;
+                continue;
+            }
+            int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
+            if (prev[b] == NMT_EOS_ID || t + 1 >= limit || t + 1 >= T) {
+                out_len[b] = prev[b] == NMT_EOS_ID ? t : t + 1;
+                if (prev[b] != NMT_EOS_ID) out[(size_t)b * out_stride + t] = prev[b];
+                active--;
+            } else {
+                out[(size_t)b * out_stride + t] = prev[b];
+            }
+        }
+    }
+    for (int b = 0; b < B; b++)
+        if (out_len[b] < 0) out_len[b] = T;
+    m->stepwise = false;
 }
 
 /* Reorders model m's decoder rows after step t: row r continues parent[r]
