@@ -109,8 +109,11 @@ $(BUILD)/bench/%.o: bench/%.c
 bench: nmt $(BENCH_BIN)
 	bash scripts/bench.sh
 
+# With SAN=1, mk/check.mk makes `test` run the suite under the sanitizers.
+ifneq ($(SAN),1)
 test: nmt $(TEST_BIN)
 	@NMT_BIN=$(CURDIR)/nmt scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
+endif
 
 clean:
 	rm -rf $(BUILD) nmt

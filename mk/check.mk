@@ -2,7 +2,7 @@
 # docs/reliability.md).
 #
 #   make san-test        build everything with AddressSanitizer, LeakSanitizer
-#   make test SAN=1      and UndefinedBehaviorSanitizer (gcc; -O1 -g, CUDA=0)
+#   make test SAN=1 (*)  and UndefinedBehaviorSanitizer (gcc; -O1 -g, CUDA=0)
 #                        into $(SAN_BUILD) (default build/san/, never mixed
 #                        with build/'s objects; the binary is build/san/nmt,
 #                        ./nmt is left alone) and run the whole CPU test
@@ -23,6 +23,8 @@
 #   make fuzz-seeds      regenerates tests/fuzz/fuzz_checkpoint/ (valid and
 #                        broken tiny checkpoints, fuzz/make_checkpoint_seeds.c).
 #   make check-clean     removes build/san/ and build/fuzz/ (make clean does too).
+#   (*) needs `ifneq ($(SAN),1)` ... `endif` around the Makefile's test rule;
+#       without it `make test SAN=1` runs the plain suite after this one.
 #
 # Both builds are recursive makes of this Makefile with BUILD=build/san (or
 # build/fuzz), CUDA=0 and the flags below, so the object rules are the main
@@ -48,7 +50,7 @@ FUZZ_TARGETS ?= $(FUZZ_ALL)
 
 # exit codes that no nmt command or test uses, so that a report is never
 # mistaken for an expected failure (exit 1 or 2)
-SAN_ENV = ASAN_OPTIONS=detect_leaks=1:exitcode=86:check_initialization_order=1:strict_init_order=1:detect_invalid_pointer_pairs=0:log_path=$(SAN_LOGDIR)/asan \
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:exitcode=86:check_initialization_order=1:strict_init_order=1:log_path=$(SAN_LOGDIR)/asan \
   LSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/lsan.supp:print_suppressions=0:exitcode=86 \
   UBSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/ubsan.supp:print_stacktrace=1:halt_on_error=1:exitcode=87:log_path=$(SAN_LOGDIR)/ubsan
 SAN_LOGDIR = $(CURDIR)/$(BUILD)/logs
@@ -77,9 +79,9 @@ san-run: $(BUILD)/nmt $(SAN_RUN_BIN)
 	@rm -rf $(SAN_LOGDIR) && mkdir -p $(SAN_LOGDIR)
 	@start=$$(date +%s); \
 	$(SAN_ENV) NMT_BIN=$(CURDIR)/$(BUILD)/nmt scripts/run-tests.sh $(SAN_RUN_BIN) $(SAN_RUN_SH); rc=$$?; \
-	reports=$$(ls $(SAN_LOGDIR) | wc -l); \
-	for f in $(SAN_LOGDIR)/*; do [ -f "$$f" ] && { echo "==== $$f"; cat "$$f"; }; done; \
-	echo "sanitizers (address,undefined,leak): $$reports reports in $(BUILD)/logs/, $$(( $$(date +%s) - start )) s"; \
+	reports=$$(grep -l -E '^SUMMARY: |ERROR: [A-Za-z]+Sanitizer|runtime error:' $(SAN_LOGDIR)/* 2>/dev/null | wc -l); \
+	for f in $(SAN_LOGDIR)/*; do [ -f "$$f" ] && { echo "==== $$f"; head -c 20000 "$$f"; }; done; \
+	echo "sanitizers (address,undefined,leak): $$reports reports, $$(ls $(SAN_LOGDIR) | wc -l) log files in $(BUILD)/logs/, $$(( $$(date +%s) - start )) s"; \
 	[ "$$rc" -eq 0 ] && [ "$$reports" -eq 0 ]
 
 else ifeq ($(NMT_CHECK_INNER),fuzz)

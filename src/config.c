@@ -161,6 +161,7 @@ static int in_range(const ConfigKey *key, double v) {
 /* Removes "." parts and "name/.." pairs from a path, in place (lexically:
  * the folders need not exist). Leading ".." of a relative path stay. */
 static void normalize_path(char *path) {
+    size_t capacity = strlen(path) + 1; /* strtok_r below cuts the string */
     int absolute = path[0] == '/';
     char *parts[512];
     int n = 0;
@@ -177,11 +178,14 @@ static void normalize_path(char *path) {
     char out[4096];
     size_t len = 0;
     out[0] = '\0';
-    if (absolute) out[len++] = '/';
+    if (absolute) {
+        out[len++] = '/';
+        out[len] = '\0';
+    }
     for (int i = 0; i < n; i++)
         len += (size_t)snprintf(out + len, sizeof out - len, "%s%s", i ? "/" : "", parts[i]);
     if (len == 0) snprintf(out, sizeof out, ".");
-    strcpy(path, out); /* never longer than the input */
+    snprintf(path, capacity, "%s", out); /* fits: never longer than the input, but "" -> "." is cut */
 }
 
 /* `value` made absolute against `base_dir` and normalized (newly allocated). */
@@ -611,7 +615,17 @@ static cJSON *key_to_json(const Config *cfg, const ConfigKey *key) {
     const void *field = field_cptr(cfg, key);
     switch (key->type) {
     case CFG_INT: return cJSON_CreateNumber(*(const int *)field);
-    case CFG_FLOAT: return cJSON_CreateNumber(*(const double *)field);
+    case CFG_FLOAT: {
+        /* the shortest text that reads back as the same double: a resumed run
+         * compares the checkpoint's config with the current one exactly */
+        double v = *(const double *)field;
+        char text[40];
+        for (int digits = 15; digits <= 17; digits++) {
+            snprintf(text, sizeof text, "%.*g", digits, v);
+            if (strtod(text, NULL) == v) break;
+        }
+        return cJSON_CreateRaw(text);
+    }
     case CFG_BOOL: return cJSON_CreateBool(*(const bool *)field);
     case CFG_ENUM: return cJSON_CreateString(key->choices[*(const int *)field]);
     case CFG_STRING:

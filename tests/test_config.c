@@ -230,6 +230,27 @@ static void test_json_round_trip(void) {
     config_free(&a);
 }
 
+/* Regressions found by fuzz_config: the root path, and floats that need 17
+ * digits to read back (a resumed run compares configs exactly). */
+static void test_fuzz_regressions(void) {
+    Config a, b;
+    const char *root[] = {"data.cache_dir=/", "train.save_dir=//"};
+    CHECK_EQ_INT(config_load_string("{}", "inline", "/", root, 2, &a), NMT_OK);
+    CHECK_EQ_STR(a.data.cache_dir, "/");
+    CHECK_EQ_STR(a.train.save_dir, "/");
+    config_free(&a);
+    const char *precise[] = {"model.dropout=0.30000000000000004", "train.lr=0.1"};
+    CHECK_EQ_INT(config_load_string("{}", "inline", "/", precise, 2, &a), NMT_OK);
+    char *json = config_to_json(&a);
+    CHECK(json != NULL, "config_to_json");
+    CHECK_EQ_INT(config_load_string(json, "resolved", "/", NULL, 0, &b), NMT_OK);
+    CHECK(config_first_fixed_difference(&a, &b) == NULL, "round trip changed %s", config_first_fixed_difference(&a, &b));
+    CHECK(b.model.dropout == 0.30000000000000004 && b.train.lr == 0.1, "floats read back exactly");
+    config_free(&b);
+    nmt_free(json);
+    config_free(&a);
+}
+
 static void test_reference(void) {
     char *buf = NULL;
     size_t len = 0;
@@ -274,6 +295,7 @@ int main(void) {
     test_overrides();
     test_json_round_trip();
     test_reference();
+    test_fuzz_regressions();
     test_alloc_failures();
     return test_summary("test_config");
 }
