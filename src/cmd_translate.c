@@ -215,16 +215,12 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     if (!st && first) st = tokenizer_deserialize(ck.src_tok, ck.src_tok_len, &tr->src_tok);
     if (!st && first) st = tokenizer_deserialize(ck.tgt_tok, ck.tgt_tok_len, &tr->tgt_tok);
     if (!st && !first) {
-        uint8_t *bytes[2] = {NULL, NULL};
-        size_t n[2] = {0, 0};
-        st = tokenizer_serialize(tr->src_tok, &bytes[0], &n[0]);
-        if (!st) st = tokenizer_serialize(tr->tgt_tok, &bytes[1], &n[1]);
-        if (!st && (n[0] != ck.src_tok_len || memcmp(bytes[0], ck.src_tok, n[0]) || n[1] != ck.tgt_tok_len ||
-                    memcmp(bytes[1], ck.tgt_tok, n[1])))
+        int same_src = 0, same_tgt = 0;
+        st = tokenizer_same_as_serialized(tr->src_tok, ck.src_tok, ck.src_tok_len, &same_src);
+        if (!st) st = tokenizer_same_as_serialized(tr->tgt_tok, ck.tgt_tok, ck.tgt_tok_len, &same_tgt);
+        if (!st && !(same_src && same_tgt))
             st = nmt_fail(NMT_ERR_USAGE, "%s: its vocabularies differ from the first --model's; an ensemble needs the "
                           "same source and target vocabularies", path);
-        nmt_free(bytes[0]);
-        nmt_free(bytes[1]);
     }
     ModelDims d;
     if (!st) st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);

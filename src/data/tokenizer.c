@@ -168,6 +168,17 @@ static NmtStatus from_payload(TokenizerKind kind, const uint8_t *body, size_t n,
     return wrap(TOKENIZER_WORD, NULL, v, out);
 }
 
+NmtStatus tokenizer_same_as_serialized(const Tokenizer *t, const uint8_t *bytes, size_t n, int *same) {
+    uint8_t *mine = NULL;
+    size_t len = 0;
+    *same = 0;
+    NmtStatus st = tokenizer_serialize(t, &mine, &len);
+    if (st) return st;
+    *same = len == n && (n == 0 || memcmp(mine, bytes, n) == 0);
+    nmt_free(mine);
+    return NMT_OK;
+}
+
 NmtStatus tokenizer_deserialize(const uint8_t *bytes, size_t n, Tokenizer **out) {
     *out = NULL;
     if (n < TOKENIZER_TAG_LEN || memcmp(bytes, tokenizer_magic, sizeof tokenizer_magic) != 0)

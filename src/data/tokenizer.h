@@ -151,6 +151,9 @@ NmtStatus tokenizer_decode(const Tokenizer *t, const int32_t *ids, int n, char *
 
 /* The serialized form described above, in a new buffer (nmt_free it). */
 NmtStatus tokenizer_serialize(const Tokenizer *t, uint8_t **bytes, size_t *n);
+/* *same = 1 when t serializes to exactly bytes[0..n) (a checkpoint's
+ * tokenizer), else 0. */
+NmtStatus tokenizer_same_as_serialized(const Tokenizer *t, const uint8_t *bytes, size_t n, int *same);
 /* Rebuilds a tokenizer from tokenizer_serialize's bytes. NMT_ERR_FORMAT for
  * a bad tag or payload. */
 NmtStatus tokenizer_deserialize(const uint8_t *bytes, size_t n, Tokenizer **out);

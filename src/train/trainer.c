@@ -124,19 +124,15 @@ static NmtStatus resume(Trainer *tr) {
                           "(only schedule keys may change on resume)", key, key);
         config_free(&old);
     }
-    uint8_t *bytes = NULL;
-    size_t n = 0;
-    if (!st) st = tokenizer_serialize(tr->data.src_tok, &bytes, &n);
-    if (!st && (n != ck.src_tok_len || memcmp(bytes, ck.src_tok, n)))
+    int same = 1;
+    if (!st) st = tokenizer_same_as_serialized(tr->data.src_tok, ck.src_tok, ck.src_tok_len, &same);
+    if (!st && !same)
         st = nmt_fail(NMT_ERR_CONFIG, "data.train_src: cannot resume: the source tokenizer differs from the "
                       "checkpoint's (the corpus or its cache changed)");
-    nmt_free(bytes);
-    bytes = NULL;
-    if (!st) st = tokenizer_serialize(tr->data.tgt_tok, &bytes, &n);
-    if (!st && (n != ck.tgt_tok_len || memcmp(bytes, ck.tgt_tok, n)))
+    if (!st) st = tokenizer_same_as_serialized(tr->data.tgt_tok, ck.tgt_tok, ck.tgt_tok_len, &same);
+    if (!st && !same)
         st = nmt_fail(NMT_ERR_CONFIG, "data.train_tgt: cannot resume: the target tokenizer differs from the "
                       "checkpoint's (the corpus or its cache changed)");
-    nmt_free(bytes);
     const ParamLayout *layout = seq2seq_layout(tr->model);
     if (!st && (ck.n_floats != tr->n_params || ck.n_tensors != layout->n))
         st = nmt_fail(NMT_ERR_FORMAT, "%s: parameter layout differs from the model's", path);
