@@ -52,6 +52,8 @@ CXXFLAGS += -std=c++17 $(OPT) $(WARN) -MMD -MP
 LDLIBS   += $(PKG_LIBS) -lsentencepiece -lsentencepiece_train -fopenmp -lm -lpthread
 
 BUILD    := build
+# The binary; work going on side by side in one tree gives each its own BUILD and BIN.
+BIN      ?= nmt
 LIB_C    := $(filter-out src/main.c,$(wildcard src/*.c src/*/*.c))
 LIB_CC   := $(wildcard src/*/*.cc)
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CC:%.cc=$(BUILD)/%.o)
@@ -74,9 +76,9 @@ BENCH_BIN := $(BENCH_C:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all test bench clean distclean
 .SECONDARY:
-all: nmt
+all: $(BIN)
 
-nmt: $(BUILD)/src/main.o $(LIB_OBJ)
+$(BIN): $(BUILD)/src/main.o $(LIB_OBJ)
 	$(CXX) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: %.c
@@ -106,17 +108,17 @@ $(BUILD)/bench/%.o: bench/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # Speed next to PyTorch (a benchmark, not a test): see docs/benchmarks.md
-bench: nmt $(BENCH_BIN)
+bench: $(BIN) $(BENCH_BIN)
 	bash scripts/bench.sh
 
 # With SAN=1, mk/check.mk makes `test` run the suite under the sanitizers.
 ifneq ($(SAN),1)
-test: nmt $(TEST_BIN)
-	@NMT_BIN=$(CURDIR)/nmt scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
+test: $(BIN) $(TEST_BIN)
+	@NMT_BIN=$(abspath $(BIN)) scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
 endif
 
 clean:
-	rm -rf $(BUILD) nmt
+	rm -rf $(BUILD) $(BIN)
 
 # Optional parts, one file each (mk/gpu.mk: the CUDA bundle and parity tests;
 # mk/check.mk: sanitizers and fuzzing).
