@@ -1,10 +1,14 @@
-/* test_decode.c: greedy decoding. What the decoder emits step by step must
- * be the argmax of the teacher-forced logits when its own output is fed
- * back (one decoding loop, two code paths); lengths respect the limit
- * a * source length + b; PAD and BOS are never emitted; every attention
- * style decodes. */
+/* test_decode.c: greedy decoding and beam search. What the decoder emits
+ * step by step must be the argmax of the teacher-forced logits when its own
+ * output is fed back (one decoding loop, two code paths); lengths respect
+ * the limit a * source length + b; PAD and BOS are never emitted; every
+ * attention style decodes; beam 1 is greedy; beam search finds the
+ * exhaustive optimum; a batch decodes as its sentences do alone while
+ * finished sentences leave it; the output shortlist restricts the output
+ * and, holding the whole vocabulary, changes nothing. */
 #include "backend.h"
 #include "config.h"
+#include "model/decode_step.h"
 #include "model/gradcheck.h"
 #include "model/seq2seq.h"
 #include "test_util.h"
@@ -33,7 +37,7 @@ static void check_style(const char *const *sets, int n_sets, const char *label) 
     memset(out, 0, sizeof out);
     double a = 1.5;
     int b_len = 2;
-    seq2seq_greedy(m, &src, a, b_len, out, MAXT, len);
+    CHECK_EQ_INT(seq2seq_greedy(m, &src, a, b_len, out, MAXT, len), NMT_OK);
     int src_len[B];
     for (int b = 0; b < B; b++) src_len[b] = src.src_len[b];
     for (int b = 0; b < B; b++) {
@@ -143,7 +147,7 @@ static void check_beam1_is_greedy(const char *const *sets, int n_sets, const cha
     int32_t greedy[B * MAXT], beam[B * MAXT];
     int glen[B], blen[B], count[B];
     double score[B];
-    seq2seq_greedy(m, &src, 2.0, 2, greedy, MAXT, glen);
+    CHECK_EQ_INT(seq2seq_greedy(m, &src, 2.0, 2, greedy, MAXT, glen), NMT_OK);
     BeamSpec spec = {1, 1, 0.6, 0.0, 2.0, 2};
     CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, beam, MAXT, blen, score, count, NULL), NMT_OK);
     for (int b = 0; b < B; b++) {
@@ -294,6 +298,178 @@ static void check_exhaustive(double alpha) {
     seq2seq_free(m);
 }
 
+
+/* The sentence column b of a time-major batch, as a batch of one. */
+static void column_batch(const Batch *all, int b, int32_t *src, int *src_len, Batch *one) {
+    for (int s = 0; s < all->S; s++) src[s] = all->src[s * all->B + b];
+    *src_len = all->src_len[b];
+    *one = *all;
+    one->B = 1;
+    one->src = src;
+    one->src_len = src_len;
+}
+
+static Seq2Seq *decode_model(const char *const *sets, int n_sets, int B, int S, int maxT, int beam, float range,
+                             uint64_t seed, ModelDims *d) {
+    const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 2, \"dec_layers\": 2,"
+                       " \"attention\": {\"window\": 2}}}";
+    Config cfg;
+    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, n_sets, &cfg), NMT_OK);
+    CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, d), NMT_OK);
+    config_free(&cfg);
+    Seq2Seq *m;
+    ModelLimits lim = {B, S, 2, maxT, beam};
+    CHECK_EQ_INT(seq2seq_create(be, d, lim, &m), NMT_OK);
+    CHECK_EQ_INT(seq2seq_init_params(m, range, seed), NMT_OK);
+    return m;
+}
+
+/* A batch decodes exactly as each of its sentences does alone, although
+ * finished sentences leave the batch (checked: greedy computes one row per
+ * sentence and step, no more); with n-best, coverage and attention. */
+static void check_batch_equals_alone(const char *const *sets, int n_sets, const char *label) {
+    enum { B = 6, S = 7, MAXT = 16, K = 3, NB = 2 };
+    ModelDims d;
+    Seq2Seq *m = decode_model(sets, n_sets, B, S, MAXT, K, 0.8f, 7, &d);
+    Batch src;
+    gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 13, &src);
+    /* greedy */
+    int32_t out[B * MAXT], one_out[MAXT];
+    int len[B], one_len;
+    CHECK_EQ_INT(seq2seq_greedy(m, &src, 2.0, 1, out, MAXT, len), NMT_OK);
+    int64_t expect_rows = 0, max_steps = 0;
+    for (int b = 0; b < B; b++) {
+        int limit = (int)(2.0 * src.src_len[b]) + 1;
+        int steps = len[b] == limit ? len[b] : len[b] + 1; /* the EOS step counts */
+        expect_rows += steps;
+        if (steps > max_steps) max_steps = steps;
+    }
+    CHECK(seq2seq_decode_row_steps(m) == expect_rows, "%s: greedy computed %lld row-steps, its sentences need %lld",
+          label, (long long)seq2seq_decode_row_steps(m), (long long)expect_rows);
+    CHECK(expect_rows < B * max_steps, "%s: the sentences should finish at different steps", label);
+    int32_t col_src[S];
+    int col_len;
+    Batch one;
+    for (int b = 0; b < B; b++) {
+        column_batch(&src, b, col_src, &col_len, &one);
+        CHECK_EQ_INT(seq2seq_greedy(m, &one, 2.0, 1, one_out, MAXT, &one_len), NMT_OK);
+        CHECK(one_len == len[b] && !memcmp(one_out, out + b * MAXT, (size_t)len[b] * 4),
+              "%s: greedy sentence %d decodes differently in the batch", label, b);
+    }
+    /* beam search */
+    static int32_t bout[B * NB * MAXT], oout[NB * MAXT];
+    static float battn[B * NB * MAXT * S], oattn[NB * MAXT * S];
+    int blen[B * NB], bcount[B], olen[NB], ocount;
+    double bscore[B * NB], oscore[NB];
+    BeamSpec spec = {K, NB, 0.8, 0.3, 2.0, 1};
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, bout, MAXT, blen, bscore, bcount, battn), NMT_OK);
+    int64_t batch_rows = seq2seq_decode_row_steps(m), alone_rows = 0;
+    for (int b = 0; b < B; b++) {
+        column_batch(&src, b, col_src, &col_len, &one);
+        CHECK_EQ_INT(seq2seq_beam_search(m, &one, &spec, oout, MAXT, olen, oscore, &ocount, oattn), NMT_OK);
+        alone_rows += seq2seq_decode_row_steps(m);
+        bool same = ocount == bcount[b];
+        double attn_diff = 0;
+        for (int i = 0; same && i < ocount; i++) {
+            int k = b * NB + i;
+            same = olen[i] == blen[k] && fabs(oscore[i] - bscore[k]) <= 1e-4 * (1 + fabs(bscore[k])) &&
+                   !memcmp(oout + i * MAXT, bout + (size_t)k * MAXT, (size_t)olen[i] * 4);
+            for (int t = 0; same && t < olen[i]; t++)
+                for (int x = 0; x < S; x++) {
+                    float want = x < col_len ? battn[((size_t)k * MAXT + t) * S + x] : 0;
+                    attn_diff = fmax(attn_diff, fabs(oattn[((size_t)i * MAXT + t) * S + x] - want));
+                }
+        }
+        CHECK(same && attn_diff < 1e-4, "%s: beam sentence %d differs alone from in the batch (attention %g)", label,
+              b, attn_diff);
+    }
+    /* each sentence keeps its K rows exactly as long as it searches alone */
+    CHECK(batch_rows == alone_rows, "%s: the batch's beam search computed %lld row-steps, its sentences alone %lld",
+          label, (long long)batch_rows, (long long)alone_rows);
+    seq2seq_free(m);
+}
+
+/* The output shortlist: holding every id but PAD and BOS it changes
+ * nothing; a small one confines the output to it, greedy and beam alike;
+ * bad lists are refused. */
+static void check_shortlist(const char *const *sets, int n_sets, const char *label) {
+    enum { B = 5, S = 7, MAXT = 16, K = 4 };
+    ModelDims d;
+    Seq2Seq *m = decode_model(sets, n_sets, B, S, MAXT, K, 0.8f, 9, &d);
+    Batch src;
+    gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 17, &src);
+    int32_t full[B * 2 * MAXT], listed[B * 2 * MAXT];
+    int flen[B * 2], llen[B * 2], fcount[B], lcount[B];
+    double fscore[B * 2], lscore[B * 2];
+    BeamSpec spec = {K, 2, 0.6, 0.0, 2.0, 2};
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, full, MAXT, flen, fscore, fcount, NULL), NMT_OK);
+    int32_t ids[64];
+    int n = 0;
+    for (int v = 0; v < d.V_t; v++)
+        if (v != NMT_PAD_ID && v != NMT_BOS_ID) ids[n++] = v;
+    CHECK_EQ_INT(seq2seq_set_shortlist(m, ids, n), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, listed, MAXT, llen, lscore, lcount, NULL), NMT_OK);
+    bool same = true;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < fcount[b]; i++) {
+            int k = b * 2 + i;
+            same &= lcount[b] == fcount[b] && llen[k] == flen[k] && fabs(lscore[k] - fscore[k]) < 1e-5 &&
+                    !memcmp(listed + (size_t)k * MAXT, full + (size_t)k * MAXT, (size_t)flen[k] * 4);
+        }
+    CHECK(same, "%s: a shortlist of the whole vocabulary changed the beam output", label);
+    /* a few ids: the output uses only them, and beam 1 is still greedy */
+    bool used[64] = {false};
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < flen[b * 2]; t++) used[full[(size_t)b * 2 * MAXT + t]] = true;
+    n = 0;
+    int dropped = -1;
+    for (int v = 0; v < d.V_t; v++) {
+        if (v == NMT_PAD_ID || v == NMT_BOS_ID) continue;
+        if (used[v] && dropped < 0 && v != NMT_EOS_ID) {
+            dropped = v; /* a token the full search used is left out */
+            continue;
+        }
+        if (v == NMT_EOS_ID || v % 2 == 0) ids[n++] = v;
+    }
+    if (dropped < 0) { /* the full search output no word: leave out the first one */
+        dropped = NMT_N_SPECIAL;
+        n = 0;
+        for (int v = 0; v < d.V_t; v++)
+            if (v == NMT_EOS_ID || (v % 2 == 0 && v != dropped && v != NMT_PAD_ID && v != NMT_BOS_ID)) ids[n++] = v;
+    }
+    CHECK_EQ_INT(seq2seq_set_shortlist(m, ids, n), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, listed, MAXT, llen, lscore, lcount, NULL), NMT_OK);
+    int outside = 0;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < lcount[b]; i++)
+            for (int t = 0; t < llen[b * 2 + i]; t++) {
+                int32_t tok = listed[(size_t)(b * 2 + i) * MAXT + t];
+                bool in = false;
+                for (int j = 0; j < n; j++) in |= ids[j] == tok;
+                outside += !in;
+            }
+    CHECK(outside == 0, "%s: %d output tokens are not in the shortlist", label, outside);
+    int32_t greedy[B * MAXT], beam1[B * MAXT];
+    int glen[B], b1len[B], b1count[B];
+    double b1score[B];
+    CHECK_EQ_INT(seq2seq_greedy(m, &src, 2.0, 2, greedy, MAXT, glen), NMT_OK);
+    BeamSpec one = {1, 1, 0.6, 0.0, 2.0, 2};
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &one, beam1, MAXT, b1len, b1score, b1count, NULL), NMT_OK);
+    same = true;
+    for (int b = 0; b < B; b++) {
+        same &= glen[b] == b1len[b] && !memcmp(greedy + b * MAXT, beam1 + b * MAXT, (size_t)glen[b] * 4);
+        for (int t = 0; t < glen[b]; t++) same &= greedy[b * MAXT + t] != dropped;
+    }
+    CHECK(same, "%s: with a shortlist, beam 1 differs from greedy or outputs a left-out id", label);
+    /* refused: PAD, BOS, out of range, not ascending */
+    int32_t bad1[] = {NMT_PAD_ID, NMT_EOS_ID}, bad2[] = {NMT_EOS_ID, 5, 4}, bad3[] = {NMT_EOS_ID, 999};
+    CHECK_EQ_INT(seq2seq_set_shortlist(m, bad1, 2), NMT_ERR_USAGE);
+    CHECK_EQ_INT(seq2seq_set_shortlist(m, bad2, 3), NMT_ERR_USAGE);
+    CHECK_EQ_INT(seq2seq_set_shortlist(m, bad3, 2), NMT_ERR_USAGE);
+    CHECK_EQ_INT(seq2seq_decode_vocab(m), d.V_t); /* a refused list leaves the full vocabulary */
+    seq2seq_free(m);
+}
+
 int main(void) {
     be = cpu_backend_create(1);
     const char *luong1[] = {"model.attention.style=luong"};
@@ -306,6 +482,13 @@ int main(void) {
     check_beam1_is_greedy(lp1, 1, "local-p");
     const char *none1[] = {"model.attention.style=none"};
     check_beam1_is_greedy(none1, 1, "none");
+    const char *const *sets[] = {luong1, bahd1, lm1, lp1, none1};
+    const int n_sets[] = {1, 3, 2, 1, 1};
+    const char *labels[] = {"luong", "bahdanau additive 2 heads", "local-m dot", "local-p", "none"};
+    for (int i = 0; i < 5; i++) {
+        check_batch_equals_alone(sets[i], n_sets[i], labels[i]);
+        check_shortlist(sets[i], n_sets[i], labels[i]);
+    }
     check_exhaustive(0.0);
     check_exhaustive(1.0);
     check_exhaustive(2.0);

@@ -55,6 +55,8 @@ typedef struct {
     int32_t *row_sent;   /* (R) sentence of each decoder row (beam search) */
     int32_t *parent;     /* (R) beam search: the row each new row continues */
     float *gather_tmp;   /* (R, max(L_d H, H)) */
+    int32_t *compact_idx; /* (heads S B) decoding: gather indices that drop finished sentences */
+    float *compact_tmp;  /* (max(S B K, heads S B qdim)) their scratch */
     float *loss_rows, *nll_rows; /* (T*B) */
     /* gradients and scratch (zeroed at the start of backward) */
     char *grad_begin, *grad_end;
@@ -89,6 +91,13 @@ struct Seq2Seq {
     /* host staging */
     int32_t *h_ids;
     float *h_f;
+    int32_t *h_idx;   /* (heads * max_S * max_B) gather indices */
+    /* decoding */
+    int *dec_len;     /* (max_B) source length of each sentence still decoded */
+    int64_t decode_rows; /* decoder row-steps computed since seq2seq_decode_setup */
+    int sl_n;         /* output shortlist size; 0: the whole vocabulary */
+    int32_t *sl_ids, *sl_host; /* (V_t) shortlisted ids, on the backend and on the host */
+    float *sl_W, *sl_b; /* (V_t, H), (V_t): their output-layer rows */
     /* current batch */
     int B, S, T;
     bool train;
@@ -161,6 +170,9 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->row_sent = m->G > 1 ? take(ar, (size_t)R * 4) : NULL;
     a->parent = m->stepwise ? take(ar, (size_t)R * 4) : NULL;
     a->gather_tmp = m->stepwise ? takef(ar, (size_t)R * (d->L_d * H > H ? d->L_d * H : H)) : NULL;
+    size_t kp_floats = (size_t)n * S * B * qd, key_floats = (size_t)S * B * K;
+    a->compact_idx = m->stepwise ? take(ar, (size_t)n * S * B * 4) : NULL;
+    a->compact_tmp = m->stepwise ? takef(ar, kp_floats > key_floats ? kp_floats : key_floats) : NULL;
     a->keep_src = takef(ar, (size_t)S * B);
     a->centers = takef(ar, (size_t)T * R);
     a->emb_src = takef(ar, (size_t)S * B * E);
@@ -343,8 +355,10 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     m->neg_inf = be->alloc(be, rows * sizeof(float));
     m->h_ids = nmt_malloc(stage * sizeof(int32_t));
     m->h_f = nmt_malloc(stage * sizeof(float));
+    m->h_idx = nmt_malloc((size_t)dims->heads * lim.max_S * lim.max_B * sizeof(int32_t));
+    m->dec_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
     if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->h_ids ||
-        !m->h_f) {
+        !m->h_f || !m->h_idx || !m->dec_len) {
         seq2seq_free(m);
         return nmt_fail(NMT_ERR_NOMEM, "out of memory for the model (%.1f MB of activations for "
                         "batches up to %d x %d x %d)", m ? measure.used / 1e6 : 0.0,
@@ -367,8 +381,14 @@ void seq2seq_free(Seq2Seq *m) {
     be->release(be, m->zeros);
     be->release(be, m->ones);
     be->release(be, m->neg_inf);
+    be->release(be, m->sl_ids);
+    be->release(be, m->sl_W);
+    be->release(be, m->sl_b);
     nmt_free(m->h_ids);
     nmt_free(m->h_f);
+    nmt_free(m->h_idx);
+    nmt_free(m->dec_len);
+    nmt_free(m->sl_host);
     nmt_free(m);
 }
 
@@ -890,71 +910,15 @@ bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out) {
     return rows > 0;
 }
 
-/* ---- beam search ------------------------------------------------------- */
+/* ---- step-by-step decoding (decode_step.h) ----------------------------- */
 
-/* GNMT length penalty of a hypothesis of `len` tokens (EOS counted). */
-static double length_penalty(double alpha, int len) {
-    return alpha > 0 ? pow((5.0 + len) / 6.0, alpha) : 1.0;
-}
+Backend *seq2seq_backend(const Seq2Seq *m) { return m->be; }
+const ModelLimits *seq2seq_limits(const Seq2Seq *m) { return &m->lim; }
 
-/* GNMT coverage penalty of one hypothesis' summed attention over its source. */
-static double coverage_penalty(double beta, const float *cov, int src_len) {
-    if (beta <= 0) return 0;
-    double sum = 0;
-    for (int s = 0; s < src_len; s++) sum += log(fmin(fmax(cov[s], 1e-6), 1.0));
-    return beta * sum;
-}
-
-typedef struct {
-    double score;
-    int row;   /* parent row */
-    int token;
-    double logp;
-} BeamCand;
-
-static int cand_cmp(const void *x, const void *y) {
-    const BeamCand *a = x, *b = y;
-    if (a->logp != b->logp) return a->logp > b->logp ? -1 : 1;
-    if (a->row != b->row) return a->row - b->row;
-    return a->token - b->token;
-}
-
-/* Where finished hypotheses go (seq2seq_beam_search's outputs). */
-typedef struct {
-    int nbest, stride, S;
-    int32_t *tokens;
-    int *len;
-    double *score;
-    int *count;
-    float *attn; /* (B * nbest, stride, S) or NULL */
-} BeamOut;
-
-/* Inserts a finished hypothesis into sentence b's sorted n-best list; attn
- * (T_hist, S) holds its attention rows by step when recorded. */
-static void add_finished(const BeamOut *o, int b, const int32_t *tokens, int len, double score, const float *attn) {
-    int n = o->nbest, *count = &o->count[b];
-    size_t arow = (size_t)o->stride * o->S;
-    int at = *count;
-    while (at > 0 && o->score[b * n + at - 1] < score) at--;
-    if (at >= n) return;
-    int last = *count < n ? *count : n - 1;
-    for (int i = last; i > at; i--) {
-        memcpy(o->tokens + (size_t)(b * n + i) * o->stride, o->tokens + (size_t)(b * n + i - 1) * o->stride,
-               (size_t)o->stride * 4);
-        o->len[b * n + i] = o->len[b * n + i - 1];
-        o->score[b * n + i] = o->score[b * n + i - 1];
-        if (o->attn) memcpy(o->attn + (b * n + i) * arow, o->attn + (b * n + i - 1) * arow, arow * sizeof(float));
-    }
-    memcpy(o->tokens + (size_t)(b * n + at) * o->stride, tokens, (size_t)len * 4);
-    o->len[b * n + at] = len;
-    o->score[b * n + at] = score;
-    if (o->attn && attn) memcpy(o->attn + (b * n + at) * arow, attn, (size_t)len * o->S * sizeof(float));
-    if (*count < n) (*count)++;
-}
-
-/* Sets model m up for decoding `batch` with G rows per sentence and T steps:
- * arena, source, encoder, bridge, attention keys. */
-static void decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
+void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
+    NMT_ASSERT(batch->B <= m->lim.max_B && batch->S <= m->lim.max_S && T >= 1 &&
+               T <= (m->lim.max_decode_T > 0 ? m->lim.max_decode_T : 1) &&
+               G <= (m->lim.max_beam > 1 ? m->lim.max_beam : 1));
     m->B = batch->B;
     m->S = batch->S;
     m->T = T;
@@ -962,6 +926,8 @@ static void decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     m->train = false;
     m->stepwise = true;
     m->seed = 0;
+    m->decode_rows = 0;
+    for (int b = 0; b < m->B; b++) m->dec_len[b] = batch->src_len[b];
     Arena ar = {m->arena, 0};
     carve(m, &ar, m->B, m->S, T);
     NMT_ASSERT(ar.used <= m->arena_bytes);
@@ -972,270 +938,137 @@ static void decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     if (m->d.style != ATTN_STYLE_NONE) attention_prepare(m->be, &m->d, &aw, &m->a.ab);
 }
 
-/* Step t of model m on tokens prev (R): logits in m->a.logits (R, V), with
- * PAD and BOS at -infinity (never output). */
-static void decode_step_logits(Seq2Seq *m, int t, const int32_t *prev) {
+void seq2seq_decode_end(Seq2Seq *m) {
+    m->G = 1;
+    m->stepwise = false;
+}
+
+int seq2seq_decode_rows(const Seq2Seq *m) { return m->B * m->G; }
+int seq2seq_decode_vocab(const Seq2Seq *m) { return m->sl_n ? m->sl_n : m->d.V_t; }
+float *seq2seq_decode_scores(Seq2Seq *m) { return m->a.logits; }
+int64_t seq2seq_decode_row_steps(const Seq2Seq *m) { return m->decode_rows; }
+
+void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) {
     Backend *be = m->be;
     Acts *a = &m->a;
-    int R = m->B * m->G, V = m->d.V_t, E = m->d.E, H = m->d.H;
+    int R = m->B * m->G, E = m->d.E, H = m->d.H;
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
     be->upload(be, a->tgt_in + (size_t)t * R, prev, (size_t)R * 4);
     be->embedding_forward(be, a->w + (size_t)t * R * E, P(m, m->layout.idx.tgt_emb), a->tgt_in + (size_t)t * R, R, E);
     decoder_step(m, &aw, t);
-    be->gemm(be, false, true, R, V, H, 1.0f, a->hh + (size_t)t * R * H, H, out_W(m), H, 0.0f, a->logits, V);
-    be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), R, V);
-    be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, R, 1); /* PAD and BOS are never output */
-    be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, R, 1);
+    /* the output layer, or its shortlisted rows (which leave out PAD and BOS) */
+    int V = seq2seq_decode_vocab(m);
+    const float *W = m->sl_n ? m->sl_W : out_W(m), *bias = m->sl_n ? m->sl_b : P(m, m->layout.idx.out_b);
+    be->gemm(be, false, true, R, V, H, 1.0f, a->hh + (size_t)t * R * H, H, W, H, 0.0f, a->logits, V);
+    be->add_bias(be, a->logits, bias, R, V);
+    if (!m->sl_n) { /* PAD and BOS are never output */
+        be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, R, 1);
+        be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, R, 1);
+    }
+    if (logprobs) be->log_softmax(be, R, V, a->logits, a->logits);
+    m->decode_rows += R;
 }
 
-/* The same as log-probabilities. */
-static void decode_step_logprobs(Seq2Seq *m, int t, const int32_t *prev) {
-    decode_step_logits(m, t, prev);
-    m->be->log_softmax(m->be, m->B * m->G, m->d.V_t, m->a.logits, m->a.logits);
-}
-
-/* ---- greedy decoding --------------------------------------------------- */
-
-void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
-                    int out_stride, int *out_len) {
-    Backend *be = m->be;
-    int B = batch->B, V = m->d.V_t;
-    int T = 1;
-    for (int b = 0; b < B; b++) {
-        int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
-        if (limit > T) T = limit;
-    }
-    if (T > m->lim.max_decode_T) T = m->lim.max_decode_T;
-    NMT_ASSERT(B <= m->lim.max_B && batch->S <= m->lim.max_S && T >= 1);
-    decode_setup(m, batch, 1, T);
-    Acts *a = &m->a;
-    int32_t *prev = m->h_ids; /* (B) host: previous tokens */
-    int active = B;
-    for (int b = 0; b < B; b++) {
-        prev[b] = NMT_BOS_ID;
-        out_len[b] = -1; /* unfinished */
-    }
-    for (int t = 0; t < T && active > 0; t++) {
-        decode_step_logits(m, t, prev);
-        be->topk(be, a->logits, B, V, 1, a->best_val, a->best_id);
-        be->download(be, prev, a->best_id, (size_t)B * 4);
-        for (int b = 0; b < B; b++) {
-            if (out_len[b] >= 0) {
-                prev[b] = NMT_EOS_ID;
-                continue;
-            }
-            int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
-            if (prev[b] == NMT_EOS_ID || t + 1 >= limit || t + 1 >= T) {
-                out_len[b] = prev[b] == NMT_EOS_ID ? t : t + 1;
-                if (prev[b] != NMT_EOS_ID) out[(size_t)b * out_stride + t] = prev[b];
-                active--;
-            } else {
-                out[(size_t)b * out_stride + t] = prev[b];
-            }
-        }
-    }
-    for (int b = 0; b < B; b++)
-        if (out_len[b] < 0) out_len[b] = T;
-    m->stepwise = false;
-}
-
-/* Reorders model m's decoder rows after step t: row r continues parent[r]
- * (already uploaded to m->a.parent). */
-static void decode_reorder(Seq2Seq *m, int t, const int32_t *parent) {
+void seq2seq_decode_topk(Seq2Seq *m, int k, float *values, int32_t *ids) {
     Backend *be = m->be;
     Acts *a = &m->a;
-    int R = m->B * m->G, H = m->d.H;
-    be->upload(be, a->parent, parent, (size_t)R * 4);
-    for (int l = 0; l < m->d.L_d; l++) {
-        Layer *L = &a->dec[l];
-        float *slots[2] = {L->cache.h + (size_t)(t + 1) * R * H, L->cache.c + (size_t)(t + 1) * R * H};
-        for (int k = 0; k < 2; k++) {
-            be->embedding_forward(be, a->gather_tmp, slots[k], a->parent, R, H);
-            be->copy(be, slots[k], a->gather_tmp, (size_t)R * H * sizeof(float));
-        }
-    }
-    if (m->d.style != ATTN_STYLE_NONE) {
-        float *hh = a->hh + (size_t)t * R * H; /* read by input feeding at t + 1 */
-        be->embedding_forward(be, a->gather_tmp, hh, a->parent, R, H);
-        be->copy(be, hh, a->gather_tmp, (size_t)R * H * sizeof(float));
-    }
+    int R = m->B * m->G;
+    be->topk(be, a->logits, R, seq2seq_decode_vocab(m), k, a->best_val, a->best_id);
+    if (values) be->download(be, values, a->best_val, (size_t)R * k * sizeof(float));
+    be->download(be, ids, a->best_id, (size_t)R * k * 4);
+    if (m->sl_n)
+        for (int i = 0; i < R * k; i++)
+            if (ids[i] >= 0) ids[i] = m->sl_host[ids[i]];
 }
 
-NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
-                              int *out_len, double *out_score, int *out_count, float *out_attn) {
-    return seq2seq_ensemble_search(&m, 1, batch, spec, out, stride, out_len, out_score, out_count, out_attn);
+void seq2seq_decode_attention(Seq2Seq *m, int t, float *host) {
+    AttnStep st = step(m, t);
+    m->be->download(m->be, host, st.pre_drop, (size_t)m->d.heads * m->B * m->G * m->S * sizeof(float));
 }
 
-NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Batch *batch, const BeamSpec *spec,
-                                  int32_t *out, int stride, int *out_len, double *out_score, int *out_count,
-                                  float *out_attn) {
-    Seq2Seq *m = models[0]; /* attention (coverage, recording) comes from the first model */
+/* Keeps only sentences keep[0..n) (ascending columns) of the source side:
+ * keys, projected keys, lengths and local-m centres shrink to n columns. */
+static void compact_sources(Seq2Seq *m, const int32_t *keep, int n) {
     Backend *be = m->be;
     const ModelDims *d = &m->d;
-    int B = batch->B, G = spec->beam, V = d->V_t, S = batch->S;
-    NMT_ASSERT(n_models >= 1 && spec->nbest >= 1 && spec->nbest <= G);
-    for (int k = 0; k < n_models; k++)
-        NMT_ASSERT(models[k]->be == be && models[k]->d.V_t == V &&
-                   G <= (models[k]->lim.max_beam > 1 ? models[k]->lim.max_beam : 1));
-    int T = 1;
-    for (int b = 0; b < B; b++) {
-        int limit = (int)(spec->max_len_a * batch->src_len[b]) + spec->max_len_b;
-        if (limit > T) T = limit;
-    }
-    for (int k = 0; k < n_models; k++)
-        if (T > models[k]->lim.max_decode_T) T = models[k]->lim.max_decode_T;
-    if (T > stride) T = stride;
-    int R = G * B;
     Acts *a = &m->a;
-    int32_t *prev = nmt_malloc((size_t)R * 4), *parent = nmt_malloc((size_t)R * 4), *ids = nmt_malloc((size_t)R * G * 4);
-    int32_t *hist = nmt_malloc((size_t)R * T * 4), *new_hist = nmt_malloc((size_t)R * T * 4);
-    float *vals = nmt_malloc((size_t)R * G * sizeof(float));
-    double *logp = nmt_malloc((size_t)R * sizeof(double)), *new_logp = nmt_malloc((size_t)R * sizeof(double));
-    bool cov_on = spec->coverage_penalty > 0 && d->style != ATTN_STYLE_NONE;
-    bool rec = out_attn && d->style != ATTN_STYLE_NONE; /* attention rows of every hypothesis */
-    BeamOut bo = {spec->nbest, stride, S, out, out_len, out_score, out_count, rec ? out_attn : NULL};
-    if (out_attn) memset(out_attn, 0, (size_t)B * spec->nbest * stride * S * sizeof(float));
-    float *hattn = rec ? nmt_calloc((size_t)R * T * S, sizeof(float)) : NULL;
-    float *new_hattn = rec ? nmt_calloc((size_t)R * T * S, sizeof(float)) : NULL;
-    float *cov = cov_on ? nmt_calloc((size_t)R * S, sizeof(float)) : NULL;
-    float *new_cov = cov_on ? nmt_calloc((size_t)R * S, sizeof(float)) : NULL;
-    float *attn = cov_on || rec ? nmt_malloc((size_t)d->heads * R * S * sizeof(float)) : NULL;
-    BeamCand *cands = nmt_malloc((size_t)G * G * sizeof(BeamCand));
-    bool *done = nmt_calloc((size_t)B, sizeof(bool));
-    if (!prev || !parent || !ids || !hist || !new_hist || !vals || !logp || !new_logp || !cands || !done ||
-        (cov_on && (!cov || !new_cov || !attn)) || (rec && (!hattn || !new_hattn || !attn))) {
-        nmt_free(prev), nmt_free(parent), nmt_free(ids), nmt_free(hist), nmt_free(new_hist), nmt_free(vals);
-        nmt_free(logp), nmt_free(new_logp), nmt_free(cov), nmt_free(new_cov), nmt_free(attn), nmt_free(cands);
-        nmt_free(done), nmt_free(hattn), nmt_free(new_hattn);
-        return nmt_fail_nomem("beam search");
-    }
-    for (int k = 0; k < n_models; k++) decode_setup(models[k], batch, G, T);
-    for (int r = 0; r < R; r++) {
-        prev[r] = NMT_BOS_ID;
-        logp[r] = r < B ? 0.0 : -INFINITY; /* all rows start alike: keep one per sentence */
-    }
-    for (int b = 0; b < B; b++) out_count[b] = 0;
-    int active = B;
-    for (int t = 0; t < T && active > 0; t++) {
-        for (int k = 0; k < n_models; k++) decode_step_logprobs(models[k], t, prev);
-        if (n_models > 1) { /* the ensemble: log-probabilities averaged */
-            for (int k = 1; k < n_models; k++) be->add_cols(be, a->logits, V, models[k]->a.logits, V, R, V);
-            be->scale(be, a->logits, (size_t)R * V, 1.0f / n_models);
-        }
-        be->topk(be, a->logits, R, V, G, a->best_val, a->best_id);
-        be->download(be, vals, a->best_val, (size_t)R * G * sizeof(float));
-        be->download(be, ids, a->best_id, (size_t)R * G * 4);
-        if (cov_on || rec) {
-            AttnStep st = step(m, t);
-            be->download(be, attn, st.pre_drop, (size_t)d->heads * R * S * sizeof(float));
-            for (int r = 0; r < R; r++)
-                for (int s = 0; s < S; s++) {
-                    float sum = 0;
-                    for (int j = 0; j < d->heads; j++) sum += attn[((size_t)j * R + r) * S + s];
-                    if (cov_on) cov[(size_t)r * S + s] += sum / d->heads;
-                    if (rec) hattn[((size_t)r * T + t) * S + s] = sum / d->heads;
-                }
-        }
-        for (int b = 0; b < B; b++) {
-            int limit = (int)(spec->max_len_a * batch->src_len[b]) + spec->max_len_b;
-            if (limit > T) limit = T;
-            if (done[b]) {
-                for (int g = 0; g < G; g++) {
-                    parent[g * B + b] = g * B + b;
-                    new_logp[g * B + b] = -INFINITY;
-                }
-                continue;
-            }
-            int n = 0;
-            for (int g = 0; g < G; g++) {
-                int r = g * B + b;
-                if (logp[r] == -INFINITY) continue;
-                for (int j = 0; j < G; j++) {
-                    float v = vals[(size_t)r * G + j];
-                    if (!(v > -INFINITY) || ids[(size_t)r * G + j] < 0) continue;
-                    cands[n++] = (BeamCand){0, r, ids[(size_t)r * G + j], logp[r] + v};
-                }
-            }
-            qsort(cands, (size_t)n, sizeof *cands, cand_cmp);
-            int alive = 0;
-            for (int i = 0; i < n && alive < G; i++) {
-                BeamCand *c = &cands[i];
-                bool eos = c->token == NMT_EOS_ID;
-                if (eos || t + 1 >= limit) {
-                    /* finished: by EOS, or cut at the length limit */
-                    int len = eos ? t : t + 1;
-                    int32_t *toks = hist + (size_t)c->row * T;
-                    toks[t] = c->token; /* scratch slot: the row is re-gathered below */
-                    double score = c->logp / length_penalty(spec->length_penalty, t + 1) +
-                                   (cov_on ? coverage_penalty(spec->coverage_penalty, cov + (size_t)c->row * S,
-                                                              batch->src_len[b]) : 0);
-                    add_finished(&bo, b, toks, len, score, rec ? hattn + (size_t)c->row * T * S : NULL);
-                    continue;
-                }
-                int r = alive * B + b;
-                parent[r] = c->row;
-                new_logp[r] = c->logp;
-                prev[r] = c->token;
-                alive++;
-            }
-            for (int g = alive; g < G; g++) {
-                parent[g * B + b] = g * B + b;
-                new_logp[g * B + b] = -INFINITY;
-            }
-            /* stop when no alive hypothesis can still beat the nbest-th finished one:
-             * log p only falls and the length penalty is largest at the limit */
-            double bound = -INFINITY;
-            for (int g = 0; g < alive; g++) {
-                double lp_best = new_logp[g * B + b] / length_penalty(spec->length_penalty, limit);
-                if (lp_best > bound) bound = lp_best;
-            }
-            if (alive == 0 || (out_count[b] >= spec->nbest && out_score[b * spec->nbest + spec->nbest - 1] >= bound)) {
-                done[b] = true;
-                active--;
-            }
-        }
-        /* reorder the hypotheses: host histories and coverage, device states */
-        for (int r = 0; r < R; r++) {
-            memcpy(new_hist + (size_t)r * T, hist + (size_t)parent[r] * T, (size_t)t * 4);
-            new_hist[(size_t)r * T + t] = prev[r];
-            if (cov_on) memcpy(new_cov + (size_t)r * S, cov + (size_t)parent[r] * S, (size_t)S * sizeof(float));
-            if (rec)
-                memcpy(new_hattn + (size_t)r * T * S, hattn + (size_t)parent[r] * T * S,
-                       (size_t)(t + 1) * S * sizeof(float));
-        }
-        if (rec) {
-            float *swap_a = hattn;
-            hattn = new_hattn, new_hattn = swap_a;
-        }
-        int32_t *swap_i = hist;
-        hist = new_hist, new_hist = swap_i;
-        if (cov_on) {
-            float *swap_f = cov;
-            cov = new_cov, new_cov = swap_f;
-        }
-        double *swap_d = logp;
-        logp = new_logp, new_logp = swap_d;
-        for (int r = 0; r < R; r++)
-            if (logp[r] == -INFINITY) prev[r] = NMT_EOS_ID;
-        for (int k = 0; k < n_models; k++) decode_reorder(models[k], t, parent);
-    }
-    /* sentences cut by max_decode_T: their alive hypotheses count as finished */
-    for (int b = 0; b < B; b++) {
-        if (done[b]) continue;
-        for (int g = 0; g < G; g++) {
-            int r = g * B + b;
-            if (logp[r] == -INFINITY) continue;
-            double score = logp[r] / length_penalty(spec->length_penalty, T) +
-                           (cov_on ? coverage_penalty(spec->coverage_penalty, cov + (size_t)r * S, batch->src_len[b]) : 0);
-            add_finished(&bo, b, hist + (size_t)r * T, T, score, rec ? hattn + (size_t)r * T * S : NULL);
+    int B = m->B, S = m->S, G = m->G, R = n * G;
+    int32_t *idx = m->h_idx;
+    /* keys (S, B, K) -> (S, n, K) */
+    for (int s = 0; s < S; s++)
+        for (int j = 0; j < n; j++) idx[s * n + j] = s * B + keep[j];
+    if (d->style != ATTN_STYLE_NONE) {
+        be->upload(be, a->compact_idx, idx, (size_t)S * n * 4);
+        be->embedding_forward(be, a->compact_tmp, a->keys, a->compact_idx, S * n, d->K);
+        be->copy(be, a->keys, a->compact_tmp, (size_t)S * n * d->K * sizeof(float));
+        if (attention_projects_keys(d)) { /* kp (heads, S, B, qd) -> (heads, S, n, qd) */
+            int qd = attention_qdim(d), hs = d->heads * S;
+            for (int i = 0; i < hs; i++)
+                for (int j = 0; j < n; j++) idx[i * n + j] = i * B + keep[j];
+            be->upload(be, a->compact_idx, idx, (size_t)hs * n * 4);
+            be->embedding_forward(be, a->compact_tmp, a->ab.kp, a->compact_idx, hs * n, qd);
+            be->copy(be, a->ab.kp, a->compact_tmp, (size_t)hs * n * qd * sizeof(float));
         }
     }
-    nmt_free(prev), nmt_free(parent), nmt_free(ids), nmt_free(hist), nmt_free(new_hist), nmt_free(vals);
-    nmt_free(logp), nmt_free(new_logp), nmt_free(cov), nmt_free(new_cov), nmt_free(attn), nmt_free(cands);
-    nmt_free(done), nmt_free(hattn), nmt_free(new_hattn);
-    for (int k = 0; k < n_models; k++) {
-        models[k]->G = 1;
-        models[k]->stepwise = false;
+    for (int j = 0; j < n; j++) m->dec_len[j] = m->dec_len[keep[j]];
+    m->B = n;
+    a->ab.B = n;
+    for (int r = 0; r < R; r++) m->h_ids[r] = m->dec_len[r % n];
+    be->upload(be, G > 1 ? a->row_len : a->src_len, m->h_ids, (size_t)R * 4);
+    if (d->mode == ATTN_MODE_LOCAL_M && d->style != ATTN_STYLE_NONE) {
+        for (int t = 0; t < m->T; t++)
+            for (int r = 0; r < R; r++) {
+                int last = m->dec_len[r % n] - 1;
+                m->h_f[(size_t)t * R + r] = (float)(t < last ? t : last);
+            }
+        be->upload(be, a->centers, m->h_f, (size_t)m->T * R * sizeof(float));
     }
+}
+
+void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_t *keep, int n_keep) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int H = m->d.H, R_old = m->B * m->G, R = n_keep * m->G;
+    NMT_ASSERT(n_keep >= 1 && n_keep <= m->B);
+    be->upload(be, a->parent, rows, (size_t)R * 4);
+    for (int l = 0; l < m->d.L_d; l++) {
+        Layer *L = &a->dec[l];
+        float *slot[2] = {L->cache.h, L->cache.c}; /* slot t + 1: the state after step t */
+        for (int k = 0; k < 2; k++) {
+            be->embedding_forward(be, a->gather_tmp, slot[k] + (size_t)(t + 1) * R_old * H, a->parent, R, H);
+            be->copy(be, slot[k] + (size_t)(t + 1) * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
+        }
+    }
+    if (m->d.style != ATTN_STYLE_NONE) { /* hh_t: read by input feeding at t + 1 */
+        be->embedding_forward(be, a->gather_tmp, a->hh + (size_t)t * R_old * H, a->parent, R, H);
+        be->copy(be, a->hh + (size_t)t * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
+    } else { /* hh_t is h_t^top: slot t + 1 of the top layer, at the new row count */
+        a->hh = a->dec[m->d.L_d - 1].cache.h + (size_t)R * H;
+        if (!a->hd_mask) a->hd = a->hh;
+    }
+    if (n_keep < m->B) compact_sources(m, keep, n_keep);
+}
+
+NmtStatus seq2seq_set_shortlist(Seq2Seq *m, const int32_t *ids, int n) {
+    Backend *be = m->be;
+    int V = m->d.V_t, H = m->d.H;
+    m->sl_n = 0;
+    if (n == 0) return NMT_OK;
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= V || ids[i] == NMT_PAD_ID || ids[i] == NMT_BOS_ID || (i && ids[i] <= ids[i - 1]))
+            return nmt_fail(NMT_ERR_USAGE, "output shortlist: id %d at %d is not an ascending id below %d "
+                            "other than PAD and BOS", ids[i], i, V);
+    if (!m->sl_W) {
+        m->sl_ids = be->alloc(be, (size_t)V * 4);
+        m->sl_W = be->alloc(be, (size_t)V * H * sizeof(float));
+        m->sl_b = be->alloc(be, (size_t)V * sizeof(float));
+        m->sl_host = nmt_malloc((size_t)V * 4);
+        if (!m->sl_ids || !m->sl_W || !m->sl_b || !m->sl_host) return nmt_fail_nomem("the output shortlist");
+    }
+    memcpy(m->sl_host, ids, (size_t)n * 4);
+    be->upload(be, m->sl_ids, ids, (size_t)n * 4);
+    be->embedding_forward(be, m->sl_W, out_W(m), m->sl_ids, n, H);
+    be->embedding_forward(be, m->sl_b, P(m, m->layout.idx.out_b), m->sl_ids, n, 1);
+    m->sl_n = n;
     return NMT_OK;
 }

@@ -70,12 +70,19 @@ typedef struct {
 /* False (and nothing computed) for style none. Downloads the weights. */
 bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out);
 
+/* Output-vocabulary shortlist for decoding (docs/decoding.md): ids in
+ * ascending order, without PAD and BOS (EOS should be among them). The
+ * output layer's rows of those ids are copied now: call again after the
+ * parameters change. Greedy and beam search then score only these ids;
+ * n == 0 turns the shortlist off. */
+NmtStatus seq2seq_set_shortlist(Seq2Seq *m, const int32_t *ids, int n);
+
 /* Greedy decoding of the sources of `batch` (src, src_len, B, S; the
  * target fields are not used): at most max_len_a * src_len + max_len_b
  * tokens per sentence (and max_decode_T). Sentence b's ids go to
  * out[b * out_stride ...], without BOS or EOS; out_len[b] gets its length. */
-void seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
-                    int out_stride, int *out_len);
+NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
+                         int out_stride, int *out_len);
 
 /* Beam search (docs/decoding.md). Scores: log p(y) / lp(|y|) + cp, with the
  * GNMT length penalty lp(n) = ((5 + n) / 6)^alpha (n counts EOS) and
@@ -101,7 +108,7 @@ typedef struct {
 NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
                               int *out_len, double *out_score, int *out_count, float *out_attn);
 /* The same for an ensemble: the models (same Backend, same target
- * vocabulary) step together and their log-probabilities are averaged at
+ * vocabulary, the same shortlist or none) step together and their log-probabilities are averaged at
  * every step. Coverage and recorded attention come from models[0]. */
 NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Batch *batch, const BeamSpec *spec,
                                   int32_t *out, int stride, int *out_len, double *out_score, int *out_count,

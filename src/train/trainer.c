@@ -228,7 +228,8 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
             st = seq2seq_beam_search(tr->model, &b, &spec, out, stride, out_len, scores, counts, NULL);
             if (st) break;
         } else {
-            seq2seq_greedy(tr->model, &b, cfg->decode.max_len_a, cfg->decode.max_len_b, out, stride, out_len);
+            st = seq2seq_greedy(tr->model, &b, cfg->decode.max_len_a, cfg->decode.max_len_b, out, stride, out_len);
+            if (st) break;
         }
         for (int i = 0; !st && i < b.B; i++) {
             char *hyp = NULL;

@@ -1,0 +1,52 @@
+/* decode_step.h: step-by-step decoding of a Seq2Seq, the interface between
+ * the model (seq2seq.c, which owns the activations) and the search
+ * algorithms (beam_search.c: greedy, beam, ensembles).
+ *
+ * A search sets a batch up with G decoder rows per sentence (row g*B + b
+ * belongs to sentence column b), then per step t: seq2seq_decode_step with
+ * the previous token of every row, seq2seq_decode_topk, and
+ * seq2seq_decode_reorder with the rows that continue. Sentences that are
+ * finished leave the batch at a reorder: the remaining ones are renumbered
+ * 0..n-1 in their order, and every later step computes only their rows.
+ * A sentence's encoder states are shared by its G rows, never copied. */
+#ifndef NMT_MODEL_DECODE_STEP_H
+#define NMT_MODEL_DECODE_STEP_H
+
+#include "model/seq2seq.h"
+
+Backend *seq2seq_backend(const Seq2Seq *m);
+const ModelLimits *seq2seq_limits(const Seq2Seq *m);
+
+/* Encodes batch's sources and prepares G rows per sentence for at most T
+ * steps (T <= limits.max_decode_T, G <= max(limits.max_beam, 1)); every
+ * row starts from its sentence's bridged state. */
+void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T);
+/* Leaves decoding mode (the next forward is a training/scoring one). */
+void seq2seq_decode_end(Seq2Seq *m);
+
+/* Rows of the current step: G * sentences still in the batch. */
+int seq2seq_decode_rows(const Seq2Seq *m);
+/* Columns of the step scores: the shortlist's size, or V_t. */
+int seq2seq_decode_vocab(const Seq2Seq *m);
+/* Step scores (rows, vocab) on the backend, written by seq2seq_decode_step. */
+float *seq2seq_decode_scores(Seq2Seq *m);
+/* Decoder row-steps computed since seq2seq_decode_setup (how much work
+ * the search did; finished sentences leaving the batch lower it). */
+int64_t seq2seq_decode_row_steps(const Seq2Seq *m);
+
+/* Step t on tokens prev (rows): logits, or log-probabilities when
+ * `logprobs`, of every row over the output vocabulary; PAD and BOS get
+ * -infinity (a shortlist never contains them). */
+void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs);
+/* The k best scores of every row, best first: values (rows, k) (NULL: not
+ * wanted) and vocabulary ids (rows, k), in host memory. */
+void seq2seq_decode_topk(Seq2Seq *m, int k, float *values, int32_t *ids);
+/* The attention weights of step t before dropout: host (heads, rows, S). */
+void seq2seq_decode_attention(Seq2Seq *m, int t, float *host);
+/* After step t: new row g*n_keep + i continues row rows[g*n_keep + i] of
+ * step t (rows has G*n_keep entries). When n_keep is below the current
+ * sentence count, only sentence columns keep[0..n_keep) (ascending) stay,
+ * renumbered 0..n_keep-1; rows must then refer to rows of those columns. */
+void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_t *keep, int n_keep);
+
+#endif
