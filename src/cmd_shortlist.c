@@ -1,0 +1,81 @@
+/* cmd_shortlist.c: `nmt shortlist`: builds the output-vocabulary shortlist
+ * file of a config's training corpus (src/data/shortlist.h), for
+ * `nmt translate --shortlist FILE`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "data/prepare.h"
+#include "data/shortlist.h"
+#include "fileio.h"
+
+static const char shortlist_usage[] =
+    "usage: nmt shortlist --config FILE [--set KEY=VALUE ...] [--out FILE] [--per-source K]\n\n"
+    "Counts, over the training corpus of the config (its prepared cache, built\n"
+    "when missing), how often each target token occurs and which target tokens\n"
+    "co-occur with each source token (Dice coefficient over sentence pairs), and\n"
+    "writes the shortlist file that `nmt translate --shortlist FILE` uses to\n"
+    "score only the likely output tokens of each batch (docs/decoding.md).\n"
+    "--out FILE: where to write it (default: shortlist.tsv in train.save_dir).\n"
+    "--per-source K: partners kept per source token (default 50).\n";
+
+int cmd_shortlist(int argc, char **argv) {
+    CliConfigArgs args = {0};
+    const char *out_path = NULL;
+    long per_source = 50;
+    for (int i = 1; i < argc; i++) {
+        int took = cli_take_config_arg(argc, argv, &i, &args);
+        if (took < 0) return cli_report("shortlist", NMT_ERR_USAGE);
+        if (took) continue;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(shortlist_usage, stdout);
+            return NMT_EXIT_OK;
+        }
+        if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "--per-source")) && i + 1 >= argc) {
+            fprintf(stderr, "nmt shortlist: %s needs a value\n", argv[i]);
+            return NMT_EXIT_USAGE;
+        }
+        if (!strcmp(argv[i], "--out")) {
+            out_path = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--per-source")) {
+            char *end;
+            per_source = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || per_source < 1 || per_source > 100000) {
+                fprintf(stderr, "nmt shortlist: --per-source wants a whole number from 1 to 100000, not '%s'\n",
+                        argv[i]);
+                return NMT_EXIT_USAGE;
+            }
+            continue;
+        }
+        fprintf(stderr, "nmt shortlist: unknown option '%s'\n%s", argv[i], shortlist_usage);
+        return NMT_EXIT_USAGE;
+    }
+    Config cfg;
+    NmtStatus st = cli_load_config(&args, &cfg);
+    if (st) return cli_report("shortlist", st);
+    PreparedData data;
+    st = prepare_data(&cfg, 0, &data);
+    Shortlist *sl = NULL;
+    char *default_path = NULL;
+    if (!st) st = shortlist_build(data.train, tokenizer_vocab_size(data.src_tok), tokenizer_vocab_size(data.tgt_tok),
+                                  (int)per_source, &sl);
+    if (!st && !out_path) {
+        st = file_make_dirs(cfg.train.save_dir);
+        default_path = nmt_asprintf("%s/shortlist.tsv", cfg.train.save_dir);
+        if (!default_path && !st) st = nmt_fail_nomem("the shortlist path");
+        out_path = default_path;
+    }
+    if (!st) st = shortlist_save(sl, data.src_tok, data.tgt_tok, out_path);
+    if (!st)
+        nmt_log_info("shortlist: %d target tokens by frequency, up to %d partners per source token: %s",
+                     shortlist_n_frequent(sl), shortlist_max_per_source(sl), out_path);
+    shortlist_free(sl);
+    nmt_free(default_path);
+    prepared_data_free(&data);
+    config_free(&cfg);
+    return cli_report("shortlist", st);
+}
