@@ -3,13 +3,17 @@
  * SVG figure (src/plot/svg_plot.h) of three stacked panels sharing the x
  * axis: training loss; perplexity (validation, with the training
  * perplexity for comparison; log scale when it spans more than a factor of
- * ten); validation BLEU. */
+ * ten); validation BLEU.
+ * `nmt plot --bars TABLE.tsv [--out FILE.svg] [--title T]`: a grouped bar
+ * chart of a small tab-separated table (src/plot/bar_svg.h), as written by
+ * scripts/ablate.sh. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "common.h"
+#include "plot/bar_svg.h"
 #include "plot/svg_plot.h"
 #include "train/train_csv.h"
 
@@ -19,6 +23,7 @@
 static void plot_usage(FILE *out) {
     fprintf(out,
             "usage: nmt plot --run DIR [--out FILE.svg]\n"
+            "       nmt plot --bars TABLE.tsv [--out FILE.svg] [--title TEXT]\n"
             "\n"
             "Draws the training curves of a run from DIR/train.csv (written by\n"
             "'nmt train') as an SVG image with three panels against the step:\n"
@@ -29,13 +34,23 @@ static void plot_usage(FILE *out) {
             "Rows of a resumed run replace the rows the earlier run logged from the\n"
             "step it resumed at onwards.\n"
             "\n"
+            "With --bars, draws a grouped bar chart of a tab-separated table instead\n"
+            "(scripts/ablate.sh writes one): the header is CATEGORY<TAB>COLUMN..., each\n"
+            "COLUMN 'PANEL:SERIES' (columns sharing a PANEL are bars side by side in one\n"
+            "panel) or 'NAME' (a panel of its own); each line below it is a category\n"
+            "label and one number per column, or a missing value (empty, -, n/a, nan,\n"
+            "failed), drawn as 'n/a'. Lines starting with '#' are skipped.\n"
+            "\n"
             "options:\n"
             "  --run DIR        the run folder (train.save_dir of the config)\n"
-            "  --out FILE.svg   where to write the image (default DIR/curves.svg)\n"
+            "  --bars FILE      the table of a bar chart\n"
+            "  --out FILE.svg   where to write the image (default DIR/curves.svg; with\n"
+            "                   --bars, FILE with .tsv replaced by .svg)\n"
+            "  --title TEXT     the bar chart's title (default: none)\n"
             "  -h, --help       this help\n"
             "\n"
-            "Exit codes: 0 ok, 1 unreadable or malformed train.csv or an unwritable\n"
-            "output, 2 bad usage.\n");
+            "Exit codes: 0 ok, 1 unreadable or malformed train.csv or table, or an\n"
+            "unwritable output, 2 bad usage.\n");
 }
 
 /* Adds the curve of (kind, col) to a panel. */
@@ -105,8 +120,28 @@ static NmtStatus plot_run(const char *run_dir, const char *out_path) {
     return st;
 }
 
+/* The default output of --bars: FILE.tsv -> FILE.svg, other names + ".svg". */
+static char *bars_default_out(const char *table) {
+    size_t n = strlen(table);
+    if (n > 4 && !strcmp(table + n - 4, ".tsv")) return nmt_asprintf("%.*s.svg", (int)(n - 4), table);
+    return nmt_asprintf("%s.svg", table);
+}
+
+static NmtStatus plot_bars(const char *table, const char *out_path, const char *title) {
+    char *def_out = out_path ? NULL : bars_default_out(table);
+    if (!out_path && !def_out) return nmt_fail_nomem("file names");
+    if (!out_path) out_path = def_out;
+    SvgBarChart *chart = NULL;
+    NmtStatus st = svg_bars_read_tsv(table, title, &chart);
+    if (!st) st = svg_bars_write(chart, out_path);
+    if (!st) printf("wrote %s (%d categories)\n", out_path, svg_bars_n_categories(chart));
+    svg_bars_free(chart);
+    nmt_free(def_out);
+    return st;
+}
+
 int cmd_plot(int argc, char **argv) {
-    const char *run_dir = NULL, *out_path = NULL;
+    const char *run_dir = NULL, *out_path = NULL, *bars = NULL, *title = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int missing = 0;
@@ -118,6 +153,10 @@ int cmd_plot(int argc, char **argv) {
             run_dir = v;
         } else if ((v = cli_option_value(argc, argv, &i, "--out", &missing))) {
             out_path = v;
+        } else if ((v = cli_option_value(argc, argv, &i, "--bars", &missing))) {
+            bars = v;
+        } else if ((v = cli_option_value(argc, argv, &i, "--title", &missing))) {
+            title = v;
         } else if (missing) {
             return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "%s needs a value", a));
         } else {
@@ -125,11 +164,19 @@ int cmd_plot(int argc, char **argv) {
             return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "unknown argument '%s'", a));
         }
     }
+    if (run_dir && bars)
+        return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "--run and --bars exclude each other"));
+    if (out_path && !*out_path)
+        return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "--out needs a file name"));
+    if (bars) {
+        if (!*bars) return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "--bars needs a file name"));
+        return cli_report("plot", plot_bars(bars, out_path, title));
+    }
+    if (title)
+        return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "--title goes with --bars"));
     if (!run_dir || !*run_dir) {
         plot_usage(stderr);
         return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "--run DIR is required"));
     }
-    if (out_path && !*out_path)
-        return cli_report("plot", nmt_fail(NMT_ERR_USAGE, "--out needs a file name"));
     return cli_report("plot", plot_run(run_dir, out_path));
 }

@@ -5,12 +5,16 @@
  * cmd_plot: well-formed XML (python3's minidom, skipped without python3),
  * one polyline point per data point of each series, markers, the log
  * scale label, the legend, escaping of the run name, empty panels and the
- * exit codes. */
+ * exit codes; the grouped bar charts of `nmt plot --bars` (bar_svg.h): value
+ * labels, bar heights proportional to the values (negative ones too),
+ * missing values, escaping, turned labels, the TSV reader and its errors
+ * naming FILE:LINE, and allocation failures. */
 #include <math.h>
 #include <sys/stat.h>
 
 #include "commands.h"
 #include "fileio.h"
+#include "plot/bar_svg.h"
 #include "plot/svg_plot.h"
 #include "test_util.h"
 #include "train/train_csv.h"
@@ -686,6 +690,246 @@ static void test_nomem(void) {
     CHECK(failures_seen > 3 && ok_at_end, "nomem: %d failures, ok at end %d", failures_seen, ok_at_end);
 }
 
+/* ------------------------------------------------------------------ */
+/* Bar charts (bar_svg.h, nmt plot --bars)                             */
+/* ------------------------------------------------------------------ */
+
+/* Heights of the bars of series NAME, in order (at most cap); returns the
+ * count, or -1 when the series is missing. */
+static int bar_heights(const char *svg, const char *name, double *h, int cap) {
+    char needle[256];
+    snprintf(needle, sizeof needle, "<g class=\"series\" fill=\"");
+    for (const char *p = strstr(svg, needle); p; p = strstr(p + 1, needle)) {
+        const char *t = strstr(p, "<title>");
+        char want[256];
+        snprintf(want, sizeof want, "<title>%s</title>", name);
+        if (!t || strncmp(t, want, strlen(want))) continue;
+        const char *end = strstr(t, "</g>");
+        int n = 0;
+        for (const char *r = strstr(t, "<rect class=\"bar\""); r && r < end;
+             r = strstr(r + 1, "<rect class=\"bar\"")) {
+            const char *hh = strstr(r, "height=\"");
+            if (n < cap && hh) h[n] = atof(hh + 8);
+            n++;
+        }
+        return n;
+    }
+    return -1;
+}
+
+static void test_bar_labels(void) {
+    char b[32];
+    svg_bars_value_label(34.56, b, sizeof b);
+    CHECK_EQ_STR(b, "34.6");
+    svg_bars_value_label(4.44, b, sizeof b);
+    CHECK_EQ_STR(b, "4.4");
+    svg_bars_value_label(12345.4, b, sizeof b);
+    CHECK_EQ_STR(b, "12345");
+    svg_bars_value_label(0.1234, b, sizeof b);
+    CHECK_EQ_STR(b, "0.12");
+    svg_bars_value_label(0, b, sizeof b);
+    CHECK_EQ_STR(b, "0");
+    svg_bars_value_label(-2.25, b, sizeof b);
+    CHECK_EQ_STR(b, "-2.2");
+    svg_bars_value_label(NAN, b, sizeof b);
+    CHECK_EQ_STR(b, "n/a");
+}
+
+static void test_bar_chart(void) {
+    const char *cats[] = {"none", "a&<b>", "local-p"};
+    SvgBarChart *c = svg_bars_create("Ablation \"x\"", "variant", cats, 3);
+    CHECK(c != NULL, "chart created");
+    if (!c) return;
+    int p0 = -1, p1 = -1;
+    CHECK_EQ_INT(svg_bars_add_panel(c, "BLEU", NULL, &p0), NMT_OK);
+    double all[] = {10, 20, NAN}, shrt[] = {5, 0, 40};
+    CHECK_EQ_INT(svg_bars_add_series(c, p0, "all", all, NULL), NMT_OK);
+    CHECK_EQ_INT(svg_bars_add_series(c, p0, "short", shrt, "#123456"), NMT_OK);
+    CHECK_EQ_INT(svg_bars_add_panel(c, "Speed", NULL, &p1), NMT_OK);
+    double tok[] = {-50, 150, 100};
+    CHECK_EQ_INT(svg_bars_add_series(c, p1, "tokens/s", tok, NULL), NMT_OK);
+    CHECK_EQ_INT(p0, 0);
+    CHECK_EQ_INT(p1, 1);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/bars.svg", test_tmpdir());
+    CHECK_EQ_INT(svg_bars_write(c, path), NMT_OK);
+    svg_bars_free(c);
+    char *svg = read_text(path);
+    CHECK(svg != NULL, "%s written", path);
+    if (!svg) return;
+    int x = xml_ok(path);
+    CHECK(x != 0, "%s is not well-formed XML", path);
+    CHECK_EQ_INT(count_substr(svg, "<g class=\"panel\">"), 2);
+    CHECK_EQ_INT(count_substr(svg, "<rect class=\"bar\""), 8);
+    CHECK_EQ_INT(count_substr(svg, "class=\"missing\""), 1);
+    CHECK_EQ_INT(count_substr(svg, "<text class=\"category\""), 6); /* under each panel */
+    CHECK_EQ_INT(count_substr(svg, "<g class=\"legend\""), 1);      /* BLEU holds two series */
+    CHECK_CONTAINS(svg, ">a&amp;&lt;b&gt;</text>");
+    CHECK(strstr(svg, "a&<b>") == NULL, "raw category in the SVG");
+    CHECK_CONTAINS(svg, "Ablation &quot;x&quot;");
+    CHECK_CONTAINS(svg, "fill=\"#123456\"");
+    CHECK_CONTAINS(svg, ">tokens/s</text>"); /* one series: its name on the y axis */
+    CHECK_CONTAINS(svg, ">variant</text>");
+    CHECK(strstr(svg, "rotate(-35)") == NULL, "short labels are not turned");
+    /* heights proportional to the values (the axis starts at 0) */
+    double h[8] = {0};
+    CHECK_EQ_INT(bar_heights(svg, "all", h, 8), 2);
+    CHECK(h[0] > 10 && fabs(h[1] / h[0] - 2) < 0.01, "all: heights %g %g", h[0], h[1]);
+    double hs[8] = {0};
+    CHECK_EQ_INT(bar_heights(svg, "short", hs, 8), 3);
+    CHECK(fabs(hs[2] / hs[0] - 8) < 0.01 && hs[1] == 0, "short: heights %g %g %g", hs[0], hs[1], hs[2]);
+    CHECK_NEAR(hs[0], h[0] / 2, 0.02);
+    /* a negative bar hangs below zero: same scale, 50 is a third of 150 */
+    double ht[8] = {0};
+    CHECK_EQ_INT(bar_heights(svg, "tokens/s", ht, 8), 3);
+    CHECK(fabs(ht[1] / ht[0] - 3) < 0.01 && fabs(ht[2] / ht[0] - 2) < 0.01, "tokens: %g %g %g", ht[0],
+          ht[1], ht[2]);
+    CHECK_CONTAINS(svg, ">20.0</text>"); /* value labels */
+    CHECK_CONTAINS(svg, ">-50.0</text>");
+    CHECK_CONTAINS(svg, "<title>a&amp;&lt;b&gt;, short: 0</title>");
+    nmt_free(svg);
+
+    /* many long labels: turned, and the figure grows to fit the bars */
+    const char *many[10] = {"bahdanau-additive-1", "bahdanau-additive-2", "bahdanau-additive-3",
+                            "bahdanau-additive-4", "bahdanau-additive-5", "bahdanau-additive-6",
+                            "bahdanau-additive-7", "bahdanau-additive-8", "bahdanau-additive-9",
+                            "bahdanau-additive-10"};
+    c = svg_bars_create(NULL, NULL, many, 10);
+    double v[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    CHECK_EQ_INT(svg_bars_add_panel(c, "P", NULL, NULL), NMT_OK);
+    for (int s = 0; s < 4; s++) CHECK_EQ_INT(svg_bars_add_series(c, 0, "s", v, NULL), NMT_OK);
+    size_t len = 0;
+    CHECK_EQ_INT(svg_bars_render(c, &svg, &len), NMT_OK);
+    svg_bars_free(c);
+    CHECK(svg && len == strlen(svg), "render length");
+    CHECK_EQ_INT(count_substr(svg, "rotate(-35)"), 10);
+    const char *w = strstr(svg, "width=\"");
+    double width = w ? atof(w + 7) : 0;
+    CHECK(width >= 10 * 4 * 24, "figure width %g too small for 40 bars", width);
+    nmt_free(svg);
+}
+
+static const char *write_tsv(const char *name, const char *text) {
+    static char path[1100];
+    snprintf(path, sizeof path, "%s", test_write_file(test_tmpdir(), name, text, strlen(text)));
+    return path;
+}
+
+static int run_bars(const char *table, const char *out, const char *title) {
+    char *argv[8];
+    int argc = 0;
+    argv[argc++] = "plot";
+    argv[argc++] = "--bars";
+    argv[argc++] = (char *)table;
+    if (out) {
+        argv[argc++] = "--out";
+        argv[argc++] = (char *)out;
+    }
+    if (title) {
+        argv[argc++] = "--title";
+        argv[argc++] = (char *)title;
+    }
+    argv[argc] = NULL;
+    return cmd_plot(argc, argv);
+}
+
+static void test_bar_tsv(void) {
+    /* BOM, CRLF, a comment, a blank line, panels grouped by name, missing values */
+    const char *tsv = write_tsv("ok.tsv", "\xEF\xBB\xBFvariant\tBLEU:all\tspeed\tBLEU : short\r\n"
+                                          "# a comment\r\n\r\n"
+                                          "none\t1.5\t100\t2\r\n"
+                                          "dot\tn/a\t200\t4\r\n"
+                                          "bad\tfailed\t-\t\r\n");
+    CHECK_EQ_INT(run_bars(tsv, NULL, "T&T"), 0);
+    char out[1100];
+    snprintf(out, sizeof out, "%s/ok.svg", test_tmpdir());
+    char *svg = read_text(out);
+    CHECK(svg != NULL, "default output %s", out);
+    if (svg) {
+        CHECK_EQ_INT(count_substr(svg, "<g class=\"panel\">"), 2);
+        const char *pb = strstr(svg, ">BLEU</text>"), *ps = strstr(svg, ">speed</text>");
+        CHECK(pb && ps && pb < ps, "panel order: BLEU first");
+        double h[4] = {0};
+        CHECK_EQ_INT(bar_heights(svg, "all", h, 4), 1);
+        CHECK_EQ_INT(bar_heights(svg, "short", h, 4), 2);
+        CHECK(fabs(h[1] / h[0] - 2) < 0.01, "short heights %g %g", h[0], h[1]);
+        CHECK_EQ_INT(bar_heights(svg, "speed", h, 4), 2);
+        CHECK_EQ_INT(count_substr(svg, "class=\"missing\""), 4);
+        CHECK_CONTAINS(svg, ">T&amp;T</text>");
+        CHECK_CONTAINS(svg, ">variant</text>");
+        CHECK_EQ_INT(count_substr(svg, ">bad</text>"), 2);
+    }
+    nmt_free(svg);
+
+    /* errors name FILE:LINE and the column */
+    char other[1100];
+    snprintf(other, sizeof other, "%s/bars-error.svg", test_tmpdir());
+    tsv = write_tsv("fields.tsv", "v\ta\tb\nx\t1\t2\ny\t3\n");
+    CHECK_EQ_INT(run_bars(tsv, other, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "fields.tsv:3: 2 fields, the header has 3");
+    CHECK(access(other, F_OK) != 0, "no SVG written on error");
+    tsv = write_tsv("num.tsv", "v\tBLEU:all\nx\t1\ny\t3x\n");
+    CHECK_EQ_INT(run_bars(tsv, other, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "num.tsv:3: column 'BLEU:all': '3x' is not a number");
+    tsv = write_tsv("inf.tsv", "v\ta\nx\tinf\n");
+    CHECK_EQ_INT(run_bars(tsv, other, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "'inf' is not a number");
+    tsv = write_tsv("nodata.tsv", "v\ta\n# nothing\n\n");
+    CHECK_EQ_INT(run_bars(tsv, other, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "nodata.tsv: no data lines");
+    tsv = write_tsv("empty.tsv", "");
+    CHECK_EQ_INT(run_bars(tsv, other, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "empty.tsv: empty");
+    tsv = write_tsv("onecol.tsv", "v\nx\n");
+    CHECK_EQ_INT(run_bars(tsv, other, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "onecol.tsv:1: the header needs");
+    tsv = write_tsv("hdr.tsv", "v\tBLEU:\nx\t1\n");
+    CHECK_EQ_INT(run_bars(tsv, other, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "hdr.tsv:1: header column 2: 'BLEU:'");
+    tsv = write_tsv("label.tsv", "v\ta\n \t1\n");
+    CHECK_EQ_INT(run_bars(tsv, other, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "label.tsv:2: empty category label");
+    snprintf(other, sizeof other, "%s/none.tsv", test_tmpdir());
+    CHECK_EQ_INT(run_bars(other, NULL, NULL), 1);
+    CHECK_CONTAINS(nmt_error_message(), "none.tsv");
+
+    /* usage */
+    char *argv_both[] = {"plot", "--run", "x", "--bars", "y", NULL};
+    CHECK_EQ_INT(cmd_plot(5, argv_both), 2);
+    CHECK_CONTAINS(nmt_error_message(), "exclude each other");
+    char *argv_title[] = {"plot", "--run", "x", "--title", "t", NULL};
+    CHECK_EQ_INT(cmd_plot(5, argv_title), 2);
+    char *argv_nob[] = {"plot", "--bars", NULL};
+    CHECK_EQ_INT(cmd_plot(2, argv_nob), 2);
+}
+
+/* Every allocation of reading and rendering a bar chart failing in turn
+ * gives NMT_ERR_NOMEM (never a crash). */
+static void test_bars_nomem(void) {
+    const char *tsv = write_tsv("nomem.tsv", "v\tB:a\tB:b\tc\nx\t1\t2\t3\ny\t4\tn/a\t6\n");
+    int failures_seen = 0, ok_at_end = 0;
+    for (long k = 1; k < 300; k++) {
+        SvgBarChart *c = NULL;
+        char *svg = NULL;
+        nmt_alloc_fail_at(k);
+        NmtStatus st = svg_bars_read_tsv(tsv, "t", &c);
+        if (!st) st = svg_bars_render(c, &svg, NULL);
+        nmt_alloc_fail_at(0);
+        nmt_free(svg);
+        svg_bars_free(c);
+        if (st == NMT_ERR_NOMEM) failures_seen++;
+        else if (st == NMT_OK) {
+            ok_at_end = 1;
+            break;
+        } else {
+            CHECK(0, "allocation %ld failing gave status %d (%s)", k, st, nmt_error_message());
+            break;
+        }
+    }
+    CHECK(failures_seen > 5 && ok_at_end, "bars nomem: %d failures, ok at end %d", failures_seen,
+          ok_at_end);
+}
+
 int main(void) {
     nmt_log_quiet(1);
     test_ticks();
@@ -697,5 +941,9 @@ int main(void) {
     test_svg();
     test_cli_errors();
     test_nomem();
+    test_bar_labels();
+    test_bar_chart();
+    test_bar_tsv();
+    test_bars_nomem();
     return test_summary("test_plot");
 }

@@ -3,7 +3,8 @@
 # errors (exit 2), unreadable, empty, malformed and incomplete train.csv
 # files (exit 1, the message naming FILE:LINE or the column), the default
 # and --out outputs, well-formed XML (python3, skipped without it), the
-# number of plotted points after a resume, extra columns ignored.
+# number of plotted points after a resume, extra columns ignored; --bars
+# (a grouped bar chart of a TSV table: bars, missing values, errors).
 # Uses $NMT_BIN (default: ./nmt next to this folder).
 # Prints "test_plot_cli: N passed, N failed"; exits non-zero on failure.
 set -u
@@ -125,6 +126,26 @@ if [ "$have_py" -eq 1 ]; then
   n=$(points "training loss" "$tmp/resumed/curves.svg"); [ "$n" = 10 ] && ok || bad "resumed loss has $n points, expected 10"
   n=$(points "validation BLEU" "$tmp/resumed/curves.svg"); [ "$n" = 2 ] && ok || bad "resumed BLEU has $n points, expected 2"
 fi
+
+# --bars: a grouped bar chart of a TSV table
+printf 'variant\tBLEU:all\tBLEU:short\tBLEU:long\tspeed:tokens/s\n' > "$tmp/t.tsv"
+printf 'none\t1.5\t2\t1\t9000\nluong-general\t30.25\t33\t25\t7000\nbroken\tfailed\tfailed\tfailed\tfailed\n' >> "$tmp/t.tsv"
+run 0 "wrote $tmp/t.svg (3 categories)" "$NMT" plot --bars "$tmp/t.tsv" --title "Attention ablation"
+if grep -q ">Attention ablation</text>" "$tmp/t.svg" 2>/dev/null; then ok; else bad "bar chart title missing"; fi
+n=$(grep -o '<rect class="bar"' "$tmp/t.svg" 2>/dev/null | wc -l)
+[ "$n" -eq 8 ] && ok || bad "bar chart has $n bars, expected 8"
+n=$(grep -o 'class="missing"' "$tmp/t.svg" 2>/dev/null | wc -l)
+[ "$n" -eq 4 ] && ok || bad "bar chart has $n missing marks, expected 4"
+run 0 "wrote $tmp/bars.svg" "$NMT" plot --bars "$tmp/t.tsv" --out "$tmp/bars.svg"
+if [ "$have_py" -eq 1 ]; then
+  if python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$tmp/bars.svg"; then ok; else bad "bars.svg is not well-formed XML"; fi
+fi
+printf 'variant\tBLEU\nnone\t1\nx\tabc\n' > "$tmp/bad.tsv"
+run 1 "$tmp/bad.tsv:3: column 'BLEU': 'abc' is not a number" "$NMT" plot --bars "$tmp/bad.tsv"
+if [ ! -e "$tmp/bad.svg" ]; then ok; else bad "an SVG was written for a malformed table"; fi
+run 1 "$tmp/none.tsv" "$NMT" plot --bars "$tmp/none.tsv"
+run 2 "exclude each other" "$NMT" plot --bars "$tmp/t.tsv" --run "$tmp/run"
+run 2 "--bars needs a value" "$NMT" plot --bars
 
 echo "test_plot_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,15 +1,16 @@
 /* svg_plot.c: line charts as SVG text (svg_plot.h): tick computation,
  * tick labels, XML escaping, the figure/panel/series model and the
- * renderer. Pure C, writes SVG 1.1 text; no dependencies. */
+ * renderer (text buffer: svg_buf.h). Pure C, writes SVG 1.1 text; no
+ * dependencies. */
 #include "plot/svg_plot.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fileio.h"
+#include "plot/svg_buf.h"
 
 /* ------------------------------------------------------------------ */
 /* Ticks                                                               */
@@ -219,68 +220,6 @@ size_t svg_escape(const char *s, char *buf, size_t cap) {
     return need;
 }
 
-/* Characters (not bytes) of UTF-8 text, for width estimates. */
-static size_t text_chars(const char *s) {
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) n += (*p & 0xC0) != 0x80;
-    return n;
-}
-
-/* ------------------------------------------------------------------ */
-/* Output buffer                                                       */
-/* ------------------------------------------------------------------ */
-
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int oom;
-} SvgBuf;
-
-static int sb_reserve(SvgBuf *b, size_t extra) {
-    if (b->oom) return 0;
-    if (b->len + extra + 1 <= b->cap) return 1;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra + 1) cap *= 2;
-    char *nb = nmt_realloc(b->buf, cap);
-    if (!nb) {
-        b->oom = 1;
-        return 0;
-    }
-    b->buf = nb;
-    b->cap = cap;
-    return 1;
-}
-
-static void sb_printf(SvgBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(SvgBuf *b, const char *fmt, ...) {
-    if (b->oom) return;
-    va_list ap;
-    va_start(ap, fmt);
-    char small[256];
-    int k = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (k < 0) {
-        b->oom = 1;
-        return;
-    }
-    if (!sb_reserve(b, (size_t)k)) return;
-    if ((size_t)k < sizeof small) {
-        memcpy(b->buf + b->len, small, (size_t)k + 1);
-    } else {
-        va_start(ap, fmt);
-        vsnprintf(b->buf + b->len, (size_t)k + 1, fmt, ap);
-        va_end(ap);
-    }
-    b->len += (size_t)k;
-}
-
-/* Escaped text. */
-static void sb_text(SvgBuf *b, const char *s) {
-    size_t need = svg_escape(s, NULL, 0);
-    if (!sb_reserve(b, need)) return;
-    svg_escape(s, b->buf + b->len, need + 1);
-    b->len += need;
-}
 
 /* ------------------------------------------------------------------ */
 /* Figure model                                                        */
@@ -524,42 +463,42 @@ static void render_series(SvgBuf *b, const SvgFigure *fig, const Series *s, int 
                           const Mapping *m) {
     const char *color = series_color(s, index);
     size_t drawable = series_drawable(s, m->log);
-    sb_printf(b, "<g class=\"series\" fill=\"none\" stroke=\"");
-    sb_text(b, color);
-    sb_printf(b, "\" stroke-width=\"1.8\" stroke-linejoin=\"round\" stroke-linecap=\"round\">"
+    svg_buf_printf(b, "<g class=\"series\" fill=\"none\" stroke=\"");
+    svg_buf_text(b, color);
+    svg_buf_printf(b, "\" stroke-width=\"1.8\" stroke-linejoin=\"round\" stroke-linecap=\"round\">"
                  "<title>");
-    sb_text(b, s->name);
-    sb_printf(b, "</title>\n");
+    svg_buf_text(b, s->name);
+    svg_buf_printf(b, "</title>\n");
     int open = 0;
     for (size_t i = 0; i < s->n; i++) {
         if (!point_ok(s->x[i], s->y[i], m->log)) {
-            if (open) sb_printf(b, "\"/>\n");
+            if (open) svg_buf_printf(b, "\"/>\n");
             open = 0;
             continue;
         }
-        if (!open) sb_printf(b, "<polyline points=\"");
-        sb_printf(b, "%s%.2f,%.2f", open ? " " : "", map_x(m, s->x[i]), map_y(m, s->y[i]));
+        if (!open) svg_buf_printf(b, "<polyline points=\"");
+        svg_buf_printf(b, "%s%.2f,%.2f", open ? " " : "", map_x(m, s->x[i]), map_y(m, s->y[i]));
         open = 1;
     }
-    if (open) sb_printf(b, "\"/>\n");
-    sb_printf(b, "</g>\n");
+    if (open) svg_buf_printf(b, "\"/>\n");
+    svg_buf_printf(b, "</g>\n");
     if (!(s->flags & SVG_SERIES_MARKERS) && drawable != 1) return;
-    sb_printf(b, "<g class=\"markers\" fill=\"");
-    sb_text(b, color);
-    sb_printf(b, "\" stroke=\"#ffffff\" stroke-width=\"0.8\">\n");
+    svg_buf_printf(b, "<g class=\"markers\" fill=\"");
+    svg_buf_text(b, color);
+    svg_buf_printf(b, "\" stroke=\"#ffffff\" stroke-width=\"0.8\">\n");
     for (size_t i = 0; i < s->n; i++) {
         if (!point_ok(s->x[i], s->y[i], m->log)) continue;
-        sb_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.2\"><title>", map_x(m, s->x[i]),
+        svg_buf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.2\"><title>", map_x(m, s->x[i]),
                   map_y(m, s->y[i]));
-        sb_text(b, s->name);
-        sb_printf(b, ": ");
+        svg_buf_text(b, s->name);
+        svg_buf_printf(b, ": ");
         if (fig->x_label) {
-            sb_text(b, fig->x_label);
-            sb_printf(b, " ");
+            svg_buf_text(b, fig->x_label);
+            svg_buf_printf(b, " ");
         }
-        sb_printf(b, "%.10g, %.6g</title></circle>\n", s->x[i], s->y[i]);
+        svg_buf_printf(b, "%.10g, %.6g</title></circle>\n", s->x[i], s->y[i]);
     }
-    sb_printf(b, "</g>\n");
+    svg_buf_printf(b, "</g>\n");
 }
 
 /* Legend in the panel header, right-aligned to the plot's right edge. */
@@ -572,34 +511,34 @@ static void render_legend(SvgBuf *b, const Panel *p, const Mapping *m, double ba
     double total = 0;
     for (int s = 0; s < p->n_series; s++) {
         int empty = series_drawable(&p->series[s], m->log) == 0;
-        size_t chars = text_chars(p->series[s].name) + (empty ? strlen(LEGEND_EMPTY) : 0);
+        size_t chars = svg_text_chars(p->series[s].name) + (empty ? strlen(LEGEND_EMPTY) : 0);
         total += swatch + gap + char_w * (double)chars + (s ? spacing : 0);
     }
     double x = m->x1 - total;
-    sb_printf(b, "<g class=\"legend\" font-size=\"%d\">\n", FONT_LEGEND);
+    svg_buf_printf(b, "<g class=\"legend\" font-size=\"%d\">\n", FONT_LEGEND);
     for (int s = 0; s < p->n_series; s++) {
         const Series *se = &p->series[s];
         const char *color = series_color(se, s);
         int empty = series_drawable(se, m->log) == 0;
         if (s) x += spacing;
         double ym = baseline - FONT_LEGEND * 0.35;
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke-width=\"2.5\" stroke=\"",
+        svg_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke-width=\"2.5\" stroke=\"",
                   x, ym, x + swatch, ym);
-        sb_text(b, color);
-        sb_printf(b, "\"/>\n");
+        svg_buf_text(b, color);
+        svg_buf_printf(b, "\"/>\n");
         if (se->flags & SVG_SERIES_MARKERS) {
-            sb_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"", x + swatch / 2, ym);
-            sb_text(b, color);
-            sb_printf(b, "\"/>\n");
+            svg_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"", x + swatch / 2, ym);
+            svg_buf_text(b, color);
+            svg_buf_printf(b, "\"/>\n");
         }
         x += swatch + gap;
-        sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x, baseline, COLOR_TEXT);
-        sb_text(b, se->name);
-        if (empty) sb_printf(b, "%s", LEGEND_EMPTY);
-        sb_printf(b, "</text>\n");
-        x += char_w * (double)(text_chars(se->name) + (empty ? strlen(LEGEND_EMPTY) : 0));
+        svg_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">", x, baseline, COLOR_TEXT);
+        svg_buf_text(b, se->name);
+        if (empty) svg_buf_printf(b, "%s", LEGEND_EMPTY);
+        svg_buf_printf(b, "</text>\n");
+        x += char_w * (double)(svg_text_chars(se->name) + (empty ? strlen(LEGEND_EMPTY) : 0));
     }
-    sb_printf(b, "</g>\n");
+    svg_buf_printf(b, "</g>\n");
 }
 
 static void render_panel(SvgBuf *b, const SvgFigure *fig, const Panel *p, const PanelAxis *a,
@@ -619,90 +558,90 @@ static void render_panel(SvgBuf *b, const SvgFigure *fig, const Panel *p, const 
     double w = m.x1 - m.x0, h = m.y1 - m.y0;
     char label[64];
 
-    sb_printf(b, "<g class=\"panel\">\n");
+    svg_buf_printf(b, "<g class=\"panel\">\n");
     /* title and legend */
-    sb_printf(b, "<text class=\"panel-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
+    svg_buf_printf(b, "<text class=\"panel-title\" x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
                  "font-weight=\"bold\" fill=\"%s\">",
               m.x0, top + 20, FONT_PANEL_TITLE, COLOR_TEXT);
-    sb_text(b, p->title ? p->title : "");
-    sb_printf(b, "</text>\n");
+    svg_buf_text(b, p->title ? p->title : "");
+    svg_buf_printf(b, "</text>\n");
     if (p->n_series > 1) render_legend(b, p, &m, top + 20);
     /* plot background */
-    sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\"/>\n",
+    svg_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\"/>\n",
               m.x0, m.y0, w, h);
     /* y grid, ticks, labels */
-    sb_printf(b, "<g class=\"y-axis\" font-size=\"%d\" fill=\"%s\" text-anchor=\"end\">\n",
+    svg_buf_printf(b, "<g class=\"y-axis\" font-size=\"%d\" fill=\"%s\" text-anchor=\"end\">\n",
               FONT_TICK, COLOR_TEXT);
     if (a->log && a->yt.n >= 2 && a->yt.v[1] / a->yt.v[0] > 9.99 && a->yt.v[1] / a->yt.v[0] < 10.01) {
         /* minor gridlines at 2..9 x 10^e between decade ticks */
         for (int i = 0; i + 1 < a->yt.n; i++)
             for (int k = 2; k <= 9; k++) {
                 double py = map_y(&m, a->yt.v[i] * k);
-                sb_printf(b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"%s\"/>\n",
+                svg_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"%s\"/>\n",
                           m.x0, py, m.x1, py, COLOR_GRID_MINOR);
             }
     }
     for (int i = 0; i < a->yt.n; i++) {
         double py = map_y(&m, a->yt.v[i]);
         svg_tick_label(&a->yt, a->log, a->yt.v[i], label, sizeof label);
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"%s\"/>\n", m.x0,
+        svg_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"%s\"/>\n", m.x0,
                   py, m.x1, py, COLOR_GRID);
         if (!a->has_data) continue; /* no scale to show */
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"%s\"/>\n",
+        svg_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.2f\" x2=\"%.1f\" y2=\"%.2f\" stroke=\"%s\"/>\n",
                   m.x0 - 5, py, m.x0, py, COLOR_AXIS);
-        sb_printf(b, "<text x=\"%.1f\" y=\"%.2f\">", m.x0 - 8, py + FONT_TICK * 0.35);
-        sb_text(b, label);
-        sb_printf(b, "</text>\n");
+        svg_buf_printf(b, "<text x=\"%.1f\" y=\"%.2f\">", m.x0 - 8, py + FONT_TICK * 0.35);
+        svg_buf_text(b, label);
+        svg_buf_printf(b, "</text>\n");
     }
-    sb_printf(b, "</g>\n");
+    svg_buf_printf(b, "</g>\n");
     /* x grid, ticks, labels */
-    sb_printf(b, "<g class=\"x-axis\" font-size=\"%d\" fill=\"%s\" text-anchor=\"middle\">\n",
+    svg_buf_printf(b, "<g class=\"x-axis\" font-size=\"%d\" fill=\"%s\" text-anchor=\"middle\">\n",
               FONT_TICK, COLOR_TEXT);
     for (int i = 0; i < xt->n; i++) {
         double px = map_x(&m, xt->v[i]);
         svg_tick_label(xt, 0, xt->v[i], label, sizeof label);
-        sb_printf(b, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"%s\"/>\n", px,
+        svg_buf_printf(b, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"%s\"/>\n", px,
                   m.y0, px, m.y1, COLOR_GRID);
-        sb_printf(b, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"%s\"/>\n", px,
+        svg_buf_printf(b, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"%s\"/>\n", px,
                   m.y1, px, m.y1 + 5, COLOR_AXIS);
-        sb_printf(b, "<text x=\"%.2f\" y=\"%.1f\">", px, m.y1 + 8 + FONT_TICK);
-        sb_text(b, label);
-        sb_printf(b, "</text>\n");
+        svg_buf_printf(b, "<text x=\"%.2f\" y=\"%.1f\">", px, m.y1 + 8 + FONT_TICK);
+        svg_buf_text(b, label);
+        svg_buf_printf(b, "</text>\n");
     }
-    sb_printf(b, "</g>\n");
+    svg_buf_printf(b, "</g>\n");
     /* frame */
-    sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+    svg_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
                  "stroke=\"%s\"/>\n",
               m.x0, m.y0, w, h, COLOR_AXIS);
     /* y label */
     if (p->y_label || a->log) {
-        sb_printf(b, "<text class=\"y-label\" transform=\"translate(%.1f,%.1f) rotate(-90)\" "
+        svg_buf_printf(b, "<text class=\"y-label\" transform=\"translate(%.1f,%.1f) rotate(-90)\" "
                      "font-size=\"%d\" text-anchor=\"middle\" fill=\"%s\">",
                   22.0, m.y0 + h / 2, FONT_LABEL, COLOR_TEXT);
-        sb_text(b, p->y_label ? p->y_label : "");
-        if (a->log) sb_printf(b, "%s(log scale)", p->y_label ? " " : "");
-        sb_printf(b, "</text>\n");
+        svg_buf_text(b, p->y_label ? p->y_label : "");
+        if (a->log) svg_buf_printf(b, "%s(log scale)", p->y_label ? " " : "");
+        svg_buf_printf(b, "</text>\n");
     }
     /* data */
     if (a->has_data) {
-        sb_printf(b, "<g class=\"data\">\n");
+        svg_buf_printf(b, "<g class=\"data\">\n");
         for (int s = 0; s < p->n_series; s++) render_series(b, fig, &p->series[s], s, &m);
-        sb_printf(b, "</g>\n");
+        svg_buf_printf(b, "</g>\n");
     } else {
-        sb_printf(b, "<text class=\"empty\" x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
+        svg_buf_printf(b, "<text class=\"empty\" x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
                      "font-style=\"italic\" text-anchor=\"middle\" fill=\"#888888\">",
                   m.x0 + w / 2, m.y0 + h / 2, FONT_LABEL);
-        sb_text(b, p->empty_text);
-        sb_printf(b, "</text>\n");
+        svg_buf_text(b, p->empty_text);
+        svg_buf_printf(b, "</text>\n");
     }
     if (last && fig->x_label) {
-        sb_printf(b, "<text class=\"x-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
+        svg_buf_printf(b, "<text class=\"x-label\" x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" "
                      "text-anchor=\"middle\" fill=\"%s\">",
                   m.x0 + w / 2, m.y1 + PANEL_FOOTER_H + 18, FONT_LABEL, COLOR_TEXT);
-        sb_text(b, fig->x_label);
-        sb_printf(b, "</text>\n");
+        svg_buf_text(b, fig->x_label);
+        svg_buf_printf(b, "</text>\n");
     }
-    sb_printf(b, "</g>\n");
+    svg_buf_printf(b, "</g>\n");
 }
 
 NmtStatus svg_figure_render(const SvgFigure *fig, char **svg, size_t *len) {
@@ -734,24 +673,24 @@ NmtStatus svg_figure_render(const SvgFigure *fig, char **svg, size_t *len) {
     double height = top + n * (PANEL_HEADER_H + fig->panel_height + PANEL_FOOTER_H) +
                     (n > 1 ? (n - 1) * PANEL_GAP : 0) + (fig->x_label ? X_LABEL_H : 0) + 10;
     SvgBuf b = {0};
-    sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    svg_buf_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
                   "height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
                   "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
               fig->width, height, fig->width, height);
-    sb_printf(&b, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
+    svg_buf_printf(&b, "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
     if (fig->title) {
-        sb_printf(&b, "<text class=\"figure-title\" x=\"%.1f\" y=\"28\" font-size=\"%d\" "
+        svg_buf_printf(&b, "<text class=\"figure-title\" x=\"%.1f\" y=\"28\" font-size=\"%d\" "
                       "font-weight=\"bold\" text-anchor=\"middle\" fill=\"%s\">",
                   fig->width / 2.0, FONT_FIG_TITLE, COLOR_TEXT);
-        sb_text(&b, fig->title);
-        sb_printf(&b, "</text>\n");
+        svg_buf_text(&b, fig->title);
+        svg_buf_printf(&b, "</text>\n");
     }
     for (int i = 0; i < n; i++) {
         render_panel(&b, fig, &fig->panels[i], &axes[i], &xt, top, i == n - 1);
         top += PANEL_HEADER_H + fig->panel_height + PANEL_FOOTER_H + PANEL_GAP;
     }
-    sb_printf(&b, "</svg>\n");
+    svg_buf_printf(&b, "</svg>\n");
     nmt_free(axes);
     if (b.oom) {
         nmt_free(b.buf);
