@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """reference.py: the PyTorch reference of nmt's model (docs/model.md).
 
-Owns three modes (see docs/reference.md):
+Owns four modes (see docs/reference.md):
 
   fixtures  writes tests/fixtures/reference/*.json: for several tiny models
             (float64, explicit per-step code, no nn.LSTM) the weights, one
@@ -18,6 +18,10 @@ Owns three modes (see docs/reference.md):
             Luong general global attention, input feeding, label smoothing
             0.1, dropout 0.3, Adam) and prints tokens/s, peak RSS, threads
             and BLAS; --decode also times batched beam search.
+  decode    loads an nmt checkpoint (weights, config, SentencePiece models)
+            into that model and translates a file with nmt translate's
+            batching, greedy decoding and batched beam search, step for step
+            (src/model/seq2seq.c), timing the decoding (scripts/bench-decode.sh).
 
 Run it with the Debian Python that has torch:  /usr/bin/python3 scripts/reference.py ...
 """
@@ -950,6 +954,434 @@ def cmd_bench(a):
 
 
 # ----------------------------------------------------------------------------
+# Decoding benchmark: an nmt checkpoint run by PyTorch (float32)
+# ----------------------------------------------------------------------------
+
+CKPT_MAGIC = b"NMTCKPT\0"
+CKPT_TAGS = ("CONF", "STOK", "TTOK", "TENS", "PARM", "OPTM", "STAT", "HIST")
+TOKENIZER_TAG_LEN = 8            # "NMTTOK", format version, kind (src/data/tokenizer.c)
+TOKENIZER_SPM = 0
+
+
+def read_checkpoint(path):
+    """Reads an nmt checkpoint (docs/checkpoint-format.md, version 1).
+    Returns (config dict, source tokenizer bytes, target tokenizer bytes,
+    [(name, count, rows, cols)], float32 weights). Adam moments are skipped."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 28 or data[:8] != CKPT_MAGIC:
+        raise SystemExit("%s: not an nmt checkpoint" % path)
+    version, flags, C = struct.unpack_from("<IIQ", data, 8)
+    if version != 1 or flags != 0:
+        raise SystemExit("%s: checkpoint format %d (flags %d); this reads format 1" % (path, version, flags))
+    if len(data) != 28 + C:
+        raise SystemExit("%s: %d bytes, the header says %d" % (path, len(data), 28 + C))
+    if zlib.crc32(memoryview(data)[:24 + C]) != struct.unpack_from("<I", data, 24 + C)[0]:
+        raise SystemExit("%s: corrupt (checksum mismatch)" % path)
+    sec, off = {}, 24
+    while off < 24 + C:
+        tag = data[off:off + 4].decode("ascii", "replace")
+        (L,) = struct.unpack_from("<Q", data, off + 4)
+        if tag not in CKPT_TAGS or tag in sec or off + 12 + L > 24 + C:
+            raise SystemExit("%s: bad section %r" % (path, tag))
+        sec[tag] = (off + 12, L)
+        off += 12 + L
+    missing = [t for t in CKPT_TAGS if t not in sec]
+    if missing:
+        raise SystemExit("%s: missing sections %s" % (path, ", ".join(missing)))
+    body = lambda t: data[sec[t][0]:sec[t][0] + sec[t][1]]
+    cfg = json.loads(body("CONF").decode("utf-8") or "{}")
+    tens, p = body("TENS"), 4
+    tensors = []
+    for _ in range(struct.unpack_from("<I", tens, 0)[0]):
+        (k,) = struct.unpack_from("<I", tens, p)
+        name = tens[p + 4:p + 4 + k].decode("ascii")
+        count, rows, cols = struct.unpack_from("<iii", tens, p + 4 + k)
+        tensors.append((name, count, rows, cols))
+        p += 16 + k
+    n = sum(c * r * k for _, c, r, k in tensors)
+    if sec["PARM"][1] != 4 * n:
+        raise SystemExit("%s: PARAMS holds %d bytes, the tensors need %d" % (path, sec["PARM"][1], 4 * n))
+    params = np.frombuffer(data, dtype="<f4", count=n, offset=sec["PARM"][0]).astype(np.float32)
+    return cfg, body("STOK"), body("TTOK"), tensors, params
+
+
+def write_spm_models(src_tok, tgt_tok, out_dir):
+    """Writes the checkpoint's SentencePiece models (the payload after the
+    tokenizer tag is the model proto) as out_dir/src.model and tgt.model."""
+    paths = []
+    for side, tok in (("src", src_tok), ("tgt", tgt_tok)):
+        if len(tok) < TOKENIZER_TAG_LEN or tok[:6] != b"NMTTOK" or tok[7] != TOKENIZER_SPM:
+            raise SystemExit("decode: the %s tokenizer is not SentencePiece (only spm models are supported)" % side)
+        path = os.path.join(out_dir, side + ".model")
+        with open(path, "wb") as f:
+            f.write(tok[TOKENIZER_TAG_LEN:])
+        paths.append(path)
+    return paths
+
+
+def spm_run(tool, model, lines, fmt):
+    """spm_encode / spm_decode over a list of lines; one line out per line in."""
+    import subprocess
+    opt = "--output_format" if tool == "spm_encode" else "--input_format"
+    text = "".join(l + "\n" for l in lines)
+    r = subprocess.run([tool, "--model", model, opt, fmt], input=text.encode("utf-8"),
+                       stdout=subprocess.PIPE, check=True)
+    out = r.stdout.decode("utf-8").split("\n")
+    if out and out[-1] == "":
+        out.pop()
+    if len(out) != len(lines):
+        raise SystemExit("decode: %s gave %d lines for %d" % (tool, len(out), len(lines)))
+    return out
+
+
+def bench_args_of(cfg, V_s, V_t):
+    """The BenchModel sizes of an nmt config; refuses what BenchModel lacks."""
+    d = Dims(cfg, V_s, V_t)
+    unsupported = [what for what, bad in (
+        ("attention style %s" % d.style, d.style != "luong"),
+        ("score %s" % d.score, d.score != "general"),
+        ("mode %s" % d.mode, d.mode != "global"),
+        ("%d heads" % d.heads, d.heads != 1),
+        ("no input feeding", not d.input_feed),
+        ("tied embeddings", d.tie),
+        ("bridge %s" % d.bridge, d.bridge != "learned")) if bad]
+    if unsupported:
+        raise SystemExit("decode: the PyTorch decoder has Luong general global attention with input "
+                         "feeding and a learned bridge only; this model has " + ", ".join(unsupported))
+    a = argparse.Namespace(emb=d.E, hidden=d.H, enc_hidden=d.K, enc_layers=d.L_e, dec_layers=d.L_d,
+                           bidirectional=d.bidirectional, dropout=0.0, src_vocab=V_s, tgt_vocab=V_t)
+    return d, a
+
+
+def load_nmt_weights(model, d, tensors, params):
+    """Copies the checkpoint's weights into a BenchModel. Names, order and
+    sizes must be those of param_shapes (i.e. src/model/params.c). The C
+    LSTM has one bias: nn.LSTM's bias_ih takes it, bias_hh is zero."""
+    want = param_shapes(d)
+    got = [(n, c * r * k) for n, c, r, k in tensors]
+    if [(n, int(np.prod(s))) for n, s in want] != got:
+        raise SystemExit("decode: the checkpoint's parameters are not those of its config:\n  %s\n  %s"
+                         % (got, [(n, int(np.prod(s))) for n, s in want]))
+    P, off = {}, 0
+    for name, shape in want:
+        size = int(np.prod(shape))
+        P[name] = torch.from_numpy(params[off:off + size].copy())
+        off += size
+    target = {"src_emb": model.src_emb.weight, "tgt_emb": model.tgt_emb.weight,
+              "bridge_h_W": model.bridge_h.weight, "bridge_h_b": model.bridge_h.bias,
+              "bridge_c_W": model.bridge_c.weight, "bridge_c_b": model.bridge_c.bias,
+              "attn_Wa": model.attn_Wa.weight, "out_Wc": model.out_Wc.weight,
+              "out_W": model.out.weight, "out_b": model.out.bias}
+
+    def lstm(prefix, mod, suffix):
+        target[prefix + "_W_ih"] = getattr(mod, "weight_ih" + suffix)
+        target[prefix + "_W_hh"] = getattr(mod, "weight_hh" + suffix)
+        target[prefix + "_b"] = getattr(mod, "bias_ih" + suffix)
+        getattr(mod, "bias_hh" + suffix).data.zero_()
+
+    lstm("enc0_fwd", model.enc0, "_l0")
+    if d.bidirectional:
+        lstm("enc0_bwd", model.enc0, "_l0_reverse")
+    for l in range(1, d.L_e):
+        lstm("enc%d_fwd" % l, model.enc_rest, "_l%d" % (l - 1))
+    for l in range(d.L_d):
+        lstm("dec%d" % l, model.dec[l], "")
+    if sorted(target) != sorted(P):
+        raise SystemExit("decode: unmapped parameters %s" % sorted(set(P) ^ set(target)))
+    with torch.no_grad():
+        for name, t in target.items():
+            t.copy_(P[name].reshape(t.shape))
+
+
+class Decoder:
+    """Greedy decoding and batched beam search over a BenchModel, step for
+    step the algorithm of nmt's seq2seq_greedy and seq2seq_ensemble_search
+    (src/model/seq2seq.c) with nbest 1 and no coverage penalty:
+
+    - the K hypotheses of sentence b are rows g*B + b; they all read the
+      sentence's encoder states (B, S, K) where they are (batched matmuls
+      over sentences, no copy per hypothesis);
+    - PAD and BOS get -inf logits before the log-softmax (never output);
+    - each live row proposes its K best tokens; a sentence's K*K candidates
+      (log p in float64) are ranked by log p, ties by row then token; in that
+      order an EOS candidate (or any candidate at step t + 1 >= limit) is a
+      finished hypothesis with score log p / ((5 + n) / 6)^alpha, n counting
+      EOS, and the first K others are the next rows;
+    - limit = int(max_len_a * source length) + max_len_b, the batch's steps
+      T = the largest limit (at most int(max_len_a * max_src) + max_len_b);
+    - a sentence stops when no row is left, or when its best finished score
+      is >= max over its live rows of log p / lp(limit);
+    - finished sentences stay in the batch (their rows are computed and
+      ignored) unless drop_finished, which compacts the batch instead."""
+
+    def __init__(self, model, beam, alpha, max_len_a, max_len_b, max_decode_T, drop_finished=False):
+        self.m, self.G, self.alpha = model, beam, alpha
+        self.a, self.b, self.max_T = max_len_a, max_len_b, max_decode_T
+        self.drop = drop_finished
+
+    def lp(self, n):
+        return ((5.0 + n) / 6.0) ** self.alpha if self.alpha > 0 else 1.0
+
+    def limit(self, n):
+        return int(self.a * n) + self.b
+
+    def step(self, y, hh, h, c, keys, wk, mask):
+        """One decoder step of R = G*B rows (G-major): new hh (R, H) and the
+        logits (R, V), PAD and BOS at -inf."""
+        m = self.m
+        B = keys.shape[0]
+        G = y.shape[0] // B
+        inp = torch.cat([m.tgt_emb(y), hh], 1)
+        for l, cell in enumerate(m.dec):
+            h[l], c[l] = cell(inp, (h[l], c[l]))
+            inp = h[l]
+        q = h[-1]
+        e = torch.bmm(q.view(G, B, -1).transpose(0, 1), wk.transpose(1, 2))       # (B, G, S)
+        a = torch.softmax(e.masked_fill(~mask.unsqueeze(1), float("-inf")), 2)
+        ctx = torch.bmm(a, keys).transpose(0, 1).reshape(G * B, -1)              # (R, K)
+        hh = torch.tanh(m.out_Wc(torch.cat([ctx, q], 1)))
+        logits = m.out(hh)
+        logits[:, PAD] = float("-inf")
+        logits[:, BOS] = float("-inf")
+        return hh, logits
+
+    def setup(self, src, src_len, G):
+        m = self.m
+        keys, h_fin, c_fin = m.encode(src, src_len)                              # (B, S, K)
+        wk = m.attn_Wa(keys)
+        mask = torch.arange(keys.shape[1]).unsqueeze(0) < src_len.unsqueeze(1)
+        h, c = m.init_state(h_fin, c_fin)
+        if G > 1:
+            h, c = [x.repeat(G, 1) for x in h], [x.repeat(G, 1) for x in c]
+        return keys, wk, mask, h, c
+
+    @torch.no_grad()
+    def greedy(self, src, src_len):
+        lens = src_len.tolist()
+        B = len(lens)
+        T = min(max(self.limit(n) for n in lens), self.max_T)
+        keys, wk, mask, h, c = self.setup(src, src_len, 1)
+        hh = keys.new_zeros(B, self.m.H)
+        prev = torch.full((B,), BOS, dtype=torch.long)
+        out = [[] for _ in range(B)]
+        done = [False] * B
+        rows = list(range(B))            # sentence of each batch row (drop_finished)
+        active = B
+        for t in range(T):
+            if not active:
+                break
+            hh, logits = self.step(prev, hh, h, c, keys, wk, mask)
+            best = logits.argmax(1)
+            ids = best.tolist()
+            keep = []
+            for i, b in enumerate(rows):
+                if done[b]:
+                    continue
+                tok = ids[i]
+                if tok == EOS or t + 1 >= min(self.limit(lens[b]), T):
+                    if tok != EOS:
+                        out[b].append(tok)
+                    done[b] = True
+                    active -= 1
+                else:
+                    out[b].append(tok)
+                    keep.append(i)
+            prev = best.masked_fill(torch.tensor([done[b] for b in rows]), EOS)
+            if self.drop and active and len(keep) < len(rows):
+                idx = torch.tensor(keep)
+                rows = [rows[i] for i in keep]
+                prev, hh = prev[idx], hh[idx]
+                h, c = [x[idx] for x in h], [x[idx] for x in c]
+                keys, wk, mask = keys[idx], wk[idx], mask[idx]
+        return out
+
+    @torch.no_grad()
+    def beam_search(self, src, src_len):
+        G = self.G
+        lens = src_len.tolist()
+        B0 = len(lens)
+        T = min(max(self.limit(n) for n in lens), self.max_T)
+        keys, wk, mask, h, c = self.setup(src, src_len, G)
+        V = self.m.out.out_features
+        ninf = float("-inf")
+        sent = torch.arange(B0)                                  # sentence of each batch column
+        limit = torch.tensor([min(self.limit(n), T) for n in lens], dtype=torch.long)
+        lp_limit = torch.tensor([self.lp(int(n)) for n in limit.tolist()], dtype=torch.float64)
+        B = B0
+        R = G * B
+        hh = keys.new_zeros(R, self.m.H)
+        prev = torch.full((R,), BOS, dtype=torch.long)
+        logp = torch.full((R,), ninf, dtype=torch.float64)
+        logp[:B] = 0.0                                           # one live row per sentence at first
+        hist = torch.zeros((T, R), dtype=torch.long)
+        done = torch.zeros(B, dtype=torch.bool)
+        best_score = torch.full((B0,), ninf, dtype=torch.float64)
+        best = [[] for _ in range(B0)]
+        g_of = torch.arange(G).repeat_interleave(G)              # candidate i = g*G + j
+        for t in range(T):
+            if bool(done.all()):
+                break
+            hh, logits = self.step(prev, hh, h, c, keys, wk, mask)
+            vals, ids = torch.log_softmax(logits, 1).topk(G, 1)                                          # (R, G)
+            cand = (logp.unsqueeze(1) + vals.double()).view(G, B, G).transpose(0, 1).reshape(B, G * G)
+            tok = ids.view(G, B, G).transpose(0, 1).reshape(B, G * G)
+            row = g_of.unsqueeze(0) * B + torch.arange(B).unsqueeze(1)
+            # rank by log p (descending), ties by row then token
+            o1 = (g_of.unsqueeze(0) * V + tok).argsort(1)
+            o2 = torch.sort(cand.gather(1, o1), dim=1, descending=True, stable=True).indices
+            order = o1.gather(1, o2)
+            cs, ts, rs = cand.gather(1, order), tok.gather(1, order), row.gather(1, order)
+            valid = (cs > ninf) & ~done.unsqueeze(1)
+            fin = valid & ((ts == EOS) | (t + 1 >= limit[sent]).unsqueeze(1))
+            live = valid & ~fin
+            before = live.long().cumsum(1) - live.long()
+            taken = before < G                                   # candidates the C loop visits
+            live &= taken
+            fin &= taken
+            if bool(fin.any()):
+                sc = torch.where(fin, cs / self.lp(t + 1), torch.full_like(cs, ninf))
+                mx, at = sc.max(1)
+                for j in (mx > best_score[sent]).nonzero().flatten().tolist():
+                    b, i = int(sent[j]), int(at[j])
+                    r, y = int(rs[j, i]), int(ts[j, i])
+                    best_score[b] = mx[j]
+                    best[b] = hist[:t, r].tolist() + ([] if y == EOS else [y])
+            # the next rows: the k-th live candidate of column j goes to row k*B + j
+            parent = torch.arange(R)
+            new_logp = torch.full((R,), ninf, dtype=torch.float64)
+            new_prev = torch.full((R,), EOS, dtype=torch.long)
+            jj, ii = live.nonzero(as_tuple=True)
+            dest = before[jj, ii] * B + jj
+            parent[dest] = rs[jj, ii]
+            new_logp[dest] = cs[jj, ii]
+            new_prev[dest] = ts[jj, ii]
+            bound = torch.where(live, cs, torch.full_like(cs, ninf)).max(1).values / lp_limit[sent]
+            bs = best_score[sent]
+            done |= (live.sum(1) == 0) | ((bs > ninf) & (bs >= bound))
+            hist[:t] = hist[:t, parent]
+            hist[t] = new_prev
+            h, c = [x[parent] for x in h], [x[parent] for x in c]
+            hh, logp, prev = hh[parent], new_logp, new_prev
+            if self.drop and bool(done.any()) and not bool(done.all()):
+                keep = (~done).nonzero().flatten()
+                rows_k = (torch.arange(G).unsqueeze(1) * B + keep.unsqueeze(0)).reshape(-1)
+                B = keep.numel()
+                R = G * B
+                sent, done = sent[keep], done[keep]
+                keys, wk, mask = keys[keep], wk[keep], mask[keep]
+                h, c = [x[rows_k] for x in h], [x[rows_k] for x in c]
+                hh, logp, prev, hist = hh[rows_k], logp[rows_k], prev[rows_k], hist[:, rows_k]
+        # sentences cut by the step limit: their live rows count as finished
+        for j in (~done).nonzero().flatten().tolist():
+            b = int(sent[j])
+            for g in range(G):
+                r = g * B + j
+                s = float(logp[r]) / self.lp(T)
+                if logp[r] > ninf and s > best_score[b]:
+                    best_score[b] = s
+                    best[b] = hist[:T, r].tolist()
+        return best
+
+    def translate(self, src, src_len):
+        return self.greedy(src, src_len) if self.G <= 1 else self.beam_search(src, src_len)
+
+
+def cmd_decode(a):
+    """Translates --input with an nmt checkpoint, batched as nmt translate
+    batches (consecutive --batch lines, empty lines skipped), and times the
+    decoding (encoder and search) only."""
+    import tempfile
+    torch.zeros(2, 2) @ torch.zeros(2, 2)                                     # loads the BLAS
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
+        openblas_threads(a.threads)
+    cfg, stok, ttok, tensors, params = read_checkpoint(a.model)
+    tmp = tempfile.mkdtemp(prefix="nmt-decode-")
+    try:
+        src_model, tgt_model = write_spm_models(stok, ttok, tmp)
+        with open(a.input, encoding="utf-8", errors="replace", newline="\n") as f:
+            lines = [l.rstrip("\n").rstrip("\r") for l in f]
+        src_ids = [[int(x) for x in l.split()] for l in spm_run("spm_encode", src_model, lines, "id")]
+        rows = {n: r for n, _, r, _ in tensors}
+        if "src_emb" not in rows or "tgt_emb" not in rows:
+            raise SystemExit("decode: %s has no src_emb/tgt_emb tensors" % a.model)
+        V_s, V_t = rows["src_emb"], rows["tgt_emb"]
+        d, bench_a = bench_args_of(cfg, V_s, V_t)
+        model = BenchModel(bench_a)
+        load_nmt_weights(model, d, tensors, params)
+        del params
+        model.eval()
+        dec_cfg = cfg.get("decode", {})
+        beam = a.beam or dec_cfg.get("beam", 5)
+        batch = a.batch or dec_cfg.get("batch", 64)
+        alpha = dec_cfg.get("length_penalty", 0.6) if a.length_penalty is None else a.length_penalty
+        if dec_cfg.get("coverage_penalty", 0) > 0:
+            print("decode: note: the model's coverage penalty is ignored (nmt translate uses it)",
+                  file=sys.stderr)
+        la, lb = dec_cfg.get("max_len_a", 1.5), dec_cfg.get("max_len_b", 10)
+        max_len = cfg.get("data", {}).get("max_len", 80)
+        max_src = a.max_src_len or max(2 * max_len, 100)                     # as cmd_translate.c
+        dec = Decoder(model, beam, alpha, la, lb, int(la * max_src) + lb, a.drop_finished)
+
+        def batches():
+            for i in range(0, len(src_ids), batch):
+                cols = [k for k in range(i, min(i + batch, len(src_ids))) if src_ids[k]]
+                if not cols:
+                    continue
+                seqs = [src_ids[k][:max_src] for k in cols]
+                S = max(len(s) for s in seqs)
+                src = torch.zeros((S, len(seqs)), dtype=torch.long)
+                for j, s in enumerate(seqs):
+                    src[:len(s), j] = torch.tensor(s)
+                yield cols, src, torch.tensor([len(s) for s in seqs])
+
+        all_batches = list(batches())
+        if a.warmup and all_batches:                                          # one sentence, untimed
+            cols, src, src_len = all_batches[0]
+            dec.translate(src[:src_len[0], :1], src_len[:1])
+        out = [[] for _ in lines]
+        t0 = time.perf_counter()
+        for cols, src, src_len in all_batches:
+            for k, y in zip(cols, dec.translate(src, src_len)):
+                out[k] = y
+        dt = time.perf_counter() - t0
+        n_sent = sum(1 for s in src_ids if s)
+        n_tok = sum(len(y) for y in out)
+        text = spm_run("spm_decode", tgt_model, [" ".join(map(str, y)) for y in out], "id")
+        text = [t if src_ids[k] else "" for k, t in enumerate(text)]
+        with (open(a.out, "w", encoding="utf-8") if a.out else sys.stdout) as f:
+            f.write("".join(t + "\n" for t in text))
+        print("decode: torch %s, %d threads, beam %d, batch %d, alpha %g, max length %g*S+%d%s" % (
+            torch.__version__, torch.get_num_threads(), beam, batch, alpha, la, lb,
+            ", finished sentences leave the batch" if a.drop_finished else ""), file=sys.stderr)
+        print("decode: %d sentences, %d target tokens (EOS not counted) in %.3f s: "
+              "%.2f sentences/s, %.1f target tokens/s" % (
+                  n_sent, n_tok, dt, n_sent / dt, n_tok / dt), file=sys.stderr)
+        n = openblas_threads()
+        libs = set()
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split()
+                name = os.path.basename(parts[-1]).lower() if len(parts) >= 6 else ""
+                if any(k in name for k in ("blas", "gomp")):
+                    libs.add(os.path.realpath(parts[-1]))
+        print("decode: blas loaded %s; openblas_get_num_threads() = %s; OPENBLAS_CORETYPE=%s" % (
+            ", ".join(sorted(libs)), n, os.environ.get("OPENBLAS_CORETYPE", "(unset)")),
+            file=sys.stderr)
+    finally:
+        import shutil
+        if a.keep_spm:
+            os.makedirs(a.keep_spm, exist_ok=True)
+            for side in ("src", "tgt"):
+                shutil.copy(os.path.join(tmp, side + ".model"), os.path.join(a.keep_spm, side + ".model"))
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+# ----------------------------------------------------------------------------
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
@@ -989,10 +1421,27 @@ def main(argv):
     b.add_argument("--decode", action="store_true", help="also time batched beam search")
     b.add_argument("--beam", type=int, default=5)
     b.add_argument("--decode-batches", type=int, default=3)
+    dd = sub.add_parser("decode", help="translate with an nmt checkpoint in PyTorch, timed")
+    dd.add_argument("--model", required=True, help="an nmt checkpoint (.nmt)")
+    dd.add_argument("--input", required=True, help="source text, one sentence a line")
+    dd.add_argument("--out", default="", help="translations (default: standard output)")
+    dd.add_argument("--beam", type=int, default=0, help="1: greedy (default: the model's decode.beam)")
+    dd.add_argument("--batch", type=int, default=0, help="sentences a batch (default: decode.batch)")
+    dd.add_argument("--length-penalty", type=float, default=None,
+                    help="GNMT alpha (default: decode.length_penalty)")
+    dd.add_argument("--max-src-len", type=int, default=0,
+                    help="source tokens kept (default: as nmt, max(2 data.max_len, 100))")
+    dd.add_argument("--threads", type=int, default=0, help="torch and OpenBLAS threads (0: default)")
+    dd.add_argument("--drop-finished", action="store_true",
+                    help="finished sentences leave the batch (nmt does not do this yet)")
+    dd.add_argument("--no-warmup", dest="warmup", action="store_false",
+                    help="skip the untimed one-sentence warm-up")
+    dd.add_argument("--keep-spm", default="", help="also copy the SentencePiece models here")
     a = ap.parse_args(argv)
     if a.cmd == "bench" and bool(a.src_ids) != bool(a.tgt_ids):
         ap.error("--src-ids and --tgt-ids go together")
-    return {"fixtures": cmd_fixtures, "check": cmd_check, "bench": cmd_bench}[a.cmd](a)
+    return {"fixtures": cmd_fixtures, "check": cmd_check, "bench": cmd_bench,
+            "decode": cmd_decode}[a.cmd](a)
 
 
 if __name__ == "__main__":
