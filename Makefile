@@ -47,7 +47,9 @@ NVCC_WARN += -Werror all-warnings
 endif
 OPT      ?= -O3 -g
 CPPFLAGS += -Isrc $(PKG_CFLAGS) -D_GNU_SOURCE
-CFLAGS   += -std=c11 $(OPT) $(WARN) -fopenmp -MMD -MP
+# -fno-trapping-math: FP exceptions stay masked (as always on Linux), so gcc may
+# if-convert the branch-free exp/tanh of src/kernels/ into SIMD loops.
+CFLAGS   += -std=c11 $(OPT) $(WARN) -fno-trapping-math -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 $(OPT) $(WARN) -MMD -MP
 LDLIBS   += $(PKG_LIBS) -lsentencepiece -lsentencepiece_train -fopenmp -lm -lpthread
 

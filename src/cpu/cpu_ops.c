@@ -53,7 +53,7 @@ void cpu_bias_backward(Backend *be, float *dbias, const float *dy, int rows, int
 void cpu_tanh_forward(Backend *be, float *y, const float *x, size_t n) {
     (void)be;
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN / 4)
-    for (size_t i = 0; i < n; i++) y[i] = tanhf(x[i]);
+    for (size_t i = 0; i < n; i++) y[i] = kernel_tanhf(x[i]);
 }
 
 void cpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n) {

@@ -15,14 +15,14 @@
 /* ---- additive score: score = sum_a v_a tanh(k_a + q_a) ---- */
 
 NMT_HD static inline float attn_math_additive_term(float v, float k, float q) {
-    return v * tanhf(k + q);
+    return v * kernel_tanhf(k + q);
 }
 
 /* Backward of one term for the score gradient ds: *dv (=) d/dv_a,
  * *dpre (=) d/dk_a = d/dq_a. */
 NMT_HD static inline void attn_math_additive_backward(float ds, float v, float k, float q,
                                                       float *dv, float *dpre) {
-    float t = tanhf(k + q);
+    float t = kernel_tanhf(k + q);
     *dv = ds * t;
     *dpre = ds * v * (1.0f - t * t);
 }
@@ -39,7 +39,7 @@ NMT_HD static inline int attn_math_allowed(int s, int src_len, float center, int
 /* g(s) = exp(-(s - center)^2 / (2 sigma^2)) */
 NMT_HD static inline float attn_math_gaussian(int s, float center, float sigma) {
     float d = (float)s - center;
-    return expf(-d * d / (2.0f * sigma * sigma));
+    return kernel_expf(-d * d / (2.0f * sigma * sigma));
 }
 
 /* dg/dcenter = g(s) (s - center) / sigma^2 */
@@ -61,7 +61,7 @@ NMT_HD static inline float attn_math_local_p_grad(float u, int src_len, float dp
 
 /* softmax element from the row max m and 1 / sum_s exp(x_s - m) */
 NMT_HD static inline float attn_math_softmax_elem(float x, float m, float inv_sum) {
-    return expf(x - m) * inv_sum;
+    return kernel_expf(x - m) * inv_sum;
 }
 
 /* softmax backward element: dx = p (dp - sum_s p_s dp_s) */
@@ -86,7 +86,7 @@ NMT_HD static inline void attn_math_softmax_row_forward(const float *x, int S, i
     float sum = 0.0f;
     for (int s = 0; s < S; s++) {
         float e = 0.0f;
-        if (any && attn_math_allowed(s, src_len, center, window)) e = expf(x[s] - m);
+        if (any && attn_math_allowed(s, src_len, center, window)) e = kernel_expf(x[s] - m);
         probs[s] = e;
         sum += e;
     }

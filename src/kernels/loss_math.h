@@ -28,7 +28,7 @@ NMT_HD static inline float loss_math_row_loss(float nll, float gap, float ls, fl
 NMT_HD static inline float loss_math_grad(float x, float m, float ls, int is_target, float eps,
                                           int V, float scale) {
     float q = eps / (float)V + (is_target ? 1.0f - eps : 0.0f);
-    return scale * (expf((x - m) - ls) - q);
+    return scale * (kernel_expf((x - m) - ls) - q);
 }
 
 NMT_HD static inline float loss_math_log_softmax(float x, float m, float ls) {
@@ -36,16 +36,35 @@ NMT_HD static inline float loss_math_log_softmax(float x, float m, float ls) {
 }
 
 /* Row statistics of x (V), V >= 1: *m the max, *ls = log sum exp(x - m),
- * *gap = mean (m - x); sums in double. */
+ * *gap = mean (m - x); sums in double. Element v goes to lane v % 8 and the
+ * lanes are added in order at the end: a fixed order (the same bits every
+ * time) that the compiler can run as SIMD (the GPU has its own block
+ * reductions, src/gpu/gpu_rows.cu). */
+#define LOSS_MATH_LANES 8
 NMT_HD static inline void loss_math_row_stats(const float *x, int V, float *m, float *ls,
                                               float *gap) {
-    float mx = x[0];
-    for (int v = 1; v < V; v++) mx = kernel_maxf(mx, x[v]);
-    double sum = 0.0, sum_gap = 0.0;
-    for (int v = 0; v < V; v++) {
-        sum += (double)expf(x[v] - mx);
-        sum_gap += (double)(mx - x[v]);
+    enum { L = LOSS_MATH_LANES };
+    float lane_max[L];
+    for (int k = 0; k < L; k++) lane_max[k] = x[0];
+    int full = V - V % L;
+    for (int v = 0; v < full; v += L)
+        for (int k = 0; k < L; k++) lane_max[k] = kernel_maxf(lane_max[k], x[v + k]);
+    for (int v = full; v < V; v++) lane_max[0] = kernel_maxf(lane_max[0], x[v]);
+    float mx = lane_max[0];
+    for (int k = 1; k < L; k++) mx = kernel_maxf(mx, lane_max[k]);
+    double lane_sum[L], lane_gap[L];
+    for (int k = 0; k < L; k++) lane_sum[k] = 0.0, lane_gap[k] = 0.0;
+    for (int v = 0; v < full; v += L)
+        for (int k = 0; k < L; k++) {
+            lane_sum[k] += (double)kernel_expf(x[v + k] - mx);
+            lane_gap[k] += (double)(mx - x[v + k]);
+        }
+    for (int v = full; v < V; v++) {
+        lane_sum[v - full] += (double)kernel_expf(x[v] - mx);
+        lane_gap[v - full] += (double)(mx - x[v]);
     }
+    double sum = 0.0, sum_gap = 0.0;
+    for (int k = 0; k < L; k++) sum += lane_sum[k], sum_gap += lane_gap[k];
     *m = mx;
     *ls = (float)log(sum);
     *gap = (float)(sum_gap / (double)V);

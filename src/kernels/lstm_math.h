@@ -21,7 +21,7 @@ NMT_HD static inline void lstm_math_forward_elem(float *z, int H, int j, float c
                                                  float *h) {
     float i = kernel_sigmoidf(z[j]);
     float f = kernel_sigmoidf(z[H + j]);
-    float g = tanhf(z[2 * H + j]);
+    float g = kernel_tanhf(z[2 * H + j]);
     float o = kernel_sigmoidf(z[3 * H + j]);
     z[j] = i;
     z[H + j] = f;
@@ -30,7 +30,7 @@ NMT_HD static inline void lstm_math_forward_elem(float *z, int H, int j, float c
     if (active) {
         float cn = f * c_prev + i * g;
         *c = cn;
-        *h = o * tanhf(cn);
+        *h = o * kernel_tanhf(cn);
     } else {
         *c = c_prev;
         *h = h_prev;
@@ -58,7 +58,7 @@ NMT_HD static inline void lstm_math_backward_elem(const float *gates, int H, int
         return;
     }
     float i = gates[j], f = gates[H + j], g = gates[2 * H + j], o = gates[3 * H + j];
-    float tc = tanhf(c);
+    float tc = kernel_tanhf(c);
     float dc_tot = *dc + dh * o * (1.0f - tc * tc);
     dz[j] = dc_tot * g * i * (1.0f - i);
     dz[H + j] = dc_tot * c_prev * f * (1.0f - f);
