@@ -1,7 +1,11 @@
 /* cli.c: shared option handling of the subcommands (cli.h). */
 #include "cli.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *cli_option_value(int argc, char **argv, int *i, const char *name, int *missing) {
@@ -15,6 +19,67 @@ const char *cli_option_value(int argc, char **argv, int *i, const char *name, in
         return NULL;
     }
     return argv[++*i];
+}
+
+int cli_take_string(int argc, char **argv, int *i, const char *name, const char **out) {
+    int missing = 0;
+    const char *v = cli_option_value(argc, argv, i, name, &missing);
+    if (missing) {
+        nmt_fail(NMT_ERR_USAGE, "%s needs a value", name);
+        return -1;
+    }
+    if (!v) return 0;
+    *out = v;
+    return 1;
+}
+
+int cli_take_int(int argc, char **argv, int *i, const char *name, int lo, int hi, int *out) {
+    const char *v;
+    int took = cli_take_string(argc, argv, i, name, &v);
+    if (took <= 0) return took;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || errno || x < lo || x > hi) {
+        if (hi == INT_MAX) nmt_fail(NMT_ERR_USAGE, "%s must be an integer >= %d, got '%s'", name, lo, v);
+        else nmt_fail(NMT_ERR_USAGE, "%s must be an integer in [%d, %d], got '%s'", name, lo, hi, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+int cli_take_double(int argc, char **argv, int *i, const char *name, double lo, double hi, double *out) {
+    const char *v;
+    int took = cli_take_string(argc, argv, i, name, &v);
+    if (took <= 0) return took;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || *end || errno || !isfinite(x) || x < lo || x > hi) {
+        if (isinf(hi)) nmt_fail(NMT_ERR_USAGE, "%s must be a number >= %g, got '%s'", name, lo, v);
+        else nmt_fail(NMT_ERR_USAGE, "%s must be a number in [%g, %g], got '%s'", name, lo, hi, v);
+        return -1;
+    }
+    *out = x;
+    return 1;
+}
+
+int cli_take_choice(int argc, char **argv, int *i, const char *name, const char *const *choices, int *out) {
+    const char *v;
+    int took = cli_take_string(argc, argv, i, name, &v);
+    if (took <= 0) return took;
+    for (int k = 0; choices[k]; k++)
+        if (!strcmp(choices[k], v)) {
+            *out = k;
+            return 1;
+        }
+    char list[256] = "";
+    for (int k = 0; choices[k]; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? (choices[k + 1] ? ", " : " or ") : "",
+                 choices[k]);
+    nmt_fail(NMT_ERR_USAGE, "%s must be %s, got '%s'", name, list, v);
+    return -1;
 }
 
 int cli_take_config_arg(int argc, char **argv, int *i, CliConfigArgs *args) {

@@ -1,6 +1,7 @@
 /* cli.h: command-line helpers shared by the subcommands: the common
- * --config/--set options, loading the config they name and reporting
- * errors as "nmt CMD: message" with the right exit code. */
+ * --config/--set options, loading the config they name, options with a
+ * bounded integer or number (or one of a list of words) as value, and
+ * reporting errors as "nmt CMD: message" with the right exit code. */
 #ifndef NMT_CLI_H
 #define NMT_CLI_H
 
@@ -26,5 +27,20 @@ int cli_report(const char *cmd, NmtStatus st);
 /* Value of option argv[*i] ("--name VALUE" or "--name=VALUE"), or NULL when
  * argv[*i] is not that option. A missing value sets *missing. */
 const char *cli_option_value(int argc, char **argv, int *i, const char *name, int *missing);
+
+/* Options with a value, for the option loops of the subcommands. Each returns
+ * 1 when argv[*i] is option `name` ("--name VALUE" or "--name=VALUE") and its
+ * value was taken into *out (advancing *i past it); 0 when argv[*i] is
+ * something else (*out untouched); -1 when it is `name` but the value is
+ * missing or bad: NMT_ERR_USAGE with a message naming the option, the value
+ * and what was expected, e.g. "--beam must be an integer in [1, 1000], got
+ * 'x'". */
+int cli_take_string(int argc, char **argv, int *i, const char *name, const char **out);
+/* A decimal integer in [lo, hi] (hi = INT_MAX: "an integer >= lo"). */
+int cli_take_int(int argc, char **argv, int *i, const char *name, int lo, int hi, int *out);
+/* A finite number in [lo, hi] (hi = INFINITY: "a number >= lo"). */
+int cli_take_double(int argc, char **argv, int *i, const char *name, double lo, double hi, double *out);
+/* One of the words of the NULL-terminated list `choices`; *out is its index. */
+int cli_take_choice(int argc, char **argv, int *i, const char *name, const char *const *choices, int *out);
 
 #endif

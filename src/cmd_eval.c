@@ -2,19 +2,24 @@
  * files: corpus BLEU and chrF printed exactly as the sacreBLEU 2.6.0 CLI
  * prints them (text with signature, or -f json), several systems in its
  * table, the paired bootstrap test (--paired-bs) and the single-system
- * confidence interval (--confidence). The metrics live in src/data/bleu.c,
- * chrf.c and bootstrap.c; this file reads files, parses options and
- * formats. */
+ * confidence interval (--confidence). With --model it first translates
+ * --src (src/translator.c); with --split-len it also scores short and long
+ * source sentences apart. The metrics live in src/data/bleu.c, chrf.c and
+ * bootstrap.c; this file reads files, parses options and formats. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "common.h"
 #include "data/bleu.h"
 #include "data/bootstrap.h"
 #include "data/chrf.h"
+#include "data/corpus.h"
+#include "translator.h"
 
 #define EVAL_WIDTH 1 /* sacreBLEU CLI's default --width */
 #define SIG_CAP 256
@@ -24,6 +29,7 @@ static void eval_usage(FILE *out) {
     fprintf(out,
             "usage: nmt eval [--bleu] [--chrf] --ref REF [--ref REF ...] [--hyp HYP ...] [options]\n"
             "       nmt eval --bleu --ref REF < HYP\n"
+            "       nmt eval --bleu --model M [--model M2 ...] --src SRC --ref REF [decoding options]\n"
             "\n"
             "Scores translations against references exactly as sacreBLEU %s does\n"
             "('sacrebleu REF... -i HYP... -f text'), printing its line and signature, e.g.\n"
@@ -38,6 +44,11 @@ static void eval_usage(FILE *out) {
             "                     line per segment in every file)\n"
             "  --hyp FILE         a hypothesis (system output) file; repeat to compare\n"
             "                     systems, the first being the baseline. Default: stdin\n"
+            "  --src FILE         the source text (one sentence per line, aligned with the\n"
+            "                     references): translated with --model, split by --split-len\n"
+            "  --model FILE       translate --src with this checkpoint (several: an\n"
+            "                     ensemble) and score the translation; the same as\n"
+            "                     'nmt translate --model FILE < SRC | nmt eval --ref REF'\n"
             "options:\n"
             "  --lowercase        case-insensitive BLEU and chrF (case:lc; sacreBLEU -lc\n"
             "                     and --chrf-lowercase)\n"
@@ -49,12 +60,17 @@ static void eval_usage(FILE *out) {
             "                     bootstrap test against the first (--paired-bs -pbsn N)\n"
             "  --seed S           resampling seed, an integer >= 0 (default %u, the\n"
             "                     same as sacreBLEU's SACREBLEU_SEED default)\n"
+            "  --split-len N      also score apart the sentences whose --src line has at\n"
+            "                     most N whitespace-separated words and those with more\n"
+            "                     (each with its sentence count; one hypothesis only)\n"
             "  -h, --help         this help\n"
+            "decoding options (with --model; as in nmt translate, --nbest excepted):\n"
+            "%s"
             "\n"
             "Files are UTF-8 text, one segment per line (a final \"\\n\" or \"\\r\\n\" is\n"
             "stripped). Exit codes: 0 ok, 1 unreadable file or line counts that differ,\n"
             "2 bad usage. See docs/evaluation.md.\n",
-            NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, BOOTSTRAP_DEFAULT_SEED);
+            NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, BOOTSTRAP_DEFAULT_SEED, translator_options_help);
 }
 
 /* ------------------------------------------------------------------ */
@@ -66,13 +82,66 @@ typedef struct {
     char *buf;
     char **lines;
     int64_t n;
+    TranslatorLines translated; /* --model: owns `lines` */
 } TextFile;
 
 static void text_free(TextFile *t) {
     nmt_free(t->buf);
-    nmt_free(t->lines);
+    if (t->translated.lines) translator_lines_free(&t->translated);
+    else nmt_free(t->lines);
     t->buf = NULL;
     t->lines = NULL;
+}
+
+/* The translation of --src as the hypothesis (takes over `tl`). */
+static void text_from_translation(TextFile *t, TranslatorLines *tl) {
+    memset(t, 0, sizeof *t);
+    t->translated = *tl;
+    t->lines = tl->lines;
+    t->n = tl->n;
+    memset(tl, 0, sizeof *tl);
+}
+
+/* Whitespace-separated words of each line of `path` (--split-len), read as
+ * `nmt translate` reads its input (gzip, BOM, "\r\n"; invalid UTF-8 kept). */
+static NmtStatus source_word_counts(const char *path, int64_t **words, int64_t *n) {
+    *words = NULL;
+    *n = 0;
+    LineReader *r;
+    NmtStatus st = line_reader_open(path, &r);
+    if (st) return st;
+    line_reader_set_validate(r, 0);
+    int64_t cap = 0;
+    while (!st) {
+        const char *line;
+        size_t len;
+        int got = 0;
+        st = line_reader_next(r, &line, &len, &got);
+        if (st || !got) break;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 1024;
+            int64_t *w = nmt_realloc(*words, (size_t)cap * sizeof *w);
+            if (!w) {
+                st = nmt_fail_nomem("source word counts");
+                break;
+            }
+            *words = w;
+        }
+        int64_t k = 0;
+        for (size_t i = 0; i < len;) {
+            while (i < len && (line[i] == ' ' || (line[i] >= '\t' && line[i] <= '\r'))) i++;
+            if (i < len) k++;
+            while (i < len && !(line[i] == ' ' || (line[i] >= '\t' && line[i] <= '\r'))) i++;
+        }
+        (*words)[(*n)++] = k;
+    }
+    line_reader_close(r);
+    if (st) {
+        nmt_free(*words);
+        *words = NULL;
+        *n = 0;
+    }
+    return st;
 }
 
 static NmtStatus text_read(const char *path, TextFile *t) {
@@ -306,7 +375,11 @@ typedef struct {
     uint64_t seed;
     BleuOptions bleu_opt;
     ChrfOptions chrf_opt;
+    int split_len;             /* --split-len N; -1: none */
+    const int64_t *src_words;  /* (n_seg) words of each --src line, with --split-len */
 } EvalOptions;
+
+enum { SPLIT_SHORT = 0, SPLIT_LONG = 1 }; /* source <= split_len words, > split_len */
 
 typedef struct {
     const char *name;
@@ -316,6 +389,9 @@ typedef struct {
     int64_t *bleu_seg; /* (n_seg, BLEU_N_STATS) when bootstrapping */
     int64_t *chrf_seg; /* (n_seg, CHRF_N_STATS) */
     BootstrapResult bs_bleu, bs_chrf;
+    int64_t split_n[2];        /* --split-len: sentences of each part */
+    BleuResult split_bleu[2];  /* ... their BLEU and chrF (when split_n > 0) */
+    double split_chrf[2];
 } System;
 
 static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, const EvalOptions *o) {
@@ -330,19 +406,27 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
             return nmt_fail_nomem("segment statistics");
         }
     }
-    BleuStats bs;
-    ChrfStats cs;
+    BleuStats bs, split_bs[2];
+    ChrfStats cs, split_cs[2];
     bleu_stats_clear(&bs);
     chrf_stats_clear(&cs);
+    for (int k = 0; k < 2; k++) {
+        bleu_stats_clear(&split_bs[k]);
+        chrf_stats_clear(&split_cs[k]);
+        sys->split_n[k] = 0;
+    }
     NmtStatus st = NMT_OK;
     int64_t tokenized_period = 0;
     for (int64_t i = 0; i < n && st == NMT_OK; i++) {
         const char *hyp = sys->text.lines[i];
+        int part = o->src_words && o->src_words[i] > o->split_len ? SPLIT_LONG : SPLIT_SHORT;
+        if (o->src_words) sys->split_n[part]++;
         for (int k = 0; k < n_refs; k++) r[k] = refs[k].lines[i];
         if (o->bleu) {
             BleuStats s;
             if ((st = bleu_sentence_stats(hyp, r, n_refs, &o->bleu_opt, &s)) != NMT_OK) break;
             bleu_stats_add(&bs, &s);
+            bleu_stats_add(&split_bs[part], &s);
             if (sys->bleu_seg) bleu_stats_to_array(&s, sys->bleu_seg + i * BLEU_N_STATS);
             size_t l = strlen(hyp);
             while (l && (hyp[l - 1] == ' ' || hyp[l - 1] == '\t' || hyp[l - 1] == '\r')) l--;
@@ -352,6 +436,7 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
             ChrfStats s;
             if ((st = chrf_sentence_stats(hyp, r, n_refs, &o->chrf_opt, &s)) != NMT_OK) break;
             chrf_stats_add(&cs, &s);
+            chrf_stats_add(&split_cs[part], &s);
             if (sys->chrf_seg) chrf_stats_to_array(&s, sys->chrf_seg + i * CHRF_N_STATS);
         }
     }
@@ -364,6 +449,11 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
                 sys->name, (long long)tokenized_period);
     bleu_score(&bs, &sys->bleu);
     sys->chrf = chrf_score(&cs);
+    for (int k = 0; k < 2; k++)
+        if (sys->split_n[k] > 0) {
+            bleu_score(&split_bs[k], &sys->split_bleu[k]);
+            sys->split_chrf[k] = chrf_score(&split_cs[k]);
+        }
     return NMT_OK;
 }
 
@@ -380,9 +470,57 @@ static void signatures(const EvalOptions *o, int n_refs, int with_bs, char *bleu
     chrf_signature(&o->chrf_opt, n_refs, nb, with_bs ? seed : NULL, chrf_sig, SIG_CAP);
 }
 
-/* One metric of Score.format(is_json=True), indent=1. */
+static const char *const split_names[2] = {"short", "long"};
+
+/* A score rounded as the CLI prints it (width 1), as a JSON number. */
+static void json_rounded(FILE *out, double score) {
+    char num[64], tmp[64];
+    snprintf(tmp, sizeof tmp, "%.*f", EVAL_WIDTH, score);
+    py_repr(strtod(tmp, NULL), num, sizeof num);
+    fputs(num, out);
+}
+
+/* --split-len in a metric's JSON object (metric 0: BLEU, 1: chrF):
+ *  "split": {"max_words": N, "short": {"sentences": n, "score": s, ...}, "long": {...}}, */
+static void json_split(FILE *out, const System *sys, int split_len, int metric) {
+    fprintf(out, " \"split\": {\n  \"max_words\": %d,\n", split_len);
+    for (int k = 0; k < 2; k++) {
+        fprintf(out, "  \"%s\": {\"sentences\": %lld, \"score\": ", split_names[k], (long long)sys->split_n[k]);
+        if (sys->split_n[k] == 0) fputs("null", out);
+        else json_rounded(out, metric == 0 ? sys->split_bleu[k].score : sys->split_chrf[k]);
+        if (metric == 0 && sys->split_n[k] > 0) {
+            char verbose[256];
+            bleu_format_verbose(&sys->split_bleu[k], verbose, sizeof verbose);
+            fputs(", \"verbose_score\": ", out);
+            json_string(out, verbose, 0);
+        }
+        fprintf(out, "}%s\n", k == 0 ? "," : "");
+    }
+    fputs(" },\n", out);
+}
+
+/* The --split-len lines of the text output, after the scores:
+ *   short (source <= 25 words): 812 sentences, BLEU = 38.1 69.0/...(...), chrF2 = 61.3
+ *   long (source > 25 words): 0 sentences */
+static void print_split_text(FILE *out, const System *sys, const EvalOptions *o) {
+    for (int k = 0; k < 2; k++) {
+        fprintf(out, "%s (source %s %d words): %lld sentences", split_names[k], k == SPLIT_SHORT ? "<=" : ">",
+                o->split_len, (long long)sys->split_n[k]);
+        if (sys->split_n[k] > 0 && o->bleu) {
+            char verbose[256];
+            bleu_format_verbose(&sys->split_bleu[k], verbose, sizeof verbose);
+            fprintf(out, ", BLEU = %.*f %s", EVAL_WIDTH, sys->split_bleu[k].score, verbose);
+        }
+        if (sys->split_n[k] > 0 && o->chrf) fprintf(out, ", chrF2 = %.*f", EVAL_WIDTH, sys->split_chrf[k]);
+        fputc('\n', out);
+    }
+}
+
+/* One metric of Score.format(is_json=True), indent=1; with `split` (not
+ * NULL) the --split-len scores of metric `metric` are added. */
 static void json_score(FILE *out, const char *name, double score, const char *sig,
-                       const double *mean_ci, const char *verbose) {
+                       const double *mean_ci, const char *verbose, const System *split, int split_len,
+                       int metric) {
     char num[64], tmp[64];
     fprintf(out, "{\n \"name\": \"%s\",\n", name);
     snprintf(tmp, sizeof tmp, "%.*f", EVAL_WIDTH, score);
@@ -405,6 +543,7 @@ static void json_score(FILE *out, const char *name, double score, const char *si
         json_string(out, verbose, 0);
         fputs(",\n", out);
     }
+    if (split) json_split(out, split, split_len, metric);
     /* every key:value of the signature as its own string field */
     const char *p = sig;
     while (*p) {
@@ -441,9 +580,10 @@ static NmtStatus print_single(System *sys, int n_refs, const EvalOptions *o) {
     if (o->json) {
         int both = o->bleu && o->chrf;
         if (both) printf("[\n");
-        if (o->bleu) json_score(stdout, "BLEU", sys->bleu.score, bsig, bleu_mc, verbose);
+        const System *split = o->split_len >= 0 ? sys : NULL;
+        if (o->bleu) json_score(stdout, "BLEU", sys->bleu.score, bsig, bleu_mc, verbose, split, o->split_len, 0);
         if (both) printf(",\n");
-        if (o->chrf) json_score(stdout, "chrF2", sys->chrf, csig, chrf_mc, NULL);
+        if (o->chrf) json_score(stdout, "chrF2", sys->chrf, csig, chrf_mc, NULL, split, o->split_len, 1);
         printf(both ? "\n]\n" : "\n");
         return NMT_OK;
     }
@@ -455,6 +595,7 @@ static NmtStatus print_single(System *sys, int n_refs, const EvalOptions *o) {
         bleu_format_score("chrF2", csig, sys->chrf, EVAL_WIDTH, chrf_mc, NULL, lines[n++], LINE_CAP);
     if (n == 1) {
         printf("%s\n", lines[0]);
+        if (o->split_len >= 0) print_split_text(stdout, sys, o);
         return NMT_OK;
     }
     /* Align the lines on their '=' */
@@ -465,6 +606,7 @@ static NmtStatus print_single(System *sys, int n_refs, const EvalOptions *o) {
     }
     for (int i = 0; i < n; i++) printf("%*s%.*s%s\n", (int)(w - lens[i]), "", (int)lens[i],
                                        lines[i], lines[i] + lens[i]);
+    if (o->split_len >= 0) print_split_text(stdout, sys, o);
     return NMT_OK;
 }
 
@@ -605,22 +747,6 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
 /* Command line                                                        */
 /* ------------------------------------------------------------------ */
 
-/* "--name VALUE" or "--name=VALUE": returns the value (advancing *i) or
- * NULL when argv[*i] is not this option; *missing is set when it is but
- * lacks its value. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing) {
-    size_t l = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, l) != 0) return NULL;
-    if (a[l] == '=') return a + l + 1;
-    if (a[l] != '\0') return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out) {
     if (!*s || *s == '-' || *s == '+') return 0;
     char *end;
@@ -638,11 +764,52 @@ static int usage_error(const char *fmt, const char *arg) {
     return NMT_EXIT_USAGE;
 }
 
+/* --model: the translation of --src, exactly as `nmt translate` writes it. */
+static NmtStatus translate_source(const TranslatorOptions *topt, const char *src_path, TextFile *out) {
+    Translator *tr = NULL;
+    TranslatorLines tl = {0};
+    NmtStatus st = translator_open(topt, &tr);
+    if (!st) st = translator_translate_file(tr, src_path, NULL, &tl);
+    translator_free(tr);
+    if (st) {
+        translator_lines_free(&tl);
+        return st;
+    }
+    text_from_translation(out, &tl);
+    return NMT_OK;
+}
+
+/* The combinations of options that make no sense; rc of usage_error or OK. */
+static int check_usage(const EvalOptions *o, const TranslatorOptions *topt, int decoding_opts, const char *src_path,
+                       int n_refs, int n_hyps) {
+    if (n_refs == 0) return usage_error("%s", "no reference: give --ref FILE");
+    if (topt->n_models > 0 && !src_path)
+        return usage_error("%s", "--model needs --src FILE, the source text to translate");
+    if (topt->n_models > 0 && n_hyps > 0)
+        return usage_error("%s", "--model translates --src into the hypothesis: give no --hyp with it");
+    if (topt->n_models == 0 && decoding_opts > 0)
+        return usage_error("%s", "decoding options (--beam, --batch, --device, ...) need --model");
+    if (topt->nbest > 1)
+        return usage_error("%s", "--nbest does not apply to eval, which scores one translation per source line");
+    if (o->split_len >= 0 && !src_path)
+        return usage_error("%s", "--split-len needs --src FILE, the source text whose words are counted");
+    if (src_path && topt->n_models == 0 && o->split_len < 0)
+        return usage_error("%s", "--src is used with --model (to translate it) or --split-len");
+    if (o->split_len >= 0 && n_hyps > 1)
+        return usage_error("%s", "--split-len scores one hypothesis, not several --hyp files");
+    return NMT_EXIT_OK;
+}
+
 int cmd_eval(int argc, char **argv) {
     EvalOptions o;
     memset(&o, 0, sizeof o);
     o.seed = BOOTSTRAP_DEFAULT_SEED;
+    o.split_len = -1;
     bleu_options_default(&o.bleu_opt);
+    TranslatorOptions topt;
+    translator_options_init(&topt);
+    int decoding_opts = 0; /* decoding options other than --model */
+    const char *src_path = NULL;
     int n_refs = 0, n_hyps = 0;
     const char **ref_paths = nmt_calloc((size_t)argc + 1, sizeof *ref_paths);
     const char **hyp_paths = nmt_calloc((size_t)argc + 1, sizeof *hyp_paths);
@@ -655,7 +822,7 @@ int cmd_eval(int argc, char **argv) {
     int rc = NMT_EXIT_OK;
     for (int i = 1; i < argc && rc == NMT_EXIT_OK; i++) {
         const char *a = argv[i], *v;
-        int missing = 0;
+        int missing = 0, took, n_models = topt.n_models;
         unsigned long long num;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             eval_usage(stdout);
@@ -670,32 +837,40 @@ int cmd_eval(int argc, char **argv) {
             o.bleu_opt.lowercase = o.chrf_opt.lowercase = 1;
         } else if (!strcmp(a, "--json")) {
             o.json = 1;
-        } else if ((v = opt_value(argc, argv, &i, "--ref", &missing)) || missing) {
+        } else if ((v = cli_option_value(argc, argv, &i, "--ref", &missing)) || missing) {
             if (missing || !*v) rc = usage_error("%s needs a file name", a);
             else ref_paths[n_refs++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--hyp", &missing)) || missing) {
+        } else if ((v = cli_option_value(argc, argv, &i, "--hyp", &missing)) || missing) {
             if (missing || !*v) rc = usage_error("%s needs a file name", a);
             else hyp_paths[n_hyps++] = v;
-        } else if ((v = opt_value(argc, argv, &i, "--tokenize", &missing)) || missing) {
+        } else if ((v = cli_option_value(argc, argv, &i, "--src", &missing)) || missing) {
+            if (missing || !*v) rc = usage_error("%s needs a file name", a);
+            else src_path = v;
+        } else if ((v = cli_option_value(argc, argv, &i, "--tokenize", &missing)) || missing) {
             if (missing) rc = usage_error("%s needs a value (13a or none)", a);
             else if (bleu_tokenize_parse(v, &o.bleu_opt.tokenize) != NMT_OK)
                 rc = usage_error("unknown tokenizer '%s' (expected 13a or none)", v);
-        } else if ((v = opt_value(argc, argv, &i, "--bootstrap", &missing)) || missing) {
+        } else if ((v = cli_option_value(argc, argv, &i, "--bootstrap", &missing)) || missing) {
             if (missing || !parse_uint(v, 1000000, &num) || num < 1)
                 rc = usage_error("--bootstrap needs a number of resamples in 1..1000000, not '%s'",
                                  missing ? "" : v);
             else o.n_bootstrap = (int)num;
-        } else if ((v = opt_value(argc, argv, &i, "--seed", &missing)) || missing) {
+        } else if ((v = cli_option_value(argc, argv, &i, "--seed", &missing)) || missing) {
             if (missing || !parse_uint(v, UINT64_MAX, &num))
                 rc = usage_error("--seed needs an integer >= 0, not '%s'", missing ? "" : v);
             else o.seed = num;
+        } else if ((took = cli_take_int(argc, argv, &i, "--split-len", 0, INT_MAX, &o.split_len))) {
+            if (took < 0) rc = usage_error("%s", nmt_error_message());
+        } else if ((took = translator_take_option(argc, argv, &i, &topt))) {
+            if (took < 0) rc = usage_error("%s", nmt_error_message());
+            else if (topt.n_models == n_models) decoding_opts++;
         } else if (a[0] == '-' && a[1]) {
             rc = usage_error("unknown option '%s'", a);
         } else {
-            rc = usage_error("unexpected argument '%s' (files go after --ref or --hyp)", a);
+            rc = usage_error("unexpected argument '%s' (files go after --ref, --hyp or --src)", a);
         }
     }
-    if (rc == NMT_EXIT_OK && n_refs == 0) rc = usage_error("%s", "no reference: give --ref FILE");
+    if (rc == NMT_EXIT_OK) rc = check_usage(&o, &topt, decoding_opts, src_path, n_refs, n_hyps);
     if (rc != NMT_EXIT_OK) {
         nmt_free(ref_paths);
         nmt_free(hyp_paths);
@@ -706,11 +881,27 @@ int cmd_eval(int argc, char **argv) {
     TextFile *refs = nmt_calloc((size_t)n_refs, sizeof *refs);
     int n_sys = n_hyps ? n_hyps : 1;
     System *sys = nmt_calloc((size_t)n_sys, sizeof *sys);
+    int64_t *src_words = NULL, n_src = 0;
+    char translated_name[LINE_CAP];
     NmtStatus st = NMT_OK;
     if (!refs || !sys) st = nmt_fail_nomem("eval state");
     for (int k = 0; k < n_refs && st == NMT_OK; k++) st = text_read(ref_paths[k], &refs[k]);
+    /* --src: its line count is checked before anything is translated */
+    if (st == NMT_OK && src_path) st = source_word_counts(src_path, &src_words, &n_src);
+    if (o.split_len >= 0) o.src_words = src_words;
+    for (int k = 0; k < n_refs && st == NMT_OK && topt.n_models > 0; k++)
+        if (refs[k].n != n_src)
+            st = nmt_fail(NMT_ERR_FORMAT,
+                          "line counts differ: source '%s' (--src) has %lld lines, reference '%s' has %lld lines",
+                          src_path, (long long)n_src, refs[k].path, (long long)refs[k].n);
     int n_read = 0;
-    for (int s = 0; s < n_sys && st == NMT_OK; s++) {
+    if (st == NMT_OK && topt.n_models > 0) {
+        snprintf(translated_name, sizeof translated_name, "%s (translated)", src_path);
+        sys[0].name = translated_name;
+        st = translate_source(&topt, src_path, &sys[0].text);
+        if (st == NMT_OK) n_read = 1;
+    }
+    for (int s = 0; s < n_sys && st == NMT_OK && topt.n_models == 0; s++) {
         const char *path = n_hyps ? hyp_paths[s] : NULL;
         int dup = 0;
         for (int t = 0; t < n_read && path && !dup; t++)
@@ -742,6 +933,10 @@ int cmd_eval(int argc, char **argv) {
                               (long long)refs[k].n);
                 break;
             }
+        if (st == NMT_OK && o.src_words && n_src != sys[s].text.n)
+            st = nmt_fail(NMT_ERR_FORMAT,
+                          "line counts differ: source '%s' (--src) has %lld lines, hypothesis '%s' has %lld lines",
+                          src_path, (long long)n_src, sys[s].name, (long long)sys[s].text.n);
     }
     if (st == NMT_OK && o.n_bootstrap > 0 && n_hyps > 1 && n_sys < 2)
         st = nmt_fail(NMT_ERR_USAGE, "the paired bootstrap test needs two different systems");
@@ -761,6 +956,7 @@ int cmd_eval(int argc, char **argv) {
         nmt_free(sys[s].bleu_seg);
         nmt_free(sys[s].chrf_seg);
     }
+    nmt_free(src_words);
     nmt_free(refs);
     nmt_free(sys);
     nmt_free(ref_paths);

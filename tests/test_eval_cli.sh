@@ -4,7 +4,10 @@
 # sacreBLEU 2.6.0 CLI for the same files (scripts/sacrebleu_expected.py wrote
 # both); plus stdin input, --json that parses, the paired bootstrap table,
 # --help, and the exit codes: 1 for line counts that differ (the message names
-# both files and both counts) and for missing files, 2 for bad usage.
+# both files and both counts) and for missing files, 2 for bad usage. Then
+# --split-len (each part's score equals nmt eval on that part's lines alone)
+# and, with a tiny model trained here, `nmt eval --model M --src S` equal to
+# `nmt translate --model M < S | nmt eval`, with decoding options too.
 # Prints "test_eval_cli: N passed, N failed"; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -157,9 +160,167 @@ expect_rc 2 "stray positional argument"
 # 7. --help documents every option
 run --help
 expect_rc 0 "--help"
-for opt in --bleu --chrf --ref --hyp --lowercase --tokenize --json --bootstrap --seed; do
+for opt in --bleu --chrf --ref --hyp --lowercase --tokenize --json --bootstrap --seed \
+           --src --split-len --model --beam --batch --length-penalty --device --progress; do
   case "$out" in *"$opt"*) ok ;; *) fail "--help lacks $opt" ;; esac
 done
+
+# 8. --split-len: short and long source sentences scored apart
+# The "source" is ref1.txt itself: its lines have 9 11 7 8 6 7 6 6 9 6 2 6
+# words, so --split-len 7 puts lines 1, 2, 4 and 9 in the long part.
+src="$FIX/ref1.txt"
+awk 'NF <= 7' "$src" > "$tmp/ref_short.txt"
+awk 'NF > 7' "$src" > "$tmp/ref_long.txt"
+awk 'NR == FNR { n[FNR] = NF; next } n[FNR] <= 7' "$src" "$FIX/hyp_a.txt" > "$tmp/hyp_short.txt"
+awk 'NR == FNR { n[FNR] = NF; next } n[FNR] > 7' "$src" "$FIX/hyp_a.txt" > "$tmp/hyp_long.txt"
+check "the split fixture has 8 short and 4 long lines" \
+  [ "$(wc -l < "$tmp/ref_short.txt")" -eq 8 -a "$(wc -l < "$tmp/ref_long.txt")" -eq 4 ]
+# "NAME = SCORE VERBOSE" of an nmt eval line, e.g. "BLEU = 34.0 66.0/40.8/... (BP = ...)"
+score_of() { sed -n "s/^ *\($1\)|[^=]*= /\1 = /p" "$2"; }
+"$NMT" eval --bleu --chrf --ref "$tmp/ref_short.txt" --hyp "$tmp/hyp_short.txt" > "$tmp/short.out" 2>/dev/null
+"$NMT" eval --bleu --chrf --ref "$tmp/ref_long.txt" --hyp "$tmp/hyp_long.txt" > "$tmp/long.out" 2>/dev/null
+run --bleu --chrf --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$src" --split-len 7
+expect_rc 0 "--split-len"
+"$NMT" eval --bleu --chrf --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" > "$tmp/whole.out" 2>/dev/null
+check "--split-len keeps the whole-corpus lines first" [ "$(head -n 2 "$tmp/out")" = "$(cat "$tmp/whole.out")" ]
+want_short="short (source <= 7 words): 8 sentences, $(score_of BLEU "$tmp/short.out"), $(score_of chrF2 "$tmp/short.out")"
+want_long="long (source > 7 words): 4 sentences, $(score_of BLEU "$tmp/long.out"), $(score_of chrF2 "$tmp/long.out")"
+check "short part = eval of the short lines alone (got: $(sed -n 3p "$tmp/out"), want: $want_short)" \
+  [ "$(sed -n 3p "$tmp/out")" = "$want_short" ]
+check "long part = eval of the long lines alone (got: $(sed -n 4p "$tmp/out"), want: $want_long)" \
+  [ "$(sed -n 4p "$tmp/out")" = "$want_long" ]
+check "--split-len adds exactly two lines" [ "$(wc -l < "$tmp/out")" -eq 4 ]
+run --bleu --ref "$FIX/ref1.txt" --src "$src" --split-len=100 < "$FIX/hyp_a.txt"
+expect_rc 0 "--split-len with the hypothesis on stdin"
+case "$out" in *"short (source <= 100 words): 12 sentences, BLEU = "*"long (source > 100 words): 0 sentences") ok ;;
+  *) fail "an empty part: $out" ;; esac
+if command -v python3 >/dev/null 2>&1; then
+  run --json --bleu --chrf --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$src" --split-len 7
+  expect_rc 0 "--split-len --json"
+  "$NMT" eval --json --bleu --chrf --ref "$tmp/ref_short.txt" --hyp "$tmp/hyp_short.txt" > "$tmp/short.json" 2>/dev/null
+  "$NMT" eval --json --bleu --chrf --ref "$tmp/ref_long.txt" --hyp "$tmp/hyp_long.txt" > "$tmp/long.json" 2>/dev/null
+  check "--split-len --json: parts, counts and scores" python3 -c '
+import json, sys
+d, s, l = (json.load(open(f)) for f in sys.argv[1:4])
+for m in range(2):
+    sp = d[m]["split"]
+    assert sp["max_words"] == 7, sp
+    assert sp["short"]["sentences"] == 8 and sp["long"]["sentences"] == 4, sp
+    assert sp["short"]["score"] == s[m]["score"] and sp["long"]["score"] == l[m]["score"], (sp, s[m], l[m])
+assert d[0]["split"]["short"]["verbose_score"] == s[0]["verbose_score"]
+' "$tmp/out" "$tmp/short.json" "$tmp/long.json"
+  run --json --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$src" --split-len 0
+  check "--split-len 0 --json: an empty part scores null" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["split"]["short"] == {"sentences": 0, "score": None}, d["split"]
+assert d["split"]["long"]["sentences"] == 12, d["split"]
+' "$tmp/out"
+fi
+# errors
+head -n 11 "$src" > "$tmp/src11.txt"
+run --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$tmp/src11.txt" --split-len 7
+expect_rc 1 "--src shorter than the hypothesis"
+expect_err "src11.txt" "--src mismatch names the source"
+expect_err "11 lines" "--src mismatch names the source count"
+expect_err "hyp_a.txt' has 12 lines" "--src mismatch names the hypothesis and its count"
+run --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$tmp/no-src.txt" --split-len 7
+expect_rc 1 "missing --src"
+expect_err "no-src.txt" "missing --src is named"
+run --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --split-len 7
+expect_rc 2 "--split-len without --src"
+expect_err "--split-len needs --src" "--split-len without --src says so"
+run --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$src" --split-len -1
+expect_rc 2 "--split-len -1"
+expect_err "--split-len must be an integer >= 0, got '-1'" "bad --split-len is named"
+run --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$src" --split-len x
+expect_rc 2 "--split-len x"
+run --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --hyp "$FIX/hyp_b.txt" --src "$src" --split-len 7
+expect_rc 2 "--split-len with two systems"
+run --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$src"
+expect_rc 2 "--src without --model or --split-len"
+run --bleu --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --beam 4
+expect_rc 2 "a decoding option without --model"
+expect_err "need --model" "a decoding option without --model says so"
+
+# 9. --model: translate and score in one go, the same as translate | eval
+"$NMT" demo-corpus --out "$tmp/data" --train 2000 --valid 40 --test 40 --seed 11 > /dev/null 2>&1 || fail "demo-corpus"
+cat > "$tmp/tiny.json" <<JSON
+{
+  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
+           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
+           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
+  "model": {"emb_dim": 16, "hidden": 24, "enc_layers": 1, "dec_layers": 1},
+  "train": {"optimizer": "adam", "lr": 0.003, "batch_sentences": 32, "max_steps": 40,
+            "valid_every": 40, "seed": 3, "threads": 1, "save_dir": "run"},
+  "decode": {"beam": 1, "batch": 8}
+}
+JSON
+"$NMT" train --config "$tmp/tiny.json" --quiet > "$tmp/train.log" 2>&1 || fail "train: $(tail -n 3 "$tmp/train.log")"
+M="$tmp/run/best.nmt"
+S="$tmp/data/test.src"
+R="$tmp/data/test.tgt"
+# pipe ARGS...: nmt translate ARGS < S | nmt eval METRIC-ARGS, into $tmp/pipe.out
+pipe_eval() { # pipe_eval "TRANSLATE ARGS" EVAL ARGS...
+  local targs=$1
+  shift
+  # shellcheck disable=SC2086
+  "$NMT" translate $targs < "$S" 2>/dev/null | "$NMT" eval "$@" > "$tmp/pipe.out" 2>/dev/null
+}
+for dec in "" "--beam 2 --batch 7" "--beam 3 --length-penalty 0.8 --coverage-penalty 0.2" "--batch 1 --max-src-len 5"; do
+  pipe_eval "--model $M $dec" --bleu --chrf --ref "$R"
+  # shellcheck disable=SC2086
+  run --bleu --chrf --model "$M" --src "$S" --ref "$R" $dec
+  expect_rc 0 "--model $dec"
+  if cmp -s "$tmp/out" "$tmp/pipe.out"; then ok; else
+    fail "eval --model $dec differs from translate | eval:"; diff "$tmp/out" "$tmp/pipe.out" | head -n 6
+  fi
+  check "eval --model $dec prints scores" grep -q '^ *BLEU|nrefs:1' "$tmp/out"
+done
+check "--beam reaches the decoder (beam 1 and beam 3 translations differ)" \
+  sh -c "! cmp -s \"\$1\" \"\$2\"" _ <("$NMT" translate --model "$M" < "$S" 2>/dev/null) \
+                                       <("$NMT" translate --model "$M" --beam 3 --length-penalty 0.8 --coverage-penalty 0.2 < "$S" 2>/dev/null)
+pipe_eval "--model $M --model $M --beam 2" --bleu --json --ref "$R"
+run --bleu --json --model "$M" --model="$M" --beam=2 --src "$S" --ref "$R"
+check "an ensemble with --json equals translate | eval" cmp -s "$tmp/out" "$tmp/pipe.out"
+# with --split-len: the translation is split by the source's word counts
+"$NMT" translate --model "$M" < "$S" > "$tmp/model.hyp" 2>/dev/null
+run --bleu --ref "$R" --hyp "$tmp/model.hyp" --src "$S" --split-len 12
+first=$out
+run --bleu --ref "$R" --model "$M" --src "$S" --split-len 12
+expect_rc 0 "--model --split-len"
+check "--model --split-len equals --hyp --split-len" [ "$out" = "$first" ]
+n_short=$(awk 'NF <= 12' "$S" | wc -l)
+case "$out" in *"short (source <= 12 words): $n_short sentences"*"long (source > 12 words): $((40 - n_short)) sentences"*) ok ;;
+  *) fail "--model --split-len counts (want $n_short short): $out" ;; esac
+# progress goes to stderr only, and only when asked for (stderr is a file here)
+run --bleu --model "$M" --src "$S" --ref "$R"
+case "$err" in *"sentences/s"*) fail "progress line although stderr is not a terminal: $err" ;; *) ok ;; esac
+run --bleu --model "$M" --src "$S" --ref "$R" --progress
+case "$err" in *"translated 40 lines"*"sentences/s"*) ok ;; *) fail "--progress in eval: $err" ;; esac
+check "--progress leaves stdout alone" cmp -s "$tmp/out" <(pipe_eval "--model $M" --bleu --ref "$R"; cat "$tmp/pipe.out")
+# errors
+head -n 39 "$S" > "$tmp/src39.txt"
+run --bleu --model "$M" --src "$tmp/src39.txt" --ref "$R"
+expect_rc 1 "--src and --ref line counts differ"
+expect_err "src39.txt' (--src) has 39 lines, reference" "the --src/--ref mismatch names both and the counts"
+expect_err "has 40 lines" "the --src/--ref mismatch names the reference count"
+run --bleu --model "$tmp/nope.nmt" --src "$S" --ref "$R"
+expect_rc 1 "missing model"
+expect_err "nope.nmt" "the missing model is named"
+run --bleu --model "$M" --ref "$R"
+expect_rc 2 "--model without --src"
+expect_err "--model needs --src" "--model without --src says so"
+run --bleu --model "$M" --src "$S" --ref "$R" --hyp "$tmp/model.hyp"
+expect_rc 2 "--model with --hyp"
+run --bleu --model "$M" --src "$S" --ref "$R" --nbest 2
+expect_rc 2 "--model with --nbest 2"
+run --bleu --model "$M" --src "$S" --ref "$R" --beam 0
+expect_rc 2 "--beam 0"
+expect_err "--beam must be an integer in [1, 1000], got '0'" "--beam 0 is named"
+run --bleu --model "$M" --src "$S" --ref "$R" --device tpu
+expect_rc 2 "--device tpu"
+expect_err "--device must be auto, cpu or cuda" "--device tpu is named"
 
 echo "test_eval_cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

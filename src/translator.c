@@ -1,0 +1,664 @@
+/* translator.c: checkpoints as a line translator (translator.h): decoding
+ * options, model and ensemble loading, batching of input lines, greedy or
+ * beam decoding, rendering (UNK replacement, n-best lines), attention
+ * output (JSON lines, SVG heatmaps) and the progress line on stderr. Used
+ * by `nmt translate` (src/cmd_translate.c) and `nmt eval --model`
+ * (src/cmd_eval.c). */
+#include "translator.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "backend_select.h"
+#include "cli.h"
+#include "config.h"
+#include "data/corpus.h"
+#include "data/tokenizer.h"
+#include "fileio.h"
+#include "model/seq2seq.h"
+#include "plot/attention_svg.h"
+#include "train/checkpoint.h"
+
+enum { TRANSLATOR_MAX_BATCH = 4096 };
+#define PROGRESS_INTERVAL_S 0.25 /* at most 4 progress updates a second */
+
+const char translator_options_help[] =
+    "  --model FILE          a checkpoint; several --model files make an ensemble\n"
+    "                        (log-probabilities averaged at every step)\n"
+    "  --beam K              beam search with K hypotheses per sentence, 1..1000\n"
+    "                        (default: the model's decode.beam; 1 is greedy)\n"
+    "  --nbest N             N lines per input line, Moses format\n"
+    "                        'i ||| translation ||| score' (N <= K; K is raised to N)\n"
+    "  --length-penalty A    GNMT length penalty alpha >= 0 (default: the model's)\n"
+    "  --coverage-penalty B  GNMT coverage penalty beta >= 0 (default: the model's)\n"
+    "  --batch N             sentences per decoder batch, 1..4096 (default: decode.batch)\n"
+    "  --max-src-len N       longer lines are truncated to N tokens with a warning\n"
+    "                        (default: twice the training data.max_len, at least 100)\n"
+    "  --device auto|cpu|cuda  where to decode (default auto)\n"
+    "  --replace-unk         an unknown-word token in the output becomes the source\n"
+    "                        token with the highest attention at that step\n"
+    "  --unk-dict FILE       ... or its entry in FILE (lines 'source<TAB>target');\n"
+    "                        implies --replace-unk\n"
+    "  --attention-out FILE  each line's attention matrix as JSON lines\n"
+    "  --attention-svg DIR   one attention heatmap (SVG) per input line\n"
+    "  --progress, --no-progress  a progress line on stderr (lines, sentences/s,\n"
+    "                        target tokens/s); default: only when stderr is a terminal\n";
+
+void translator_options_init(TranslatorOptions *o) {
+    memset(o, 0, sizeof *o);
+    o->length_penalty = o->coverage_penalty = NAN;
+    o->device = CFG_DEVICE_AUTO;
+    o->progress = TRANSLATOR_PROGRESS_AUTO;
+}
+
+int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) {
+    const char *a = argv[*i], *v = NULL;
+    int r;
+    if (!strcmp(a, "--replace-unk")) return o->replace_unk = 1;
+    if (!strcmp(a, "--progress")) return o->progress = TRANSLATOR_PROGRESS_ON, 1;
+    if (!strcmp(a, "--no-progress")) return o->progress = TRANSLATOR_PROGRESS_OFF, 1;
+    if ((r = cli_take_string(argc, argv, i, "--model", &v))) {
+        if (r > 0 && o->n_models == TRANSLATOR_MAX_MODELS) {
+            nmt_fail(NMT_ERR_USAGE, "at most %d --model files", TRANSLATOR_MAX_MODELS);
+            return -1;
+        }
+        if (r > 0) o->models[o->n_models++] = v;
+        return r;
+    }
+    if ((r = cli_take_string(argc, argv, i, "--unk-dict", &o->unk_dict))) {
+        if (r > 0) o->replace_unk = 1;
+        return r;
+    }
+    if ((r = cli_take_int(argc, argv, i, "--batch", 1, TRANSLATOR_MAX_BATCH, &o->batch))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--max-src-len", 1, 100000, &o->max_src))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--beam", 1, 1000, &o->beam))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--nbest", 1, 1000, &o->nbest))) return r;
+    if ((r = cli_take_double(argc, argv, i, "--length-penalty", 0, INFINITY, &o->length_penalty))) return r;
+    if ((r = cli_take_double(argc, argv, i, "--coverage-penalty", 0, INFINITY, &o->coverage_penalty))) return r;
+    if ((r = cli_take_choice(argc, argv, i, "--device", device_names, &o->device))) return r;
+    if ((r = cli_take_string(argc, argv, i, "--attention-out", &o->attention_out))) return r;
+    return cli_take_string(argc, argv, i, "--attention-svg", &o->attention_svg);
+}
+
+void translator_lines_free(TranslatorLines *l) {
+    if (!l) return;
+    for (int64_t k = 0; k < l->n; k++) nmt_free(l->lines[k]);
+    nmt_free(l->lines);
+    memset(l, 0, sizeof *l);
+}
+
+/* ------------------------------------------------------------------ */
+/* State                                                               */
+/* ------------------------------------------------------------------ */
+
+struct Translator {
+    TranslatorOptions opt;
+    Config cfg; /* the first model's: its tokenizers and decode settings rule */
+    Tokenizer *src_tok, *tgt_tok;
+    Backend *be;
+    Seq2Seq *models[TRANSLATOR_MAX_MODELS];
+    int n_models;
+    /* resolved settings */
+    int batch, max_src, beam, nbest, stride;
+    double alpha, beta;
+    FILE *attn_out;               /* --attention-out */
+    char **dict_src, **dict_tgt;  /* --unk-dict, sorted by source */
+    int dict_n;
+    /* the lines of the batch being filled */
+    int n;         /* lines in the batch */
+    int32_t **ids; /* (batch) encoded lines (length 0: output an empty line) */
+    int *len;      /* (batch) */
+    int *cap;      /* (batch) */
+    char **text;   /* (batch) the input lines (--replace-unk: surface words) */
+    /* decoder input and output, sized at open */
+    int32_t *src;      /* (max_src, batch) */
+    int *src_len;      /* (batch) */
+    int32_t *out;      /* (batch * nbest, stride) */
+    int *out_len;      /* (batch * nbest) */
+    double *out_score; /* (batch * nbest) */
+    int *out_count;    /* (batch) */
+    float *out_attn;   /* (batch * nbest, stride, max_src) when attention is wanted */
+    /* the current call */
+    FILE *sink_file;
+    TranslatorLines *sink_lines;
+    int64_t line_index; /* input lines written so far (n-best numbering, heatmap names) */
+    int64_t tokens;     /* target tokens of the best hypotheses written so far */
+    bool progress;
+    double t_start, t_shown; /* progress clock (seconds) */
+    int progress_width;      /* length of the last progress line */
+};
+
+int translator_nbest(const Translator *tr) {
+    return tr->nbest;
+}
+
+static bool wants_attention(const Translator *tr) {
+    return tr->attn_out || tr->opt.attention_svg || tr->opt.replace_unk;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rendering                                                           */
+/* ------------------------------------------------------------------ */
+
+/* A piece or word as text: SentencePiece's word-start mark U+2581 dropped. */
+static const char *piece_text(const Tokenizer *t, int id) {
+    const char *p = tokenizer_piece(t, id);
+    if (!p) return "";
+    return strncmp(p, "\xE2\x96\x81", 3) == 0 ? p + 3 : p;
+}
+
+static int dict_cmp(const void *key, const void *item) {
+    return strcmp((const char *)key, *(char *const *)item);
+}
+
+/* The n-th whitespace-separated word of line (the word tokenizer's tokens),
+ * copied into buf; "" when there are fewer words. */
+static const char *surface_word(const char *line, int n, char *buf, size_t size) {
+    const char *p = line;
+    for (int k = 0; p && *p; k++) {
+        while (*p == ' ' || *p == '\t') p++;
+        const char *end = p;
+        while (*end && *end != ' ' && *end != '\t') end++;
+        if (end == p) break;
+        if (k == n) {
+            snprintf(buf, size, "%.*s", (int)(end - p), p);
+            return buf;
+        }
+        p = end;
+    }
+    return "";
+}
+
+/* The output text of ids; with --replace-unk every UNK becomes the source
+ * token it attends to most (or that token's --unk-dict entry). */
+static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, const int32_t *src, int src_n,
+                             const char *line, const float *attn, int S, char **text) {
+    if (!tr->opt.replace_unk) return tokenizer_decode(tr->tgt_tok, ids, len, text);
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *f = open_memstream(&buf, &blen);
+    if (!f) return nmt_fail_nomem("replacing unknown words");
+    NmtStatus st = NMT_OK;
+    int start = 0;
+    for (int t = 0; t <= len && !st; t++) {
+        if (t < len && ids[t] != NMT_UNK_ID) continue;
+        if (t > start) { /* the known stretch before this UNK */
+            char *part = NULL;
+            st = tokenizer_decode(tr->tgt_tok, ids + start, t - start, &part);
+            if (!st) fprintf(f, "%s%s", ftell(f) ? " " : "", part);
+            nmt_free(part);
+        }
+        if (t < len && !st) {
+            int best = 0;
+            for (int s_ = 1; s_ < src_n; s_++)
+                if (attn[(size_t)t * S + s_] > attn[(size_t)t * S + best]) best = s_;
+            char surface[1024];
+            /* the word itself for the word tokenizer (an unknown source word too); the piece for SentencePiece */
+            const char *word = !src_n ? ""
+                               : tokenizer_kind(tr->src_tok) == TOKENIZER_WORD && line
+                                   ? surface_word(line, best, surface, sizeof surface)
+                                   : piece_text(tr->src_tok, src[best]);
+            char **hit = tr->dict_n ? bsearch(word, tr->dict_src, (size_t)tr->dict_n, sizeof(char *), dict_cmp) : NULL;
+            if (hit) word = tr->dict_tgt[hit - tr->dict_src];
+            fprintf(f, "%s%s", ftell(f) ? " " : "", word);
+        }
+        start = t + 1;
+    }
+    fclose(f);
+    if (st) {
+        free(buf);
+        return st;
+    }
+    *text = nmt_strdup(buf ? buf : "");
+    free(buf);
+    return *text ? NMT_OK : nmt_fail_nomem("replacing unknown words");
+}
+
+/* Writes a JSON string (escaped) to f. */
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* --attention-out and --attention-svg for one input line. */
+static NmtStatus write_attention(Translator *tr, const int32_t *src, int src_n, const int32_t *ids, int len,
+                                 const float *attn, int S) {
+    FILE *f = tr->attn_out;
+    if (f) {
+        fprintf(f, "{\"line\": %lld, \"source\": [", (long long)tr->line_index);
+        for (int s_ = 0; s_ < src_n; s_++) {
+            if (s_) fputs(", ", f);
+            json_string(f, tokenizer_piece(tr->src_tok, src[s_]));
+        }
+        fputs("], \"target\": [", f);
+        for (int t = 0; t < len; t++) {
+            if (t) fputs(", ", f);
+            json_string(f, tokenizer_piece(tr->tgt_tok, ids[t]));
+        }
+        fputs("], \"attention\": [", f);
+        for (int t = 0; t < len; t++) {
+            fputs(t ? ", [" : "[", f);
+            for (int s_ = 0; s_ < src_n; s_++) fprintf(f, "%s%.4f", s_ ? ", " : "", attn[(size_t)t * S + s_]);
+            fputc(']', f);
+        }
+        fputs("]}\n", f);
+        if (ferror(f)) return nmt_fail(NMT_ERR_IO, "%s: write error (--attention-out)", tr->opt.attention_out);
+    }
+    if (tr->opt.attention_svg && src_n > 0) {
+        const char **sp = nmt_malloc((size_t)(src_n + 1) * sizeof(char *));
+        const char **tp = nmt_malloc((size_t)(len + 1) * sizeof(char *));
+        float *w = nmt_malloc((size_t)(len * src_n + 1) * sizeof(float));
+        char *path = nmt_asprintf("%s/line-%06lld.svg", tr->opt.attention_svg, (long long)tr->line_index + 1);
+        char title[64];
+        snprintf(title, sizeof title, "line %lld", (long long)tr->line_index + 1);
+        NmtStatus st = sp && tp && w && path ? NMT_OK : nmt_fail_nomem("drawing attention");
+        if (!st) {
+            for (int s_ = 0; s_ < src_n; s_++) sp[s_] = tokenizer_piece(tr->src_tok, src[s_]);
+            for (int t = 0; t < len; t++) tp[t] = tokenizer_piece(tr->tgt_tok, ids[t]);
+            for (int t = 0; t < len; t++)
+                for (int s_ = 0; s_ < src_n; s_++) w[t * src_n + s_] = attn[(size_t)t * S + s_];
+            st = attention_svg_write(path, title, sp, src_n, tp, len, w);
+        }
+        nmt_free(sp);
+        nmt_free(tp);
+        nmt_free(w);
+        nmt_free(path);
+        return st;
+    }
+    return NMT_OK;
+}
+
+static const char *sink_name(const Translator *tr) {
+    return tr->sink_file == stdout ? "standard output" : "output";
+}
+
+/* One output line to the file or the array of the current call. */
+static NmtStatus emit(Translator *tr, const char *line) {
+    if (tr->sink_file) {
+        fprintf(tr->sink_file, "%s\n", line);
+        return ferror(tr->sink_file) ? nmt_fail(NMT_ERR_IO, "%s: write error", sink_name(tr)) : NMT_OK;
+    }
+    TranslatorLines *l = tr->sink_lines;
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? l->cap * 2 : 256;
+        char **a = nmt_realloc(l->lines, (size_t)cap * sizeof *a);
+        if (!a) return nmt_fail_nomem("output lines");
+        l->lines = a;
+        l->cap = cap;
+    }
+    if (!(l->lines[l->n] = nmt_strdup(line))) return nmt_fail_nomem("output lines");
+    l->n++;
+    return NMT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Progress                                                            */
+/* ------------------------------------------------------------------ */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* "\r<line>" on stderr, at most every PROGRESS_INTERVAL_S; the final one
+ * replaces it with a summary and a newline. */
+static void progress_show(Translator *tr, bool final) {
+    if (!tr->progress) return;
+    double t = now_s();
+    if (!final && t - tr->t_shown < PROGRESS_INTERVAL_S) return;
+    tr->t_shown = t;
+    double dt = t - tr->t_start > 1e-6 ? t - tr->t_start : 1e-6;
+    char line[160];
+    int w = snprintf(line, sizeof line, "%s %lld lines, %.1f sentences/s, %.0f target tokens/s%s",
+                     final ? "translated" : "translating", (long long)tr->line_index, (double)tr->line_index / dt,
+                     (double)tr->tokens / dt, final ? "" : " ...");
+    /* pad with spaces over a longer previous line (no terminal escapes) */
+    fprintf(stderr, "\r%s%*s%s", line, tr->progress_width > w ? tr->progress_width - w : 0, "", final ? "\n" : "");
+    fflush(stderr);
+    tr->progress_width = w;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Loads one checkpoint; the first sets the config, the tokenizers and the
+ * backend; later ones (an ensemble) must share the tokenizers. */
+static NmtStatus load_model(const char *path, Translator *tr) {
+    Checkpoint ck;
+    NmtStatus st = checkpoint_load(path, &ck);
+    if (st) return st;
+    bool first = tr->n_models == 0;
+    Config cfg_k;
+    Config *cfg = first ? &tr->cfg : &cfg_k;
+    st = config_load_string(ck.config_json, path, "/", NULL, 0, cfg);
+    if (!st && first) st = tokenizer_deserialize(ck.src_tok, ck.src_tok_len, &tr->src_tok);
+    if (!st && first) st = tokenizer_deserialize(ck.tgt_tok, ck.tgt_tok_len, &tr->tgt_tok);
+    if (!st && !first) {
+        int same_src = 0, same_tgt = 0;
+        st = tokenizer_same_as_serialized(tr->src_tok, ck.src_tok, ck.src_tok_len, &same_src);
+        if (!st) st = tokenizer_same_as_serialized(tr->tgt_tok, ck.tgt_tok, ck.tgt_tok_len, &same_tgt);
+        if (!st && !(same_src && same_tgt))
+            st = nmt_fail(NMT_ERR_USAGE, "%s: its vocabularies differ from the first --model's; an ensemble needs the "
+                          "same source and target vocabularies", path);
+    }
+    ModelDims d;
+    if (!st) st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);
+    if (!st && first) {
+        const TranslatorOptions *o = &tr->opt;
+        st = backend_create_for(o->device, tr->cfg.train.threads, "--device", &tr->be);
+        int max_len2 = tr->cfg.data.max_len * 2;
+        tr->max_src = o->max_src > 0 ? o->max_src : max_len2 > 100 ? max_len2 : 100;
+        tr->batch = o->batch > 0 ? o->batch : tr->cfg.decode.batch;
+        if (tr->batch > TRANSLATOR_MAX_BATCH) tr->batch = TRANSLATOR_MAX_BATCH;
+        tr->beam = o->beam > 0 ? o->beam : tr->cfg.decode.beam;
+        tr->nbest = o->nbest > 0 ? o->nbest : 1;
+        if (tr->nbest > tr->beam) tr->beam = tr->nbest;
+        tr->alpha = isnan(o->length_penalty) ? tr->cfg.decode.length_penalty : o->length_penalty;
+        tr->beta = isnan(o->coverage_penalty) ? tr->cfg.decode.coverage_penalty : o->coverage_penalty;
+        tr->stride = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
+    }
+    Seq2Seq *model = NULL;
+    if (!st) {
+        ModelLimits lim = {tr->batch, tr->max_src, 1, tr->stride, tr->beam};
+        st = seq2seq_create(tr->be, &d, lim, &model);
+    }
+    if (!st && ck.n_floats != seq2seq_layout(model)->total)
+        st = nmt_fail(NMT_ERR_FORMAT, "%s: %zu weights, the model of its config has %zu", path, ck.n_floats,
+                      seq2seq_layout(model)->total);
+    if (!st) {
+        tr->be->upload(tr->be, seq2seq_params(model), ck.params, ck.n_floats * sizeof(float));
+        tr->models[tr->n_models++] = model;
+    } else {
+        seq2seq_free(model);
+    }
+    if (!first) config_free(&cfg_k);
+    checkpoint_free(&ck);
+    return st;
+}
+
+/* --unk-dict: "source<TAB>target" per line; sorted for lookups. */
+static NmtStatus load_dict(const char *path, Translator *tr) {
+    LineReader *r;
+    NmtStatus st = line_reader_open(path, &r);
+    int cap = 0;
+    while (!st) {
+        const char *line;
+        size_t len;
+        int got = 0;
+        st = line_reader_next(r, &line, &len, &got);
+        if (st || !got) break;
+        if (len == 0) continue;
+        const char *tab = memchr(line, '\t', len);
+        if (!tab) {
+            st = nmt_fail(NMT_ERR_FORMAT, "%s:%lld: expected 'source<TAB>target'", path, (long long)line_reader_line_no(r));
+            break;
+        }
+        if (tr->dict_n == cap) {
+            cap = cap ? cap * 2 : 256;
+            char **a = nmt_realloc(tr->dict_src, (size_t)cap * sizeof(char *));
+            if (a) tr->dict_src = a;
+            char **b = nmt_realloc(tr->dict_tgt, (size_t)cap * sizeof(char *));
+            if (b) tr->dict_tgt = b;
+            if (!a || !b) {
+                st = nmt_fail_nomem("reading --unk-dict");
+                break;
+            }
+        }
+        tr->dict_src[tr->dict_n] = nmt_strndup(line, (size_t)(tab - line));
+        tr->dict_tgt[tr->dict_n] = nmt_strndup(tab + 1, len - (size_t)(tab - line) - 1);
+        if (!tr->dict_src[tr->dict_n] || !tr->dict_tgt[tr->dict_n]) st = nmt_fail_nomem("reading --unk-dict");
+        tr->dict_n++;
+    }
+    line_reader_close(r);
+    if (st) return st;
+    /* sort pairs by source (insertion order kept for equal keys: first wins) */
+    for (int i = 1; i < tr->dict_n; i++)
+        for (int j = i; j > 0 && strcmp(tr->dict_src[j - 1], tr->dict_src[j]) > 0; j--) {
+            char *a = tr->dict_src[j], *b = tr->dict_tgt[j];
+            tr->dict_src[j] = tr->dict_src[j - 1], tr->dict_tgt[j] = tr->dict_tgt[j - 1];
+            tr->dict_src[j - 1] = a, tr->dict_tgt[j - 1] = b;
+        }
+    return NMT_OK;
+}
+
+/* The batch and decoder buffers, once the sizes are known. */
+static NmtStatus alloc_buffers(Translator *tr) {
+    size_t B = (size_t)tr->batch, per = (size_t)tr->nbest, stride = (size_t)tr->stride;
+    tr->ids = nmt_calloc(B, sizeof *tr->ids);
+    tr->len = nmt_calloc(B, sizeof *tr->len);
+    tr->cap = nmt_calloc(B, sizeof *tr->cap);
+    tr->text = nmt_calloc(B, sizeof *tr->text);
+    tr->src = nmt_malloc(B * (size_t)tr->max_src * sizeof *tr->src);
+    tr->src_len = nmt_malloc(B * sizeof *tr->src_len);
+    tr->out = nmt_malloc(B * per * stride * sizeof *tr->out);
+    tr->out_len = nmt_malloc(B * per * sizeof *tr->out_len);
+    tr->out_score = nmt_malloc(B * per * sizeof *tr->out_score);
+    tr->out_count = nmt_malloc(B * sizeof *tr->out_count);
+    if (wants_attention(tr)) tr->out_attn = nmt_malloc(B * per * stride * (size_t)tr->max_src * sizeof(float));
+    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->src || !tr->src_len || !tr->out || !tr->out_len ||
+        !tr->out_score || !tr->out_count || (wants_attention(tr) && !tr->out_attn))
+        return nmt_fail_nomem("translation buffers");
+    return NMT_OK;
+}
+
+NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
+    *out = NULL;
+    if (o->n_models < 1) return nmt_fail(NMT_ERR_USAGE, "no model given (use --model FILE)");
+    Translator *tr = nmt_calloc(1, sizeof *tr);
+    if (!tr) return nmt_fail_nomem("translator");
+    tr->opt = *o;
+    NmtStatus st = NMT_OK;
+    for (int k = 0; !st && k < o->n_models; k++) st = load_model(o->models[k], tr);
+    if (!st && o->unk_dict) st = load_dict(o->unk_dict, tr);
+    if (!st && o->attention_svg) st = file_make_dirs(o->attention_svg);
+    if (!st && o->attention_out && !(tr->attn_out = fopen(o->attention_out, "w")))
+        st = nmt_fail(NMT_ERR_IO, "%s: cannot write: %s (--attention-out)", o->attention_out, strerror(errno));
+    if (!st) st = alloc_buffers(tr);
+    if (st) {
+        translator_free(tr);
+        return st;
+    }
+    *out = tr;
+    return NMT_OK;
+}
+
+void translator_free(Translator *tr) {
+    if (!tr) return;
+    for (int k = 0; k < tr->n_models; k++) seq2seq_free(tr->models[k]);
+    if (tr->be) tr->be->destroy(tr->be);
+    tokenizer_free(tr->src_tok);
+    tokenizer_free(tr->tgt_tok);
+    config_free(&tr->cfg);
+    if (tr->attn_out) fclose(tr->attn_out);
+    for (int k = 0; k < tr->dict_n; k++) nmt_free(tr->dict_src[k]), nmt_free(tr->dict_tgt[k]);
+    nmt_free(tr->dict_src);
+    nmt_free(tr->dict_tgt);
+    for (int i = 0; i < tr->batch && tr->ids; i++) nmt_free(tr->ids[i]);
+    for (int i = 0; i < tr->batch && tr->text; i++) nmt_free(tr->text[i]);
+    nmt_free(tr->ids);
+    nmt_free(tr->len);
+    nmt_free(tr->cap);
+    nmt_free(tr->text);
+    nmt_free(tr->src);
+    nmt_free(tr->src_len);
+    nmt_free(tr->out);
+    nmt_free(tr->out_len);
+    nmt_free(tr->out_score);
+    nmt_free(tr->out_count);
+    nmt_free(tr->out_attn);
+    nmt_free(tr);
+}
+
+/* ------------------------------------------------------------------ */
+/* Batches                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Decodes the non-empty lines of the batch and emits every line in order:
+ * one line each, or nbest lines each in Moses format. */
+static NmtStatus flush_batch(Translator *tr) {
+    int cols = 0, S = 1, map[TRANSLATOR_MAX_BATCH];
+    for (int i = 0; i < tr->n; i++)
+        if (tr->len[i] > 0) {
+            map[cols++] = i;
+            if (tr->len[i] > S) S = tr->len[i];
+        }
+    int nbest = tr->nbest, stride = tr->stride;
+    if (cols > 0) {
+        memset(tr->src, 0, (size_t)S * cols * sizeof *tr->src);
+        for (int c = 0; c < cols; c++) {
+            int i = map[c];
+            tr->src_len[c] = tr->len[i];
+            for (int s = 0; s < tr->len[i]; s++) tr->src[s * cols + c] = tr->ids[i][s];
+        }
+        Batch b;
+        memset(&b, 0, sizeof b);
+        b.B = cols;
+        b.S = S;
+        b.src = tr->src;
+        b.src_len = tr->src_len;
+        if (tr->beam <= 1 && !wants_attention(tr) && tr->n_models == 1) {
+            seq2seq_greedy(tr->models[0], &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b, tr->out, stride,
+                           tr->out_len);
+            for (int c = 0; c < cols; c++) tr->out_count[c] = 1, tr->out_score[c] = 0;
+        } else { /* beam 1 is greedy; the beam path also records attention */
+            BeamSpec spec = {tr->beam, nbest, tr->alpha, tr->beta, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b};
+            NmtStatus st = seq2seq_ensemble_search(tr->models, tr->n_models, &b, &spec, tr->out, stride, tr->out_len,
+                                                   tr->out_score, tr->out_count,
+                                                   wants_attention(tr) ? tr->out_attn : NULL);
+            if (st) return st;
+        }
+    }
+    int c = 0;
+    int per = nbest; /* hypotheses stored per sentence */
+    for (int i = 0; i < tr->n; i++, tr->line_index++) {
+        int n_hyp = tr->len[i] > 0 ? tr->out_count[c] : 0;
+        const int32_t *hyp = tr->out + (size_t)c * per * stride;
+        const float *attn_c = tr->out_attn + (size_t)c * per * stride * S;
+        if (wants_attention(tr)) {
+            NmtStatus st = write_attention(tr, tr->ids[i], tr->len[i], n_hyp ? hyp : NULL,
+                                           n_hyp ? tr->out_len[c * per] : 0, attn_c, S);
+            if (st) return st;
+        }
+        if (n_hyp) tr->tokens += tr->out_len[c * per];
+        for (int h = 0; h < (nbest > 1 ? (n_hyp > 0 ? n_hyp : 1) : 1); h++) {
+            char *text = NULL;
+            if (h < n_hyp) {
+                NmtStatus st = render_text(tr, hyp + (size_t)h * stride, tr->out_len[c * per + h], tr->ids[i],
+                                           tr->len[i], tr->text[i], attn_c + (size_t)h * stride * S, S, &text);
+                if (st) return st;
+            }
+            NmtStatus st;
+            if (nbest > 1) {
+                char *line = nmt_asprintf("%lld ||| %s ||| %.6f", (long long)tr->line_index, text ? text : "",
+                                          h < n_hyp ? tr->out_score[c * per + h] : 0.0);
+                st = line ? emit(tr, line) : nmt_fail_nomem("n-best line");
+                nmt_free(line);
+            } else {
+                st = emit(tr, text ? text : "");
+            }
+            nmt_free(text);
+            if (st) return st;
+        }
+        if (tr->len[i] > 0) c++;
+    }
+    tr->n = 0;
+    progress_show(tr, false);
+    return NMT_OK;
+}
+
+/* Adds one input line to the batch (decoding it when the batch is full). */
+static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, const char *line, size_t len) {
+    int i = tr->n++;
+    tr->len[i] = 0;
+    nmt_free(tr->text[i]);
+    tr->text[i] = NULL;
+    if (tr->opt.replace_unk && !(tr->text[i] = nmt_strndup(line, len))) return nmt_fail_nomem("translating");
+    size_t bad;
+    if (!utf8_validate(line, len, &bad) || memchr(line, '\0', len)) {
+        nmt_log_warn("%s:%lld: invalid UTF-8 or NUL byte; writing an empty line", name, (long long)line_no);
+    } else {
+        NmtStatus st = tokenizer_encode_buf(tr->src_tok, line, len, &tr->ids[i], &tr->len[i], &tr->cap[i]);
+        if (st) return st;
+        if (tr->len[i] > tr->max_src) {
+            nmt_log_warn("%s:%lld: %d tokens; truncated to %d (--max-src-len)", name, (long long)line_no, tr->len[i],
+                         tr->max_src);
+            tr->len[i] = tr->max_src;
+        }
+    }
+    return tr->n == tr->batch ? flush_batch(tr) : NMT_OK;
+}
+
+/* Starts a call: the sink, the counters and the progress clock. */
+static void start_call(Translator *tr, FILE *out, TranslatorLines *lines) {
+    NMT_ASSERT(out || lines);
+    tr->sink_file = out;
+    tr->sink_lines = lines;
+    tr->n = 0;
+    tr->line_index = 0;
+    tr->tokens = 0;
+    tr->progress = tr->opt.progress == TRANSLATOR_PROGRESS_AUTO ? isatty(2)
+                                                                : tr->opt.progress == TRANSLATOR_PROGRESS_ON;
+    tr->t_start = now_s();
+    tr->t_shown = tr->t_start;
+    tr->progress_width = 0;
+}
+
+/* Ends a call: the last batch, flushes, the final progress line. */
+static NmtStatus finish_call(Translator *tr, NmtStatus st) {
+    if (!st && tr->n > 0) st = flush_batch(tr);
+    tr->n = 0;
+    if (!st && tr->sink_file && fflush(tr->sink_file) != 0)
+        st = nmt_fail(NMT_ERR_IO, "%s: write error", sink_name(tr));
+    if (!st && tr->attn_out && fflush(tr->attn_out) != 0)
+        st = nmt_fail(NMT_ERR_IO, "%s: write error (--attention-out)", tr->opt.attention_out);
+    if (tr->progress) {
+        if (st) fputc('\n', stderr); /* keep the last progress line above the error */
+        else progress_show(tr, true);
+    }
+    return st;
+}
+
+NmtStatus translator_translate_file(Translator *tr, const char *path, FILE *out, TranslatorLines *lines) {
+    LineReader *r;
+    bool is_stdin = !path || !strcmp(path, "-");
+    NmtStatus st = is_stdin ? line_reader_open_fd(0, "standard input", &r) : line_reader_open(path, &r);
+    if (st) return st;
+    line_reader_set_validate(r, 0); /* invalid lines become empty lines, not errors */
+    const char *name = is_stdin ? "standard input" : path;
+    start_call(tr, out, lines);
+    while (!st) {
+        const char *line;
+        size_t len;
+        int got = 0;
+        st = line_reader_next(r, &line, &len, &got);
+        if (st || !got) break;
+        st = push_line(tr, name, line_reader_line_no(r), line, len);
+    }
+    st = finish_call(tr, st);
+    line_reader_close(r);
+    return st;
+}
+
+NmtStatus translator_translate_lines(Translator *tr, const char *name, const char *const *in, int64_t n, FILE *out,
+                                     TranslatorLines *lines) {
+    start_call(tr, out, lines);
+    NmtStatus st = NMT_OK;
+    for (int64_t k = 0; k < n && !st; k++) st = push_line(tr, name, k + 1, in[k], strlen(in[k]));
+    return finish_call(tr, st);
+}

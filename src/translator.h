@@ -1,0 +1,91 @@
+/* translator.h: a checkpoint (or an ensemble of checkpoints) as a line
+ * translator, shared by `nmt translate` and `nmt eval --model`: the decoding
+ * options and their command-line parsing, model loading, batching, greedy or
+ * beam decoding, rendering (detokenization, UNK replacement, n-best lines),
+ * attention output and the progress line. Exactly one output line per input
+ * line, in order (nbest lines per input line with --nbest N > 1), whatever
+ * the line holds: an empty line or invalid UTF-8 gives an empty line (the
+ * latter with a warning naming the line), an over-long line is truncated to
+ * max_src tokens with a warning.
+ *
+ *   TranslatorOptions o;
+ *   translator_options_init(&o);
+ *   ... translator_take_option(argc, argv, &i, &o) in the option loop ...
+ *   Translator *tr;
+ *   translator_open(&o, &tr);                              // loads the models
+ *   translator_translate_file(tr, NULL, stdout, NULL);     // stdin -> stdout
+ *   translator_free(tr);
+ *
+ * A new decoding option is a field of TranslatorOptions, a case in
+ * translator_take_option and a line of translator_options_help. */
+#ifndef NMT_TRANSLATOR_H
+#define NMT_TRANSLATOR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common.h"
+
+enum { TRANSLATOR_MAX_MODELS = 16 };
+
+/* Progress line on stderr (lines, sentences/s, target tokens/s). */
+enum { TRANSLATOR_PROGRESS_AUTO = -1, TRANSLATOR_PROGRESS_OFF = 0, TRANSLATOR_PROGRESS_ON = 1 };
+
+typedef struct {
+    const char *models[TRANSLATOR_MAX_MODELS]; /* --model: several make an ensemble */
+    int n_models;
+    int batch;               /* --batch: sentences per decoder batch; 0: the model's decode.batch */
+    int max_src;             /* --max-src-len: 0: twice data.max_len, at least 100 */
+    int beam;                /* --beam: 0: the model's decode.beam; 1 is greedy */
+    int nbest;               /* --nbest: 0 or 1: one line per input line */
+    double length_penalty;   /* --length-penalty (GNMT alpha); NAN: the model's */
+    double coverage_penalty; /* --coverage-penalty (beta); NAN: the model's */
+    int device;              /* --device: CfgDevice */
+    int replace_unk;         /* --replace-unk (also set by --unk-dict) */
+    const char *unk_dict;    /* --unk-dict FILE: lines 'source<TAB>target' */
+    const char *attention_out; /* --attention-out FILE: JSON lines of attention matrices */
+    const char *attention_svg; /* --attention-svg DIR: one heatmap per input line */
+    int progress;            /* --progress / --no-progress: TRANSLATOR_PROGRESS_*; default AUTO:
+                                on when stderr is a terminal */
+} TranslatorOptions;
+
+/* The defaults: everything from the model, progress AUTO. */
+void translator_options_init(TranslatorOptions *o);
+/* If argv[*i] is one of the decoding options above, takes it (advancing *i
+ * past its value) and returns 1; returns 0 for any other argument; returns
+ * -1 (NMT_ERR_USAGE, message naming the option and the value) on a missing
+ * or bad value or too many --model files. */
+int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o);
+/* The --help lines of the options translator_take_option takes. */
+extern const char translator_options_help[];
+
+/* Output lines gathered in memory (instead of written to a FILE). */
+typedef struct {
+    char **lines; /* (n) each a NUL-terminated string, no '\n' */
+    int64_t n, cap;
+} TranslatorLines;
+void translator_lines_free(TranslatorLines *l); /* frees the strings and the array; l may be NULL */
+
+typedef struct Translator Translator;
+
+/* Loads o->models (at least one; an ensemble must share the first model's
+ * vocabularies), the --unk-dict, creates the --attention-svg directory and
+ * opens --attention-out. The options are copied. Errors name the file or the
+ * option: NMT_ERR_USAGE (no model, vocabularies differ), NMT_ERR_IO,
+ * NMT_ERR_FORMAT (a corrupt checkpoint, a bad dictionary line). */
+NmtStatus translator_open(const TranslatorOptions *o, Translator **out);
+void translator_free(Translator *tr); /* NULL is a no-op */
+
+/* Translates every line of `path` (NULL or "-": standard input; plain text
+ * or gzip), reading in batches and writing as it goes: to `out` when it is
+ * not NULL, else appended to `lines`. Warnings name the file and line. */
+NmtStatus translator_translate_file(Translator *tr, const char *path, FILE *out, TranslatorLines *lines);
+/* The same for n lines in memory (NUL-terminated, without '\n'); `name`
+ * names them in warnings ("NAME:LINE: ..."). */
+NmtStatus translator_translate_lines(Translator *tr, const char *name, const char *const *in, int64_t n, FILE *out,
+                                     TranslatorLines *lines);
+
+/* The n-best size in effect (1: one output line per input line). */
+int translator_nbest(const Translator *tr);
+
+#endif

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# test_translate_cli.sh: the `nmt translate` command line on a tiny model
+# trained here: bad option values are usage errors (exit 2) naming the option
+# and the value; "--opt=value" equals "--opt value"; the progress line on
+# stderr (forced with --progress, shown on a terminal, absent when stderr is
+# not a terminal or with --no-progress, never in stdout, updated at most a
+# few times a second, ending with a summary line); --help lists every option.
+# Prints "test_translate_cli: N passed, N failed"; exits non-zero on failure.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+NMT="${NMT_BIN:-$PWD/nmt}"
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+check() { if eval "$1"; then ok; else bad "$2"; fi; }
+
+if [ ! -x "$NMT" ]; then
+  echo "test_translate_cli: nmt binary not found at $NMT"
+  echo "test_translate_cli: 0 passed, 1 failed"
+  exit 1
+fi
+
+# a tiny word-level model (a few seconds)
+"$NMT" demo-corpus --out "$tmp/data" --train 2000 --valid 40 --test 40 --seed 7 > /dev/null 2>&1 || bad "demo-corpus"
+cat > "$tmp/tiny.json" <<JSON
+{
+  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
+           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
+           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
+  "model": {"emb_dim": 16, "hidden": 24, "enc_layers": 1, "dec_layers": 1},
+  "train": {"optimizer": "adam", "lr": 0.003, "batch_sentences": 32, "max_steps": 40,
+            "valid_every": 40, "seed": 3, "threads": 1, "save_dir": "run"},
+  "decode": {"beam": 1, "batch": 8}
+}
+JSON
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1) || bad "train: $out"
+M="$tmp/run/best.nmt"
+in="$tmp/data/test.src"
+"$NMT" translate --model "$M" < "$in" > "$tmp/base.hyp" 2> "$tmp/base.err"
+check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/base.hyp") -eq 40 ]' "plain translate: $(cat "$tmp/base.err")"
+
+# 1. bad values: exit 2, the message names the option and the value
+usage() { # usage NEEDLE ARGS...: translate ARGS must exit 2 with NEEDLE on stderr
+  local needle=$1 out rc
+  shift
+  out=$("$NMT" translate --model "$M" "$@" < /dev/null 2>&1); rc=$?
+  if [ "$rc" -eq 2 ] && printf '%s' "$out" | grep -qF -- "$needle"; then ok; else bad "translate $*: exit $rc, output: $out (expected: $needle)"; fi
+}
+usage "--beam must be an integer in [1, 1000], got '0'" --beam 0
+usage "--beam must be an integer in [1, 1000], got '3x'" --beam 3x
+usage "--beam needs a value" --beam
+usage "--batch must be an integer in [1, 4096], got '5000'" --batch 5000
+usage "--nbest must be an integer in [1, 1000], got '-2'" --nbest=-2
+usage "--max-src-len must be an integer in [1, 100000], got '0'" --max-src-len 0
+usage "--length-penalty must be a number >= 0, got '-0.5'" --length-penalty -0.5
+usage "--length-penalty must be a number >= 0, got 'nan'" --length-penalty nan
+usage "--coverage-penalty must be a number >= 0, got 'x'" --coverage-penalty x
+usage "--device must be auto, cpu or cuda, got 'gpu'" --device gpu
+usage "unknown option '--frobnicate'" --frobnicate
+out=$("$NMT" translate --model "$tmp/nope.nmt" < /dev/null 2>&1); rc=$?
+check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "nope.nmt"' "missing model: exit $rc: $out"
+
+# 2. --opt=value is --opt value; the options still reach the decoder
+"$NMT" translate --model "$M" --beam 3 --batch 5 --length-penalty 0.6 < "$in" > "$tmp/b3.hyp" 2>/dev/null
+"$NMT" translate --model="$M" --beam=3 --batch=5 --length-penalty=0.6 < "$in" > "$tmp/b3eq.hyp" 2>/dev/null
+check "cmp -s '$tmp/b3.hyp' '$tmp/b3eq.hyp'" "--opt=value gives other output than --opt value"
+"$NMT" translate --model "$M" --beam 2 --nbest 2 < "$in" > "$tmp/nbest.hyp" 2>/dev/null
+check '[ $(wc -l < "$tmp/nbest.hyp") -eq 80 ]' "--nbest 2: expected 80 lines"
+"$NMT" translate --model "$M" --batch 3 < "$in" > "$tmp/batch3.hyp" 2>/dev/null
+check "cmp -s '$tmp/base.hyp' '$tmp/batch3.hyp'" "greedy output depends on --batch"
+
+# 3. progress: not on a non-terminal by default; forced by --progress; stdout unchanged
+check "! grep -q 'sentences/s' '$tmp/base.err'" "progress line printed although stderr is a file: $(cat "$tmp/base.err")"
+"$NMT" translate --model "$M" --progress < "$in" > "$tmp/prog.hyp" 2> "$tmp/prog.err"
+check '[ $? -eq 0 ]' "--progress failed: $(cat "$tmp/prog.err")"
+check "cmp -s '$tmp/base.hyp' '$tmp/prog.hyp'" "--progress changed the translations"
+check "grep -q \$'\\r' '$tmp/prog.err'" "progress line not rewritten with \\r"
+check "tr '\\r' '\\n' < '$tmp/prog.err' | grep -qE '^translated 40 lines, [0-9.]+ sentences/s, [0-9]+ target tokens/s *\$'" \
+  "no final progress line 'translated 40 lines, S sentences/s, T target tokens/s': $(cat -A "$tmp/prog.err")"
+check "[ \"\$(tail -c 1 '$tmp/prog.err' | od -An -c | tr -d ' ')\" = '\\n' ]" "progress output must end with a newline"
+"$NMT" translate --model "$M" --progress --no-progress < "$in" > /dev/null 2> "$tmp/noprog.err"
+check "! grep -q 'sentences/s' '$tmp/noprog.err'" "--no-progress (last) still printed progress"
+# the mixed-lines guarantee holds with the progress line on
+{ head -n 3 "$in"; echo; printf 'bad \xff byte\n'; tail -n 2 "$in"; } > "$tmp/mixed.src"
+"$NMT" translate --model "$M" --progress < "$tmp/mixed.src" > "$tmp/mixed.hyp" 2> "$tmp/mixed.err"
+check '[ $(wc -l < "$tmp/mixed.hyp") -eq 7 ] && [ -z "$(sed -n 4p "$tmp/mixed.hyp")" ] && [ -z "$(sed -n 5p "$tmp/mixed.hyp")" ]' \
+  "mixed lines with --progress: $(cat "$tmp/mixed.hyp")"
+check "grep -q 'standard input:5: invalid UTF-8' '$tmp/mixed.err' && tr '\\r' '\\n' < '$tmp/mixed.err' | grep -q '^translated 7 lines'" \
+  "mixed lines: warning or final progress line missing: $(cat -A "$tmp/mixed.err")"
+
+# 4. updates are rate-limited: at most 4 a second (plus the final line)
+for _ in 1 2 3 4 5 6 7 8; do cat "$tmp/data/train.src"; done > "$tmp/big.src"
+t0=$(date +%s.%N)
+"$NMT" translate --model "$M" --progress --batch 1 < "$tmp/big.src" > "$tmp/big.hyp" 2> "$tmp/big.err"
+t1=$(date +%s.%N)
+n_upd=$(tr -cd '\r' < "$tmp/big.err" | wc -c)
+check "awk -v n=$n_upd -v t0=$t0 -v t1=$t1 'BEGIN { exit !(n >= 1 && n <= 4 * (t1 - t0) + 2) }'" \
+  "$n_upd progress updates in $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s (at most 4 a second)"
+check '[ $(wc -l < "$tmp/big.hyp") -eq 16000 ]' "big input: line count"
+check "tr '\\r' '\\n' < '$tmp/big.err' | grep -q '^translated 16000 lines'" "big input: final progress line"
+
+# 5. on a terminal (a pty from util-linux script) the progress line is on by default
+if command -v script > /dev/null 2>&1 && script -qec true /dev/null > /dev/null 2>&1 < /dev/null; then
+  script -qec "'$NMT' translate --model '$M' < '$in' > '$tmp/pty.hyp'" /dev/null > "$tmp/pty.log" 2>&1 < /dev/null
+  check '[ $? -eq 0 ]' "translate under a pty failed: $(cat "$tmp/pty.log")"
+  check "cmp -s '$tmp/base.hyp' '$tmp/pty.hyp'" "translations differ under a pty"
+  check "tr '\\r' '\\n' < '$tmp/pty.log' | grep -q '^translated 40 lines, .*sentences/s'" "no progress line on a terminal: $(cat -A "$tmp/pty.log")"
+  script -qec "'$NMT' translate --model '$M' --no-progress < '$in' > /dev/null" /dev/null > "$tmp/pty2.log" 2>&1 < /dev/null
+  check "! grep -q 'sentences/s' '$tmp/pty2.log'" "--no-progress on a terminal still printed progress"
+else
+  echo "SKIP test_translate_cli pty checks: util-linux script not usable"
+fi
+
+# 6. --help lists every option
+out=$("$NMT" translate --help)
+for opt in --model --config --beam --nbest --length-penalty --coverage-penalty --batch --max-src-len --device \
+           --replace-unk --unk-dict --attention-out --attention-svg --progress --no-progress; do
+  case "$out" in *"$opt"*) ok ;; *) bad "translate --help lacks $opt" ;; esac
+done
+
+echo "test_translate_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
