@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "config.h"
 #include "data/corpus.h"
+#include "data/shortlist.h"
 #include "data/tokenizer.h"
 #include "fileio.h"
 #include "model/seq2seq.h"
@@ -50,13 +51,20 @@ const char translator_options_help[] =
     "  --attention-out FILE  each line's attention matrix as JSON lines\n"
     "  --attention-svg DIR   one attention heatmap (SVG) per input line\n"
     "  --progress, --no-progress  a progress line on stderr (lines, sentences/s,\n"
-    "                        target tokens/s); default: only when stderr is a terminal\n";
+    "                        target tokens/s); default: only when stderr is a terminal\n"
+    "  --shortlist FILE      score only a shortlist of output tokens per batch: the\n"
+    "                        most frequent ones and the likeliest translations of\n"
+    "                        the batch's source tokens (FILE from `nmt shortlist`)\n"
+    "  --shortlist-frequent N  frequent target tokens always in (default 100)\n"
+    "  --shortlist-per-source K  partners per source token (default 10)\n";
 
 void translator_options_init(TranslatorOptions *o) {
     memset(o, 0, sizeof *o);
     o->length_penalty = o->coverage_penalty = NAN;
     o->device = CFG_DEVICE_AUTO;
     o->progress = TRANSLATOR_PROGRESS_AUTO;
+    o->shortlist_frequent = 100;
+    o->shortlist_per_source = 10;
 }
 
 int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) {
@@ -85,6 +93,9 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
     if ((r = cli_take_double(argc, argv, i, "--coverage-penalty", 0, INFINITY, &o->coverage_penalty))) return r;
     if ((r = cli_take_choice(argc, argv, i, "--device", device_names, &o->device))) return r;
     if ((r = cli_take_string(argc, argv, i, "--attention-out", &o->attention_out))) return r;
+    if ((r = cli_take_string(argc, argv, i, "--shortlist", &o->shortlist))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--shortlist-frequent", 0, INT_MAX, &o->shortlist_frequent))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--shortlist-per-source", 0, INT_MAX, &o->shortlist_per_source))) return r;
     return cli_take_string(argc, argv, i, "--attention-svg", &o->attention_svg);
 }
 
@@ -110,6 +121,8 @@ struct Translator {
     int batch, max_src, beam, nbest, stride;
     double alpha, beta;
     FILE *attn_out;               /* --attention-out */
+    Shortlist *shortlist;         /* --shortlist */
+    int32_t *shortlist_ids;       /* (V_t) the current batch's list */
     char **dict_src, **dict_tgt;  /* --unk-dict, sorted by source */
     int dict_n;
     /* the lines of the batch being filled */
@@ -466,6 +479,11 @@ NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
     NmtStatus st = NMT_OK;
     for (int k = 0; !st && k < o->n_models; k++) st = load_model(o->models[k], tr);
     if (!st && o->unk_dict) st = load_dict(o->unk_dict, tr);
+    if (!st && o->shortlist) {
+        st = shortlist_load(o->shortlist, tr->src_tok, tr->tgt_tok, &tr->shortlist);
+        tr->shortlist_ids = st ? NULL : nmt_malloc((size_t)tokenizer_vocab_size(tr->tgt_tok) * sizeof(int32_t));
+        if (!st && !tr->shortlist_ids) st = nmt_fail_nomem("the shortlist");
+    }
     if (!st && o->attention_svg) st = file_make_dirs(o->attention_svg);
     if (!st && o->attention_out && !(tr->attn_out = fopen(o->attention_out, "w")))
         st = nmt_fail(NMT_ERR_IO, "%s: cannot write: %s (--attention-out)", o->attention_out, strerror(errno));
@@ -486,6 +504,8 @@ void translator_free(Translator *tr) {
     tokenizer_free(tr->tgt_tok);
     config_free(&tr->cfg);
     if (tr->attn_out) fclose(tr->attn_out);
+    shortlist_free(tr->shortlist);
+    nmt_free(tr->shortlist_ids);
     for (int k = 0; k < tr->dict_n; k++) nmt_free(tr->dict_src[k]), nmt_free(tr->dict_tgt[k]);
     nmt_free(tr->dict_src);
     nmt_free(tr->dict_tgt);
@@ -532,9 +552,18 @@ static NmtStatus flush_batch(Translator *tr) {
         b.S = S;
         b.src = tr->src;
         b.src_len = tr->src_len;
+        if (tr->shortlist) { /* this batch's likely output tokens, for every model */
+            int n = shortlist_select(tr->shortlist, tr->opt.shortlist_frequent, tr->opt.shortlist_per_source, tr->src,
+                                     (int64_t)S * cols, tr->shortlist_ids);
+            for (int k = 0; k < tr->n_models; k++) {
+                NmtStatus st = seq2seq_set_shortlist(tr->models[k], tr->shortlist_ids, n);
+                if (st) return st;
+            }
+        }
         if (tr->beam <= 1 && !wants_attention(tr) && tr->n_models == 1) {
-            seq2seq_greedy(tr->models[0], &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b, tr->out, stride,
-                           tr->out_len);
+            NmtStatus st = seq2seq_greedy(tr->models[0], &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b,
+                                          tr->out, stride, tr->out_len);
+            if (st) return st;
             for (int c = 0; c < cols; c++) tr->out_count[c] = 1, tr->out_score[c] = 0;
         } else { /* beam 1 is greedy; the beam path also records attention */
             BeamSpec spec = {tr->beam, nbest, tr->alpha, tr->beta, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b};

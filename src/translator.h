@@ -47,6 +47,9 @@ typedef struct {
     const char *attention_svg; /* --attention-svg DIR: one heatmap per input line */
     int progress;            /* --progress / --no-progress: TRANSLATOR_PROGRESS_*; default AUTO:
                                 on when stderr is a terminal */
+    const char *shortlist;   /* --shortlist FILE (`nmt shortlist`): score only likely output tokens */
+    int shortlist_frequent;  /* --shortlist-frequent N: most frequent target tokens always in */
+    int shortlist_per_source; /* --shortlist-per-source K: best partners of each source token */
 } TranslatorOptions;
 
 /* The defaults: everything from the model, progress AUTO. */

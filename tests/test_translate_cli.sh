@@ -4,7 +4,8 @@
 # and the value; "--opt=value" equals "--opt value"; the progress line on
 # stderr (forced with --progress, shown on a terminal, absent when stderr is
 # not a terminal or with --no-progress, never in stdout, updated at most a
-# few times a second, ending with a summary line); --help lists every option.
+# few times a second, ending with a summary line); the output shortlist;
+# --help lists every option.
 # Prints "test_translate_cli: N passed, N failed"; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -114,10 +115,41 @@ else
   echo "SKIP test_translate_cli pty checks: util-linux script not usable"
 fi
 
-# 6. --help lists every option
+# 6. the output shortlist (`nmt shortlist`): one large enough to hold every
+# likely token translates exactly as without it; a small one still gives one
+# line per input line; a file of another vocabulary or no shortlist at all is
+# refused naming the file and line
+out=$(cd "$tmp" && "$NMT" shortlist --config tiny.json 2>&1); rc=$?
+check '[ $rc -eq 0 ] && [ -s "$tmp/run/shortlist.tsv" ] && head -n 1 "$tmp/run/shortlist.tsv" | grep -qx "nmt-shortlist 1"' \
+  "nmt shortlist: exit $rc: $out"
+check 'printf "%s" "$out" | grep -q "shortlist: .* target tokens by frequency"' "nmt shortlist log: $out"
+"$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 100000 \
+  < "$in" > "$tmp/sl_all.hyp" 2> "$tmp/sl.err"
+check '[ $? -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/sl_all.hyp"' "a shortlist of every token changed the output: $(cat "$tmp/sl.err")"
+"$NMT" translate --model "$M" --beam 3 < "$in" > "$tmp/b3.hyp" 2>/dev/null
+"$NMT" translate --model "$M" --beam 3 --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 100000 \
+  < "$in" > "$tmp/sl_b3.hyp" 2>/dev/null
+check 'cmp -s "$tmp/b3.hyp" "$tmp/sl_b3.hyp"' "beam 3: a shortlist of every token changed the output"
+"$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 0 --shortlist-per-source 0 \
+  < "$in" > "$tmp/sl_small.hyp" 2>/dev/null
+check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/sl_small.hyp") -eq 40 ]' "a small shortlist: one line per input line"
+check '! cmp -s "$tmp/base.hyp" "$tmp/sl_small.hyp"' "a shortlist of EOS and UNK alone should change the translations"
+printf 'nmt-shortlist 1\nF\tthe\t9\nF\tno-such-word-here\t3\n' > "$tmp/other.tsv"
+usage_run() { # usage_run EXIT NEEDLE ARGS...
+  local want=$1 needle=$2 out rc
+  shift 2
+  out=$("$NMT" translate --model "$M" "$@" < "$in" 2>&1 >/dev/null); rc=$?
+  if [ "$rc" -eq "$want" ] && printf '%s' "$out" | grep -qF -- "$needle"; then ok; else bad "translate $*: exit $rc, output: $out (expected $want: $needle)"; fi
+}
+usage_run 1 "other.tsv:3: target piece 'no-such-word-here' is not in the model's vocabulary" --shortlist "$tmp/other.tsv"
+usage_run 1 "base.hyp:1: not a shortlist file" --shortlist "$tmp/base.hyp"
+usage_run 1 "missing.tsv" --shortlist "$tmp/missing.tsv"
+usage "--shortlist-frequent must be an integer >= 0, got '-1'" --shortlist-frequent -1
+
+# 7. --help lists every option
 out=$("$NMT" translate --help)
 for opt in --model --config --beam --nbest --length-penalty --coverage-penalty --batch --max-src-len --device \
-           --replace-unk --unk-dict --attention-out --attention-svg --progress --no-progress; do
+           --replace-unk --unk-dict --attention-out --attention-svg --progress --no-progress --shortlist --shortlist-frequent --shortlist-per-source; do
   case "$out" in *"$opt"*) ok ;; *) bad "translate --help lacks $opt" ;; esac
 done
 
