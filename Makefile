@@ -93,7 +93,7 @@ $(BUILD)/%.o: %.cc
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(NVCC_WARN) -Isrc -DNMT_WITH_CUDA -MMD -MP -c -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(NVCC_WARN) -Isrc -DNMT_WITH_CUDA -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB_OBJ)
 	$(CXX) -o $@ $^ $(LDLIBS)
