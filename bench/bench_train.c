@@ -1,12 +1,24 @@
-/* bench_train.c: training speed of nmt on a config's real batches: source
- * and target tokens per second over N timed steps (after a warm-up), peak
- * RSS, the GEMM FLOPs of one step, and the achieved FLOP/s as a fraction of
- * what OpenBLAS's sgemm reaches alone on exactly the same GEMM shapes, on
- * this machine and thread count, measured in the same run.
+/* bench_train.c: training speed of nmt on a config's real batches (or on
+ * synthetic batches of a fixed shape): source and target tokens per second
+ * over N timed steps (after a warm-up), peak RSS (and GPU memory on the
+ * GPU), the GEMM FLOPs of one step, and the achieved FLOP/s as a fraction of
+ * what the backend's GEMM library reaches alone on exactly the same GEMM
+ * shapes, measured in the same run: OpenBLAS's sgemm on the CPU (this
+ * machine and thread count), cuBLAS through the backend's gemm slot on the
+ * GPU.
  *
  *   build/bench/bench_train --config configs/de-en.json [--set K=V ...]
- *                           [--steps 20] [--warmup 3]
- * Prints "key: value" lines (scripts/bench.sh reads them). */
+ *                           [--steps 20] [--warmup 3] [--device auto|cpu|cuda]
+ *                           [--synthetic B,S,T --vocab SRC,TGT]
+ * --device overrides train.device (the backend is chosen as the trainer
+ * chooses it, src/backend_select.c). --synthetic skips the data: every step
+ * trains on one batch of B sentences, all S source and T target positions
+ * real (T counts the EOS), random ids below the vocabulary sizes given by
+ * --vocab (the model sizes still come from the config). Every timed step
+ * ends with a read-back from the device, so the clock covers the step's
+ * work on the GPU, not just its launch. NMT_TF32=1 turns on TF32 in cuBLAS.
+ * Prints "key: value" lines (scripts/bench.sh and scripts/gpu-check.sh read
+ * them). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,12 +28,35 @@
 #include <time.h>
 
 #include "backend.h"
+#include "backend_select.h"
 #include "cli.h"
 #include "cpu/cpu_env.h"
 #include "data/batch.h"
 #include "data/prepare.h"
+#include "gpu/gpu_backend.h"
 #include "model/seq2seq.h"
 #include "train/optimizer.h"
+
+#ifdef NMT_WITH_CUDA
+/* From the CUDA runtime linked into CUDA builds (cudaError_t is an int-sized
+ * enum; 0 is cudaSuccess). Declared here so this file needs no CUDA header. */
+extern int cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
+#endif
+
+/* Device memory in use (total - free), in MiB; -1 without a GPU. */
+static double gpu_used_mib(const Backend *be, double *total_mib) {
+    *total_mib = -1;
+#ifdef NMT_WITH_CUDA
+    size_t free_b = 0, total_b = 0;
+    if (!strcmp(be->name, "cuda") && cudaMemGetInfo(&free_b, &total_b) == 0) {
+        *total_mib = total_b / 1048576.0;
+        return (total_b - free_b) / 1048576.0;
+    }
+#else
+    (void)be;
+#endif
+    return -1;
+}
 
 static double now(void) {
     struct timespec t;
@@ -34,6 +69,7 @@ static double now(void) {
 typedef struct {
     bool ta, tb;
     int m, n, k;
+    int batch;  /* gemms per call: 1 for gemm, count for gemm_batched */
     long calls; /* gemms of this shape in one step (batched ones counted singly) */
 } Shape;
 
@@ -45,26 +81,27 @@ static void (*real_gemm)(Backend *, bool, bool, int, int, int, float, const floa
 static void (*real_gemm_batched)(Backend *, bool, bool, int, int, int, float, const float *, int, long, const float *,
                                  int, long, float, float *, int, long, int);
 
-static void record(bool ta, bool tb, int m, int n, int k, int count) {
+static void record(bool ta, bool tb, int m, int n, int k, int batch, int count) {
     if (!recording) return;
     for (int i = 0; i < n_shapes; i++)
-        if (shapes[i].ta == ta && shapes[i].tb == tb && shapes[i].m == m && shapes[i].n == n && shapes[i].k == k) {
+        if (shapes[i].ta == ta && shapes[i].tb == tb && shapes[i].m == m && shapes[i].n == n && shapes[i].k == k &&
+            shapes[i].batch == batch) {
             shapes[i].calls += count;
             return;
         }
-    if (n_shapes < (int)(sizeof shapes / sizeof shapes[0])) shapes[n_shapes++] = (Shape){ta, tb, m, n, k, count};
+    if (n_shapes < (int)(sizeof shapes / sizeof shapes[0])) shapes[n_shapes++] = (Shape){ta, tb, m, n, k, batch, count};
 }
 
 static void gemm_rec(Backend *be, bool ta, bool tb, int m, int n, int k, float alpha, const float *A, int lda,
                      const float *B, int ldb, float beta, float *C, int ldc) {
-    record(ta, tb, m, n, k, 1);
+    record(ta, tb, m, n, k, 1, 1);
     real_gemm(be, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 static void gemm_batched_rec(Backend *be, bool ta, bool tb, int m, int n, int k, float alpha, const float *A, int lda,
                              long sa, const float *B, int ldb, long sb, float beta, float *C, int ldc, long sc,
                              int count) {
-    record(ta, tb, m, n, k, count);
+    record(ta, tb, m, n, k, count, count);
     real_gemm_batched(be, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, count);
 }
 
@@ -93,40 +130,196 @@ static double time_shape(const Shape *s) {
     return best;
 }
 
+/* Waits for the backend's queued work (a 4-byte read-back). */
+static void backend_sync(Backend *be, const void *dev_ptr) {
+    float x;
+    be->download(be, &x, dev_ptr, sizeof x);
+}
+
+/* Best time of one call of this shape through the backend's own slot
+ * (device operands, never all zeros), synchronised around each round: one
+ * gemm, or one gemm_batched of s->batch gemms (as the model calls it). */
+static double time_shape_backend(Backend *be, const Shape *s) {
+    size_t a1 = (size_t)s->m * s->k, b1 = (size_t)s->k * s->n, c1 = (size_t)s->m * s->n;
+    size_t a = a1 * s->batch, b = b1 * s->batch, c = c1 * s->batch;
+    size_t most = a > b ? a : b;
+    float *host = malloc((most ? most : 1) * 4);
+    float *A = be->alloc(be, (a ? a : 1) * 4), *B = be->alloc(be, (b ? b : 1) * 4), *C = be->alloc(be, (c ? c : 1) * 4);
+    if (!host || !A || !B || !C) {
+        free(host);
+        be->release(be, A);
+        be->release(be, B);
+        be->release(be, C);
+        return -1;
+    }
+    for (size_t i = 0; i < a; i++) host[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+    be->upload(be, A, host, a * 4);
+    for (size_t i = 0; i < b; i++) host[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
+    be->upload(be, B, host, b * 4);
+    int lda = s->ta ? s->m : s->k, ldb = s->tb ? s->k : s->n;
+    double flops = 2.0 * s->m * s->n * s->k * s->batch;
+    int reps = (int)fmax(10, fmin(500, 2e10 / fmax(flops, 1)));
+    double best = 1e30;
+    for (int round = 0; round < 4; round++) { /* round 0 warms up */
+        backend_sync(be, C);
+        double t0 = now();
+        for (int r = 0; r < reps; r++) {
+            if (s->batch > 1)
+                be->gemm_batched(be, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, (long)a1, B, ldb, (long)b1, 0.0f, C,
+                                 s->n, (long)c1, s->batch);
+            else
+                be->gemm(be, s->ta, s->tb, s->m, s->n, s->k, 1.0f, A, lda, B, ldb, 0.0f, C, s->n);
+        }
+        backend_sync(be, C);
+        double dt = (now() - t0) / reps;
+        if (round > 0 && dt < best) best = dt;
+    }
+    free(host);
+    be->release(be, A);
+    be->release(be, B);
+    be->release(be, C);
+    return best;
+}
+
+/* "B,S,T" or "SRC,TGT": n positive integers separated by commas. */
+static int parse_ints(const char *v, int n, int *out) {
+    for (int i = 0; i < n; i++) {
+        char *end;
+        long x = strtol(v, &end, 10);
+        if (end == v || x < 1 || x > 1000000 || (i < n - 1 ? *end != ',' : *end != 0)) return 0;
+        out[i] = (int)x;
+        v = end + 1;
+    }
+    return 1;
+}
+
+/* The synthetic batch: B sentences, every source and target position real;
+ * ids drawn from [4, vocab) (0-3 are PAD, UNK, BOS, EOS). */
+typedef struct {
+    Batch b;
+    int32_t *ids;
+    int *lens;
+    int64_t *pairs;
+} Synthetic;
+
+static int synthetic_make(Synthetic *sy, int B, int S, int T, int vs, int vt) {
+    memset(sy, 0, sizeof *sy);
+    size_t ns = (size_t)S * B, nt = (size_t)T * B;
+    sy->ids = malloc((ns + 2 * nt) * sizeof *sy->ids);
+    sy->lens = malloc(2 * (size_t)B * sizeof *sy->lens);
+    sy->pairs = malloc((size_t)B * sizeof *sy->pairs);
+    if (!sy->ids || !sy->lens || !sy->pairs) return 0;
+    uint64_t x = 88172645463325252ull;
+    int32_t *src = sy->ids, *tin = src + ns, *tout = tin + nt;
+    for (size_t i = 0; i < ns; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        src[i] = 4 + (int32_t)(x % (uint64_t)(vs > 4 ? vs - 4 : 1));
+    }
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < B; b++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int32_t id = 4 + (int32_t)(x % (uint64_t)(vt > 4 ? vt - 4 : 1));
+            tout[(size_t)t * B + b] = t == T - 1 ? 3 : id;                  /* words, then EOS */
+            if (t + 1 < T) tin[(size_t)(t + 1) * B + b] = tout[(size_t)t * B + b];
+            if (t == 0) tin[b] = 2;                                           /* BOS */
+        }
+    for (int b = 0; b < B; b++) {
+        sy->lens[b] = S;
+        sy->lens[B + b] = T;
+        sy->pairs[b] = b;
+    }
+    sy->b = (Batch){B, S, T, src, sy->lens, tin, tout, sy->lens + B, sy->pairs, (int64_t)B * S, (int64_t)B * T};
+    return 1;
+}
+
+static void synthetic_free(Synthetic *sy) {
+    free(sy->ids);
+    free(sy->lens);
+    free(sy->pairs);
+}
+
 int main(int argc, char **argv) {
     cpu_env_apply(argv);
     CliConfigArgs args = {0};
-    int steps = 20, warmup = 3;
+    int steps = 20, warmup = 3, device = -1, syn[3] = {0, 0, 0}, vocab[2] = {0, 0};
+    const char *usage = "usage: bench_train --config FILE [--set K=V ...] [--steps N] [--warmup N]\n"
+                        "                   [--device auto|cpu|cuda] [--synthetic B,S,T --vocab SRC,TGT]\n";
     for (int i = 1; i < argc; i++) {
         int took = cli_take_config_arg(argc, argv, &i, &args);
         if (took < 0) return cli_report("bench", NMT_ERR_USAGE);
         if (took) continue;
         if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: bench_train --config FILE [--set K=V ...] [--steps N] [--warmup N]\n");
-            return 2;
+        else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            const char *d = argv[++i];
+            device = !strcmp(d, "auto") ? CFG_DEVICE_AUTO : !strcmp(d, "cpu") ? CFG_DEVICE_CPU
+                   : !strcmp(d, "cuda") ? CFG_DEVICE_CUDA : -2;
+            if (device == -2) {
+                fprintf(stderr, "bench_train: --device must be auto, cpu or cuda, got '%s'\n%s", d, usage);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--synthetic") && i + 1 < argc) {
+            if (!parse_ints(argv[++i], 3, syn)) {
+                fprintf(stderr, "bench_train: --synthetic wants B,S,T (positive integers), got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--vocab") && i + 1 < argc) {
+            if (!parse_ints(argv[++i], 2, vocab) || vocab[0] < 5 || vocab[1] < 5) {
+                fprintf(stderr, "bench_train: --vocab wants SRC,TGT (integers >= 5), got '%s'\n", argv[i]);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "%s", usage);
+            return !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ? 0 : 2;
         }
+    }
+    bool synthetic = syn[0] > 0;
+    if (synthetic != (vocab[0] > 0)) {
+        fprintf(stderr, "bench_train: --synthetic and --vocab go together\n%s", usage);
+        return 2;
+    }
+    if (steps < 1 || warmup < 0) {
+        fprintf(stderr, "bench_train: --steps must be >= 1 and --warmup >= 0\n");
+        return 2;
     }
     Config cfg;
     NmtStatus st = cli_load_config(&args, &cfg);
     if (st) return cli_report("bench", st);
+    if (device >= 0) cfg.train.device = device;
     nmt_log_quiet(1);
     PreparedData data;
-    st = prepare_data(&cfg, 0, &data);
+    memset(&data, 0, sizeof data);
+    Synthetic sy;
+    memset(&sy, 0, sizeof sy);
+    Batcher *batches = NULL;
+    BatchLimits lim;
+    int src_vocab, tgt_vocab;
+    if (synthetic) {
+        if (!synthetic_make(&sy, syn[0], syn[1], syn[2], vocab[0], vocab[1])) return cli_report("bench", NMT_ERR_NOMEM);
+        lim = (BatchLimits){syn[0], syn[1], syn[2], (int64_t)syn[0] * syn[1], (int64_t)syn[0] * syn[2]};
+        src_vocab = vocab[0];
+        tgt_vocab = vocab[1];
+    } else {
+        st = prepare_data(&cfg, 0, &data);
+        if (st) return cli_report("bench", st);
+        BatchSpec spec = {cfg.train.batch_sentences, cfg.train.batch_tokens, (uint64_t)cfg.train.seed, 1};
+        st = batcher_create(data.train, &spec, &batches);
+        if (st) return cli_report("bench", st);
+        lim = batcher_limits(batches);
+        src_vocab = tokenizer_vocab_size(data.src_tok);
+        tgt_vocab = tokenizer_vocab_size(data.tgt_tok);
+    }
+    Backend *be = NULL;
+    st = backend_create_for(cfg.train.device, cfg.train.threads, "train.device", &be);
     if (st) return cli_report("bench", st);
-    Backend *be = cpu_backend_create(cfg.train.threads);
+    bool on_gpu = strcmp(be->name, "cpu") != 0;
+    double gpu_total = -1, gpu_base = gpu_used_mib(be, &gpu_total);
     real_gemm = be->gemm;
     real_gemm_batched = be->gemm_batched;
     be->gemm = gemm_rec;
     be->gemm_batched = gemm_batched_rec;
-    BatchSpec spec = {cfg.train.batch_sentences, cfg.train.batch_tokens, (uint64_t)cfg.train.seed, 1};
-    Batcher *batches;
-    st = batcher_create(data.train, &spec, &batches);
-    if (st) return cli_report("bench", st);
-    BatchLimits lim = batcher_limits(batches);
     ModelDims dims;
-    st = model_dims_from_config(&cfg, tokenizer_vocab_size(data.src_tok), tokenizer_vocab_size(data.tgt_tok), &dims);
+    st = model_dims_from_config(&cfg, src_vocab, tgt_vocab, &dims);
     Seq2Seq *m = NULL;
     ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0};
     if (!st) st = seq2seq_create(be, &dims, ml, &m);
@@ -138,9 +331,13 @@ int main(int argc, char **argv) {
     int timed = 0;
     for (int i = 0; i < warmup + steps + 1; i++) {
         Batch b;
-        int got = 0;
-        batcher_next(batches, &b, &got);
-        if (!got) batcher_next(batches, &b, &got);
+        if (synthetic) {
+            b = sy.b;
+        } else {
+            int got = 0;
+            batcher_next(batches, &b, &got);
+            if (!got) batcher_next(batches, &b, &got);
+        }
         bool measure_shapes = i == warmup + steps; /* one extra step records the GEMMs */
         recording = measure_shapes;
         double t0 = now();
@@ -150,6 +347,7 @@ int main(int argc, char **argv) {
         seq2seq_backward(m);
         double norm = optimizer_grad_norm(opt, seq2seq_grads(m));
         optimizer_apply(opt, seq2seq_params(m), seq2seq_grads(m), norm, i + 1, optimizer_rate(opt, i + 1, 1.0));
+        backend_sync(be, seq2seq_params(m)); /* the step's GPU work is done */
         double dt = now() - t0;
         if (measure_shapes) {
             for (int s = 0; s < n_shapes; s++)
@@ -167,16 +365,36 @@ int main(int argc, char **argv) {
             timed++;
         }
     }
-    /* the GEMM ceiling: the same shapes, each alone, at OpenBLAS's best */
+    double gpu_used = gpu_used_mib(be, &gpu_total); /* all memory is taken at setup: this is the peak */
+    const char *err = on_gpu ? cuda_backend_error(be) : NULL;
+    if (err) {
+        fprintf(stderr, "bench_train: the CUDA backend failed: %s\n", err);
+        return 1;
+    }
+    /* the GEMM ceiling: the same shapes, each alone, at the library's best
+     * (OpenBLAS on the CPU; cuBLAS through the backend's slot on the GPU) */
+    be->gemm = real_gemm;
+    be->gemm_batched = real_gemm_batched;
     double ceiling_time = 0, recorded_flops = 0;
     for (int s = 0; s < n_shapes; s++) {
-        ceiling_time += time_shape(&shapes[s]) * shapes[s].calls;
+        double t = on_gpu ? time_shape_backend(be, &shapes[s]) : time_shape(&shapes[s]);
+        if (t < 0) {
+            fprintf(stderr, "bench_train: no memory to time a gemm shape\n");
+            return 1;
+        }
+        /* the CPU time is per gemm; the GPU's per call (a batched call does `batch` gemms) */
+        ceiling_time += on_gpu ? t * (double)shapes[s].calls / shapes[s].batch : t * shapes[s].calls;
         recorded_flops += 2.0 * shapes[s].m * shapes[s].n * shapes[s].k * shapes[s].calls;
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double step_time = t_total / timed;
-    printf("blas: OpenBLAS core %s, %d threads\n", cpu_env_blas_core(), openblas_get_num_threads());
+    const char *tf32 = getenv("NMT_TF32");
+    printf("device: %s%s\n", be->name, on_gpu ? (tf32 && !strcmp(tf32, "1") ? " (TF32 on)" : " (TF32 off)") : "");
+    if (!on_gpu) printf("blas: OpenBLAS core %s, %d threads\n", cpu_env_blas_core(), openblas_get_num_threads());
+    printf("batches: %s\n", synthetic ? "synthetic" : "real");
+    printf("model: emb %d hidden %d enc_layers %d dec_layers %d vocab %d/%d\n", cfg.model.emb_dim, cfg.model.hidden,
+           cfg.model.enc_layers, cfg.model.dec_layers, src_vocab, tgt_vocab);
     printf("parameters: %zu\n", seq2seq_layout(m)->total);
     printf("steps: %d (after %d warm-up)\n", timed, warmup);
     printf("mean batch: B %.1f S %.1f T %.1f\n", sum_B / timed, sum_S / timed, sum_T / timed);
@@ -184,21 +402,25 @@ int main(int argc, char **argv) {
     printf("src tokens/s: %.1f\n", src_tok / t_total);
     printf("tgt tokens/s: %.1f\n", tgt_tok / t_total);
     printf("peak RSS MB: %.1f\n", ru.ru_maxrss / 1024.0);
+    if (gpu_used >= 0)
+        printf("gpu memory MiB: %.0f in use of %.0f (%.0f taken by the model, arena and optimizer)\n", gpu_used,
+               gpu_total, gpu_used - gpu_base);
     printf("GEMM GFLOP per step: %.3f\n", flops_per_step / 1e9);
     printf("achieved GFLOP/s: %.2f\n", flops_per_step / step_time / 1e9);
-    printf("sgemm ceiling GFLOP/s (same shapes): %.2f\n", recorded_flops / ceiling_time / 1e9);
+    printf("%s ceiling GFLOP/s (same shapes): %.2f\n", on_gpu ? "cublas" : "sgemm", recorded_flops / ceiling_time / 1e9);
     printf("fraction of ceiling: %.3f\n", (flops_per_step / step_time) / (recorded_flops / ceiling_time));
     printf("gemm shapes: %d\n", n_shapes);
     if (getenv("NMT_BENCH_SHAPES"))
         for (int s = 0; s < n_shapes; s++)
-            printf("  %c%c m %d n %d k %d calls %ld GFLOP %.3f\n", shapes[s].ta ? 'T' : 'N', shapes[s].tb ? 'T' : 'N',
-                   shapes[s].m, shapes[s].n, shapes[s].k, shapes[s].calls,
+            printf("  %c%c m %d n %d k %d batch %d gemms %ld GFLOP %.3f\n", shapes[s].ta ? 'T' : 'N',
+                   shapes[s].tb ? 'T' : 'N', shapes[s].m, shapes[s].n, shapes[s].k, shapes[s].batch, shapes[s].calls,
                    2.0 * shapes[s].m * shapes[s].n * shapes[s].k * shapes[s].calls / 1e9);
     optimizer_free(opt);
     seq2seq_free(m);
     batcher_free(batches);
     be->destroy(be);
-    prepared_data_free(&data);
+    if (synthetic) synthetic_free(&sy);
+    else prepared_data_free(&data);
     config_free(&cfg);
     return 0;
 }

@@ -2,9 +2,11 @@
 # see shared/GPU.md and docs/gpu.md).
 #
 #   make gpu-bundle   builds with CUDA=1 and fills $(GPU_BUNDLE) (default
-#                     build/gpu-bundle/, ignored by git) with: nmt,
-#                     test_gpu_parity, bench_train, gpu-check.sh,
-#                     reference.py, COMMIT, lib/ (every shared library that
+#                     $(BUILD)/gpu-bundle/, ignored by git) with: nmt (a
+#                     copy of $(BIN)), test_gpu_parity, bench_train,
+#                     gpu-check.sh, torch_gpu_bench.py (the PyTorch side of
+#                     the benchmark), reference.py, configs/de-en.json (the
+#                     bench config), COMMIT, lib/ (every shared library that
 #                     ldd lists and that is neither glibc's nor CUDA's:
 #                     libopenblas (the build the binaries link), libgomp,
 #                     libgfortran, libquadmath, libstdc++, libgcc_s,
@@ -16,7 +18,10 @@
 #                     The CUDA runtime is linked statically; cuBLAS and
 #                     cuBLASLt (CUDA 13, 600 MB) come from the GPU machine.
 #                     Binaries lose their debug sections (GPU_BUNDLE_STRIP=0
-#                     keeps them) so that the bundle stays under 64 MiB.
+#                     keeps them) so that the bundle stays under 64 MiB (the
+#                     target fails above GPU_BUNDLE_MAX_KB). BUILD and BIN are
+#                     honoured: `make BUILD=build/x BIN=build/x/nmt gpu-bundle`
+#                     leaves ./nmt alone and fills build/x/gpu-bundle/.
 #   make gpu-check    runs scripts/gpu-check.sh in this tree (needs a GPU)
 #   make gpu-emu-check  builds src/gpu/*.cu with g++ against the CPU emulator
 #                     of tests/gpu_emu/ (fibers for CUDA threads, cblas for
@@ -28,21 +33,27 @@
 
 GPU_BUNDLE ?= $(BUILD)/gpu-bundle
 GPU_BUNDLE_STRIP ?= 1
-GPU_BUNDLE_BINS := nmt $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
+GPU_BUNDLE_MAX_KB ?= 60000
+GPU_BUNDLE_BINS := $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
+# what gpu-check.sh needs beside the binaries (configs keep their folder)
+GPU_BUNDLE_FILES := scripts/gpu-check.sh scripts/torch_gpu_bench.py scripts/reference.py
+GPU_BUNDLE_CONFIGS := configs/de-en.json
 # libraries left to the GPU machine: glibc's, the dynamic loader, CUDA's
 GPU_BUNDLE_SKIP := /(libc|libm|libdl|librt|libpthread|libresolv|libutil|ld-linux[^/]*)\.so|/lib(cuda|cudart|cublas|cublasLt|curand|nvrtc|nvJitLink|nvidia)[^/]*\.so
 
 .PHONY: gpu-bundle gpu-check gpu-emu-check
 
 gpu-bundle:
-	$(MAKE) CUDA=1 nmt $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
-	@nm nmt | grep -q ' T cuda_backend_create' || { \
-	  echo "gpu-bundle: ./nmt has no CUDA backend (objects built with CUDA=0?); rebuild them with CUDA=1" >&2; exit 1; }
+	$(MAKE) CUDA=1 $(GPU_BUNDLE_BINS)
+	@nm $(BIN) | grep -q ' T cuda_backend_create' || { \
+	  echo "gpu-bundle: $(BIN) has no CUDA backend (objects built with CUDA=0?); rebuild them with CUDA=1" >&2; exit 1; }
 	rm -rf $(GPU_BUNDLE)
-	mkdir -p $(GPU_BUNDLE)/lib
-	cp $(GPU_BUNDLE_BINS) scripts/gpu-check.sh scripts/reference.py $(GPU_BUNDLE)/
+	mkdir -p $(GPU_BUNDLE)/lib $(GPU_BUNDLE)/configs
+	cp $(BIN) $(GPU_BUNDLE)/nmt
+	cp $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train $(GPU_BUNDLE_FILES) $(GPU_BUNDLE)/
+	cp $(GPU_BUNDLE_CONFIGS) $(GPU_BUNDLE)/configs/
 	@if [ "$(GPU_BUNDLE_STRIP)" = 1 ]; then \
-	  for b in $(notdir $(GPU_BUNDLE_BINS)); do strip --strip-debug $(GPU_BUNDLE)/$$b; done; fi
+	  for b in nmt test_gpu_parity bench_train; do strip --strip-debug $(GPU_BUNDLE)/$$b; done; fi
 	(git describe --always --dirty 2>/dev/null || echo unknown) > $(GPU_BUNDLE)/COMMIT
 	@for b in $(GPU_BUNDLE_BINS); do ldd $$b; done | awk '/=>/ && $$3 ~ /^\// {print $$3}' | sort -u \
 	  | grep -Ev '$(GPU_BUNDLE_SKIP)' | while read -r lib; do \
@@ -53,12 +64,14 @@ gpu-bundle:
 	  'here=$$(cd "$$(dirname "$$0")" && pwd)' \
 	  'eval "$$("$$here/gpu-check.sh" --print-env)"' \
 	  'exec "$$@"' > $(GPU_BUNDLE)/run.sh
-	chmod +x $(GPU_BUNDLE)/run.sh $(GPU_BUNDLE)/gpu-check.sh
+	chmod +x $(GPU_BUNDLE)/run.sh $(GPU_BUNDLE)/gpu-check.sh $(GPU_BUNDLE)/torch_gpu_bench.py
 	@du -sh $(GPU_BUNDLE) | sed 's/^/gpu-bundle: /'
 	@cat $(GPU_BUNDLE)/COMMIT | sed 's/^/gpu-bundle: commit /'
+	@kb=$$(du -sk $(GPU_BUNDLE) | cut -f1); if [ "$$kb" -gt $(GPU_BUNDLE_MAX_KB) ]; then \
+	  echo "gpu-bundle: $$kb KiB, over GPU_BUNDLE_MAX_KB=$(GPU_BUNDLE_MAX_KB) (a call carries at most 64 MiB with the tree)" >&2; exit 1; fi
 
-gpu-check: nmt $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
-	bash scripts/gpu-check.sh
+gpu-check: $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
+	NMT_BIN=$(abspath $(BIN)) NMT_BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh
 
 # ---- the CPU emulator build of the CUDA backend ----
 GPU_EMU := $(BUILD)/gpu-emu

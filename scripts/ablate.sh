@@ -27,12 +27,13 @@ options:
                      file name without .json); a variant's subfolder is
                      replaced when it exists
   --variants LIST    comma-separated variants (default: all of them):
-                       none                 model.attention.style=none
+                       none                 model.attention.style=none (no input feeding)
                        luong-dot            luong, score dot, global
                        luong-general        luong, score general, global
                        luong-concat         luong, score concat, global
                        luong-scaled_dot     luong, score scaled_dot, global
-                       bahdanau-additive    bahdanau, score additive, global
+                       bahdanau-additive    bahdanau, score additive, global (no input
+                                            feeding: the context is in the LSTM input)
                        local-m              luong, general, mode local-m
                        local-p              luong, general, mode local-p
                        heads-1              the config's attention with 1 head
@@ -76,10 +77,10 @@ QUICK_VARIANTS="none,luong-general,local-p"
 variant_settings() {
   local a=model.attention
   case "$1" in
-    none) echo "$a.style=none" ;;
+    none) echo "$a.style=none,model.input_feed=false" ;; # input feeding is Luong's
     luong-dot | luong-general | luong-concat | luong-scaled_dot)
       echo "$a.style=luong,$a.score=${1#luong-},$a.mode=global,$a.heads=1" ;;
-    bahdanau-additive) echo "$a.style=bahdanau,$a.score=additive,$a.mode=global,$a.heads=1" ;;
+    bahdanau-additive) echo "$a.style=bahdanau,$a.score=additive,$a.mode=global,$a.heads=1,model.input_feed=false" ;;
     local-m | local-p) echo "$a.style=luong,$a.score=general,$a.mode=$1,$a.heads=1" ;;
     heads-1) echo "$a.heads=1" ;;
     heads-4) echo "$a.heads=4" ;;

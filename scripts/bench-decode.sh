@@ -11,6 +11,8 @@
 #   SRC, REF  source and reference (default Multi30k test2016 de, en)
 #   NMT       the nmt binary (default ./nmt; built by make when absent)
 #   PT_DROP=1 also PyTorch with finished sentences leaving the batch
+#   SHORTLIST=FILE  also nmt with --shortlist FILE (`nmt shortlist`; default
+#             sizes: 100 frequent tokens + 10 per source token)
 #   KEEP=DIR  keep the translations in DIR
 # nmt translate and scripts/reference.py decode (PyTorch, the same weights,
 # the same greedy / batched beam search: docs/reference.md) each translate
@@ -62,8 +64,8 @@ echo "   OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE OMP_WAIT_POLICY=$OMP_WAIT_POLICY, 
 "$NMT" --version | sed 's/^/   nmt: /'
 
 # nmt translate; prints the seconds from its first read of stdin to its exit
-time_nmt() { # out_file beam
-  $PY - "$1" "$tmp/src.txt" "$NMT" translate --model "$tmp/model.nmt" --beam "$2" --batch "$BATCH" <<'EOF'
+time_nmt() { # out_file beam [nmt options...]
+  $PY - "$1" "$tmp/src.txt" "$NMT" translate --model "$tmp/model.nmt" --beam "$2" --batch "$BATCH" "${@:3}" <<'EOF'
 import subprocess, sys, time
 out, inp, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
 with open(inp, "rb") as fi, open(out, "wb") as fo:
@@ -103,6 +105,10 @@ for beam in $BEAMS; do
   echo "== beam $beam"
   secs[nmt,$beam]=$(time_nmt "$tmp/nmt.$beam.txt" "$beam") || exit 1
   echo "   nmt: ${secs[nmt,$beam]} s"
+  if [ -n "${SHORTLIST:-}" ]; then
+    secs[nmts,$beam]=$(time_nmt "$tmp/nmts.$beam.txt" "$beam" --shortlist "$SHORTLIST") || exit 1
+    echo "   nmt with the shortlist: ${secs[nmts,$beam]} s"
+  fi
   run_torch "pt,$beam" "$tmp/pt.$beam.txt" "$beam" || exit 1
   if [ "${PT_DROP:-0}" = 1 ]; then
     run_torch "ptd,$beam" "$tmp/ptd.$beam.txt" "$beam" --drop-finished || exit 1
@@ -113,14 +119,14 @@ echo
 echo "| side | beam | sentences/s | target tokens/s | BLEU | nmt / PyTorch |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for beam in $BEAMS; do
-  for side in nmt pt ptd; do
+  for side in nmt nmts pt ptd; do
     [ -n "${secs[$side,$beam]:-}" ] || continue
     f="$tmp/$side.$beam.txt"
-    case $side in nmt) name=nmt ;; pt) name=PyTorch ;; ptd) name="PyTorch, finished sentences leave the batch" ;; esac
+    case $side in nmt) name=nmt ;; nmts) name="nmt, output shortlist" ;; pt) name=PyTorch ;; ptd) name="PyTorch, finished sentences leave the batch" ;; esac
     awk -v n="$name" -v b="$beam" -v s="${secs[$side,$beam]}" -v sent="$nonempty" -v tok="$(toks "$f")" \
         -v bl="$(bleu "$f")" -v side="$side" -v ref="${secs[pt,$beam]}" -v refd="${secs[ptd,$beam]:-}" 'BEGIN {
-      r = side == "nmt" ? sprintf("**%.2fx**", ref / s) : (side == "ptd" ? sprintf("(PyTorch: %.2fx faster)", ref / s) : "")
-      if (side == "nmt" && refd != "") r = r sprintf("; %.2fx against PyTorch with finished sentences leaving", refd / s)
+      r = side ~ /^nmt/ ? sprintf("**%.2fx**", ref / s) : (side == "ptd" ? sprintf("(PyTorch: %.2fx faster)", ref / s) : "")
+      if (side ~ /^nmt/ && refd != "") r = r sprintf("; %.2fx against PyTorch with finished sentences leaving", refd / s)
       printf "| %s | %s | %.1f | %.0f | %s | %s |\n", n, b, sent / s, tok / s, bl, r }'
   done
 done

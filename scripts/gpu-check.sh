@@ -1,40 +1,83 @@
 #!/usr/bin/env bash
-# gpu-check.sh: the whole check of the CUDA backend on a GPU machine, in one
-# run of at most about 8 minutes (shared/GPU.md; results go into
-# docs/gpu-runs.md by hand).
+# gpu-check.sh: the whole check of the CUDA backend on a GPU machine, and the
+# GPU benchmark of issue #6, in one run of at most about 8 minutes
+# (shared/GPU.md; results go into docs/gpu-runs.md by hand).
 #
 #   build/gpu-bundle/gpu-check.sh    from a bundle made by `make gpu-bundle`
 #   scripts/gpu-check.sh             from a tree built with CUDA
 #   gpu-check.sh --print-env         print the LD_LIBRARY_PATH export line
 #                                    (the bundle's run.sh uses it) and stop
 #
-# Steps: nvidia-smi -L and the driver; ldd of the binaries (libraries not
-# found); `nmt --version`; the CPU-GPU parity test (every Backend slot,
-# whole training steps, greedy and beam decoding) with NMT_SYNC_DEBUG=1, then
-# again with NMT_TF32=1; compute-sanitizer memcheck over the parity test
-# when the tool works on this machine. The benchmark and a GPU training run
-# are skipped with a note until bench_train and the trainer have a device
-# switch. Full logs go to $OUT when set, else build/gpu-out/ (tree) or
-# gpu-out/ (bundle): at most 8 files. A short table is printed last.
-# Exit status: 0 when every step that ran passed.
+# Steps, each under its own time limit; steps 3-8 are also cut to what is
+# left of GPU_CHECK_BUDGET (default 480 s from the start), and one with under
+# 20 s left is "skipped", so that a slow step cannot eat the run:
+#   nvidia-smi -L and the driver; ldd of the binaries (libraries not found);
+#   `nmt --version`;
+#   1. the CPU-GPU parity test (every Backend slot, whole training steps,
+#      greedy and beam decoding) with NMT_SYNC_DEBUG=1 (210 s);
+#   2. again with NMT_TF32=1 (120 s);
+#   3. training GPU vs CPU (150 s): `nmt demo-corpus` and `nmt prepare`,
+#      then one small config (demo sizes) trained 200 steps with
+#      train.device=cuda and with train.device=cpu, same seed: the GPU loss
+#      must fall by 0.5 nats from its first logged value and stay within
+#      GPU_CHECK_TRAIN_TOL (0.02) relative of the CPU loss at every logged
+#      step (train.csv, every 10 steps); both curves go into train.log;
+#   4. checkpoints across devices (90 s): the GPU-trained last.nmt translates
+#      the test set (beam 5) with --device cpu and --device cuda, the
+#      CPU-trained one likewise; each pair must agree on >= 90% of the lines;
+#   5. nmt benchmark (100 s per config): bench_train --device cuda with
+#      NMT_TF32=1 on synthetic batches, for the bench config (configs/de-en.json
+#      sizes, B 64, S 13, T 16, vocabularies 8000/8000: the mean Multi30k
+#      batch of docs/benchmarks.md) and a larger one (emb 512, hidden 1024,
+#      B 128): target tokens/s, GPU memory, GEMM FLOPs per step, achieved
+#      FLOP/s, and cuBLAS alone on the same GEMM shapes;
+#   6. decoding speed (120 s): a model of the bench config's sizes trained
+#      150 steps on the GPU on the demo corpus, then `nmt translate --device
+#      cuda` of the 500 test sentences with --beam 1 and 5 (sentences/s from
+#      --progress, i.e. without loading the model);
+#   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
+#      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
+#      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
+#      (formula: docs/gpu.md) as a fraction of it for nmt and PyTorch;
+#      "unavailable" (not a failure) when no python3 has torch with CUDA;
+#   8. compute-sanitizer memcheck over the parity test where the tool works
+#      on this machine (120 s; a timeout is not a failure).
+# Without a GPU every GPU step says "NO GPU" (the check fails, as it should
+# there). GPU_CHECK_DEVICE=cpu runs steps 3-7 with cpu in place of cuda, a
+# dry run of their logic; GPU_CHECK_QUICK=1 shrinks sizes and step counts.
+# Full logs go to $OUT when set, else build/gpu-out/ (tree) or gpu-out/
+# (bundle): 8 files (machine, parity, parity-tf32, train, bench, torch and
+# memcheck .log, summary.txt); scratch files (corpus, checkpoints) go to a
+# temporary folder, removed at the end (GPU_CHECK_KEEP=1 keeps it). A short
+# table is printed last. Exit status: 0 when every step that ran passed
+# (benchmark numbers never fail the check; a crash of nmt or bench_train
+# does; PyTorch's troubles do not).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -x "$here/test_gpu_parity" ]; then # a bundle: everything beside this script
     NMT="$here/nmt"
     PARITY="$here/test_gpu_parity"
     BENCH="$here/bench_train"
+    TORCH_BENCH="$here/torch_gpu_bench.py"
+    BENCH_CONFIG="$here/configs/de-en.json"
     default_out="$here/gpu-out"
     commit=$(cat "$here/COMMIT" 2>/dev/null || echo unknown)
     [ -d "$here/lib" ] && bundle_lib="$here/lib" || bundle_lib=""
 else
     root=$(cd "$here/.." && pwd)
-    NMT="$root/nmt"
-    PARITY="$root/build/tests/test_gpu_parity"
-    BENCH="$root/build/bench/bench_train"
+    # `make gpu-check` names its BIN and BUILD (NMT_BIN, NMT_BUILD)
+    NMT="${NMT_BIN:-$root/nmt}"
+    PARITY="${NMT_BUILD:-$root/build}/tests/test_gpu_parity"
+    BENCH="${NMT_BUILD:-$root/build}/bench/bench_train"
+    TORCH_BENCH="$root/scripts/torch_gpu_bench.py"
+    BENCH_CONFIG="$root/configs/de-en.json"
     default_out="$root/build/gpu-out"
     commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
     bundle_lib=""
 fi
+
+# Python (torch) runs with the machine's own library path, not the bundle's.
+orig_ld_library_path=${LD_LIBRARY_PATH-}
 
 # The bundle's libraries first, then the machine's CUDA 13 libraries
 # (cuBLAS, cuBLASLt): the toolkit's folders, or pip's nvidia packages.
@@ -54,6 +97,8 @@ if [ "${1:-}" = --print-env ]; then
     exit 0
 fi
 
+t_begin=$(date +%s)
+deadline=$((t_begin + ${GPU_CHECK_BUDGET:-480}))
 out=${OUT:-$default_out}
 mkdir -p "$out" || exit 1
 summary="$out/summary.txt"
@@ -121,41 +166,389 @@ else
 fi
 cuda_line=$(grep '^cuda:' "$out/machine.log" | head -n 1)
 row "nmt --version" "info" 0 "${cuda_line:-no cuda line}"
+[ -n "$bundle_lib" ] && row "bundle" "info" 0 "$(du -sh "$here" 2>/dev/null | cut -f1) in $here"
 
 # 1. parity, every launch synchronised and checked
 run_step "parity (NMT_SYNC_DEBUG=1)" "$out/parity.log" 210 env NMT_SYNC_DEBUG=1 "$PARITY"
 # 2. parity with TF32 tensor cores in cuBLAS (looser gemm tolerance)
 run_step "parity (NMT_TF32=1)" "$out/parity-tf32.log" 120 env NMT_TF32=1 "$PARITY"
 
-# 3. memory checker, where the machine's runtime allows it
-if command -v compute-sanitizer >/dev/null 2>&1; then
+# ---- steps 3-7: training, checkpoints, benchmark, decoding, PyTorch ----
+# Knobs (environment): GPU_CHECK_DEVICE (cuda; cpu for a dry run of the
+# logic), GPU_CHECK_QUICK=1 (small sizes, few steps), GPU_CHECK_TRAIN_STEPS,
+# GPU_CHECK_TRAIN_TOL, GPU_CHECK_PYTHON (interpreters to try for torch),
+# GPU_CHECK_KEEP=1 (keep the scratch folder).
+DEV=${GPU_CHECK_DEVICE:-cuda}
+QUICK=${GPU_CHECK_QUICK:-0}
+TRAIN_STEPS=${GPU_CHECK_TRAIN_STEPS:-200}
+TRAIN_TOL=${GPU_CHECK_TRAIN_TOL:-0.02}
+TRAIN_FALL=0.5 # the last logged GPU loss must be this much (nats) below the first
+BENCH_STEPS=30
+BENCH_WARMUP=5
+DECODE_STEPS=150
+TEST_N=500
+# benchmark runs: name|emb|hidden|enc_layers|dec_layers|B,S,T|src,tgt vocab
+# (the rest of the model and of the step from configs/de-en.json: bidirectional
+# first layer, luong general global, input feeding, dropout 0.3, label
+# smoothing 0.1, clip 5, Adam; PyTorch gets the same)
+BENCH_RUNS=("de-en|256|512|2|2|64,13,16|8000,8000" "large|512|1024|2|2|128,13,16|8000,8000")
+DEC_SIZES='"emb_dim": 256, "hidden": 512, "enc_layers": 2, "dec_layers": 2'
+if [ "$QUICK" = 1 ]; then
+    TRAIN_STEPS=${GPU_CHECK_TRAIN_STEPS:-60}
+    BENCH_STEPS=2
+    BENCH_WARMUP=1
+    DECODE_STEPS=20
+    TEST_N=100
+    BENCH_RUNS=("de-en|32|64|2|2|8,7,9|100,120" "large|64|128|2|2|16,7,9|100,120")
+    DEC_SIZES='"emb_dim": 32, "hidden": 64, "enc_layers": 2, "dec_layers": 2'
+fi
+dev_tag=$([ "$DEV" = cuda ] && echo GPU || echo "$DEV (dry run)")
+no_gpu=0
+[ "$DEV" = cuda ] && [ -z "$gpu" ] && no_gpu=1
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX") || exit 1
+if [ "${GPU_CHECK_KEEP:-0}" = 1 ]; then echo "   scratch kept in $work"; else trap 'rm -rf "$work"' EXIT; fi
+
+# limit_for N: N seconds, or less when the budget ends sooner; fails (prints
+# nothing) when under 20 s are left.
+limit_for() {
+    local left=$((deadline - $(date +%s) - 5))
+    [ "$left" -lt 20 ] && return 1
+    [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+}
+# left_of END: seconds until the epoch second END (at least 1)
+left_of() { local l=$(($1 - $(date +%s))); [ "$l" -lt 1 ] && l=1; echo "$l"; }
+timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; }
+# key LOGTEXT PREFIX: the value after "PREFIX: " on the first such line
+key() { printf '%s\n' "$1" | sed -n "s|^$2: ||p" | head -n 1; }
+# xlate MODEL DEVICE BEAM HYP LOG LIMIT: translates the test set; prints the
+# sentences/s of nmt's --progress summary ("?" when absent); returns nmt's status
+xlate() {
+    local rc
+    echo "-- nmt translate --model $1 --device $2 --beam $3 < test.src" >>"$5"
+    timeout -k 5 "$6" "$NMT" translate --model "$1" --device "$2" --beam "$3" --progress \
+        <"$work/data/test.src" >"$4" 2>"$work/xlate.err"
+    rc=$?
+    tr '\r' '\n' <"$work/xlate.err" | grep -v '^translating' | grep -v '^ *$' >>"$5"
+    echo "   exit $rc, $(wc -l <"$4") lines" >>"$5"
+    local sps
+    sps=$(tr '\r' '\n' <"$work/xlate.err" | sed -n 's/^translated [0-9]* lines, \([0-9.]*\) sentences\/s.*/\1/p' | tail -n 1)
+    echo "${sps:-?}"
+    return $rc
+}
+# same_lines A B: "identical total" line counts of two files
+same_lines() { awk 'NR == FNR { a[FNR] = $0; next } { n++; if ((FNR in a) && a[FNR] == $0) s++ } END { print s + 0, n + 0 }' "$1" "$2"; }
+# a demo-corpus training config: write_config FILE SAVE_DIR MODEL_SIZES
+write_config() {
+    cat >"$1" <<JSON
+{
+  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
+           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
+           "tokenizer": "word", "word_vocab_size": 1000, "max_len": 40, "cache_dir": "cache"},
+  "model": {$3, "bidirectional": true, "input_feed": true,
+            "attention": {"style": "luong", "score": "general", "mode": "global"}},
+  "train": {"optimizer": "adam", "lr": 0.002, "batch_sentences": 64, "epochs": 100,
+            "label_smoothing": 0.1, "seed": 1, "save_dir": "$2",
+            "valid_every": 100000, "log_every": 10},
+  "decode": {"beam": 5, "length_penalty": 0.6, "batch": 64}
+}
+JSON
+}
+
+tlog="$out/train.log"
+blog="$out/bench.log"
+plog="$out/torch.log"
+: >"$tlog"
+: >"$blog"
+: >"$plog"
+have_corpus=0
+make_corpus() {
+    [ "$have_corpus" = 1 ] && return 0
+    echo "-- nmt demo-corpus --train 8000 --valid 100 --test $TEST_N --seed 7" >>"$1"
+    timeout -k 5 60 "$NMT" demo-corpus --out "$work/data" --train 8000 --valid 100 --test "$TEST_N" --seed 7 >>"$1" 2>&1 &&
+        have_corpus=1
+}
+
+# 3. training on the GPU against the CPU, 4. checkpoints across devices
+echo "== training $dev_tag vs CPU, $TRAIN_STEPS steps (log: train.log)"
+if [ "$no_gpu" = 1 ]; then
+    row "train GPU vs CPU" "NO GPU" 0 "no GPU listed by nvidia-smi"
+    row "checkpoints GPU<->CPU" "NO GPU" 0 "no GPU listed by nvidia-smi"
+    failed=1
+elif ! lim=$(limit_for 150); then
+    row "train GPU vs CPU" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+    row "checkpoints GPU<->CPU" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+else
+    start=$(date +%s)
+    end_at=$((start + lim))
+    make_corpus "$tlog"
+    write_config "$work/train.json" run-x '"emb_dim": 64, "hidden": 128, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1'
+    {
+        echo "-- config (demo sizes; train.device and train.save_dir set on the command line):"
+        cat "$work/train.json"
+    } >>"$tlog"
+    # the corpus is tokenized and cached once, so both runs time training only
+    echo "-- nmt prepare --config train.json" >>"$tlog"
+    (cd "$work" && timeout -k 5 "$(left_of "$end_at")" "$NMT" prepare --config train.json) >>"$tlog" 2>&1
+    declare -A trc twall
+    for side in gpu cpu; do
+        d=$([ "$side" = gpu ] && echo "$DEV" || echo cpu)
+        echo "-- nmt train --set train.device=$d --set train.max_steps=$TRAIN_STEPS --set train.save_dir=run-$side" >>"$tlog"
+        t0=$(date +%s.%N)
+        (cd "$work" && timeout -k 5 "$(left_of "$end_at")" "$NMT" train --config train.json --quiet \
+            --set train.device="$d" --set train.max_steps="$TRAIN_STEPS" --set train.save_dir="run-$side") >>"$tlog" 2>&1
+        trc[$side]=$?
+        twall[$side]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+        echo "   exit ${trc[$side]}, ${twall[$side]} s" >>"$tlog"
+    done
+    # both loss curves side by side (train.csv: kind,step,epoch,loss,...)
+    cmp_line=$(awk -F, -v tol="$TRAIN_TOL" '
+        FNR == 1 { f++; next }
+        f == 1 && $1 == "train" { g[$2] = $4; tg[$2] = $9; next }
+        f == 2 && $1 == "train" && ($2 in g) {
+            n++; r = ($4 != 0) ? (g[$2] - $4) / $4 : 0; if (r < 0) r = -r
+            if (n == 1) first = g[$2]
+            last = g[$2]
+            if (r > worst) { worst = r; wstep = $2 }
+            printf "   %6d %10.5f %10.5f %9.2e %s %9.0f %9.0f\n", $2, g[$2], $4, r, (r > tol ? "!" : " "), tg[$2], $9 > "/dev/stderr"
+        }
+        END { printf "rows %d first %.4f last %.4f worst %.3g step %d\n", n, first, last, worst, wstep }
+    ' "$work/run-gpu/train.csv" "$work/run-cpu/train.csv" 2>"$work/curves.txt")
+    {
+        echo "-- loss curves (train.csv rows; rel = |gpu - cpu| / cpu, ! over $TRAIN_TOL), tgt tokens/s"
+        printf "   %6s %10s %10s %9s   %9s %9s\n" step "loss-$DEV" loss-cpu rel "tok/s-$DEV" tok/s-cpu
+        cat "$work/curves.txt"
+        echo "   $cmp_line"
+    } >>"$tlog" 2>/dev/null
+    took=$(($(date +%s) - start))
+    read -r _ nrows _ first _ last _ worst _ wstep <<<"$cmp_line"
+    detail="$TRAIN_STEPS steps: $DEV loss ${first:-?}->${last:-?}, max rel diff to cpu ${worst:-?} (step ${wstep:-?}, tol $TRAIN_TOL); ${twall[gpu]}s vs ${twall[cpu]}s"
+    if timed_out "${trc[gpu]}" || timed_out "${trc[cpu]}"; then
+        row "train $dev_tag vs CPU" "TIMEOUT" "$took" "over ${lim}s (train exits ${trc[gpu]}/${trc[cpu]})"
+        failed=1
+    elif [ "${trc[gpu]}" -ne 0 ] || [ "${trc[cpu]}" -ne 0 ]; then
+        row "train $dev_tag vs CPU" "FAIL" "$took" "nmt train exit $DEV ${trc[gpu]}, cpu ${trc[cpu]}: $(grep -m1 -i 'error\|fail\|nmt train' "$tlog" | cut -c1-80)"
+        failed=1
+    elif [ "${nrows:-0}" -lt 3 ] || ! awk -v a="$first" -v b="$last" -v w="$worst" -v t="$TRAIN_TOL" -v f="$TRAIN_FALL" \
+        'BEGIN { exit !(b < a - f && w <= t) }'; then
+        row "train $dev_tag vs CPU" "FAIL" "$took" "$detail"
+        failed=1
+    else
+        row "train $dev_tag vs CPU" "pass" "$took" "$detail"
+    fi
+    # 4. each checkpoint translates the test set on both devices
+    start=$(date +%s)
+    if [ "${trc[gpu]}" -ne 0 ] || [ "${trc[cpu]}" -ne 0 ] || ! xl=$(limit_for 90); then
+        row "checkpoints GPU<->CPU" "skipped" 0 "no checkpoints (training failed) or out of budget"
+    else
+        end_at=$((start + xl))
+        xfail=""
+        xdetail=""
+        echo "-- checkpoints across devices: each last.nmt translates test.src ($TEST_N lines) on both" >>"$tlog"
+        for side in gpu cpu; do
+            for d in "$DEV" cpu; do
+                xlate "$work/run-$side/last.nmt" "$d" 5 "$work/hyp-$side-$d.txt" "$tlog" "$(left_of "$end_at")" >"$work/sps"
+                xr=$?
+                [ "$xr" -ne 0 ] && xfail="$xfail $side-model/--device $d exit $xr;"
+                [ "$side" = gpu ] && [ "$d" = "$DEV" ] && demo_sps_b5=$(cat "$work/sps")
+                [ "$(wc -l <"$work/hyp-$side-$d.txt")" -ne "$TEST_N" ] && xfail="$xfail $side-model/$d: line count;"
+                [ "$DEV" = cpu ] && break # a dry run: both devices are the CPU
+            done
+            if [ "$DEV" != cpu ]; then
+                read -r same n <<<"$(same_lines "$work/hyp-$side-$DEV.txt" "$work/hyp-$side-cpu.txt")"
+                xdetail="$xdetail $side-trained: $same/$n lines same on $DEV and cpu;"
+                awk -v s="$same" -v n="$TEST_N" 'BEGIN { exit !(s >= 0.9 * n) }' || xfail="$xfail $side-trained: only $same/$n lines agree;"
+            fi
+        done
+        for f in "$work"/hyp-*.txt; do
+            echo "   $(basename "$f"): $("$NMT" eval --bleu --ref "$work/data/test.tgt" --hyp "$f" 2>&1 | head -n 1)" >>"$tlog"
+        done
+        echo "   $xdetail" >>"$tlog"
+        took=$(($(date +%s) - start))
+        if [ -n "$xfail" ]; then
+            row "checkpoints GPU<->CPU" "FAIL" "$took" "$xfail"
+            failed=1
+        else
+            row "checkpoints GPU<->CPU" "pass" "$took" "beam 5,${xdetail:- dry run: loads and translates}"
+        fi
+    fi
+fi
+
+# 5. the nmt benchmark: bench_train on synthetic batches, TF32 on
+declare -A nmt_sps nmt_tok nmt_gflop nmt_frac pt_frac
+echo "== nmt benchmark on $dev_tag (log: bench.log)"
+if [ "$no_gpu" = 1 ]; then
+    row "bench nmt" "NO GPU" 0 "no GPU listed by nvidia-smi"
+    failed=1
+else
+    for spec in "${BENCH_RUNS[@]}"; do
+        IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
+        if ! lim=$(limit_for 100); then
+            row "bench nmt $name" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+            continue
+        fi
+        start=$(date +%s)
+        cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
+            --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
+            --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
+        echo "-- $name: NMT_TF32=1 ${cmd[*]}" >>"$blog"
+        env NMT_TF32=1 NMT_BENCH_SHAPES=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
+        rc=$?
+        cat "$work/bench.txt" >>"$blog"
+        took=$(($(date +%s) - start))
+        b=$(cat "$work/bench.txt")
+        if timed_out "$rc"; then
+            row "bench nmt $name" "TIMEOUT" "$took" "over ${lim}s"
+            failed=1
+        elif [ "$rc" -ne 0 ]; then
+            row "bench nmt $name" "FAIL($rc)" "$took" "$(tail -n 1 "$work/bench.txt" | cut -c1-90)"
+            failed=1
+        else
+            nmt_sps[$name]=$(key "$b" "seconds per step")
+            nmt_tok[$name]=$(key "$b" "tgt tokens/s")
+            nmt_gflop[$name]=$(key "$b" "GEMM GFLOP per step")
+            mem=$(key "$b" "gpu memory MiB" | awk '{ gsub(/\(/, ""); printf "%s MiB in use of %s (model+arena %s MiB)", $1, $5, $6 }')
+            ceil=$(key "$b" "cublas ceiling GFLOP/s (same shapes)")
+            [ -z "$ceil" ] && ceil=$(key "$b" "sgemm ceiling GFLOP/s (same shapes)")
+            row "bench nmt $name" "info" "$took" "$(awk -v t="${nmt_tok[$name]}" -v s="${nmt_sps[$name]}" -v g="${nmt_gflop[$name]}" -v c="$ceil" \
+                'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}"
+        fi
+    done
+fi
+
+# 6. decoding speed: a model of the bench config's sizes trained briefly here
+echo "== decoding on $dev_tag (log: bench.log)"
+if [ "$no_gpu" = 1 ]; then
+    row "decode nmt" "NO GPU" 0 "no GPU listed by nvidia-smi"
+    failed=1
+elif ! lim=$(limit_for 120); then
+    row "decode nmt" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+else
+    start=$(date +%s)
+    end_at=$((start + lim))
+    make_corpus "$blog"
+    write_config "$work/dec.json" run-dec "$DEC_SIZES, \"dropout\": 0.3"
+    echo "-- decode model: $DEC_SIZES, demo corpus, $DECODE_STEPS steps on $DEV" >>"$blog"
+    (cd "$work" && timeout -k 5 "$(left_of "$end_at")" "$NMT" train --config dec.json --quiet \
+        --set train.device="$DEV" --set train.max_steps="$DECODE_STEPS") >>"$blog" 2>&1
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        took=$(($(date +%s) - start))
+        row "decode nmt" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$took" "training the decode model: $(tail -n 1 "$blog" | cut -c1-80)"
+        failed=1
+    else
+        for beam in 1 5; do
+            t1=$(date +%s)
+            sps=$(xlate "$work/run-dec/last.nmt" "$DEV" "$beam" "$work/dec-b$beam.txt" "$blog" "$(left_of "$end_at")")
+            rc=$?
+            words=$(awk '{ n += NF } END { printf "%.1f", NR ? n / NR : 0 }' "$work/dec-b$beam.txt")
+            if [ "$rc" -ne 0 ]; then
+                row "decode nmt beam $beam" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$blog" | head -n 1 | cut -c1-80)"
+                failed=1
+            else
+                extra=""
+                [ "$beam" = 5 ] && [ -n "${demo_sps_b5:-}" ] && extra="; demo-size model (step 3): $demo_sps_b5 sent/s"
+                row "decode nmt beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out (bench sizes, trained $DECODE_STEPS steps here)$extra"
+            fi
+        done
+    fi
+fi
+
+# 7. PyTorch with cuDNN LSTMs: same sizes, same batches, TF32 allowed
+echo "== PyTorch on $dev_tag (log: torch.log)"
+tf32_gflops=""
+if [ "$no_gpu" = 1 ]; then
+    row "PyTorch" "NO GPU" 0 "no GPU listed by nvidia-smi"
+    failed=1
+else
+    PY=""
+    for p in ${GPU_CHECK_PYTHON:-python3 /usr/bin/python3}; do
+        if env LD_LIBRARY_PATH="$orig_ld_library_path" timeout 90 "$p" -c 'import torch' >/dev/null 2>&1; then
+            PY=$p
+            break
+        fi
+    done
+    if [ -z "$PY" ]; then
+        echo "no python3 with torch (tried: ${GPU_CHECK_PYTHON:-python3 /usr/bin/python3})" >>"$plog"
+        row "PyTorch" "unavailable" 0 "no python3 with torch (not a failure)"
+    else
+        peak=--peak
+        for spec in "${BENCH_RUNS[@]}"; do
+            IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
+            IFS=, read -r B S T <<<"$shape"
+            IFS=, read -r Vs Vt <<<"$vocab"
+            if ! lim=$(limit_for 120); then
+                row "PyTorch $name" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+                continue
+            fi
+            start=$(date +%s)
+            cmd=("$PY" "$TORCH_BENCH" --device "$DEV" --tf32 ${peak:+"$peak"} --emb "$E" --hidden "$H" --enc-layers "$Le"
+                --dec-layers "$Ld" --batch "$B" --src-len "$S" --tgt-len "$T" --src-vocab "$Vs" --tgt-vocab "$Vt"
+                --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
+            echo "-- $name: ${cmd[*]}" >>"$plog"
+            env LD_LIBRARY_PATH="$orig_ld_library_path" PYTHONUNBUFFERED=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/torch.txt" 2>&1
+            rc=$?
+            cat "$work/torch.txt" >>"$plog"
+            took=$(($(date +%s) - start))
+            t=$(cat "$work/torch.txt")
+            if [ "$rc" -eq 3 ]; then
+                row "PyTorch $name" "unavailable" "$took" "$(key "$t" unavailable | cut -c1-90) (not a failure)"
+                break
+            elif timed_out "$rc"; then
+                row "PyTorch $name" "timeout" "$took" "over ${lim}s (not a failure)"
+                continue
+            elif [ "$rc" -ne 0 ]; then
+                row "PyTorch $name" "error($rc)" "$took" "$(tail -n 1 "$work/torch.txt" | cut -c1-80) (not a failure)"
+                continue
+            fi
+            [ -n "$peak" ] && tf32_gflops=$(printf '%s\n' "$t" | sed -n 's/^gemm tf32 GFLOP\/s ([^)]*): //p') &&
+                fp32_gflops=$(printf '%s\n' "$t" | sed -n 's/^gemm fp32 GFLOP\/s ([^)]*): //p')
+            peak=""
+            pt_tok=$(key "$t" "torch best tgt tokens/s")
+            pt_sps=$(key "$t" "torch best seconds per step")
+            formula=$(key "$t" "formula GFLOP per step")
+            row "PyTorch $name" "info" "$took" "$(awk -v p="$pt_tok" -v n="${nmt_tok[$name]:-0}" -v c="$(key "$t" "torch cudnn tgt tokens/s")" -v l="$(key "$t" "torch cell tgt tokens/s")" \
+                'BEGIN { printf "best %.0f tgt tok/s (nn.LSTM decoder %.0f, LSTMCell %.0f); nmt/PyTorch %s", p, c, l, (n > 0 && p > 0) ? sprintf("%.2fx", n / p) : "n/a" }')"
+            pt_frac[$name]=$(awk -v f="$formula" -v s="$pt_sps" -v p="${tf32_gflops:-0}" 'BEGIN { if (p > 0 && s > 0) printf "%.1f%%", 100 * f / s / p; else print "n/a" }')
+            nmt_frac[$name]=$(awk -v f="$formula" -v s="${nmt_sps[$name]:-0}" -v p="${tf32_gflops:-0}" 'BEGIN { if (p > 0 && s > 0) printf "%.1f%%", 100 * f / s / p; else print "n/a" }')
+        done
+        if [ -n "$tf32_gflops" ]; then
+            fr=""
+            for spec in "${BENCH_RUNS[@]}"; do
+                name=${spec%%|*}
+                fr="$fr $name nmt ${nmt_frac[$name]:-n/a} (PyTorch ${pt_frac[$name]:-n/a});"
+            done
+            row "TF32 GEMM rate" "info" 0 "$(awk -v a="$tf32_gflops" -v b="${fp32_gflops:-0}" 'BEGIN { printf "%.1f TFLOP/s (square sgemm, fp32 %.1f); model FLOP/s as a fraction:", a / 1000, b / 1000 }')$fr"
+        fi
+    fi
+fi
+
+# 8. memory checker, where the machine's runtime allows it (last: the
+# least important step gets what is left of the budget)
+if [ -z "$gpu" ]; then
+    row "memcheck" "NO GPU" 0 "no GPU listed by nvidia-smi"
+elif ! command -v compute-sanitizer >/dev/null 2>&1; then
+    row "memcheck" "skipped" 0 "compute-sanitizer not on PATH"
+elif ! mlimit=$(limit_for 120); then
+    row "memcheck" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+else
     start=$(date +%s)
     echo "== memcheck: compute-sanitizer --tool memcheck $PARITY"
-    timeout -k 10 120 compute-sanitizer --tool memcheck --error-exitcode 99 "$PARITY" \
+    timeout -k 10 "$mlimit" compute-sanitizer --tool memcheck --error-exitcode 99 "$PARITY" \
         >"$out/memcheck.log" 2>&1
     rc=$?
     took=$(($(date +%s) - start))
     if grep -qE 'Device not supported|error 999|Failed to initialize|LibraryNotLoaded' "$out/memcheck.log"; then
         row "memcheck" "unavailable" "$took" "compute-sanitizer cannot run here (memcheck.log)"
     elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-        row "memcheck" "timeout" "$took" "not finished in 120s (not a failure)"
+        row "memcheck" "timeout" "$took" "not finished in ${mlimit}s (not a failure)"
     elif [ "$rc" -ne 0 ]; then
         row "memcheck" "FAIL($rc)" "$took" "$(grep -m1 -E 'ERROR SUMMARY|Invalid|error' "$out/memcheck.log")"
         failed=1
     else
         row "memcheck" "pass" "$took" "$(grep -m1 'ERROR SUMMARY' "$out/memcheck.log")"
     fi
-else
-    row "memcheck" "skipped" 0 "compute-sanitizer not on PATH"
 fi
 
-# 4. benchmark and GPU training: only once the programs can choose the device
-if "$BENCH" --help 2>&1 | grep -q -- '--device'; then
-    row "bench_train" "skipped" 0 "bench_train has --device: add its run here"
-else
-    row "bench_train" "skipped" 0 "bench_train has no device switch yet"
-fi
-row "training GPU vs CPU" "skipped" 0 "the trainer has no device switch yet (train.device=cuda)"
 row "beam decode GPU vs CPU" "in parity" 0 "greedy and beam tokens compared in the parity test"
 
 {
@@ -163,6 +556,7 @@ row "beam decode GPU vs CPU" "in parity" 0 "greedy and beam tokens compared in t
     echo "== gpu-check summary (commit $commit)"
     printf '%-26s %-12s %6s  %s\n' "step" "result" "secs" "detail"
     for r in "${rows[@]}"; do echo "$r"; done
+    echo "total: $(($(date +%s) - t_begin)) s"
     echo "overall: $([ "$failed" -eq 0 ] && echo PASS || echo FAIL)"
 } | tee -a "$summary"
 exit "$failed"
