@@ -53,6 +53,12 @@ options:
   --beam K           beam size for the test set (default: the config's decode.beam)
   --set KEY=VALUE    another setting for every variant (repeatable)
   --test-lines N     score only the first N test sentences (default: all)
+  --reuse            a variant whose folder already holds a finished run
+                     (best.nmt, train.csv, test.hyp) is not trained or
+                     decoded again: its numbers are read back (the decoding
+                     is timed again when the folder lacks decode_seconds).
+                     Lets several ablate.sh runs share the variants of one
+                     OUT, and rebuilds the report of an interrupted run
   --quick            a tiny run for tests: 30 steps, validation every 5,
                      variants none,luong-general,local-p, 100 test
                      sentences, beam 1 (each unless given explicitly)
@@ -89,7 +95,7 @@ variant_settings() {
 }
 
 config="" out="" variants="" steps="" valid_every="" target_ppl=20 split=25 threads=0
-beam="" test_lines="" quick=0
+beam="" test_lines="" quick=0 reuse=0
 NMT=${NMT_BIN:-./nmt}
 extra_sets=()
 custom_names=()
@@ -99,6 +105,7 @@ while [ $# -gt 0 ]; do
   case "$opt" in
     -h | --help) usage; exit 0 ;;
     --quick) quick=1; shift; continue ;;
+    --reuse) reuse=1; shift; continue ;;
     --config | --out | --variants | --variant | --steps | --valid-every | --target-ppl | --split | \
       --threads | --beam | --set | --test-lines | --nmt)
       [ $# -ge 2 ] || die_usage "$opt needs a value"
@@ -252,8 +259,13 @@ run_variant() {
   IFS=, read -r -a kvs <<< "${settings[$v]}"
   for kv in "${kvs[@]}"; do [ -n "$kv" ] && sets+=(--set "$kv"); done
   sets+=("${extra_sets[@]}" --set "train.save_dir=$dir")
-  rm -rf "$dir"
-  mkdir -p "$dir"
+  local done_before=0
+  if [ "$reuse" = 1 ] && [ -s "$dir/best.nmt" ] && [ -s "$dir/train.csv" ] && [ -f "$dir/test.hyp" ]; then
+    done_before=1
+  else
+    rm -rf "$dir"
+    mkdir -p "$dir"
+  fi
   train_cmd[$v]="nmt train --config $config ${sets[*]} --quiet"
   # the settings must be valid; equal attention settings reuse a result
   local res
@@ -276,16 +288,21 @@ run_variant() {
     fi
   done
   attn_of[$v]=$attn
-  echo "ablate: $v: training ($steps updates)" >&2
   local t0 t1
-  t0=$(now)
-  if ! measure "$dir/maxrss_kib" "$NMT" train --config "$config" "${sets[@]}" --quiet > "$dir/train.log" 2>&1; then
-    status[$v]=failed
-    reason[$v]="training failed: $(grep -v '^[[:space:]]*$' "$dir/train.log" | tail -n 2 | one_line)"
-    return 1
+  if [ "$done_before" = 1 ]; then
+    echo "ablate: $v: reusing the finished run in $dir" >&2
+    note[$v]="reused from an earlier ablate.sh run in the same folder"
+  else
+    echo "ablate: $v: training ($steps updates)" >&2
+    t0=$(now)
+    if ! measure "$dir/maxrss_kib" "$NMT" train --config "$config" "${sets[@]}" --quiet > "$dir/train.log" 2>&1; then
+      status[$v]=failed
+      reason[$v]="training failed: $(grep -v '^[[:space:]]*$' "$dir/train.log" | tail -n 2 | one_line)"
+      return 1
+    fi
+    t1=$(now)
+    echo "train wall seconds: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" >> "$dir/train.log"
   fi
-  t1=$(now)
-  echo "train wall seconds: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" >> "$dir/train.log"
   [ -s "$dir/best.nmt" ] || { status[$v]=failed; reason[$v]="no best.nmt (no validation set?)"; return 1; }
   local csv=$dir/train.csv
   ppl[$v]=$(csv_col "$csv" valid valid_ppl | tail -n 1 | awk '{ printf "%.2f", $2 }')
@@ -295,15 +312,18 @@ run_variant() {
   mem[$v]=$(awk '/^[0-9]+$/ { v = $1 } END { if (v != "") printf "%.0f", v / 1024 }' "$dir/maxrss_kib" 2> /dev/null)
   # decoding: the whole test set, timed
   decode_cmd[$v]="nmt translate --model $dir/best.nmt --beam $beam < $tdir/test.src > $dir/test.hyp"
-  echo "ablate: $v: decoding $n_test sentences (beam $beam)" >&2
-  t0=$(now)
-  if ! "$NMT" translate --model "$dir/best.nmt" --beam "$beam" < "$tdir/test.src" > "$dir/test.hyp" 2> "$dir/translate.log"; then
-    status[$v]=failed
-    reason[$v]="decoding failed: $(tail -n 2 "$dir/translate.log" | one_line)"
-    return 1
+  if [ "$done_before" = 0 ] || [ ! -s "$dir/decode_seconds" ]; then
+    echo "ablate: $v: decoding $n_test sentences (beam $beam)" >&2
+    t0=$(now)
+    if ! "$NMT" translate --model "$dir/best.nmt" --beam "$beam" < "$tdir/test.src" > "$dir/test.hyp" 2> "$dir/translate.log"; then
+      status[$v]=failed
+      reason[$v]="decoding failed: $(tail -n 2 "$dir/translate.log" | one_line)"
+      return 1
+    fi
+    t1=$(now)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' > "$dir/decode_seconds"
   fi
-  t1=$(now)
-  sps[$v]=$(awk -v a="$t0" -v b="$t1" -v n="$n_test" 'BEGIN { d = b - a; printf "%.1f", (d > 0 ? n / d : 0) }')
+  sps[$v]=$(awk -v n="$n_test" '{ d = $1 } END { printf "%.1f", (d > 0 ? n / d : 0) }' "$dir/decode_seconds")
   bleu[$v]=$(bleu_of "$dir/test.hyp" "$tdir/test.tgt")
   part S "$dir/test.hyp" > "$dir/short.hyp"
   part L "$dir/test.hyp" > "$dir/long.hyp"

@@ -99,6 +99,22 @@ check '[ $rc -eq 0 ]' "one good variant: exit $rc: $(printf '%s' "$out" | tail -
 check 'grep -qE "^\| local-m \|.*\| not reached \|" "$tmp/abl2/ablation.md"' "expected 'not reached': $(grep local-m "$tmp/abl2/ablation.md" | head -1)"
 check 'grep -q "long (> 25 words)" "$tmp/abl2/ablation.md"' "default split of 25 words not in the header"
 
+# 2b. --reuse: the finished runs of section 1 are read back, not trained or
+# decoded again (best.nmt keeps its time), and give the same table rows;
+# a folder without a finished run is trained
+touch -d '2000-01-01' "$tmp/abl/none/best.nmt"
+rm -f "$tmp/abl/luong-general/test.hyp"
+out=$(NMT_BIN="$NMT" bash "$ABLATE" --config "$tmp/tiny.json" --out "$tmp/abl" --quick --threads 1 \
+  --split 6 --target-ppl 1e9 --variants none,luong-general,bahdanau-additive --reuse 2>&1)
+rc=$?
+check '[ $rc -eq 0 ]' "--reuse: exit $rc: $(printf '%s' "$out" | tail -3)"
+check 'printf "%s" "$out" | grep -q "none: reusing the finished run"' "--reuse did not reuse none: $out"
+check '! printf "%s" "$out" | grep -q "none: training"' "--reuse trained none again"
+check 'printf "%s" "$out" | grep -q "luong-general: training"' "--reuse should retrain a run without test.hyp: $out"
+check '[ "$(stat -c %Y "$tmp/abl/none/best.nmt")" = "$(date -d 2000-01-01 +%s)" ]' "--reuse rewrote none/best.nmt"
+check '[ -s "$tmp/abl/none/decode_seconds" ]' "--reuse: decode_seconds not written"
+check 'rows none | cut -d"|" -f3-5 | grep -qE "[0-9]"' "--reuse: none row lacks numbers: $(rows none)"
+
 # 3. usage errors exit 2 and train nothing
 usage_case() { # WANT_RC NEEDLE ARGS...: exit code and message of a run
   local want=$1 needle=$2
