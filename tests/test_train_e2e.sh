@@ -95,6 +95,32 @@ printf 'ki\tKI-TRANSLATED\n' > "$tmp/dict.tsv"
 check "[ \$(wc -l < '$tmp/unk.hyp') -eq 40 ] && ! grep -q '<unk>' '$tmp/unk.hyp'" "--replace-unk left <unk> in the output"
 check "python3 -c 'import sys; src=open(sys.argv[1]).read().split(chr(10)); hyp=open(sys.argv[2]).read().split(chr(10)); n=sum(1 for s,h in zip(src,hyp) for w in h.split() if w in s.split() or w==\"KI-TRANSLATED\"); sys.exit(0 if n > 0 else 1)' '$tmp/data/test.src' '$tmp/unk.hyp'" "replaced words should come from the source line or the dictionary"
 
+# each replaced <unk> is the source word with the highest attention at its step
+"$NMT" translate --model "$tmp/run5/best.nmt" --beam 1 --attention-out "$tmp/unk_a.jsonl" \
+    < "$tmp/data/test.src" > "$tmp/unk_a.hyp" 2>/dev/null
+"$NMT" translate --model "$tmp/run5/best.nmt" --beam 1 --replace-unk \
+    < "$tmp/data/test.src" > "$tmp/unk_b.hyp" 2>/dev/null
+check "python3 - '$tmp/data/test.src' '$tmp/unk_a.hyp' '$tmp/unk_b.hyp' '$tmp/unk_a.jsonl' <<'PY'
+import json, sys
+src = open(sys.argv[1]).read().split('\n')
+a = open(sys.argv[2]).read().split('\n')
+b = open(sys.argv[3]).read().split('\n')
+att = [json.loads(l) for l in open(sys.argv[4])]
+n = 0
+for i, r in enumerate(att):
+    words, out = a[i].split(), b[i].split()
+    assert len(words) == len(out), (i, words, out)
+    for t, w in enumerate(words):
+        if w != '<unk>':
+            assert out[t] == w, (i, t, w, out[t])
+            continue
+        row = r['attention'][t]  # rounded to 4 decimals: any word at the top value
+        top = [src[i].split()[k] for k in range(len(row)) if row[k] >= max(row) - 1e-4]
+        assert out[t] in top, (i, t, out[t], top, row)
+        n += 1
+sys.exit(0 if n > 0 else 1)
+PY" "--replace-unk must put the argmax-attention source word in place of each <unk>"
+
 # 3d. ensembles: a model with itself gives that model's output; other vocabularies are refused
 "$NMT" translate --model "$tmp/run/best.nmt" --beam 3 < "$tmp/data/test.src" > "$tmp/single.hyp" 2>/dev/null
 "$NMT" translate --model "$tmp/run/best.nmt" --model "$tmp/run/best.nmt" --beam 3 < "$tmp/data/test.src" > "$tmp/ens.hyp" 2>/dev/null
