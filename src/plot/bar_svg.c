@@ -33,31 +33,21 @@ struct SvgBarChart {
     int n_panels;
 };
 
-static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
-                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
-
-static char *dup_or_null(const char *s, int *oom) {
-    if (!s) return NULL;
-    char *d = nmt_strdup(s);
-    if (!d) *oom = 1;
-    return d;
-}
-
 SvgBarChart *svg_bars_create(const char *title, const char *x_label,
                              const char *const *categories, int n_categories) {
     NMT_ASSERT(n_categories >= 1);
     SvgBarChart *c = nmt_calloc(1, sizeof *c);
     if (!c) return NULL;
     int oom = 0;
-    c->title = dup_or_null(title, &oom);
-    c->x_label = dup_or_null(x_label, &oom);
+    c->title = svg_strdup_or_flag(title, &oom);
+    c->x_label = svg_strdup_or_flag(x_label, &oom);
     c->width = 960;
     c->panel_height = 200;
     c->categories = nmt_calloc((size_t)n_categories, sizeof *c->categories);
     if (c->categories) {
         c->n_categories = n_categories;
         for (int i = 0; i < n_categories; i++)
-            c->categories[i] = dup_or_null(categories[i] ? categories[i] : "", &oom);
+            c->categories[i] = svg_strdup_or_flag(categories[i] ? categories[i] : "", &oom);
     } else {
         oom = 1;
     }
@@ -104,8 +94,8 @@ NmtStatus svg_bars_add_panel(SvgBarChart *c, const char *title, const char *y_la
     BarPanel *p = &c->panels[c->n_panels];
     memset(p, 0, sizeof *p);
     int oom = 0;
-    p->title = dup_or_null(title ? title : "", &oom);
-    p->y_label = dup_or_null(y_label, &oom);
+    p->title = svg_strdup_or_flag(title ? title : "", &oom);
+    p->y_label = svg_strdup_or_flag(y_label, &oom);
     if (oom) {
         panel_clear(p);
         return nmt_fail_nomem("bar chart panel");
@@ -121,8 +111,8 @@ NmtStatus svg_bars_add_series(SvgBarChart *c, int panel, const char *name, const
     BarPanel *p = &c->panels[panel];
     BarSeries s = {0};
     int oom = 0;
-    s.name = dup_or_null(name ? name : "", &oom);
-    s.color = dup_or_null(color, &oom);
+    s.name = svg_strdup_or_flag(name ? name : "", &oom);
+    s.color = svg_strdup_or_flag(color, &oom);
     s.v = nmt_malloc((size_t)c->n_categories * sizeof *s.v);
     if (s.v) memcpy(s.v, values, (size_t)c->n_categories * sizeof *s.v);
     else oom = 1;
@@ -250,7 +240,7 @@ static void panel_axis(const SvgBarChart *c, const BarPanel *p, double top, BarA
 }
 
 static const char *series_color(const BarSeries *s, int index) {
-    return s->color ? s->color : palette[index % (int)NMT_ARRAY_LEN(palette)];
+    return s->color ? s->color : svg_palette_color(index);
 }
 
 /* Legend in the panel header, right-aligned to the plot's right edge. */
@@ -429,21 +419,12 @@ NmtStatus svg_bars_render(const SvgBarChart *c, char **svg, size_t *len) {
         svg_buf_printf(&b, "</text>\n");
     }
     svg_buf_printf(&b, "</svg>\n");
-    if (b.oom) {
-        nmt_free(b.buf);
-        return nmt_fail_nomem("SVG text");
-    }
-    *svg = b.buf;
-    if (len) *len = b.len;
-    return NMT_OK;
+    return svg_buf_finish(&b, svg, len);
 }
 
 NmtStatus svg_bars_write(const SvgBarChart *c, const char *path) {
     char *svg;
     size_t n;
     NmtStatus st = svg_bars_render(c, &svg, &n);
-    if (st) return st;
-    st = file_write_atomic(path, svg, n);
-    nmt_free(svg);
-    return st;
+    return st ? st : svg_write_text(path, svg, n);
 }

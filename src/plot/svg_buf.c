@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "fileio.h"
 #include "plot/svg_plot.h"
 
 int svg_buf_reserve(SvgBuf *b, size_t extra) {
@@ -57,4 +58,32 @@ size_t svg_text_chars(const char *s) {
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) n += (*p & 0xC0) != 0x80;
     return n;
+}
+
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+
+const char *svg_palette_color(int index) { return palette[index % (int)NMT_ARRAY_LEN(palette)]; }
+
+char *svg_strdup_or_flag(const char *s, int *oom) {
+    if (!s) return NULL;
+    char *d = nmt_strdup(s);
+    if (!d) *oom = 1;
+    return d;
+}
+
+NmtStatus svg_buf_finish(SvgBuf *b, char **svg, size_t *len) {
+    if (b->oom) {
+        nmt_free(b->buf);
+        return nmt_fail_nomem("SVG text");
+    }
+    *svg = b->buf;
+    if (len) *len = b->len;
+    return NMT_OK;
+}
+
+NmtStatus svg_write_text(const char *path, char *svg, size_t n) {
+    NmtStatus st = file_write_atomic(path, svg, n);
+    nmt_free(svg);
+    return st;
 }

@@ -247,22 +247,12 @@ struct SvgFigure {
     int n_panels;
 };
 
-static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
-                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
-
-static char *dup_or_null(const char *s, int *oom) {
-    if (!s) return NULL;
-    char *d = nmt_strdup(s);
-    if (!d) *oom = 1;
-    return d;
-}
-
 SvgFigure *svg_figure_create(const char *title, const char *x_label) {
     SvgFigure *fig = nmt_calloc(1, sizeof *fig);
     if (!fig) return NULL;
     int oom = 0;
-    fig->title = dup_or_null(title, &oom);
-    fig->x_label = dup_or_null(x_label, &oom);
+    fig->title = svg_strdup_or_flag(title, &oom);
+    fig->x_label = svg_strdup_or_flag(x_label, &oom);
     fig->width = 960;
     fig->panel_height = 220;
     if (oom) {
@@ -309,9 +299,9 @@ NmtStatus svg_figure_add_panel(SvgFigure *fig, const char *title, const char *y_
     Panel *p = &fig->panels[fig->n_panels];
     memset(p, 0, sizeof *p);
     int oom = 0;
-    p->title = dup_or_null(title, &oom);
-    p->y_label = dup_or_null(y_label, &oom);
-    p->empty_text = dup_or_null(empty_text ? empty_text : "no data", &oom);
+    p->title = svg_strdup_or_flag(title, &oom);
+    p->y_label = svg_strdup_or_flag(y_label, &oom);
+    p->empty_text = svg_strdup_or_flag(empty_text ? empty_text : "no data", &oom);
     p->scale = scale;
     if (oom) {
         panel_clear(p);
@@ -328,8 +318,8 @@ NmtStatus svg_figure_add_series(SvgFigure *fig, int panel, const char *name, con
     Panel *p = &fig->panels[panel];
     Series s = {0};
     int oom = 0;
-    s.name = dup_or_null(name ? name : "", &oom);
-    s.color = dup_or_null(color, &oom);
+    s.name = svg_strdup_or_flag(name ? name : "", &oom);
+    s.color = svg_strdup_or_flag(color, &oom);
     s.flags = flags;
     s.n = n;
     if (n) {
@@ -449,7 +439,7 @@ static double map_y(const Mapping *m, double y) {
 }
 
 static const char *series_color(const Series *s, int index) {
-    return s->color ? s->color : palette[index % (int)NMT_ARRAY_LEN(palette)];
+    return s->color ? s->color : svg_palette_color(index);
 }
 
 /* Drawable points of a series on an axis. */
@@ -692,21 +682,12 @@ NmtStatus svg_figure_render(const SvgFigure *fig, char **svg, size_t *len) {
     }
     svg_buf_printf(&b, "</svg>\n");
     nmt_free(axes);
-    if (b.oom) {
-        nmt_free(b.buf);
-        return nmt_fail_nomem("SVG text");
-    }
-    *svg = b.buf;
-    if (len) *len = b.len;
-    return NMT_OK;
+    return svg_buf_finish(&b, svg, len);
 }
 
 NmtStatus svg_figure_write(const SvgFigure *fig, const char *path) {
     char *svg;
     size_t n;
     NmtStatus st = svg_figure_render(fig, &svg, &n);
-    if (st) return st;
-    st = file_write_atomic(path, svg, n);
-    nmt_free(svg);
-    return st;
+    return st ? st : svg_write_text(path, svg, n);
 }
