@@ -8,21 +8,9 @@
 # variant, 0 without it ("not reached" for an unreachable perplexity), 2 on
 # bad usage. A few seconds on 2 cores.
 set -u
-NMT=${NMT_BIN:-$(cd "$(dirname "$0")/.." && pwd)/nmt}
-ABLATE=$(cd "$(dirname "$0")/.." && pwd)/scripts/ablate.sh
-pass=0
-fail=0
-tmp=$(mktemp -d)
-[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
-
-if [ ! -x "$NMT" ]; then
-  echo "test_ablate: nmt binary not found at $NMT"
-  echo "test_ablate: 0 passed, 1 failed"
-  exit 1
-fi
+. "$(dirname "$0")/lib.sh"
+test_begin test_ablate
+ABLATE=$ROOT/scripts/ablate.sh
 
 "$NMT" demo-corpus --out "$tmp/data" --train 1500 --valid 60 --test 60 --seed 3 --max-words 14 > /dev/null 2>&1 ||
   bad "demo-corpus"
@@ -134,5 +122,4 @@ usage_case 2 "variant 'none' given twice" --config "$tmp/tiny.json" --out "$tmp/
 usage_case 0 "usage: scripts/ablate.sh" --help
 check '[ ! -d "$tmp/u" ]' "a usage error created the output folder"
 
-echo "test_ablate: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+test_end

@@ -4,30 +4,9 @@
 # name the key or line and column, `nmt prepare` on a small corpus with its
 # cache reuse, and docs/config.md matching `nmt config --doc`.
 set -u
-NMT=${NMT_BIN:-./nmt}
-cd "$(dirname "$0")/.."
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-# expect CODE NEEDLE CMD...: runs CMD, checks the exit code and that
-# stdout+stderr contain NEEDLE.
-expect() {
-  local code=$1 needle=$2
-  shift 2
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -eq "$code" ] && printf '%s' "$out" | grep -qF -- "$needle"; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    echo "FAIL: $* -> exit $rc (expected $code), output:"
-    printf '%s\n' "$out" | head -5
-    echo "(expected to contain: $needle)"
-  fi
-}
+. "$(dirname "$0")/lib.sh"
+test_begin test_cli
+cd "$ROOT"
 
 expect 0 "usage: nmt COMMAND" "$NMT" --help
 expect 2 "usage: nmt COMMAND" "$NMT"
@@ -90,5 +69,4 @@ if "$NMT" --version | grep -q -E "cuda: (not built in|built in, no GPU visible)"
   expect 0 "resolved config" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
 fi
 
-echo "test_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+test_end

@@ -15,14 +15,8 @@
 # CRASH_KILLS (default 30; 12 under the sanitizer suite, NMT_SAN=1) sets the
 # number of kills, CRASH_SEED the random seed (printed, for a rerun).
 set -u
-NMT=${NMT_BIN:-./nmt}
-pass=0
-fail=0
-tmp=$(mktemp -d)
-[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT; echo "tmp: $tmp"
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
+. "$(dirname "$0")/lib.sh"
+test_begin test_crash_safety
 
 kills=${CRASH_KILLS:-30}
 if [ -z "${CRASH_KILLS:-}" ] && [ "${NMT_SAN:-0}" = 1 ]; then
@@ -121,5 +115,4 @@ for f in last best; do
     "$f.nmt after the kills translates differently from an uninterrupted run: $(diff "$tmp/$f.hyp" "$tmp/$f.ref.hyp" | head -4)"
 done
 
-echo "test_crash_safety: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+test_end

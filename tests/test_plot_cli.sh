@@ -8,33 +8,8 @@
 # Uses $NMT_BIN (default: ./nmt next to this folder).
 # Prints "test_plot_cli: N passed, N failed"; exits non-zero on failure.
 set -u
-NMT=${NMT_BIN:-$(cd "$(dirname "$0")/.." && pwd)/nmt}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# run EXPECTED_RC NEEDLE CMD...: exit code and (when NEEDLE is not empty) output
-run() {
-  local code=$1 needle=$2
-  shift 2
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -eq "$code" ] && { [ -z "$needle" ] || printf '%s' "$out" | grep -qF -- "$needle"; }; then
-    ok
-  else
-    bad "$* -> exit $rc (expected $code), wanted '$needle' in: $(printf '%s' "$out" | head -3)"
-  fi
-}
-
-if [ ! -x "$NMT" ]; then
-  echo "test_plot_cli: nmt binary not found at $NMT"
-  echo "test_plot_cli: 0 passed, 1 failed"
-  exit 1
-fi
+. "$(dirname "$0")/lib.sh"
+test_begin test_plot_cli
 
 HEADER="kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu"
 
@@ -64,24 +39,24 @@ else
 fi
 
 # --help and usage errors
-run 0 "usage: nmt plot" "$NMT" plot --help
-run 2 "--run DIR is required" "$NMT" plot
-run 2 "unknown argument '--frobnicate'" "$NMT" plot --run "$tmp" --frobnicate
-run 2 "--run needs a value" "$NMT" plot --run
-run 2 "unknown argument 'stray'" "$NMT" plot --run "$tmp" stray
+expect 0 "usage: nmt plot" "$NMT" plot --help
+expect 2 "--run DIR is required" "$NMT" plot
+expect 2 "unknown argument '--frobnicate'" "$NMT" plot --run "$tmp" --frobnicate
+expect 2 "--run needs a value" "$NMT" plot --run
+expect 2 "unknown argument 'stray'" "$NMT" plot --run "$tmp" stray
 
 # runtime errors
-run 1 "$tmp/none/train.csv" "$NMT" plot --run "$tmp/none"
+expect 1 "$tmp/none/train.csv" "$NMT" plot --run "$tmp/none"
 mkdir -p "$tmp/hdr" "$tmp/bad" "$tmp/nostep" "$tmp/nokind" "$tmp/run" "$tmp/resumed"
 echo "$HEADER" > "$tmp/hdr/train.csv"
-run 1 "no rows to plot" "$NMT" plot --run "$tmp/hdr"
+expect 1 "no rows to plot" "$NMT" plot --run "$tmp/hdr"
 printf '%s\ntrain,100,0,5,,,,,,,\ntrain,200,0,4.5,,,,,,\n' "$HEADER" > "$tmp/bad/train.csv"
-run 1 "$tmp/bad/train.csv:3:" "$NMT" plot --run "$tmp/bad"
+expect 1 "$tmp/bad/train.csv:3:" "$NMT" plot --run "$tmp/bad"
 if [ ! -e "$tmp/bad/curves.svg" ]; then ok; else bad "an SVG was written for a malformed file"; fi
 printf 'kind,epoch,loss\ntrain,0,5\n' > "$tmp/nostep/train.csv"
-run 1 "$tmp/nostep/train.csv: missing column 'step'" "$NMT" plot --run "$tmp/nostep"
+expect 1 "$tmp/nostep/train.csv: missing column 'step'" "$NMT" plot --run "$tmp/nostep"
 printf 'step,loss\n100,5\n' > "$tmp/nokind/train.csv"
-run 1 "missing column 'kind'" "$NMT" plot --run "$tmp/nokind"
+expect 1 "missing column 'kind'" "$NMT" plot --run "$tmp/nokind"
 
 # a normal run: 30 log rows, 6 validations (one without BLEU), an extra column
 {
@@ -97,13 +72,13 @@ run 1 "missing column 'kind'" "$NMT" plot --run "$tmp/nokind"
     fi
   done
 } > "$tmp/run/train.csv"
-run 0 "wrote $tmp/run/curves.svg" "$NMT" plot --run "$tmp/run"
+expect 0 "wrote $tmp/run/curves.svg" "$NMT" plot --run "$tmp/run"
 if [ -s "$tmp/run/curves.svg" ]; then ok; else bad "curves.svg missing"; fi
 if grep -q "Training loss" "$tmp/run/curves.svg" && grep -q "Validation BLEU" "$tmp/run/curves.svg"; then ok; else bad "panel titles"; fi
 if grep -q "(log scale)" "$tmp/run/curves.svg"; then ok; else bad "perplexity should be on a log scale"; fi
-run 0 "" "$NMT" plot --run "$tmp/run" --out "$tmp/other.svg"
+expect 0 "" "$NMT" plot --run "$tmp/run" --out "$tmp/other.svg"
 if cmp -s "$tmp/run/curves.svg" "$tmp/other.svg"; then ok; else bad "--out differs from the default output"; fi
-run 1 "$tmp/no/dir/x.svg" "$NMT" plot --run "$tmp/run" --out "$tmp/no/dir/x.svg"
+expect 1 "$tmp/no/dir/x.svg" "$NMT" plot --run "$tmp/run" --out "$tmp/no/dir/x.svg"
 if [ "$have_py" -eq 1 ]; then
   if python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$tmp/run/curves.svg"; then ok; else bad "curves.svg is not well-formed XML"; fi
   n=$(points "training loss" "$tmp/run/curves.svg"); [ "$n" = 30 ] && ok || bad "training loss has $n points, expected 30"
@@ -121,7 +96,7 @@ fi
   for s in 600 700 800 900 1000; do echo "train,$s,0,$((11 - s / 100)).5,,,,,,,"; done
   echo "valid,800,0,,,,,,,41,13"
 } > "$tmp/resumed/train.csv"
-run 0 "" "$NMT" plot --run "$tmp/resumed"
+expect 0 "" "$NMT" plot --run "$tmp/resumed"
 if [ "$have_py" -eq 1 ]; then
   n=$(points "training loss" "$tmp/resumed/curves.svg"); [ "$n" = 10 ] && ok || bad "resumed loss has $n points, expected 10"
   n=$(points "validation BLEU" "$tmp/resumed/curves.svg"); [ "$n" = 2 ] && ok || bad "resumed BLEU has $n points, expected 2"
@@ -130,22 +105,21 @@ fi
 # --bars: a grouped bar chart of a TSV table
 printf 'variant\tBLEU:all\tBLEU:short\tBLEU:long\tspeed:tokens/s\n' > "$tmp/t.tsv"
 printf 'none\t1.5\t2\t1\t9000\nluong-general\t30.25\t33\t25\t7000\nbroken\tfailed\tfailed\tfailed\tfailed\n' >> "$tmp/t.tsv"
-run 0 "wrote $tmp/t.svg (3 categories)" "$NMT" plot --bars "$tmp/t.tsv" --title "Attention ablation"
+expect 0 "wrote $tmp/t.svg (3 categories)" "$NMT" plot --bars "$tmp/t.tsv" --title "Attention ablation"
 if grep -q ">Attention ablation</text>" "$tmp/t.svg" 2>/dev/null; then ok; else bad "bar chart title missing"; fi
 n=$(grep -o '<rect class="bar"' "$tmp/t.svg" 2>/dev/null | wc -l)
 [ "$n" -eq 8 ] && ok || bad "bar chart has $n bars, expected 8"
 n=$(grep -o 'class="missing"' "$tmp/t.svg" 2>/dev/null | wc -l)
 [ "$n" -eq 4 ] && ok || bad "bar chart has $n missing marks, expected 4"
-run 0 "wrote $tmp/bars.svg" "$NMT" plot --bars "$tmp/t.tsv" --out "$tmp/bars.svg"
+expect 0 "wrote $tmp/bars.svg" "$NMT" plot --bars "$tmp/t.tsv" --out "$tmp/bars.svg"
 if [ "$have_py" -eq 1 ]; then
   if python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$tmp/bars.svg"; then ok; else bad "bars.svg is not well-formed XML"; fi
 fi
 printf 'variant\tBLEU\nnone\t1\nx\tabc\n' > "$tmp/bad.tsv"
-run 1 "$tmp/bad.tsv:3: column 'BLEU': 'abc' is not a number" "$NMT" plot --bars "$tmp/bad.tsv"
+expect 1 "$tmp/bad.tsv:3: column 'BLEU': 'abc' is not a number" "$NMT" plot --bars "$tmp/bad.tsv"
 if [ ! -e "$tmp/bad.svg" ]; then ok; else bad "an SVG was written for a malformed table"; fi
-run 1 "$tmp/none.tsv" "$NMT" plot --bars "$tmp/none.tsv"
-run 2 "exclude each other" "$NMT" plot --bars "$tmp/t.tsv" --run "$tmp/run"
-run 2 "--bars needs a value" "$NMT" plot --bars
+expect 1 "$tmp/none.tsv" "$NMT" plot --bars "$tmp/none.tsv"
+expect 2 "exclude each other" "$NMT" plot --bars "$tmp/t.tsv" --run "$tmp/run"
+expect 2 "--bars needs a value" "$NMT" plot --bars
 
-echo "test_plot_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+test_end

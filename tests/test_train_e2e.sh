@@ -6,14 +6,8 @@
 # refused on resume, SIGTERM saves a checkpoint that resumes, nmt plot draws
 # the run.
 set -u
-NMT=${NMT_BIN:-./nmt}
-pass=0
-fail=0
-tmp=$(mktemp -d)
-[ -n "${KEEP_TMP:-}" ] || trap 'rm -rf "$tmp"' EXIT; echo "tmp: $tmp"
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
+. "$(dirname "$0")/lib.sh"
+test_begin test_train_e2e
 
 "$NMT" demo-corpus --out "$tmp/data" --train 3000 --valid 60 --test 40 --seed 3 > /dev/null || bad "demo-corpus"
 cat > "$tmp/tiny.json" <<JSON
@@ -156,5 +150,4 @@ check '[ $rc -eq 0 ]' "resume after SIGTERM: $rc $out"
 out=$("$NMT" plot --run "$tmp/run" 2>&1); rc=$?
 check '[ $rc -eq 0 ] && [ -s "$tmp/run/curves.svg" ]' "plot: $rc $out"
 
-echo "test_train_e2e: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+test_end

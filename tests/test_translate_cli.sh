@@ -8,21 +8,9 @@
 # --help lists every option.
 # Prints "test_translate_cli: N passed, N failed"; exits non-zero on failure.
 set -u
-cd "$(dirname "$0")/.." || exit 2
-NMT="${NMT_BIN:-$PWD/nmt}"
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
-
-if [ ! -x "$NMT" ]; then
-  echo "test_translate_cli: nmt binary not found at $NMT"
-  echo "test_translate_cli: 0 passed, 1 failed"
-  exit 1
-fi
+. "$(dirname "$0")/lib.sh"
+test_begin test_translate_cli
+cd "$ROOT" || exit 2
 
 # a tiny word-level model (a few seconds)
 "$NMT" demo-corpus --out "$tmp/data" --train 2000 --valid 40 --test 40 --seed 7 > /dev/null 2>&1 || bad "demo-corpus"
@@ -153,5 +141,4 @@ for opt in --model --config --beam --nbest --length-penalty --coverage-penalty -
   case "$out" in *"$opt"*) ok ;; *) bad "translate --help lacks $opt" ;; esac
 done
 
-echo "test_translate_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+test_end

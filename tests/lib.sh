@@ -1,0 +1,52 @@
+# tests/lib.sh: what the shell tests share. Source it after `set -u`:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   test_begin test_name          # NMT, ROOT, tmp, the counters
+#   check '[ -s "$tmp/x" ]' "x is empty"
+#   expect 2 "needs a value" "$NMT" translate --beam
+#   test_end                      # "test_name: N passed, N failed"; the exit status
+#
+# NMT is $NMT_BIN (set by `make test`), else the nmt next to tests/. tmp is a
+# fresh folder, removed at exit unless KEEP_TMP is set (then its path is
+# printed). A missing binary fails the test at once.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+pass=0
+fail=0
+
+test_begin() {
+  TEST_NAME=$1
+  NMT=${NMT_BIN:-$ROOT/nmt}
+  case $NMT in /*) ;; *) NMT=$PWD/$NMT ;; esac
+  if [ ! -x "$NMT" ]; then
+    echo "$TEST_NAME: nmt binary not found at $NMT"
+    echo "$TEST_NAME: 0 passed, 1 failed"
+    exit 1
+  fi
+  tmp=$(mktemp -d)
+  if [ -n "${KEEP_TMP:-}" ]; then echo "tmp: $tmp (kept)"; else trap 'rm -rf "$tmp"' EXIT; fi
+}
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# check CONDITION MESSAGE: CONDITION is shell code (eval'ed), MESSAGE says what went wrong
+check() { if eval "$1"; then ok; else bad "$2"; fi; }
+
+# expect CODE NEEDLE CMD...: CMD must exit with CODE and, unless NEEDLE is
+# empty, print NEEDLE (stdout and stderr together)
+expect() {
+  local code=$1 needle=$2 out rc
+  shift 2
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -eq "$code" ] && { [ -z "$needle" ] || printf '%s' "$out" | grep -qF -- "$needle"; }; then
+    ok
+  else
+    bad "$* -> exit $rc (expected $code), wanted '$needle' in: $(printf '%s' "$out" | head -5)"
+  fi
+}
+
+test_end() {
+  echo "$TEST_NAME: $pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+}
