@@ -4,11 +4,8 @@
 # reaches a fixed BLEU on the test split, and clearly beats the same model
 # without attention (style none) on the same budget. About 30 s on 2 cores.
 set -u
-NMT=${NMT_BIN:-./nmt}
-pass=0
-fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+test_begin test_attention_gain
 "$NMT" demo-corpus --out "$tmp/data" --train 6000 --valid 200 --test 200 --seed 9 --max-words 12 > /dev/null
 cat > "$tmp/c.json" <<JSON
 {"data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt", "valid_src": "data/valid.src",
@@ -22,15 +19,14 @@ declare -A bleu
 for style in luong none; do
   if ! "$NMT" train --config "$tmp/c.json" --quiet --set model.attention.style=$style \
        --set train.save_dir="$tmp/run-$style" > "$tmp/$style.log" 2>&1; then
-    fail=$((fail + 1)); echo "FAIL: training $style: $(tail -3 "$tmp/$style.log")"; continue
+    bad "training $style: $(tail -3 "$tmp/$style.log")"; continue
   fi
   "$NMT" translate --model "$tmp/run-$style/best.nmt" < "$tmp/data/test.src" > "$tmp/$style.hyp" 2>/dev/null
   line=$("$NMT" eval --bleu --ref "$tmp/data/test.tgt" --hyp "$tmp/$style.hyp")
-  bleu[$style]=$(printf '%s' "$line" | sed -E 's/.* = ([0-9.]+) .*/\1/')
+  bleu[$style]=$(printf '%s' "$line" | sed -n -E 's/^BLEU[^=]* = ([0-9.]+) .*/\1/p') # the score, not a later "= N"
   echo "$style: $line"
 done
-check() { if awk "BEGIN{exit !($1)}"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $2"; fi; }
-check "${bleu[luong]:-0} >= 40" "attention BLEU ${bleu[luong]:-none} below 40"
-check "${bleu[luong]:-0} >= ${bleu[none]:-100} + 25" "attention (${bleu[luong]:-?}) does not clearly beat none (${bleu[none]:-?})"
-echo "test_attention_gain: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+at_least() { awk "BEGIN { exit !($1) }"; } # a comparison of decimal numbers
+check 'at_least "${bleu[luong]:-0} >= 40"' "attention BLEU ${bleu[luong]:-none} below 40"
+check 'at_least "${bleu[luong]:-0} >= ${bleu[none]:-100} + 25"' "attention (${bleu[luong]:-?}) does not clearly beat none (${bleu[none]:-?})"
+test_end
