@@ -2,7 +2,6 @@
  * file of a config's training corpus (src/data/shortlist.h), for
  * `nmt translate --shortlist FILE`. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -24,7 +23,7 @@ static const char shortlist_usage[] =
 int cmd_shortlist(int argc, char **argv) {
     CliConfigArgs args = {0};
     const char *out_path = NULL;
-    long per_source = 50;
+    int per_source = 50;
     for (int i = 1; i < argc; i++) {
         int took = cli_take_config_arg(argc, argv, &i, &args);
         if (took < 0) return cli_report("shortlist", NMT_ERR_USAGE);
@@ -33,24 +32,10 @@ int cmd_shortlist(int argc, char **argv) {
             fputs(shortlist_usage, stdout);
             return NMT_EXIT_OK;
         }
-        if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "--per-source")) && i + 1 >= argc) {
-            fprintf(stderr, "nmt shortlist: %s needs a value\n", argv[i]);
-            return NMT_EXIT_USAGE;
-        }
-        if (!strcmp(argv[i], "--out")) {
-            out_path = argv[++i];
-            continue;
-        }
-        if (!strcmp(argv[i], "--per-source")) {
-            char *end;
-            per_source = strtol(argv[++i], &end, 10);
-            if (*end || end == argv[i] || per_source < 1 || per_source > 100000) {
-                fprintf(stderr, "nmt shortlist: --per-source wants a whole number from 1 to 100000, not '%s'\n",
-                        argv[i]);
-                return NMT_EXIT_USAGE;
-            }
-            continue;
-        }
+        took = cli_take_string(argc, argv, &i, "--out", &out_path);
+        if (!took) took = cli_take_int(argc, argv, &i, "--per-source", 1, 100000, &per_source);
+        if (took < 0) return cli_report("shortlist", NMT_ERR_USAGE);
+        if (took) continue;
         fprintf(stderr, "nmt shortlist: unknown option '%s'\n%s", argv[i], shortlist_usage);
         return NMT_EXIT_USAGE;
     }
@@ -62,7 +47,7 @@ int cmd_shortlist(int argc, char **argv) {
     Shortlist *sl = NULL;
     char *default_path = NULL;
     if (!st) st = shortlist_build(data.train, tokenizer_vocab_size(data.src_tok), tokenizer_vocab_size(data.tgt_tok),
-                                  (int)per_source, &sl);
+                                  per_source, &sl);
     if (!st && !out_path) {
         st = file_make_dirs(cfg.train.save_dir);
         default_path = nmt_asprintf("%s/shortlist.tsv", cfg.train.save_dir);
