@@ -7,7 +7,7 @@
  * machine and thread count), cuBLAS through the backend's gemm slot on the
  * GPU.
  *
- *   build/bench/bench_train --config configs/de-en.json [--set K=V ...]
+ *   build/bench/bench_train --config configs/de-en-2x512.json [--set K=V ...]
  *                           [--steps 20] [--warmup 3] [--device auto|cpu|cuda]
  *                           [--synthetic B,S,T --vocab SRC,TGT]
  * --device overrides train.device (the backend is chosen as the trainer

@@ -3,7 +3,7 @@
 # the same thread count and the same machine, in one run (a benchmark, not
 # a test: it prints numbers and never fails on them).
 #   bash scripts/bench.sh [STEPS]
-# The bench config is configs/de-en.json (Multi30k de->en, SentencePiece
+# The bench config is configs/de-en-2x512.json (Multi30k de->en, SentencePiece
 # unigram 8000 per side, emb 256, hidden 512, 2 encoder layers with the first
 # bidirectional, 2 decoder layers, luong general global, input feeding,
 # dropout 0.3, label smoothing 0.1, Adam, 64 sentences per batch). PyTorch
@@ -22,7 +22,7 @@ make -s -j"$(nproc)" nmt build/bench/bench_train || exit 1
 threads=$(nproc)
 echo "== machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $threads cores"
 echo "== nmt"
-out=$(./build/bench/bench_train --config configs/de-en.json --set train.threads="$threads" --steps "$STEPS" --warmup 3)
+out=$(./build/bench/bench_train --config configs/de-en-2x512.json --set train.threads="$threads" --steps "$STEPS" --warmup 3)
 echo "$out"
 S=$(echo "$out" | sed -n 's/^mean batch: B [0-9.]* S \([0-9.]*\) T.*/\1/p')
 T=$(echo "$out" | sed -n 's/^mean batch: .* T \([0-9.]*\)$/\1/p')

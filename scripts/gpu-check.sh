@@ -26,7 +26,7 @@
 #      the test set (beam 5) with --device cpu and --device cuda, the
 #      CPU-trained one likewise; each pair must agree on >= 90% of the lines;
 #   5. nmt benchmark (100 s per config): bench_train --device cuda with
-#      NMT_TF32=1 on synthetic batches, for the bench config (configs/de-en.json
+#      NMT_TF32=1 on synthetic batches, for the bench config (configs/de-en-2x512.json
 #      sizes, B 64, S 13, T 16, vocabularies 8000/8000: the mean Multi30k
 #      batch of docs/benchmarks.md) and a larger one (emb 512, hidden 1024,
 #      B 128): target tokens/s, GPU memory, GEMM FLOPs per step, achieved
@@ -59,7 +59,7 @@ if [ -x "$here/test_gpu_parity" ]; then # a bundle: everything beside this scrip
     PARITY="$here/test_gpu_parity"
     BENCH="$here/bench_train"
     TORCH_BENCH="$here/torch_gpu_bench.py"
-    BENCH_CONFIG="$here/configs/de-en.json"
+    BENCH_CONFIG="$here/configs/de-en-2x512.json"
     default_out="$here/gpu-out"
     commit=$(cat "$here/COMMIT" 2>/dev/null || echo unknown)
     [ -d "$here/lib" ] && bundle_lib="$here/lib" || bundle_lib=""
@@ -70,7 +70,7 @@ else
     PARITY="${NMT_BUILD:-$root/build}/tests/test_gpu_parity"
     BENCH="${NMT_BUILD:-$root/build}/bench/bench_train"
     TORCH_BENCH="$root/scripts/torch_gpu_bench.py"
-    BENCH_CONFIG="$root/configs/de-en.json"
+    BENCH_CONFIG="$root/configs/de-en-2x512.json"
     default_out="$root/build/gpu-out"
     commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
     bundle_lib=""
@@ -188,7 +188,7 @@ BENCH_WARMUP=5
 DECODE_STEPS=150
 TEST_N=500
 # benchmark runs: name|emb|hidden|enc_layers|dec_layers|B,S,T|src,tgt vocab
-# (the rest of the model and of the step from configs/de-en.json: bidirectional
+# (the rest of the model and of the step from configs/de-en-2x512.json: bidirectional
 # first layer, luong general global, input feeding, dropout 0.3, label
 # smoothing 0.1, clip 5, Adam; PyTorch gets the same)
 BENCH_RUNS=("de-en|256|512|2|2|64,13,16|8000,8000" "large|512|1024|2|2|128,13,16|8000,8000")

@@ -83,7 +83,7 @@
     X("train.threads", train.threads, CFG_INT, "0", 0, 1024, 0, NULL, CFG_SCHEDULE,                \
       "CPU threads for BLAS and OpenMP; 0: all cores")                                             \
     X("train.optimizer", train.optimizer, CFG_ENUM, "\"adam\"", NOLIMIT, NOLIMIT, 0,               \
-      optimizer_names, 0, "adam, or sgd with rate halving")                                         \
+      optimizer_names, 0, "adam or sgd (both decay by lr_decay on plateaus)")                                         \
     X("train.lr", train.lr, CFG_FLOAT, "0.001", 0, 1000, CFG_LO_OPEN, NULL, 0, "learning rate")    \
     X("train.adam_beta1", train.adam_beta1, CFG_FLOAT, "0.9", 0, 1, CFG_HI_OPEN, NULL, 0,          \
       "Adam first-moment decay")                                                                   \
@@ -94,7 +94,7 @@
     X("train.warmup_steps", train.warmup_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, 0,              \
       "linear learning-rate warmup over this many steps")                                          \
     X("train.lr_decay", train.lr_decay, CFG_FLOAT, "0.5", 0, 1, CFG_LO_OPEN, NULL, CFG_SCHEDULE,   \
-      "factor applied to the rate when validation stops improving (and each epoch from decay_start_epoch)") \
+      "factor applied to the rate at each validation that does not improve (and each epoch from decay_start_epoch); 1: never") \
     X("train.decay_start_epoch", train.decay_start_epoch, CFG_INT, "0", 0, NOLIMIT, 0, NULL,       \
       CFG_SCHEDULE, "from this epoch on, decay the rate every epoch; 0: only on plateaus")          \
     X("train.batch_sentences", train.batch_sentences, CFG_INT, "64", 0, NOLIMIT, 0, NULL, 0,       \

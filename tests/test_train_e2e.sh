@@ -33,6 +33,27 @@ last=$(grep '^train,' "$tmp/run/train.csv" | tail -1 | cut -d, -f4)
 check "awk 'BEGIN{exit !($last < $first - 0.3)}'" "loss did not fall: $first -> $last"
 check "[ \$(grep -c '^valid,' '$tmp/run/train.csv') -eq 3 ]" "expected 3 validation rows"
 
+# 1b. plateau decay (Adam): every validation that does not beat the best BLEU
+# multiplies the rate by train.lr_decay; with lr_decay 1 it stays. A rate of
+# 1e-30 keeps the model (and its BLEU) where it started, so validations after
+# the first do not improve.
+plateau_rates() { # CSV LR0 DECAY: "ok N" (N decays seen) or the first mismatch
+  awk -F, -v lr0="$2" -v decay="$3" '
+    $1 == "valid" { if (seen && $11 <= best) { scale *= decay; n++ } else best = $11; seen = 1 }
+    $1 == "train" { want = lr0 * scale; if ($6 < want * 0.999 || $6 > want * 1.001) { print "step " $2 ": lr " $6 ", want " want; bad = 1; exit } }
+    BEGIN { scale = 1; n = 0 }
+    END { if (!bad) print "ok " n }' "$1"
+}
+for decay in 0.5 1; do
+  out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/decay$decay" --set train.lr=1e-30 \
+      --set train.lr_decay=$decay --set train.patience=0 2>&1)
+  check '[ $? -eq 0 ]' "plateau run (lr_decay $decay): $out"
+  res=$(plateau_rates "$tmp/decay$decay/train.csv" 1e-30 $decay)
+  check '[ "${res%% *}" = ok ] && [ "${res#ok }" -ge 2 ]' "lr_decay $decay: rates do not follow the plateaus: $res"
+done
+last_lr=$(grep '^train,' "$tmp/decay0.5/train.csv" | tail -1 | cut -d, -f6)
+check "awk 'BEGIN{exit !($last_lr < 0.6e-30)}'" "lr_decay 0.5: the last logged rate should be halved (plateau at step 40), got $last_lr"
+
 # 2. resume is exact: 30 steps, then resume to 60, equals the 60-step run
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run2" --set train.max_steps=30 2>&1)
 check '[ $? -eq 0 ]' "first half: $out"

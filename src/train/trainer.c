@@ -318,8 +318,13 @@ static void log_attention(Trainer *tr, const Batch *b) {
                  a.mean_max, a.mean_min, a.mean_entropy, a.mean_uniform_entropy, local);
 }
 
-/* Validates, records, saves last/best; returns whether to stop early. */
-static NmtStatus validate_and_save(Trainer *tr, bool *stop) {
+/* Validates, records, saves last/best; returns whether to stop early.
+ * on_schedule: a validation of the schedule (every valid_every steps, each
+ * epoch end). The one at a stop between those points (train.max_steps) only
+ * records and may save best.nmt: it neither decays the rate nor counts
+ * towards patience, so a run resumed from there follows the same schedule
+ * as one never stopped. */
+static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
     const TrainConfig *tc = &tr->cfg->train;
     *stop = false;
     double ppl = NAN, bleu = TRAIN_CSV_EMPTY;
@@ -342,9 +347,9 @@ static NmtStatus validate_and_save(Trainer *tr, bool *stop) {
             tr->st.best_metric = metric;
             tr->st.best_step = tr->st.step;
             tr->st.evals_since_best = 0;
-        } else {
+        } else if (on_schedule) {
             tr->st.evals_since_best++;
-            if (tc->optimizer == CFG_OPT_SGD) tr->st.lr_scale *= tc->lr_decay; /* Luong: halve on plateau */
+            tr->st.lr_scale *= tc->lr_decay; /* decay on plateau (Luong halves SGD; Adam likewise) */
         }
         if (!tr->opt->quiet)
             nmt_log_info("%svalid: step %lld ppl %.3f BLEU %.2f%s", tr->tty ? "\r\033[K" : "",
@@ -489,7 +494,7 @@ static NmtStatus train_loop(Trainer *tr) {
                 tr->st.lr_scale *= tc->lr_decay;
             if (stepped_since_save) {
                 log_progress(tr, lr, true);
-                st = validate_and_save(tr, &stop);
+                st = validate_and_save(tr, true, &stop);
                 if (st) return st;
                 stepped_since_save = false;
             }
@@ -537,7 +542,7 @@ static NmtStatus train_loop(Trainer *tr) {
         }
         if (t % tc->valid_every == 0) {
             log_progress(tr, lr, true);
-            st = validate_and_save(tr, &stop);
+            st = validate_and_save(tr, true, &stop);
             if (st) return st;
             stepped_since_save = false;
         }
@@ -559,7 +564,7 @@ static NmtStatus train_loop(Trainer *tr) {
     if (stepped_since_save) {
         log_progress(tr, lr, true);
         bool ignored;
-        st = validate_and_save(tr, &ignored);
+        st = validate_and_save(tr, false, &ignored);
         if (st) return st;
     }
     if (!tr->opt->quiet)
