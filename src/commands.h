@@ -14,5 +14,6 @@ int cmd_demo_corpus(int argc, char **argv); /* src/cmd_demo_corpus.c */
 int cmd_config(int argc, char **argv);      /* src/cmd_config.c */
 int cmd_plot(int argc, char **argv);        /* src/cmd_plot.c */
 int cmd_shortlist(int argc, char **argv);   /* src/cmd_shortlist.c */
+int cmd_average(int argc, char **argv);     /* src/cmd_average.c */
 
 #endif

@@ -20,6 +20,7 @@ static const Subcommand subcommands[] = {
     {"translate", cmd_translate, "translate stdin to stdout with a trained model"},
     {"eval", cmd_eval, "score translations (sacreBLEU-compatible BLEU, chrF)"},
     {"prepare", cmd_prepare, "train tokenizers and encode the corpora into the cache"},
+    {"average", cmd_average, "average the weights of several checkpoints of one run"},
     {"shortlist", cmd_shortlist, "build the output-vocabulary shortlist of a training corpus"},
     {"gradcheck", cmd_gradcheck, "check hand-written gradients against finite differences"},
     {"plot", cmd_plot, "draw the training curves of a run as SVG"},

@@ -1,0 +1,20 @@
+/* checkpoint_average.h: the element-wise mean of the weights of several
+ * checkpoints of one training run (checkpoint averaging: the mean of the last
+ * few checkpoints usually translates better than any one of them). */
+#ifndef NMT_TRAIN_CHECKPOINT_AVERAGE_H
+#define NMT_TRAIN_CHECKPOINT_AVERAGE_H
+
+#include "train/checkpoint.h"
+
+/* Averages in[0..n-1] (n >= 1) into *out: the weights are the element-wise
+ * mean (summed in double, in the order given); everything else (config,
+ * tokenizers, training state, validation history) is a copy of the newest
+ * input, the one with the highest state.step (the first of equals). The
+ * optimizer moments are not averaged and are left out, so out is meant for
+ * translating (a run resumed from it starts its Adam moments afresh).
+ * Refuses inputs whose tensor tables (names, shapes) or tokenizers differ,
+ * naming paths[i] (the file of in[i]) and what differs. On failure *out is
+ * zeroed. */
+NmtStatus checkpoint_average(const Checkpoint *in, const char *const *paths, int n, Checkpoint *out);
+
+#endif

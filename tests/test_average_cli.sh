@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# test_average_cli.sh: `nmt average` end to end on a small generated corpus:
+# the average of a checkpoint with itself translates exactly like it; the
+# average of three step checkpoints of a run loads and translates every line;
+# checkpoints of another run (another seed), missing or corrupt files and bad
+# usage are refused with a message naming the file or the key, and --out is
+# not written then. (The arithmetic is tests/test_checkpoint_average.c.)
+set -u
+. "$(dirname "$0")/lib.sh"
+test_begin test_average_cli
+
+"$NMT" demo-corpus --out "$tmp/data" --train 2000 --valid 40 --test 30 --seed 4 > /dev/null || bad "demo-corpus"
+cat > "$tmp/tiny.json" <<JSON
+{
+  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
+           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
+           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
+  "model": {"emb_dim": 24, "hidden": 32, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1},
+  "train": {"lr": 0.003, "batch_sentences": 32, "max_steps": 60, "valid_every": 20, "log_every": 20,
+            "seed": 5, "threads": 1, "keep_checkpoints": 3, "save_dir": "run"},
+  "decode": {"beam": 2, "batch": 16}
+}
+JSON
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1)
+check '[ $? -eq 0 ] && [ -s "$tmp/run/step-20.nmt" ] && [ -s "$tmp/run/step-60.nmt" ]' "training with keep_checkpoints: $out"
+
+# 1. a checkpoint averaged with itself is the same model
+expect 0 "averaged into" "$NMT" average --out "$tmp/self.nmt" "$tmp/run/step-60.nmt" "$tmp/run/step-60.nmt"
+"$NMT" translate --model "$tmp/run/step-60.nmt" < "$tmp/data/test.src" > "$tmp/a.hyp" 2>/dev/null
+"$NMT" translate --model "$tmp/self.nmt" < "$tmp/data/test.src" > "$tmp/b.hyp" 2>/dev/null
+check "[ -s '$tmp/a.hyp' ] && cmp -s '$tmp/a.hyp' '$tmp/b.hyp'" "self-average translates differently"
+
+# 2. three step checkpoints: loads, translates every line, reports the newest step
+expect 0 "newest at step 60" "$NMT" average --out "$tmp/avg.nmt" "$tmp/run/step-40.nmt" "$tmp/run/step-60.nmt" \
+    "$tmp/run/step-20.nmt"
+"$NMT" translate --model "$tmp/avg.nmt" < "$tmp/data/test.src" > "$tmp/avg.hyp" 2>"$tmp/avg.err"
+check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/avg.hyp") -eq 30 ]' "translate with the average: $(cat "$tmp/avg.err")"
+check "! cmp -s '$tmp/run/step-20.nmt' '$tmp/avg.nmt' && ! cmp -s '$tmp/run/step-60.nmt' '$tmp/avg.nmt'" \
+    "the average should differ from its inputs"
+
+# 3. refusals; --out is not written then
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.seed=6 --set train.save_dir="$tmp/other" \
+    --set train.max_steps=20 > /dev/null 2>&1
+expect 2 "train.seed differs" "$NMT" average --out "$tmp/bad.nmt" "$tmp/run/step-60.nmt" "$tmp/other/last.nmt"
+expect 1 "missing.nmt" "$NMT" average --out "$tmp/bad.nmt" "$tmp/run/step-60.nmt" "$tmp/missing.nmt"
+cp "$tmp/run/step-40.nmt" "$tmp/corrupt.nmt"
+printf '\x55' | dd of="$tmp/corrupt.nmt" bs=1 seek=3000 conv=notrunc status=none
+expect 1 "corrupt.nmt" "$NMT" average --out "$tmp/bad.nmt" "$tmp/run/step-60.nmt" "$tmp/corrupt.nmt"
+check "[ ! -e '$tmp/bad.nmt' ]" "a refused average must not write --out"
+expect 2 "--out FILE is required" "$NMT" average "$tmp/run/step-60.nmt"
+expect 2 "no checkpoint given" "$NMT" average --out "$tmp/bad.nmt"
+expect 2 "unknown option '--bogus'" "$NMT" average --bogus --out "$tmp/bad.nmt" "$tmp/run/step-60.nmt"
+expect 0 "usage: nmt average" "$NMT" average --help
+
+test_end
