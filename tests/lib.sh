@@ -2,6 +2,7 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   test_begin test_name          # NMT, ROOT, tmp, the counters
+#   demo_config "$tmp/c.json" MODEL TRAIN DECODE   # a config for the demo corpus
 #   check '[ -s "$tmp/x" ]' "x is empty"
 #   expect 2 "needs a value" "$NMT" translate --beam
 #   test_end                      # "test_name: N passed, N failed"; the exit status
@@ -44,6 +45,24 @@ expect() {
   else
     bad "$* -> exit $rc (expected $code), wanted '$needle' in: $(printf '%s' "$out" | head -5)"
   fi
+}
+
+# demo_config FILE MODEL TRAIN DECODE: a config FILE for the generated demo
+# corpus in $tmp/data (`nmt demo-corpus --out "$tmp/data"`): word tokenizer,
+# max_len 40, cache in $tmp/cache, with the JSON objects MODEL, TRAIN and
+# DECODE as its model, train and decode sections.
+demo_config() {
+  cat > "$1" <<JSON
+{
+  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
+           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
+           "test_src": "data/test.src", "test_tgt": "data/test.tgt",
+           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
+  "model": $2,
+  "train": $3,
+  "decode": $4
+}
+JSON
 }
 
 test_end() {

@@ -14,17 +14,10 @@ ABLATE=$ROOT/scripts/ablate.sh
 
 "$NMT" demo-corpus --out "$tmp/data" --train 1500 --valid 60 --test 60 --seed 3 --max-words 14 > /dev/null 2>&1 ||
   bad "demo-corpus"
-cat > "$tmp/tiny.json" <<JSON
-{
-  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
-           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
-           "test_src": "data/test.src", "test_tgt": "data/test.tgt",
-           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
-  "model": {"emb_dim": 16, "hidden": 24, "enc_layers": 1, "dec_layers": 1, "dropout": 0.0},
-  "train": {"lr": 0.005, "batch_sentences": 32, "seed": 1, "threads": 1, "save_dir": "run"},
-  "decode": {"beam": 2, "batch": 32}
-}
-JSON
+demo_config "$tmp/tiny.json" \
+  '{"emb_dim": 16, "hidden": 24, "enc_layers": 1, "dec_layers": 1, "dropout": 0.0}' \
+  '{"lr": 0.005, "batch_sentences": 32, "seed": 1, "threads": 1, "save_dir": "run"}' \
+  '{"beam": 2, "batch": 32}'
 # short/long split at 6 words: both parts hold sentences (3..14 words)
 n_short=$(awk 'NF <= 6' "$tmp/data/test.src" | wc -l)
 check '[ "$n_short" -gt 0 ] && [ "$n_short" -lt 60 ]' "the split at 6 words leaves a part empty ($n_short short)"

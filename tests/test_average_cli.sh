@@ -10,17 +10,11 @@ set -u
 test_begin test_average_cli
 
 "$NMT" demo-corpus --out "$tmp/data" --train 2000 --valid 40 --test 30 --seed 4 > /dev/null || bad "demo-corpus"
-cat > "$tmp/tiny.json" <<JSON
-{
-  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
-           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
-           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
-  "model": {"emb_dim": 24, "hidden": 32, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1},
-  "train": {"lr": 0.003, "batch_sentences": 32, "max_steps": 60, "valid_every": 20, "log_every": 20,
-            "seed": 5, "threads": 1, "keep_checkpoints": 3, "save_dir": "run"},
-  "decode": {"beam": 2, "batch": 16}
-}
-JSON
+demo_config "$tmp/tiny.json" \
+  '{"emb_dim": 24, "hidden": 32, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1}' \
+  '{"lr": 0.003, "batch_sentences": 32, "max_steps": 60, "valid_every": 20, "log_every": 20,
+              "seed": 5, "threads": 1, "keep_checkpoints": 3, "save_dir": "run"}' \
+  '{"beam": 2, "batch": 16}'
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1)
 check '[ $? -eq 0 ] && [ -s "$tmp/run/step-20.nmt" ] && [ -s "$tmp/run/step-60.nmt" ]' "training with keep_checkpoints: $out"
 

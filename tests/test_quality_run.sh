@@ -10,18 +10,11 @@ test_begin test_quality_run
 script=$ROOT/scripts/quality-run.sh
 
 "$NMT" demo-corpus --out "$tmp/data" --train 2000 --valid 40 --test 30 --seed 6 > /dev/null 2>&1 || bad "demo-corpus"
-cat > "$tmp/tiny.json" <<JSON
-{
-  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
-           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
-           "test_src": "data/test.src", "test_tgt": "data/test.tgt",
-           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
-  "model": {"emb_dim": 24, "hidden": 32, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1},
-  "train": {"lr": 0.005, "batch_sentences": 32, "max_steps": 400, "valid_every": 100, "log_every": 20,
-            "seed": 5, "threads": 1, "keep_checkpoints": 3, "save_dir": "run"},
-  "decode": {"beam": 1, "batch": 16}
-}
-JSON
+demo_config "$tmp/tiny.json" \
+  '{"emb_dim": 24, "hidden": 32, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1}' \
+  '{"lr": 0.005, "batch_sentences": 32, "max_steps": 400, "valid_every": 100, "log_every": 20,
+              "seed": 5, "threads": 1, "keep_checkpoints": 3, "save_dir": "run"}' \
+  '{"beam": 1, "batch": 16}'
 out=$(NMT_BIN=$NMT bash "$script" --config "$tmp/tiny.json" --hours 0.2 --average 3 --beams 1,3 \
     --length-penalties 0.6,1.0 2>&1); rc=$?
 check '[ $rc -eq 0 ]' "quality-run failed ($rc): $(printf '%s' "$out" | tail -5)"

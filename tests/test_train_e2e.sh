@@ -10,19 +10,13 @@ set -u
 test_begin test_train_e2e
 
 "$NMT" demo-corpus --out "$tmp/data" --train 3000 --valid 60 --test 40 --seed 3 > /dev/null || bad "demo-corpus"
-cat > "$tmp/tiny.json" <<JSON
-{
-  "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
-           "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
-           "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
-  "model": {"emb_dim": 24, "hidden": 32, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1,
-            "attention": {"style": "luong", "score": "general", "mode": "global"}},
-  "train": {"optimizer": "adam", "lr": 0.003, "batch_sentences": 32, "epochs": 50,
-            "max_steps": 60, "valid_every": 20, "log_every": 10, "seed": 5, "threads": 1,
-            "save_dir": "run"},
-  "decode": {"beam": 1, "batch": 16}
-}
-JSON
+demo_config "$tmp/tiny.json" \
+  '{"emb_dim": 24, "hidden": 32, "enc_layers": 1, "dec_layers": 1, "dropout": 0.1,
+              "attention": {"style": "luong", "score": "general", "mode": "global"}}' \
+  '{"optimizer": "adam", "lr": 0.003, "batch_sentences": 32, "epochs": 50,
+              "max_steps": 60, "valid_every": 20, "log_every": 10, "seed": 5, "threads": 1,
+              "save_dir": "run"}' \
+  '{"beam": 1, "batch": 16}'
 
 # 1. training runs, loss falls, files appear
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1); rc=$?
