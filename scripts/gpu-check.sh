@@ -15,7 +15,7 @@
 #   `nmt --version`;
 #   1. the CPU-GPU parity test (every Backend slot, whole training steps,
 #      greedy and beam decoding) with NMT_SYNC_DEBUG=1 (210 s);
-#   2. again with NMT_TF32=1 (120 s);
+#   2. again with NMT_TF32=1 (120 s): the GEMM slots at 1e-2, models skipped;
 #   3. training GPU vs CPU (150 s): `nmt demo-corpus` and `nmt prepare`,
 #      then one small config (demo sizes) trained 200 steps with
 #      train.device=cuda and with train.device=cpu, same seed: the GPU loss

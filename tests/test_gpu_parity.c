@@ -37,6 +37,12 @@
 static Backend *cpu, *gpu;
 static int selftest; /* NMT_PARITY_SELFTEST: the "GPU" is a second CPU backend */
 static double gemm_tol = 1e-4;
+/* NMT_TF32: cuBLAS rounds GEMM inputs to 10-bit mantissas, so only the GEMM
+ * slots are compared (at 1e-2); the whole-model checks (loss at 1e-5, the
+ * same tokens from greedy and beam search) assume float32 GEMMs and are
+ * skipped in that run (the default run checks the models; the benchmark
+ * step of scripts/gpu-check.sh trains with TF32). */
+static int tf32;
 
 /* ---- random numbers (a private SplitMix64) ---- */
 
@@ -785,7 +791,8 @@ int main(void) {
         return test_summary("test_gpu_parity");
     }
     const char *tf = getenv("NMT_TF32");
-    if (tf && *tf && strcmp(tf, "0") != 0) gemm_tol = 1e-2;
+    tf32 = tf && *tf && strcmp(tf, "0") != 0;
+    if (tf32) gemm_tol = 1e-2;
     cpu = cpu_backend_create(0);
     gpu = selftest ? cpu_backend_create(1) : cuda_backend_create(0, err, sizeof err);
     CHECK(cpu != NULL, "cpu backend");
@@ -821,7 +828,11 @@ int main(void) {
     const char *ge = cuda_backend_error(gpu);
     CHECK(ge == NULL, "no CUDA error in the slot tests: %s", ge ? ge : "");
     if (!selftest) test_error_path();
-    test_models();
+    if (tf32)
+        printf("SKIP: whole-model parity under NMT_TF32 (its 1e-5 loss and identical tokens assume "
+               "float32 GEMMs; the default run checks the models)\n");
+    else
+        test_models();
 
     for (int i = 0; i < n_allocs; i++) {
         cpu->release(cpu, allocs[0][i]);

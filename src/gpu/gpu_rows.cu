@@ -61,13 +61,14 @@ void gpu_additive_score_forward(Backend *be, int B, int S, int A, const float *k
                GPU_THREADS, B, S, A, kproj, qproj, v, scores);
 }
 
-/* Grid (A blocks of ADD_BWD_THREADS, B): thread (b, a) walks s in order,
- * skipping zero score gradients (masked positions) as the CPU does. */
+/* Grid (B, A blocks of ADD_BWD_THREADS): thread (b, a) walks s in order,
+ * skipping zero score gradients (masked positions) as the CPU does. B is in
+ * gridDim.x (up to 2^31 - 1), not gridDim.y (at most 65535). */
 __global__ void additive_score_backward_kernel(int B, int S, int A, const float *kproj,
                                                const float *qproj, const float *v,
                                                const float *dscores, float *dkproj,
                                                float *dqproj, float *dv) {
-    int a = blockIdx.x * blockDim.x + threadIdx.x, b = blockIdx.y;
+    int a = blockIdx.y * blockDim.x + threadIdx.x, b = blockIdx.x;
     if (a >= A) return;
     float q = qproj[(size_t)b * A + a], va = v[a];
     float dq = 0.0f, dva = 0.0f;
@@ -90,7 +91,7 @@ void gpu_additive_score_backward(Backend *be, int B, int S, int A, const float *
                                  float *dkproj, float *dqproj, float *dv) {
     GPU_ENTER(be);
     if (B <= 0 || S <= 0 || A <= 0) return;
-    dim3 grid((A + ADD_BWD_THREADS - 1) / ADD_BWD_THREADS, B);
+    dim3 grid(B, (A + ADD_BWD_THREADS - 1) / ADD_BWD_THREADS);
     GPU_LAUNCH(ctx, additive_score_backward_kernel, grid, ADD_BWD_THREADS, B, S, A, kproj, qproj,
                v, dscores, dkproj, dqproj, dv);
 }
