@@ -13,6 +13,7 @@
 # row "failed: REASON" and makes the script exit 1. See --help.
 set -u
 set -o pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() {
   cat <<'EOF'
@@ -183,8 +184,8 @@ out=$(cd "$out" && pwd)
 
 # The resolved base config: the test set and the decoding beam.
 resolved=$("$NMT" config --config "$config" "${extra_sets[@]}" 2>&1) || die "the base config is invalid: $resolved"
-json_string() { printf '%s\n' "$resolved" | sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\(.*\)\",\{0,1\}[[:space:]]*$/\1/p" | head -1; }
-json_number() { printf '%s\n' "$resolved" | sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\([0-9.eE+-]*\),\{0,1\}[[:space:]]*$/\1/p" | head -1; }
+json_string() { config_string "$resolved" "$1"; }
+json_number() { config_number "$resolved" "$1"; }
 test_src=$(json_string test_src)
 test_tgt=$(json_string test_tgt)
 [ -n "$test_src" ] && [ -n "$test_tgt" ] || die "$config has no data.test_src and data.test_tgt (the test set)"
@@ -195,7 +196,6 @@ test_tgt=$(json_string test_tgt)
 # into short (<= split source words) and long sentences.
 tdir=$out/test
 mkdir -p "$tdir"
-read_text() { case "$1" in *.gz) zcat -- "$1" ;; *) cat -- "$1" ;; esac; }
 take() { if [ -n "$test_lines" ]; then head -n "$test_lines"; else cat; fi; }
 read_text "$test_src" | take > "$tdir/test.src" || die "cannot read $test_src"
 read_text "$test_tgt" | take > "$tdir/test.tgt" || die "cannot read $test_tgt"

@@ -24,6 +24,7 @@
 # BLEU is `nmt eval --bleu` (sacreBLEU-compatible) against REF.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 MODEL=${1:-runs/de-en/best.nmt}
 NMT=${NMT:-./nmt}
 THREADS=${THREADS:-$(getconf _NPROCESSORS_ONLN)}
@@ -45,8 +46,7 @@ done
 tmp=$(mktemp -d /tmp/bench-decode.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cp "$MODEL" "$tmp/model.nmt" || exit 1
-cat_any() { case "$1" in *.gz) zcat "$1" ;; *) cat "$1" ;; esac; }
-cat_any "$SRC" > "$tmp/src.txt" && cat_any "$REF" > "$tmp/ref.txt" || exit 1
+read_text "$SRC" > "$tmp/src.txt" && read_text "$REF" > "$tmp/ref.txt" || exit 1
 
 # The same OpenBLAS on both sides: PyTorch's libblas.so.3 is taken from the
 # folder of the libopenblas that nmt links (the OpenMP build), with nmt's core
@@ -96,7 +96,7 @@ run_torch() { # key out_file beam [--drop-finished]
   secs[$1]=$(sed -n 's/^decode: .* in \([0-9.]*\) s: .*/\1/p' "$2.log")
 }
 
-bleu() { "$NMT" eval --bleu --ref "$tmp/ref.txt" < "$1" | sed -n 's/^BLEU[^=]* = \([0-9.]*\) .*/\1/p'; }
+bleu() { "$NMT" eval --bleu --ref "$tmp/ref.txt" < "$1" | bleu_score; }
 toks() { spm_encode --model "$tmp/spm/tgt.model" --output_format id < "$1" | wc -w; }
 nonempty=$(grep -c '[^[:space:]]' "$tmp/src.txt")
 

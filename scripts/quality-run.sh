@@ -40,6 +40,7 @@ EOF
 die() { echo "quality-run: $*" >&2; exit 1; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/scripts/lib.sh"
 NMT=${NMT_BIN:-$ROOT/nmt}
 config="" hours=2 resume=0 threads="" average=5 beams="1,5,10" lps="0.6,1.0" out=""
 sets=()
@@ -68,7 +69,7 @@ done
 [ -n "$threads" ] && sets+=(--set "train.threads=$threads")
 
 resolved=$("$NMT" config --config "$config" "${sets[@]}" 2>&1) || die "the config is invalid: $resolved"
-json_string() { printf '%s\n' "$resolved" | sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\(.*\)\",\{0,1\}[[:space:]]*$/\1/p" | head -1; }
+json_string() { config_string "$resolved" "$1"; }
 save_dir=$(json_string save_dir)
 for key in valid_src valid_tgt test_src test_tgt; do
   [ -n "$(json_string $key)" ] || die "$config: data.$key is not set (the run is chosen on validation and scored on test)"
@@ -108,10 +109,9 @@ if [ "$average" -gt 0 ]; then
 fi
 
 # 3. the validation grid
-zcat -f "$(json_string valid_src)" > "$out/valid.src" && zcat -f "$(json_string valid_tgt)" > "$out/valid.ref" \
-  && zcat -f "$(json_string test_src)" > "$out/test.src" && zcat -f "$(json_string test_tgt)" > "$out/test.ref" \
+read_text "$(json_string valid_src)" > "$out/valid.src" && read_text "$(json_string valid_tgt)" > "$out/valid.ref" \
+  && read_text "$(json_string test_src)" > "$out/test.src" && read_text "$(json_string test_tgt)" > "$out/test.ref" \
   || die "cannot read the validation or test files"
-bleu_of() { sed -n 's/^BLEU|[^=]* = \([0-9.]*\) .*/\1/p' | head -1; }
 printf 'checkpoint\tbeam\tlength_penalty\tvalid_bleu\n' > "$out/grid.tsv"
 best_score=-1 best_ck="" best_beam="" best_lp=""
 for ck in "${candidates[@]}"; do
@@ -121,7 +121,7 @@ for ck in "${candidates[@]}"; do
     for lp in $lp_list; do
       "$NMT" translate --model "$ck" --beam "$beam" --length-penalty "$lp" --no-progress \
           < "$out/valid.src" > "$out/valid.hyp" 2>>"$out/eval.log" || die "translating the validation set failed; see $out/eval.log"
-      score=$("$NMT" eval --bleu --ref "$out/valid.ref" --hyp "$out/valid.hyp" | bleu_of)
+      score=$("$NMT" eval --bleu --ref "$out/valid.ref" --hyp "$out/valid.hyp" | bleu_score)
       [ -n "$score" ] || die "no BLEU for the validation set; see $out/eval.log"
       printf '%s\t%s\t%s\t%s\n' "$(basename "$ck")" "$beam" "$lp" "$score" >> "$out/grid.tsv"
       echo "quality-run: valid BLEU $score: $(basename "$ck") beam $beam length penalty $lp"
