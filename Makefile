@@ -6,7 +6,8 @@
 #   make bench        training speed next to PyTorch (docs/benchmarks.md)
 # Sources are found by wildcard: a new src/**/*.c, src/data/*.cc or
 # src/gpu/*.cu is built without editing this file; a new tests/test_*.c
-# becomes a test program, a new tests/test_*.sh a shell test.
+# becomes a test program (tests/test_*.cu too, with CUDA), a new
+# tests/test_*.sh a shell test.
 
 CC      ?= gcc
 CXX     ?= g++
@@ -71,6 +72,10 @@ endif
 
 TEST_C    := $(wildcard tests/test_*.c)
 TEST_BIN  := $(TEST_C:tests/%.c=$(BUILD)/tests/%)
+# tests/test_*.cu: host programs that need nvcc but no GPU (cuRAND's header)
+ifeq ($(CUDA),1)
+TEST_BIN  += $(patsubst tests/%.cu,$(BUILD)/tests/%,$(wildcard tests/test_*.cu))
+endif
 TEST_SH   := $(wildcard tests/test_*.sh)
 
 BENCH_C   := $(wildcard bench/*.c)

@@ -6,16 +6,20 @@
  *   NMT_TF32=1), integer and copy results exactly, dropout masks bit for bit;
  * - the error path: a rejected cuBLAS call is recorded, later slots are
  *   no-ops, download gives zeros and sum_squares NaN;
- * - whole training steps of small models for several attention
- *   configurations, with the same weights on both: loss, every gradient
- *   tensor, three SGD steps; then greedy and beam decoding give the same
- *   tokens.
+ * - whole training steps of small models, with the same weights on both:
+ *   loss, every gradient tensor, three SGD steps; then greedy and beam
+ *   decoding give the same tokens. First seven named models (B = 1,
+ *   attention dropout, K != H, style none), then the sweep over every
+ *   attention combination: style x score x mode x heads 1, 2 x input
+ *   feeding (Luong), 72 models. NMT_PARITY_SWEEP_STRIDE=K runs every K-th
+ *   combination only (the emulator build: each model takes seconds there).
  * Without a visible GPU (or in a build without CUDA) it checks that
- * cuda_backend_create refuses cleanly with a reason, prints a SKIP line and
- * passes. scripts/gpu-check.sh runs it on a GPU machine (docs/gpu-runs.md);
+ * cuda_backend_create refuses cleanly with a reason, prints a SKIP line,
+ * then runs the harness self-test below (which passes or fails on its own). scripts/gpu-check.sh runs it on a GPU machine (docs/gpu-runs.md);
  * `make gpu-emu-check` links it with the CUDA backend built for the CPU
- * emulator of tests/gpu_emu/ (docs/gpu.md). NMT_PARITY_SELFTEST=1: a second
- * CPU backend stands in for the GPU (checks this harness). */
+ * emulator of tests/gpu_emu/ (docs/gpu.md). NMT_PARITY_SELFTEST=1 (and
+ * the no-GPU path): a second CPU backend (1 thread) stands in for the GPU,
+ * which checks this harness only. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -334,6 +338,9 @@ static void test_dropout(void) {
     cmp_exact("dropout_mask p=0.3 n=100003: bit for bit", m.c, m.g, n * sizeof(float));
     BOTH(be->dropout_mask(be, P(m), 1001, 0.5f, 0xfeedbeefcafeULL, (uint64_t)1 << 40));
     cmp_exact("dropout_mask p=0.5, 64-bit seed and offset", m.c, m.g, n * sizeof(float));
+    BOTH(be->dropout_mask(be, P(m) + 5, 1, 0.5f, 9, 2));
+    BOTH(be->dropout_mask(be, P(m) + 6, 2, 0.5f, 9, 3));
+    cmp_exact("dropout_mask inside one Philox block, across two", m.c, m.g, n * sizeof(float));
     BOTH(be->dropout_mask(be, P(m), 333, 0.0f, 1, 0));
     BOTH(be->dropout_mask(be, P(m) + 333, 333, 1.0f, 1, 0));
     cmp_exact("dropout_mask p=0 and p=1", m.c, m.g, n * sizeof(float));
@@ -772,6 +779,41 @@ static void test_models(void) {
     test_model("style none", none, 1, MB);
 }
 
+/* every attention combination, as test_model_grad.c sweeps them: Luong
+ * with and without input feeding, Bahdanau (always feeds); dot scores get
+ * K = H, the others K != H. Every stride-th only, from the environment. */
+static void test_model_sweep(void) {
+    const char *styles[] = {"luong", "bahdanau"};
+    const char *scores[] = {"dot", "scaled_dot", "general", "additive"};
+    const char *modes[] = {"global", "local-m", "local-p"};
+    const char *env = getenv("NMT_PARITY_SWEEP_STRIDE");
+    int stride = env && atoi(env) > 0 ? atoi(env) : 1;
+    int index = 0, run = 0;
+    for (int st = 0; st < 2; st++)
+        for (int sc = 0; sc < 4; sc++)
+            for (int mo = 0; mo < 3; mo++)
+                for (int heads = 1; heads <= 2; heads++)
+                    for (int feed = 0; feed <= (st == 0); feed++, index++) {
+                        if (index % stride) continue;
+                        char s1[64], s2[64], s3[64], s4[64], s5[64], s6[64], label[128];
+                        snprintf(s1, sizeof s1, "model.attention.style=%s", styles[st]);
+                        snprintf(s2, sizeof s2, "model.attention.score=%s", scores[sc]);
+                        snprintf(s3, sizeof s3, "model.attention.mode=%s", modes[mo]);
+                        snprintf(s4, sizeof s4, "model.attention.heads=%d", heads);
+                        snprintf(s5, sizeof s5, "model.enc_hidden=%d", sc < 2 ? 18 : 14);
+                        snprintf(s6, sizeof s6, "model.input_feed=%s", feed ? "true" : "false");
+                        const char *sets[] = {s1, s2, s3, s4, s5, s6};
+                        snprintf(label, sizeof label, "sweep %s %s %s heads %d%s", styles[st],
+                                 scores[sc], modes[mo], heads,
+                                 st == 0 ? (feed ? " feed" : " no-feed") : "");
+                        /* style bahdanau must not set input_feed */
+                        test_model(label, sets, st == 0 ? 6 : 5, MB);
+                        run++;
+                    }
+    CHECK_EQ_INT(index, 4 * 3 * 2 * 2 + 4 * 3 * 2);
+    printf("  attention sweep: %d of %d combinations (stride %d)\n", run, index, stride);
+}
+
 int main(void) {
     nmt_log_quiet(1);
     char err[256] = "";
@@ -788,7 +830,9 @@ int main(void) {
         CHECK(cuda_backend_error(NULL) == NULL, "cuda_backend_error(NULL) is NULL");
         if (b) b->destroy(b);
         printf("SKIP: no GPU visible (%s): CPU-GPU parity not checked\n", err);
-        return test_summary("test_gpu_parity");
+        /* the harness still runs, against a second CPU backend, so that a
+         * broken check shows before the next GPU session */
+        selftest = 1;
     }
     const char *tf = getenv("NMT_TF32");
     tf32 = tf && *tf && strcmp(tf, "0") != 0;
@@ -831,8 +875,10 @@ int main(void) {
     if (tf32)
         printf("SKIP: whole-model parity under NMT_TF32 (its 1e-5 loss and identical tokens assume "
                "float32 GEMMs; the default run checks the models)\n");
-    else
+    else {
         test_models();
+        test_model_sweep();
+    }
 
     for (int i = 0; i < n_allocs; i++) {
         cpu->release(cpu, allocs[0][i]);

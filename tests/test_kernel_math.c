@@ -2,7 +2,10 @@
  * kernel_sigmoidf (src/kernels/kernel_common.h), which replace libm's in
  * the CPU loops so that they vectorise: close to libm over the whole range
  * the models use, exact at the edges (0, saturation, infinities), NaN in
- * gives NaN out (the trainer's NaN guard depends on it). */
+ * gives NaN out (the trainer's NaN guard depends on it). And the Philox
+ * generator of dropout_math.h against the Random123 known-answer vectors
+ * (tests/test_curand_twin.cu checks it against cuRAND itself). */
+#include "kernels/dropout_math.h"
 #include "kernels/kernel_common.h"
 #include "test_util.h"
 
@@ -11,7 +14,51 @@ static double rel_err(double got, double want) {
     return fabs(got - want) / fmax(fabs(want), 1e-30);
 }
 
+/* Random123's kat_vectors for philox4x32 with 10 rounds: counter, key
+ * (low word first), the four output words */
+static void test_philox(void) {
+    static const uint32_t kat[3][10] = {
+        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
+         0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
+         0x94fdcceb, 0x5001e420, 0x24126ea1},
+    };
+    for (int v = 0; v < 3; v++) {
+        uint32_t c[4] = {kat[v][0], kat[v][1], kat[v][2], kat[v][3]};
+        dropout_math_philox(c, (uint64_t)kat[v][5] << 32 | kat[v][4]);
+        CHECK(c[0] == kat[v][6] && c[1] == kat[v][7] && c[2] == kat[v][8] && c[3] == kat[v][9],
+              "philox4x32-10 known answer %d: %08x %08x %08x %08x", v, c[0], c[1], c[2], c[3]);
+    }
+    /* block g is the counter (g low, g high, 0, 0) */
+    uint32_t w[4], c[4] = {0x89abcdef, 0x01234567, 0, 0};
+    dropout_math_block(77, 0x0123456789abcdefULL, w);
+    dropout_math_philox(c, 77);
+    CHECK(!memcmp(w, c, sizeof w), "dropout_math_block puts the 64-bit block index in the low words");
+    /* curand_uniform's floats: (0, 1], 2^-33 for word 0, 1 for the top words */
+    CHECK(dropout_math_uniform(0) == 0x1p-33f, "uniform(0) = %a", dropout_math_uniform(0));
+    CHECK(dropout_math_uniform(0xffffffffu) == 1.0f, "uniform(max) = %a",
+          dropout_math_uniform(0xffffffffu));
+    CHECK(dropout_math_uniform(0x80000000u) == 0.5f + 0x1p-33f, "uniform(2^31)");
+    CHECK(dropout_math_keep(0.29f, 0.3f) == 0.0f && dropout_math_keep(0.3f, 0.3f) == 1.0f / 0.7f &&
+              dropout_math_keep(1e-9f, 0.0f) == 1.0f && dropout_math_keep(1.0f, 1.0f) == 0.0f,
+          "keep: drop below p, scale above, p = 0 and p = 1 exact");
+    /* a mask block writes its in-range elements only: offset 6, n 5 covers
+     * words 6..10 = blocks 1 (words 6, 7) and 2 (words 8..10) */
+    float m[7] = {9, 9, 9, 9, 9, 9, 9};
+    dropout_math_mask_block(m + 1, 5, 0.5f, 3, 6, 1);
+    dropout_math_mask_block(m + 1, 5, 0.5f, 3, 6, 2);
+    int inside = 1;
+    for (int i = 1; i <= 5; i++) inside &= m[i] == 0.0f || m[i] == 2.0f;
+    CHECK(m[0] == 9 && m[6] == 9 && inside, "mask blocks fill [offset, offset + n) only");
+    dropout_math_block(3, 2, w);
+    CHECK(m[3] == dropout_math_keep(dropout_math_uniform(w[0]), 0.5f) &&
+              m[5] == dropout_math_keep(dropout_math_uniform(w[2]), 0.5f),
+          "element i uses word offset + i");
+}
+
 int main(void) {
+    test_philox();
     double worst_exp = 0, worst_tanh = 0, worst_sig = 0, worst_tanh_abs = 0;
     float at_exp = 0, at_tanh = 0, at_sig = 0;
     for (int i = -2000000; i <= 2000000; i++) {

@@ -80,9 +80,11 @@ void cpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_
 void cpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
                       uint64_t offset) {
     (void)be;
-    uint64_t key = dropout_math_key(seed);
+    if (!n) return;
+    /* Philox blocks first .. last hold the words offset .. offset + n - 1 */
+    uint64_t first = offset / 4, blocks = (offset + n - 1) / 4 - first + 1;
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) mask[i] = dropout_math_mask(key, offset + i, p);
+    for (uint64_t b = 0; b < blocks; b++) dropout_math_mask_block(mask, n, p, seed, offset, first + b);
 }
 
 void cpu_scale(Backend *be, float *x, size_t n, float s) {

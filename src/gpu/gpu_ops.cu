@@ -1,8 +1,8 @@
 /* gpu_ops.cu: the CUDA backend's elementwise kernels (mirrors the first
  * half of cpu_ops.c): add_cols, bias add and its column reduction, tanh,
- * dropout (mul, mul_add, the mask), scale, the fused LSTM cell forward and
- * backward, embedding gather and scatter-add, the local-p centre, and the
- * Adam and SGD updates. The per-element arithmetic is the shared math of
+ * dropout (mul, mul_add, the mask from cuRAND's Philox), scale, the fused
+ * LSTM cell forward and backward, embedding gather and scatter-add, the
+ * local-p centre, and the Adam and SGD updates. The per-element arithmetic is the shared math of
  * src/kernels/ (the same functions the CPU loops call); this file owns only
  * indexing, launch shapes and the column reduction.
  *
@@ -12,6 +12,8 @@
  * embedding_backward scatters with atomicAdd (repeated ids: the order of
  * the additions, and so the last bits, may vary from run to run). */
 #include "gpu/gpu_internal.cuh"
+
+#include <curand_kernel.h>
 
 #include "kernels/attention_math.h"
 #include "kernels/dropout_math.h"
@@ -118,19 +120,31 @@ void gpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_
     GPU_LAUNCH(ctx, mul_add_kernel, gpu_blocks(n), GPU_THREADS, y, x, mask, n);
 }
 
-/* The counter-based hash of dropout_math.h, not cuRAND: element i depends
- * only on (seed, offset + i), so the GPU draws bit for bit the CPU's mask. */
-__global__ void dropout_mask_kernel(float *mask, size_t n, float p, uint64_t key,
-                                    uint64_t offset) {
-    GPU_GRID_STRIDE(i, n) mask[i] = dropout_math_mask(key, offset + i, p);
+/* cuRAND's Philox4x32-10 (device API): one thread per block of four words;
+ * word j = offset + i of the stream keyed by seed gives mask[i], exactly
+ * what dropout_math_mask_block computes on the CPU (dropout_math.h). */
+__global__ void dropout_mask_kernel(float *mask, size_t n, float p, uint64_t seed, uint64_t first,
+                                    uint64_t blocks, uint64_t offset) {
+    GPU_GRID_STRIDE(b, blocks) {
+        uint64_t g = first + b;
+        curandStatePhilox4_32_10_t state;
+        curand_init(seed, 0, 4 * g, &state);
+        float4 u4 = curand_uniform4(&state);
+        float u[4] = {u4.x, u4.y, u4.z, u4.w};
+        for (int k = 0; k < 4; k++) {
+            uint64_t j = 4 * g + (uint64_t)k;
+            if (j >= offset && j - offset < n) mask[j - offset] = dropout_math_keep(u[k], p);
+        }
+    }
 }
 
 void gpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
                       uint64_t offset) {
     GPU_ENTER(be);
     if (!n) return;
-    GPU_LAUNCH(ctx, dropout_mask_kernel, gpu_blocks(n), GPU_THREADS, mask, n, p,
-               dropout_math_key(seed), offset);
+    uint64_t first = offset / 4, blocks = (offset + n - 1) / 4 - first + 1;
+    GPU_LAUNCH(ctx, dropout_mask_kernel, gpu_blocks(blocks), GPU_THREADS, mask, n, p, seed, first,
+               blocks, offset);
 }
 
 __global__ void scale_kernel(float *x, size_t n, float s) { GPU_GRID_STRIDE(i, n) x[i] *= s; }
