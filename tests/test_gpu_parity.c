@@ -4,6 +4,8 @@
  * - every Backend slot, compared by relative error (max |gpu - cpu| over
  *   max |cpu|): float32 ops below 1e-4, gemm below 1e-4 (1e-2 with
  *   NMT_TF32=1), integer and copy results exactly, dropout masks bit for bit;
+ * - the traffic of a training step (cuda_backend_counters): no device
+ *   allocation, and the host waits twice (the loss, the gradient norm);
  * - the error path: a rejected cuBLAS call is recorded, later slots are
  *   no-ops, download gives zeros and sum_squares NaN;
  * - whole training steps of small models, with the same weights on both:
@@ -814,6 +816,78 @@ static void test_model_sweep(void) {
     printf("  attention sweep: %d of %d combinations (stride %d)\n", run, index, stride);
 }
 
+/* The rule of the issue: inside a training step no allocation and no wait
+ * for the device except reading back the loss and the logged statistics
+ * (here: the loss rows, one download, and the gradient norm of clipping).
+ * Counted by the CUDA backend (cuda_backend_counters) over the step the
+ * trainer takes: forward, backward, sum_squares, Adam. Decoding is
+ * counted too (no allocation; its waits are the per-step top-k read). */
+static void test_step_traffic(void) {
+    const char *sets[] = {"model.attention.style=luong", "model.attention.score=general",
+                          "model.attention.heads=2", "model.input_feed=true",
+                          "model.attention.dropout=0.1"};
+    Config cfg;
+    const char *base = "{\"model\": {\"emb_dim\": 10, \"hidden\": 18, \"enc_layers\": 2,"
+                       " \"dec_layers\": 2, \"dropout\": 0.3}, \"train\": {\"label_smoothing\": 0.1}}";
+    CHECK_EQ_INT(config_load_string(base, "traffic", "/", sets, 5, &cfg), NMT_OK);
+    ModelDims d;
+    NmtStatus st = model_dims_from_config(&cfg, V_S, V_T, &d);
+    config_free(&cfg);
+    CHECK_EQ_INT(st, NMT_OK);
+    if (st) return;
+    Batch batch;
+    gradcheck_make_batch(MB, MS, MT, V_S, V_T, 23, &batch);
+    ModelLimits lim = {MB, MS, MT, MAXT, BEAM};
+    Seq2Seq *m = NULL;
+    CHECK_EQ_INT(seq2seq_create(gpu, &d, lim, &m), NMT_OK);
+    if (!m) return;
+    size_t n = seq2seq_layout(m)->total;
+    float *host = malloc(n * sizeof(float));
+    param_init_host(seq2seq_layout(m), 0.3f, 3, host);
+    gpu->upload(gpu, seq2seq_params(m), host, n * sizeof(float));
+    float *mom = gpu->alloc(gpu, n * sizeof(float)), *var = gpu->alloc(gpu, n * sizeof(float));
+    CudaCounters a, b;
+    long long waits = -1, step_allocs = -1;
+    for (int step = 1; step <= 3; step++) {
+        cuda_backend_counters(gpu, &a);
+        ModelLoss loss;
+        seq2seq_zero_grads(m);
+        seq2seq_forward(m, &batch, true, 50 + step, &loss);
+        seq2seq_backward(m);
+        double norm2 = gpu->sum_squares(gpu, seq2seq_grads(m), n);
+        gpu->adam_update(gpu, seq2seq_params(m), seq2seq_grads(m), mom, var, n, 1e-3f, 0.9f, 0.999f,
+                         1e-8f, step);
+        cuda_backend_counters(gpu, &b);
+        CHECK(isfinite(norm2) && loss.loss > 0, "traffic step %d: loss %g norm^2 %g", step, loss.loss,
+              norm2);
+        waits = b.host_waits - a.host_waits;
+        step_allocs = b.allocs - a.allocs;
+        CHECK(step_allocs == 0, "training step %d: %lld device allocations (want 0)", step, step_allocs);
+        CHECK(waits == 2, "training step %d: the host waited %lld times (want 2: loss, gradient "
+              "norm)", step, waits);
+    }
+    printf("  %-58s %lld launches, %lld cuBLAS, %lld uploads (%lld B), %lld waits, %lld allocs\n",
+           "training step (forward, backward, norm, Adam):", b.launches - a.launches,
+           b.cublas_calls - a.cublas_calls, b.uploads - a.uploads, b.upload_bytes - a.upload_bytes,
+           waits, step_allocs);
+    int32_t out[MB * MAXT];
+    int len[MB];
+    cuda_backend_counters(gpu, &a);
+    CHECK_EQ_INT(seq2seq_greedy(m, &batch, 1.5, 2, out, MAXT, len), NMT_OK);
+    cuda_backend_counters(gpu, &b);
+    int longest = 0;
+    for (int i = 0; i < MB; i++) longest = len[i] > longest ? len[i] : longest;
+    CHECK(b.allocs == a.allocs, "greedy decoding allocated %lld times", b.allocs - a.allocs);
+    printf("  %-58s %lld launches, %lld waits for %d steps, %lld allocs\n", "greedy decode:",
+           b.launches - a.launches, b.host_waits - a.host_waits, longest, b.allocs - a.allocs);
+    const char *ge = cuda_backend_error(gpu);
+    CHECK(ge == NULL, "traffic: CUDA error: %s", ge ? ge : "");
+    gpu->release(gpu, mom);
+    gpu->release(gpu, var);
+    free(host);
+    seq2seq_free(m);
+}
+
 int main(void) {
     nmt_log_quiet(1);
     char err[256] = "";
@@ -871,6 +945,7 @@ int main(void) {
     test_log_softmax(3, 5);
     const char *ge = cuda_backend_error(gpu);
     CHECK(ge == NULL, "no CUDA error in the slot tests: %s", ge ? ge : "");
+    if (!selftest) test_step_traffic();
     if (!selftest) test_error_path();
     if (tf32)
         printf("SKIP: whole-model parity under NMT_TF32 (its 1e-5 loss and identical tokens assume "

@@ -44,6 +44,7 @@ bool gpu_check_cuda_sync(GpuContext *c, cudaError_t e, const char *what, const c
 
 bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const char *file,
                       int line) {
+    c->counters.cublas_calls++;
     if (s != CUBLAS_STATUS_SUCCESS) {
         char detail[160];
         snprintf(detail, sizeof detail, "%s (cuBLAS status %d)", cublasGetStatusString(s),
@@ -57,6 +58,7 @@ bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const c
 
 bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int line) {
     char what[128];
+    c->counters.launches++;
     snprintf(what, sizeof what, "launch of %s", kernel);
     if (!gpu_check_cuda(c, cudaGetLastError(), what, file, line)) return false;
     if (!c->sync_debug) return true;
@@ -70,6 +72,7 @@ static void *gpu_alloc(Backend *be, size_t bytes) {
     GpuContext *ctx = gpu_ctx(be);
     if (ctx->failed) return NULL;
     void *p = NULL;
+    ctx->counters.allocs++;
     /* a 0-byte request still gets a unique, freeable pointer */
     cudaError_t e = cudaMalloc(&p, bytes > 0 ? bytes : 4);
     if (e == cudaErrorMemoryAllocation) {
@@ -94,6 +97,8 @@ static void gpu_release(Backend *be, void *ptr) {
 static void gpu_upload(Backend *be, void *dst, const void *host_src, size_t bytes) {
     GPU_ENTER(be);
     if (!bytes) return;
+    ctx->counters.uploads++;
+    ctx->counters.upload_bytes += (long long)bytes;
     GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice,
                                         ctx->stream));
 }
@@ -101,6 +106,7 @@ static void gpu_upload(Backend *be, void *dst, const void *host_src, size_t byte
 static void gpu_download(Backend *be, void *host_dst, const void *src, size_t bytes) {
     GpuContext *ctx = gpu_ctx(be);
     if (!bytes) return;
+    ctx->counters.host_waits++;
     if (!ctx->failed &&
         GPU_CUDA(ctx, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost,
                                       ctx->stream)) &&
@@ -208,6 +214,16 @@ extern "C" const char *cuda_backend_error(Backend *be) {
     if (!be || !be->ctx || !be->name || strcmp(be->name, "cuda") != 0) return NULL;
     GpuContext *ctx = gpu_ctx(be);
     return ctx->failed ? ctx->error : NULL;
+}
+
+extern "C" int cuda_backend_counters(Backend *be, CudaCounters *out) {
+    CudaCounters zero = {};
+    if (!be || !be->ctx || !be->name || strcmp(be->name, "cuda") != 0) {
+        if (out) *out = zero;
+        return -1;
+    }
+    if (out) *out = gpu_ctx(be)->counters;
+    return 0;
 }
 
 static void fill_table(Backend *be) {

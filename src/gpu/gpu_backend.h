@@ -41,6 +41,23 @@ Backend *cuda_backend_create(int device, char *err, size_t err_size);
  * or NULL while none happened (also for be == NULL). */
 const char *cuda_backend_error(Backend *be);
 
+/* What a CUDA backend has done since it was made: the figures behind the
+ * rule "no allocation and no wait for the device inside a training step
+ * except reading back the loss and the logged statistics" (docs/gpu.md),
+ * which the parity test checks per step. */
+typedef struct {
+    long long allocs;       /* cudaMalloc calls (the alloc slot) */
+    long long host_waits;   /* times the host waited for the stream (download, sum_squares) */
+    long long uploads;      /* upload calls (cudaMemcpyAsync from host memory) */
+    long long upload_bytes;
+    long long launches;     /* kernel launches */
+    long long cublas_calls; /* checked cuBLAS calls (the GEMMs; setup's few too) */
+} CudaCounters;
+
+/* Fills *out and returns 0 for a backend made by cuda_backend_create; -1
+ * (and zeros) for any other backend or NULL. */
+int cuda_backend_counters(Backend *be, CudaCounters *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 #include "gpu/gpu_backend.h"
 #ifndef NMT_WITH_CUDA
 #include <stdio.h>
+#include <string.h>
 
 int cuda_backend_available(void) { return 0; }
 
@@ -17,6 +18,12 @@ Backend *cuda_backend_create(int device, char *err, size_t err_size) {
 const char *cuda_backend_error(Backend *be) {
     (void)be;
     return NULL;
+}
+
+int cuda_backend_counters(Backend *be, CudaCounters *out) {
+    (void)be;
+    if (out) memset(out, 0, sizeof *out);
+    return -1;
 }
 #else
 typedef int gpu_backend_none_is_empty_with_cuda;

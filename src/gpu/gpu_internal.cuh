@@ -16,6 +16,7 @@ extern "C" {
 #include "backend.h"
 #include "common.h"
 }
+#include "gpu/gpu_backend.h"
 
 /* Blocks of the first pass of sum_squares (fixed: the result does not
  * depend on n's split, so it is the same on every run). */
@@ -37,6 +38,7 @@ typedef struct {
     bool tf32;            /* NMT_TF32=1 */
     bool failed;          /* an error was recorded: every slot is a no-op */
     char error[512];      /* the first error */
+    CudaCounters counters; /* cuda_backend_counters */
 } GpuContext;
 
 static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }

@@ -289,6 +289,7 @@ double gpu_sum_squares(Backend *be, const float *x, size_t n) {
     if (!n) return 0.0;
     GPU_LAUNCH(ctx, sumsq_partial_kernel, GPU_SUMSQ_BLOCKS, GPU_THREADS, x, n, ctx->partials);
     GPU_LAUNCH(ctx, sumsq_final_kernel, 1, GPU_THREADS, ctx->partials, GPU_SUMSQ_BLOCKS);
+    ctx->counters.host_waits++;
     if (ctx->failed ||
         !GPU_CUDA(ctx, cudaMemcpyAsync(ctx->host_result, ctx->partials + GPU_SUMSQ_BLOCKS,
                                        sizeof(double), cudaMemcpyDeviceToHost, ctx->stream)) ||

@@ -254,8 +254,9 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->logits = takef(ar, (size_t)(m->stepwise ? 1 : T) * R * d->V_t);
     a->best_id = take(ar, (size_t)R * m->G * 4);
     a->best_val = takef(ar, (size_t)R * m->G);
-    a->loss_rows = takef(ar, (size_t)T * R);
-    a->nll_rows = takef(ar, (size_t)T * R);
+    /* one block, so that the loss is read back with one download */
+    a->loss_rows = takef(ar, (size_t)2 * T * R);
+    a->nll_rows = a->loss_rows ? a->loss_rows + (size_t)T * R : NULL;
 
     /* gradients: one contiguous region, zeroed by backward */
     size_t grad_start = ar->used;
@@ -354,7 +355,7 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     m->ones = be->alloc(be, rows * sizeof(float));
     m->neg_inf = be->alloc(be, rows * sizeof(float));
     m->h_ids = nmt_malloc(stage * sizeof(int32_t));
-    m->h_f = nmt_malloc(stage * sizeof(float));
+    m->h_f = nmt_malloc(2 * stage * sizeof(float)); /* 2: the loss and NLL rows together */
     m->h_idx = nmt_malloc((size_t)dims->heads * lim.max_S * lim.max_B * sizeof(int32_t));
     m->dec_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
     if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->h_ids ||
@@ -663,12 +664,13 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
     float scale = m->n_tokens ? 1.0f / (float)m->n_tokens : 0.0f;
     be->softmax_xent(be, T * B, V, a->logits, a->tgt_out, NMT_PAD_ID, d->label_smoothing, scale,
                      a->loss_rows, a->nll_rows, train ? a->logits : NULL);
+    /* the step's one wait for the device: loss rows, then NLL rows */
     float *rows = m->h_f;
+    size_t nll_at = (size_t)(a->nll_rows - a->loss_rows);
     double loss_sum = 0, nll_sum = 0;
-    be->download(be, rows, a->loss_rows, (size_t)T * B * sizeof(float));
+    be->download(be, rows, a->loss_rows, (nll_at + (size_t)T * B) * sizeof(float));
     for (int i = 0; i < T * B; i++) loss_sum += rows[i];
-    be->download(be, rows, a->nll_rows, (size_t)T * B * sizeof(float));
-    for (int i = 0; i < T * B; i++) nll_sum += rows[i];
+    for (int i = 0; i < T * B; i++) nll_sum += rows[nll_at + i];
     loss->loss_sum = loss_sum;
     loss->nll_sum = nll_sum;
     loss->n_tokens = m->n_tokens;
