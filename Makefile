@@ -50,7 +50,9 @@ OPT      ?= -O3 -g
 CPPFLAGS += -Isrc $(PKG_CFLAGS) -D_GNU_SOURCE
 # -fno-trapping-math: FP exceptions stay masked (as always on Linux), so gcc may
 # if-convert the branch-free exp/tanh of src/kernels/ into SIMD loops.
-CFLAGS   += -std=c11 $(OPT) $(WARN) -fno-trapping-math -fopenmp -MMD -MP
+# -fno-math-errno: nothing reads errno after math calls, so sqrtf becomes one
+# instruction and loops with it (Adam) vectorise; results are unchanged.
+CFLAGS   += -std=c11 $(OPT) $(WARN) -fno-trapping-math -fno-math-errno -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 $(OPT) $(WARN) -MMD -MP
 LDLIBS   += $(PKG_LIBS) -lsentencepiece -lsentencepiece_train -fopenmp -lm -lpthread
 

@@ -308,14 +308,29 @@ double cpu_sum_squares(Backend *be, const float *x, size_t n) {
     return total;
 }
 
+/* Adam over one chunk: restrict pointers and scalar arguments (not the
+ * OpenMP body's shared variables) let gcc vectorise it, sqrtf included
+ * (-fno-math-errno) */
+NMT_CPU_ROW static void adam_chunk(float *restrict w, const float *restrict g, float *restrict m,
+                                   float *restrict v, size_t n, float lr, float beta1, float beta2,
+                                   float eps, float bc1, float bc2) {
+    for (size_t i = 0; i < n; i++)
+        optim_math_adam(&w[i], g[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
+}
+
+#define CPU_ADAM_CHUNK 8192
+
 void cpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, size_t n,
                      float lr, float beta1, float beta2, float eps, int t) {
     (void)be;
     float bc1, bc2;
     optim_math_adam_corrections(beta1, beta2, t, &bc1, &bc2);
+    size_t chunks = (n + CPU_ADAM_CHUNK - 1) / CPU_ADAM_CHUNK;
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++)
-        optim_math_adam(&w[i], g[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
+    for (size_t c = 0; c < chunks; c++) {
+        size_t at = c * CPU_ADAM_CHUNK, len = n - at < CPU_ADAM_CHUNK ? n - at : CPU_ADAM_CHUNK;
+        adam_chunk(w + at, g + at, m + at, v + at, len, lr, beta1, beta2, eps, bc1, bc2);
+    }
 }
 
 void cpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr) {
