@@ -3,8 +3,7 @@
 #include "model/lstm.h"
 
 static float *slot(const LstmCache *c, float *base, size_t s, int B, int H) {
-    (void)c;
-    return base + s * (size_t)B * H;
+    return base + lstm_slot(c, s) * (size_t)B * H;
 }
 
 void lstm_seq_forward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
@@ -66,7 +65,7 @@ void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const fl
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,
                        const float *keep_t, LstmCache *cache) {
     int H = w->H, G = 4 * H;
-    float *z = cache->gates + (size_t)t * B * G;
+    float *z = cache->gates + lstm_slot(cache, (size_t)t) * B * G;
     const float *h_prev = slot(cache, cache->h, (size_t)t, B, H);
     const float *c_prev = slot(cache, cache->c, (size_t)t, B, H);
     be->gemm(be, false, true, B, G, w->in, 1.0f, x_t, w->in, w->W_ih, w->in, 0.0f, z, G);

@@ -23,11 +23,18 @@ typedef struct {
 typedef struct {
     float *gates; /* (T, B, 4H) activated gates, by time */
     float *h, *c; /* (T + 1, B, H) state slots */
+    /* 0: one slot per time step (training: backward reads them all). n > 0:
+     * step-by-step decoding keeps only the last n: time t's gates and state
+     * slot s live at t % n and s % n (gates and h, c hold n, n + 1 slots) */
+    int ring;
 } LstmCache;
+
+/* Where state slot s / the gates of time t live (see ring). */
+static inline size_t lstm_slot(const LstmCache *c, size_t s) { return c->ring ? s % (size_t)c->ring : s; }
 
 /* Output at time t: slot t + 1 (forward) or t (reverse). */
 static inline float *lstm_output(const LstmCache *c, int t, int B, int H, bool reverse) {
-    return c->h + (size_t)(reverse ? t : t + 1) * B * H;
+    return c->h + lstm_slot(c, (size_t)(reverse ? t : t + 1)) * B * H;
 }
 /* Previous state slot of time t. */
 static inline size_t lstm_prev_slot(int t, bool reverse) { return (size_t)(reverse ? t + 1 : t); }

@@ -1,7 +1,10 @@
 /* seq2seq.c: the encoder-decoder forward and backward of one batch
  * (seq2seq.h, docs/model.md). All device memory is carved from one arena
  * per batch by carve(), which runs once in measuring mode at creation to
- * size the arena for the largest batch. Letters: B sentences, S source and
+ * size the arena for the largest batch. Step-by-step decoding keeps only
+ * the last DECODE_RING steps of the per-step buffers (decoder states,
+ * inputs, attention, attentional vectors): its memory does not grow with
+ * the output length. Letters: B sentences, S source and
  * T target positions, E embedding, H decoder, K key (encoder output) size,
  * D_e one direction of encoder layer 0, V_t target vocabulary. */
 #include "model/seq2seq.h"
@@ -109,6 +112,16 @@ struct Seq2Seq {
     Acts a;
 };
 
+/* Step-by-step decoding needs only step t - 1's outputs at step t. */
+#define DECODE_RING 2
+
+/* Where step t's per-step buffers live: slot t, or t % DECODE_RING while
+ * decoding step by step (the storage index; t itself still gives the
+ * position, e.g. local-m's centre). */
+static size_t ds(const Seq2Seq *m, int t) {
+    return m->stepwise ? (size_t)t % DECODE_RING : (size_t)t;
+}
+
 /* ---- arena ------------------------------------------------------------- */
 
 typedef struct {
@@ -138,8 +151,11 @@ static LstmWeights lstm_weights(const Seq2Seq *m, LstmParamIndex x, int in, int 
 static bool dropping(const Seq2Seq *m) { return m->train && m->d.dropout > 0; }
 static bool attn_dropping(const Seq2Seq *m) { return m->train && m->d.attn_dropout > 0; }
 
-/* One layer's buffers for a sequence of `len` steps. */
-static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, bool with_mask) {
+/* One layer's buffers for a sequence of `len` steps (ring > 0: `len` is
+ * the ring's size, see LstmCache). */
+static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, bool with_mask,
+                        int ring) {
+    L->cache.ring = ring;
     L->cache.gates = takef(ar, (size_t)len * B * 4 * size);
     L->cache.h = takef(ar, (size_t)(len + 1) * B * size);
     L->cache.c = takef(ar, (size_t)(len + 1) * B * size);
@@ -158,12 +174,15 @@ static void carve_layer_grads(Arena *ar, Layer *L, int len, int B, int in, int s
 static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     const ModelDims *d = &m->d;
     Acts *a = &m->a;
-    bool drop = dropping(m) || !ar->base; /* measuring sizes the dropout buffers too */
+    /* measuring a training batch sizes the dropout buffers too (decoding never drops) */
+    bool drop = dropping(m) || (!ar->base && m->train);
     int E = d->E, H = d->H, K = d->K, n = d->heads, qd = attention_qdim(d);
     int R = B * m->G; /* decoder rows: G hypotheses per sentence, row g*B + b */
+    /* per-step buffers: one slot per step, or the decoding ring */
+    int Ts = m->stepwise && T > DECODE_RING ? DECODE_RING : T;
     a->src = take(ar, (size_t)S * B * 4);
-    a->tgt_in = take(ar, (size_t)T * R * 4);
-    a->tgt_out = take(ar, (size_t)T * R * 4);
+    a->tgt_in = take(ar, (size_t)Ts * R * 4);
+    a->tgt_out = take(ar, (size_t)Ts * R * 4);
     a->src_len = take(ar, (size_t)B * 4);
     /* beam search: row -> sentence map, gather indices and scratch */
     a->row_len = m->G > 1 ? take(ar, (size_t)R * 4) : a->src_len;
@@ -178,12 +197,12 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->emb_src = takef(ar, (size_t)S * B * E);
     for (int l = 0; l < d->L_e; l++) {
         int in = l == 0 ? E : K, size = l == 0 ? d->D_e : K;
-        carve_layer(ar, &a->enc[l], S, B, in, size, drop);
+        carve_layer(ar, &a->enc[l], S, B, in, size, drop, 0);
         a->enc[l].w = lstm_weights(m, m->layout.idx.enc_fwd[l], in, size);
     }
     if (d->bidirectional) {
         /* the backward direction reads the same input as the forward one */
-        carve_layer(ar, &a->enc_bwd, S, B, E, d->D_e, false);
+        carve_layer(ar, &a->enc_bwd, S, B, E, d->D_e, false, 0);
         a->enc_bwd.w = lstm_weights(m, m->layout.idx.enc0_bwd, E, d->D_e);
         a->e0 = takef(ar, (size_t)S * B * K);
     } else {
@@ -195,12 +214,12 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->cfin = takef(ar, (size_t)B * K);
     a->h0all = takef(ar, (size_t)B * d->L_d * H);
     a->c0all = takef(ar, (size_t)B * d->L_d * H);
-    a->emb_tgt = takef(ar, (size_t)T * R * E);
-    a->w = takef(ar, (size_t)T * R * E);
+    a->emb_tgt = takef(ar, (size_t)Ts * R * E);
+    a->w = takef(ar, (size_t)Ts * R * E);
     a->w_mask = drop ? takef(ar, (size_t)T * R * E) : NULL;
     for (int l = 0; l < d->L_d; l++) {
         int in = l == 0 ? d->dec_in : H;
-        carve_layer(ar, &a->dec[l], T, R, in, H, drop && l > 0);
+        carve_layer(ar, &a->dec[l], Ts, R, in, H, drop && l > 0, m->stepwise ? DECODE_RING : 0);
         a->dec[l].w = lstm_weights(m, m->layout.idx.dec[l], in, H);
     }
     /* attention */
@@ -222,8 +241,8 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     memset(st, 0, sizeof *st);
     if (attn) {
         size_t BS = (size_t)R * S;
-        bool attn_drop = attn_dropping(m) || !ar->base;
-        for (int t = 0; t < T; t++) {
+        bool attn_drop = attn_dropping(m) || (!ar->base && m->train);
+        for (int t = 0; t < Ts; t++) {
             AttnStep s;
             s.qp = attention_projects_query(d) ? takef(ar, (size_t)n * R * qd) : NULL;
             bool lp = d->mode == ATTN_MODE_LOCAL_P;
@@ -242,8 +261,8 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
                 m->step_stride = ((ar->used - before + 63) & ~(size_t)63) / sizeof(float);
             }
         }
-        a->wcin = takef(ar, (size_t)T * R * d->wc_in);
-        a->hh = takef(ar, (size_t)T * R * H);
+        a->wcin = takef(ar, (size_t)Ts * R * d->wc_in);
+        a->hh = takef(ar, (size_t)Ts * R * H);
     } else {
         a->wcin = NULL;
         Layer *dtop = &a->dec[d->L_d - 1];
@@ -257,6 +276,10 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     /* one block, so that the loss is read back with one download */
     a->loss_rows = takef(ar, (size_t)2 * T * R);
     a->nll_rows = a->loss_rows ? a->loss_rows + (size_t)T * R : NULL;
+    if (m->stepwise) { /* decoding: no backward */
+        a->grad_begin = a->grad_end = NULL;
+        return;
+    }
 
     /* gradients: one contiguous region, zeroed by backward */
     size_t grad_start = ar->used;
@@ -307,7 +330,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
 /* Step t's attention buffers. */
 static AttnStep step(const Seq2Seq *m, int t) {
     AttnStep s = m->a.steps_base;
-    size_t off = (size_t)t * m->step_stride;
+    size_t off = ds(m, t) * m->step_stride;
 #define SHIFT(f) if (s.f) s.f += off
     SHIFT(qp); SHIFT(ptanh); SHIFT(u); SHIFT(p); SHIFT(scores); SHIFT(probs); SHIFT(weights);
     SHIFT(pre_drop); SHIFT(mask); SHIFT(cat); SHIFT(c);
@@ -553,7 +576,14 @@ static void bridge_forward(Seq2Seq *m) {
 /* Top decoder state at slot `s` (slot t + 1 is the output of step t). */
 static float *dec_top(const Seq2Seq *m, int s) {
     const Layer *top = &m->a.dec[m->d.L_d - 1];
-    return top->cache.h + (size_t)s * m->B * m->G * m->d.H;
+    return top->cache.h + lstm_slot(&top->cache, (size_t)s) * m->B * m->G * m->d.H;
+}
+
+/* The attentional vector hh_t of step t (R, H): its own buffer, or the top
+ * decoder state itself without attention. */
+static float *hh_at(const Seq2Seq *m, int t) {
+    if (m->d.style == ATTN_STYLE_NONE) return dec_top(m, t + 1);
+    return m->a.hh + ds(m, t) * m->B * m->G * m->d.H;
 }
 
 /* The decoder LSTM stack at step t; layer 0's input is already in place. */
@@ -563,9 +593,9 @@ static void dec_stack_step(Seq2Seq *m, int t) {
     int B = m->B * m->G, H = m->d.H; /* decoder rows */
     for (int l = 0; l < m->d.L_d; l++) {
         Layer *L = &a->dec[l];
-        float *x_t = L->x + (size_t)t * B * L->w.in;
+        float *x_t = L->x + ds(m, t) * B * L->w.in;
         if (l > 0) {
-            const float *below = a->dec[l - 1].cache.h + (size_t)(t + 1) * B * H;
+            const float *below = lstm_output(&a->dec[l - 1].cache, t, B, H, false);
             if (L->mask) {
                 /* one mask tensor per layer, drawn once per batch at t == 0 */
                 if (t == 0) be->dropout_mask(be, L->mask, (size_t)m->T * B * H, m->d.dropout,
@@ -588,8 +618,8 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
     int B = m->B * m->G, E = d->E, H = d->H, K = d->K; /* decoder rows */
     Layer *L0 = &a->dec[0];
     int in0 = d->dec_in, wc = d->wc_in;
-    float *x0 = L0->x + (size_t)t * B * in0;
-    const float *w_t = a->w + (size_t)t * B * E;
+    float *x0 = L0->x + ds(m, t) * B * in0;
+    const float *w_t = a->w + ds(m, t) * B * E;
     be->copy_cols(be, x0, in0, w_t, E, B, E);
     AttnStep st = step(m, t);
     uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = (uint64_t)t * d->heads * B * m->S;
@@ -597,24 +627,24 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
         attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t), &st, attn_seed, attn_off);
         be->copy_cols(be, x0 + E, in0, st.c, K, B, K);
         dec_stack_step(m, t);
-        float *wcin = a->wcin + (size_t)t * B * wc;
+        float *wcin = a->wcin + ds(m, t) * B * wc;
         be->copy_cols(be, wcin, wc, dec_top(m, t + 1), H, B, H);
         be->copy_cols(be, wcin + H, wc, st.c, K, B, K);
         be->copy_cols(be, wcin + H + K, wc, w_t, E, B, E);
     } else {
         if (d->input_feed) {
-            const float *prev = t ? a->hh + (size_t)(t - 1) * B * H : m->zeros;
+            const float *prev = t ? hh_at(m, t - 1) : m->zeros;
             be->copy_cols(be, x0 + E, in0, prev, H, B, H);
         }
         dec_stack_step(m, t);
         if (d->style == ATTN_STYLE_NONE) return; /* hh_t is h_t^top itself */
         attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, attn_seed, attn_off);
-        float *wcin = a->wcin + (size_t)t * B * wc;
+        float *wcin = a->wcin + ds(m, t) * B * wc;
         be->copy_cols(be, wcin, wc, st.c, K, B, K);
         be->copy_cols(be, wcin + K, wc, dec_top(m, t + 1), H, B, H);
     }
-    float *hh_t = a->hh + (size_t)t * B * H;
-    be->gemm(be, false, true, B, H, wc, 1.0f, a->wcin + (size_t)t * B * wc, wc,
+    float *hh_t = hh_at(m, t);
+    be->gemm(be, false, true, B, H, wc, 1.0f, a->wcin + ds(m, t) * B * wc, wc,
              P(m, m->layout.idx.out_Wc), wc, 0.0f, hh_t, H);
     be->tanh_forward(be, hh_t, hh_t, (size_t)B * H);
 }
@@ -955,13 +985,14 @@ void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) 
     Acts *a = &m->a;
     int R = m->B * m->G, E = m->d.E, H = m->d.H;
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
-    be->upload(be, a->tgt_in + (size_t)t * R, prev, (size_t)R * 4);
-    be->embedding_forward(be, a->w + (size_t)t * R * E, P(m, m->layout.idx.tgt_emb), a->tgt_in + (size_t)t * R, R, E);
+    int32_t *tgt_t = a->tgt_in + ds(m, t) * R;
+    be->upload(be, tgt_t, prev, (size_t)R * 4);
+    be->embedding_forward(be, a->w + ds(m, t) * R * E, P(m, m->layout.idx.tgt_emb), tgt_t, R, E);
     decoder_step(m, &aw, t);
     /* the output layer, or its shortlisted rows (which leave out PAD and BOS) */
     int V = seq2seq_decode_vocab(m);
     const float *W = m->sl_n ? m->sl_W : out_W(m), *bias = m->sl_n ? m->sl_b : P(m, m->layout.idx.out_b);
-    be->gemm(be, false, true, R, V, H, 1.0f, a->hh + (size_t)t * R * H, H, W, H, 0.0f, a->logits, V);
+    be->gemm(be, false, true, R, V, H, 1.0f, hh_at(m, t), H, W, H, 0.0f, a->logits, V);
     be->add_bias(be, a->logits, bias, R, V);
     if (!m->sl_n) { /* PAD and BOS are never output */
         be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, R, 1);
@@ -1036,14 +1067,15 @@ void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_
     for (int l = 0; l < m->d.L_d; l++) {
         Layer *L = &a->dec[l];
         float *slot[2] = {L->cache.h, L->cache.c}; /* slot t + 1: the state after step t */
+        size_t s = lstm_slot(&L->cache, (size_t)t + 1);
         for (int k = 0; k < 2; k++) {
-            be->embedding_forward(be, a->gather_tmp, slot[k] + (size_t)(t + 1) * R_old * H, a->parent, R, H);
-            be->copy(be, slot[k] + (size_t)(t + 1) * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
+            be->embedding_forward(be, a->gather_tmp, slot[k] + s * R_old * H, a->parent, R, H);
+            be->copy(be, slot[k] + s * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
         }
     }
     if (m->d.style != ATTN_STYLE_NONE) { /* hh_t: read by input feeding at t + 1 */
-        be->embedding_forward(be, a->gather_tmp, a->hh + (size_t)t * R_old * H, a->parent, R, H);
-        be->copy(be, a->hh + (size_t)t * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
+        be->embedding_forward(be, a->gather_tmp, a->hh + ds(m, t) * R_old * H, a->parent, R, H);
+        be->copy(be, a->hh + ds(m, t) * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
     } else { /* hh_t is h_t^top: slot t + 1 of the top layer, at the new row count */
         a->hh = a->dec[m->d.L_d - 1].cache.h + (size_t)R * H;
         if (!a->hd_mask) a->hd = a->hh;
