@@ -69,7 +69,10 @@ CU_SRC   := $(wildcard src/gpu/*.cu)
 LIB_OBJ  += $(CU_SRC:%.cu=$(BUILD)/%.o)
 CPPFLAGS += -DNMT_WITH_CUDA
 NVCCFLAGS ?= -O2 -std=c++17 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-LDLIBS   += -L$(CUDA_HOME)/lib64 -lcublas -lcurand -lcudart_static -ldl -lrt
+# cuBLAS is not linked: src/gpu/gpu_cublas.cu opens it with dlopen when a CUDA
+# backend is made (the run path lets it find the build machine's toolkit);
+# cuRAND's device API is header-only.
+LDLIBS   += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt
 endif
 
 TEST_C    := $(wildcard tests/test_*.c)

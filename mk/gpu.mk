@@ -92,7 +92,7 @@ $(GPU_EMU)/emu.o: tests/gpu_emu/emu.cpp $(GPU_EMU_HDR)
 
 # the library without its CUDA objects and stubs, plus the emulated ones
 $(GPU_EMU)/test_gpu_parity: $(BUILD)/tests/test_gpu_parity.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
-	$(CXX) -o $@ $^ $(filter-out -lcublas -lcurand -lcudart_static,$(LDLIBS))
+	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
 
 # every 17th attention combination of the parity sweep (5 of 72: each model
 # takes seconds on the emulator; the GPU and the self-test run all of them)

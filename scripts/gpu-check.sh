@@ -167,6 +167,14 @@ else
 fi
 cuda_line=$(grep '^cuda:' "$out/machine.log" | head -n 1)
 row "nmt --version" "info" 0 "${cuda_line:-no cuda line}"
+# cuBLAS is opened at run time (src/gpu/gpu_cublas.cu), so ldd does not list it
+cublas_line=$(grep '^cublas:' "$out/machine.log" | head -n 1)
+if [ "$cublas_line" = "cublas: loads" ]; then
+    row "cuBLAS (dlopen)" "ok" 0 "loads"
+else
+    row "cuBLAS (dlopen)" "MISSING" 0 "${cublas_line:-no cublas line in nmt --version}"
+    failed=1
+fi
 [ -n "$bundle_lib" ] && row "bundle" "info" 0 "$(du -sh "$here" 2>/dev/null | cut -f1) in $here"
 
 # 1. parity, every launch synchronised and checked

@@ -1,10 +1,12 @@
 /* version.c: `nmt --version`: version, BLAS in use and its thread count,
- * OpenMP threads, and whether the CUDA backend is built in and sees a GPU. */
+ * OpenMP threads, whether the CUDA backend is built in and sees a GPU, and
+ * (CUDA builds) whether cuBLAS, opened at run time, loads. */
 #include "version.h"
 
 #include <cblas.h>
 #include <omp.h>
 
+#include "gpu/gpu_backend.h"
 #include "gpu/gpu_info.h"
 
 const char *nmt_blas_description(void) {
@@ -21,4 +23,9 @@ void nmt_print_version(FILE *out) {
     char gpu[512];
     gpu_info_describe(gpu, sizeof gpu);
     fprintf(out, "cuda: %s\n", gpu);
+#ifdef NMT_WITH_CUDA
+    char why[300];
+    if (cuda_backend_load_libraries(why, sizeof why)) fprintf(out, "cublas: loads\n");
+    else fprintf(out, "cublas: %s\n", why);
+#endif
 }

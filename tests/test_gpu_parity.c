@@ -606,8 +606,8 @@ static void test_error_path(void) {
     /* ldc 1 < n 4: cuBLAS rejects the call (nothing runs on the device) */
     b->gemm(b, false, false, 4, 4, 4, 1.0f, x, 4, x, 4, 0.0f, x + 32, 1);
     const char *e = cuda_backend_error(b);
-    CHECK(e != NULL && strstr(e, "cublasSgemm") != NULL, "the rejected gemm is recorded: %s",
-          e ? e : "(none)");
+    CHECK(e != NULL && strstr(e, "gpu_gemm.cu") && strstr(e, "sgemm") && strstr(e, "cuBLAS status"),
+          "the rejected gemm is recorded: %s", e ? e : "(none)");
     printf("  recorded error: %s\n", e ? e : "(none)");
     b->scale(b, x, 64, 2.0f); /* a no-op now */
     float back[64];
@@ -895,6 +895,14 @@ int main(void) {
      * the GPU, to check this harness on a machine without one */
     const char *self = getenv("NMT_PARITY_SELFTEST");
     selftest = self && *self && strcmp(self, "0") != 0;
+    /* the run-time libraries (cuBLAS) load with or without a GPU */
+    char lib_err[320] = "";
+    int libs = cuda_backend_load_libraries(lib_err, sizeof lib_err);
+#ifdef NMT_WITH_CUDA
+    CHECK(libs == 1, "a CUDA build loads cuBLAS at run time: %s", lib_err);
+#else
+    CHECK(libs == 0 && strstr(lib_err, "without CUDA"), "without CUDA: %d (%s)", libs, lib_err);
+#endif
     if (!selftest && !cuda_backend_available()) {
         /* the skip path itself must be clean: NULL and a reason, no abort */
         Backend *b = cuda_backend_create(0, err, sizeof err);

@@ -47,7 +47,7 @@ bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const c
     c->counters.cublas_calls++;
     if (s != CUBLAS_STATUS_SUCCESS) {
         char detail[160];
-        snprintf(detail, sizeof detail, "%s (cuBLAS status %d)", cublasGetStatusString(s),
+        snprintf(detail, sizeof detail, "%s (cuBLAS status %d)", c->blas->status_string(s),
                  (int)s);
         gpu_record(c, what, detail, file, line);
         return false;
@@ -184,7 +184,7 @@ static void gpu_destroy(Backend *be) {
     if (ctx) {
         /* teardown errors are not recorded: nobody can read them any more */
         if (ctx->stream) cudaStreamSynchronize(ctx->stream);
-        if (ctx->cublas) cublasDestroy(ctx->cublas);
+        if (ctx->cublas) ctx->blas->destroy(ctx->cublas);
         if (ctx->cublas_ws) cudaFree(ctx->cublas_ws);
         if (ctx->partials) cudaFree(ctx->partials);
         if (ctx->host_result) cudaFreeHost(ctx->host_result);
@@ -289,6 +289,12 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         snprintf(err, err_size, "CUDA device %d does not exist (%d visible)", device, n);
         return NULL;
     }
+    char why[256];
+    const GpuBlas *blas = gpu_blas_load(why, sizeof why);
+    if (!blas) {
+        snprintf(err, err_size, "CUDA backend: %s", why);
+        return NULL;
+    }
     Backend *be = (Backend *)nmt_calloc(1, sizeof *be);
     GpuContext *ctx = (GpuContext *)nmt_calloc(1, sizeof *ctx);
     if (!be || !ctx) {
@@ -298,6 +304,7 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         return NULL;
     }
     be->ctx = ctx;
+    ctx->blas = blas;
     fill_table(be);
     ctx->device = device;
     ctx->sync_debug = env_on("NMT_SYNC_DEBUG");
@@ -306,12 +313,12 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
     bool ok =
         GPU_CUDA(ctx, cudaSetDevice(device)) &&
         GPU_CUDA(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking)) &&
-        GPU_CUBLAS(ctx, cublasCreate(&ctx->cublas)) &&
-        GPU_CUBLAS(ctx, cublasSetStream(ctx->cublas, ctx->stream)) &&
+        GPU_CUBLAS(ctx, ctx->blas->create(&ctx->cublas)) &&
+        GPU_CUBLAS(ctx, ctx->blas->set_stream(ctx->cublas, ctx->stream)) &&
         /* after cublasSetStream, which resets the workspace to cuBLAS's pool */
         GPU_CUDA(ctx, cudaMalloc(&ctx->cublas_ws, GPU_CUBLAS_WORKSPACE)) &&
-        GPU_CUBLAS(ctx, cublasSetWorkspace(ctx->cublas, ctx->cublas_ws, GPU_CUBLAS_WORKSPACE)) &&
-        GPU_CUBLAS(ctx, cublasSetMathMode(ctx->cublas, ctx->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+        GPU_CUBLAS(ctx, ctx->blas->set_workspace(ctx->cublas, ctx->cublas_ws, GPU_CUBLAS_WORKSPACE)) &&
+        GPU_CUBLAS(ctx, ctx->blas->set_math_mode(ctx->cublas, ctx->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                                  : CUBLAS_DEFAULT_MATH)) &&
         GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
         GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double)));

@@ -37,6 +37,11 @@ int cuda_backend_available(void);
  * slots run on the thread that created it (cudaSetDevice is per thread). */
 Backend *cuda_backend_create(int device, char *err, size_t err_size);
 
+/* Loads the libraries the CUDA backend opens at run time (cuBLAS, see
+ * src/gpu/gpu_cublas.cu); needs no GPU. 1 when they load, else 0 and the
+ * reason in err (also "built without CUDA"). cuda_backend_create calls it. */
+int cuda_backend_load_libraries(char *err, size_t err_size);
+
 /* The first recorded CUDA error of a backend made by cuda_backend_create,
  * or NULL while none happened (also for be == NULL). */
 const char *cuda_backend_error(Backend *be);

@@ -15,6 +15,11 @@ Backend *cuda_backend_create(int device, char *err, size_t err_size) {
     return NULL;
 }
 
+int cuda_backend_load_libraries(char *err, size_t err_size) {
+    if (err && err_size) snprintf(err, err_size, "built without CUDA (make CUDA=1)");
+    return 0;
+}
+
 const char *cuda_backend_error(Backend *be) {
     (void)be;
     return NULL;

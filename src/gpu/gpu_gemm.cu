@@ -35,7 +35,7 @@ void gpu_gemm(Backend *be, bool trans_a, bool trans_b, int m, int n, int k, floa
                    C, ldc, 0L, 1);
         return;
     }
-    GPU_CUBLAS(ctx, cublasSgemm(ctx->cublas, gpu_op(trans_b), gpu_op(trans_a), n, m, k, &alpha,
+    GPU_CUBLAS(ctx, ctx->blas->sgemm(ctx->cublas, gpu_op(trans_b), gpu_op(trans_a), n, m, k, &alpha,
                                 B, ldb, A, lda, &beta, C, ldc));
 }
 
@@ -50,7 +50,7 @@ void gpu_gemm_batched(Backend *be, bool trans_a, bool trans_b, int m, int n, int
                    n, beta, C, ldc, stride_c, count);
         return;
     }
-    GPU_CUBLAS(ctx, cublasSgemmStridedBatched(
+    GPU_CUBLAS(ctx, ctx->blas->sgemm_strided_batched(
                         ctx->cublas, gpu_op(trans_b), gpu_op(trans_a), n, m, k, &alpha, B, ldb,
                         (long long)stride_b, A, lda, (long long)stride_a, &beta, C, ldc,
                         (long long)stride_c, count));

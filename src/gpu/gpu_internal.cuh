@@ -27,9 +27,36 @@ extern "C" {
 #define GPU_THREADS 256
 #define GPU_MAX_BLOCKS 65535
 
+/* The cuBLAS entry points nmt calls, loaded at run time (gpu_cublas.cu):
+ * nmt does not link libcublas, so that a CUDA build starts without it. */
+typedef struct {
+    cublasStatus_t (*create)(cublasHandle_t *handle);
+    cublasStatus_t (*destroy)(cublasHandle_t handle);
+    cublasStatus_t (*set_stream)(cublasHandle_t handle, cudaStream_t stream);
+    cublasStatus_t (*set_workspace)(cublasHandle_t handle, void *workspace, size_t bytes);
+    cublasStatus_t (*set_math_mode)(cublasHandle_t handle, cublasMath_t mode);
+    const char *(*status_string)(cublasStatus_t status);
+    cublasStatus_t (*sgemm)(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb,
+                            int m, int n, int k, const float *alpha, const float *A, int lda,
+                            const float *B, int ldb, const float *beta, float *C, int ldc);
+    cublasStatus_t (*sgemm_strided_batched)(cublasHandle_t handle, cublasOperation_t ta,
+                                            cublasOperation_t tb, int m, int n, int k,
+                                            const float *alpha, const float *A, int lda,
+                                            long long stride_a, const float *B, int ldb,
+                                            long long stride_b, const float *beta, float *C,
+                                            int ldc, long long stride_c, int count);
+} GpuBlas;
+
+/* The table, loaded on the first call (later calls return it at once);
+ * NULL and the reason in err (err_size bytes, may be NULL) when the
+ * library or one of its functions cannot be found. Not thread-safe: the
+ * backend is created on one thread. */
+const GpuBlas *gpu_blas_load(char *err, size_t err_size);
+
 typedef struct {
     int device;
     cudaStream_t stream;
+    const GpuBlas *blas;  /* cuBLAS's functions (gpu_blas_load) */
     cublasHandle_t cublas;
     void *cublas_ws;      /* cuBLAS workspace, taken at setup */
     double *partials;     /* (GPU_SUMSQ_BLOCKS + 1) device doubles: sum_squares */
