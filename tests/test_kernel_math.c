@@ -85,6 +85,12 @@ int main(void) {
     CHECK(kernel_expf(-100.0f) == 0.0f && kernel_expf(-INFINITY) == 0.0f, "exp of very negative is 0");
     CHECK(isinf(kernel_expf(100.0f)) && isinf(kernel_expf(INFINITY)), "exp of very large is +inf");
     CHECK(rel_err(kernel_expf(88.0f), exp(88.0)) < 5e-7, "exp(88) = %.9g", kernel_expf(88.0f));
+    /* the top of the float range: finite up to ln(FLT_MAX) = 88.7228 */
+    for (float x = 88.0f; x <= 88.72f; x += 0.01f)
+        CHECK(isfinite(kernel_expf(x)) && rel_err(kernel_expf(x), exp((double)x)) < 5e-7,
+              "exp(%.5f) = %.9g, want %.9g", x, kernel_expf(x), exp((double)x));
+    CHECK(rel_err(kernel_sigmoidf(-88.5f), 1.0 / (1.0 + exp(88.5))) < 1e-5,
+          "sigmoid(-88.5) = %g", kernel_sigmoidf(-88.5f));
     CHECK(kernel_tanhf(0.0f) == 0.0f && kernel_tanhf(50.0f) == 1.0f && kernel_tanhf(-INFINITY) == -1.0f,
           "tanh edges");
     CHECK(kernel_sigmoidf(0.0f) == 0.5f && kernel_sigmoidf(200.0f) == 1.0f && kernel_sigmoidf(-200.0f) >= 0.0f &&

@@ -34,9 +34,11 @@ NMT_HD static inline float kernel_expf(float x) { return expf(x); }
 NMT_HD static inline float kernel_tanhf(float x) { return tanhf(x); }
 #else
 /* exp(x): x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two for
- * exactness), e^r by a degree-7 polynomial, 2^n put into the exponent bits.
- * Below -87.3 the result is 0 (no denormals); above 88.7, +infinity; NaN
- * stays NaN. */
+ * exactness), e^r by a degree-7 polynomial, 2^n put into the exponent bits
+ * as 2^(n/2) 2^(n - n/2): near the top n reaches 128, whose 2^n is not a
+ * float although e^x still is (up to 88.72); multiplying by powers of two
+ * is exact, so elsewhere the result is that of one 2^n. Below -87.3 the
+ * result is 0 (no denormals); above 88.7, +infinity; NaN stays NaN. */
 static inline float kernel_expf(float x) {
     float xc = kernel_minf(kernel_maxf(x, -87.33654f), 88.72283f);
     float fx = xc * 1.44269504088896341f;
@@ -50,9 +52,11 @@ static inline float kernel_expf(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    union { int32_t i; float f; } two_n;
-    two_n.i = (n + 127) << 23;
-    float y = p * two_n.f;
+    int n1 = n / 2;
+    union { int32_t i; float f; } two_n1, two_n2;
+    two_n1.i = (n1 + 127) << 23;
+    two_n2.i = (n - n1 + 127) << 23;
+    float y = p * two_n1.f * two_n2.f;
     y = x > 88.72283f ? INFINITY : y;
     y = x < -87.33654f ? 0.0f : y;
     return x != x ? x : y;
