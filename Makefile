@@ -52,7 +52,9 @@ CPPFLAGS += -Isrc $(PKG_CFLAGS) -D_GNU_SOURCE
 # if-convert the branch-free exp/tanh of src/kernels/ into SIMD loops.
 # -fno-math-errno: nothing reads errno after math calls, so sqrtf becomes one
 # instruction and loops with it (Adam) vectorise; results are unchanged.
-CFLAGS   += -std=c11 $(OPT) $(WARN) -fno-trapping-math -fno-math-errno -fopenmp -MMD -MP
+# -ffp-contract=off: no fused multiply-add where a target has one (the AVX-512
+# versions of src/cpu/cpu_ops.c's rows), so that they compute the same bits.
+CFLAGS   += -std=c11 $(OPT) $(WARN) -fno-trapping-math -fno-math-errno -ffp-contract=off -fopenmp -MMD -MP
 CXXFLAGS += -std=c++17 $(OPT) $(WARN) -MMD -MP
 LDLIBS   += $(PKG_LIBS) -lsentencepiece -lsentencepiece_train -fopenmp -lm -lpthread
 

@@ -24,8 +24,18 @@
 
 static inline int cpu_min_int(int a, int b) { return a < b ? a : b; }
 
-/* Hot elementwise loops: kept out of the OpenMP bodies (see lstm_forward_row). */
+/* Hot elementwise loops: kept out of the OpenMP bodies (see lstm_forward_row),
+ * and compiled three times, for AVX-512, AVX2 and the x86-64 baseline
+ * (SSE2), the version for this CPU chosen when the program loads (gcc's
+ * target_clones): the binary stays portable and wide vectors are used where
+ * the CPU has them. The arithmetic per element is the same in every
+ * version: -ffp-contract=off (Makefile) keeps AVX-512's fused multiply-add
+ * out, and the reductions have a fixed number of lanes (loss_math.h). */
+#if defined(__x86_64__) && !defined(NMT_NO_CLONES)
+#define NMT_CPU_ROW __attribute__((noinline, target_clones("avx512f", "avx2", "default")))
+#else
 #define NMT_CPU_ROW __attribute__((noinline))
+#endif
 
 /* ---- elementwise ---- */
 
@@ -53,10 +63,21 @@ void cpu_bias_backward(Backend *be, float *dbias, const float *dy, int rows, int
     }
 }
 
+/* y may equal x: no restrict */
+NMT_CPU_ROW static void tanh_chunk(float *y, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = kernel_tanhf(x[i]);
+}
+
+#define CPU_TANH_CHUNK 4096
+
 void cpu_tanh_forward(Backend *be, float *y, const float *x, size_t n) {
     (void)be;
+    size_t chunks = (n + CPU_TANH_CHUNK - 1) / CPU_TANH_CHUNK;
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN / 4)
-    for (size_t i = 0; i < n; i++) y[i] = kernel_tanhf(x[i]);
+    for (size_t c = 0; c < chunks; c++) {
+        size_t at = c * CPU_TANH_CHUNK;
+        tanh_chunk(y + at, x + at, n - at < CPU_TANH_CHUNK ? n - at : CPU_TANH_CHUNK);
+    }
 }
 
 void cpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n) {
@@ -266,6 +287,15 @@ void cpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src
 
 /* ---- loss ---- */
 
+/* one row of each, as NMT_CPU_ROW versions (loss_math.h) */
+NMT_CPU_ROW static void xent_row(const float *x, int V, int target, int pad_id, float eps,
+                                 float scale, float *loss, float *nll, float *dx) {
+    loss_math_xent_row(x, V, target, pad_id, eps, scale, loss, nll, dx);
+}
+NMT_CPU_ROW static void log_softmax_row(const float *x, int V, float *out) {
+    loss_math_log_softmax_row(x, V, out);
+}
+
 void cpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int32_t *targets,
                       int pad_id, float eps, float scale, float *loss_rows, float *nll_rows,
                       float *dlogits) {
@@ -273,8 +303,8 @@ void cpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int3
 #pragma omp parallel for schedule(static) if ((long)N * V > CPU_PAR_MIN / 4)
     for (int r = 0; r < N; r++) {
         size_t o = (size_t)r * V;
-        loss_math_xent_row(logits + o, V, targets[r], pad_id, eps, scale, &loss_rows[r],
-                           &nll_rows[r], dlogits ? dlogits + o : NULL);
+        xent_row(logits + o, V, targets[r], pad_id, eps, scale, &loss_rows[r], &nll_rows[r],
+                 dlogits ? dlogits + o : NULL);
     }
 }
 
@@ -283,7 +313,7 @@ void cpu_log_softmax(Backend *be, int N, int V, const float *logits, float *out)
 #pragma omp parallel for schedule(static) if ((long)N * V > CPU_PAR_MIN / 4)
     for (int r = 0; r < N; r++) {
         size_t o = (size_t)r * V;
-        loss_math_log_softmax_row(logits + o, V, out + o);
+        log_softmax_row(logits + o, V, out + o);
     }
 }
 

@@ -42,7 +42,13 @@ NMT_HD static inline float kernel_tanhf(float x) { return tanhf(x); }
 static inline float kernel_expf(float x) {
     float xc = kernel_minf(kernel_maxf(x, -87.33654f), 88.72283f);
     float fx = xc * 1.44269504088896341f;
-    int n = (int)(fx + (fx >= 0.0f ? 0.5f : -0.5f)); /* round to nearest */
+    /* n = fx rounded to nearest (even on ties): adding 1.5 * 2^23 leaves the
+     * integer in the low mantissa bits (|fx| < 2^22). No float-to-int
+     * conversion: with one, gcc 12 does not vectorise this for AVX2 or
+     * AVX-512 targets (src/cpu/cpu_ops.c compiles its rows for both). */
+    union { float f; int32_t i; } rounded;
+    rounded.f = fx + 12582912.0f;
+    int n = rounded.i - 0x4B400000;
     float r = xc - (float)n * 0.693359375f;
     r = r - (float)n * -2.12194440e-4f;
     float p = 1.9875691500e-4f;
