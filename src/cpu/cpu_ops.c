@@ -31,7 +31,10 @@ static inline int cpu_min_int(int a, int b) { return a < b ? a : b; }
  * the CPU has them. The arithmetic per element is the same in every
  * version: -ffp-contract=off (Makefile) keeps AVX-512's fused multiply-add
  * out, and the reductions have a fixed number of lanes (loss_math.h). */
-#if defined(__x86_64__) && !defined(NMT_NO_CLONES)
+#if defined(__x86_64__) && !defined(NMT_NO_CLONES) && defined(__clang__)
+/* clang never inlines a multiversioned function and refuses noinline on one */
+#define NMT_CPU_ROW __attribute__((target_clones("avx512f", "avx2", "default")))
+#elif defined(__x86_64__) && !defined(NMT_NO_CLONES)
 #define NMT_CPU_ROW __attribute__((noinline, target_clones("avx512f", "avx2", "default")))
 #else
 #define NMT_CPU_ROW __attribute__((noinline))
