@@ -470,8 +470,40 @@ static void check_shortlist(const char *const *sets, int n_sets, const char *lab
     seq2seq_free(m);
 }
 
+/* Decoding keeps a ring of two steps of its per-step buffers: the arena a
+ * model needs for beam search does not grow with the longest output (only
+ * the local-m centres, a float per step and row, remain). */
+static void check_decode_memory(void) {
+    const char *sets[] = {"model.attention.style=luong", "model.attention.mode=local-m",
+                          "model.attention.heads=2"};
+    const char *base = "{\"model\": {\"emb_dim\": 16, \"hidden\": 32, \"enc_layers\": 1,"
+                       " \"dec_layers\": 2}}";
+    Config cfg;
+    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, 3, &cfg), NMT_OK);
+    ModelDims d;
+    CHECK_EQ_INT(model_dims_from_config(&cfg, 50, 60, &d), NMT_OK);
+    config_free(&cfg);
+    size_t bytes[2];
+    int longest[2] = {20, 2000};
+    for (int i = 0; i < 2; i++) {
+        /* a small training batch, so that decoding sizes the arena */
+        ModelLimits lim = {32, 20, 4, longest[i], 8};
+        Seq2Seq *m = NULL;
+        CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
+        bytes[i] = m ? seq2seq_arena_bytes(m) : 0;
+        seq2seq_free(m);
+    }
+    /* per extra step: the local-m centres, a float per row (32 x 8 rows) */
+    size_t allowed = (size_t)(longest[1] - longest[0]) * 32 * 8 * sizeof(float) + 4096;
+    printf("  decode arena: %zu bytes for 20 steps, %zu for 2000\n", bytes[0], bytes[1]);
+    CHECK(bytes[0] > 0 && bytes[1] - bytes[0] <= allowed,
+          "decoding memory grows with the output length: %zu -> %zu bytes (allowed +%zu)",
+          bytes[0], bytes[1], allowed);
+}
+
 int main(void) {
     be = cpu_backend_create(1);
+    check_decode_memory();
     const char *luong1[] = {"model.attention.style=luong"};
     check_beam1_is_greedy(luong1, 1, "luong");
     const char *bahd1[] = {"model.attention.style=bahdanau", "model.attention.score=additive", "model.attention.heads=2"};

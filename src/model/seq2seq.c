@@ -273,9 +273,11 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->logits = takef(ar, (size_t)(m->stepwise ? 1 : T) * R * d->V_t);
     a->best_id = take(ar, (size_t)R * m->G * 4);
     a->best_val = takef(ar, (size_t)R * m->G);
-    /* one block, so that the loss is read back with one download */
-    a->loss_rows = takef(ar, (size_t)2 * T * R);
-    a->nll_rows = a->loss_rows ? a->loss_rows + (size_t)T * R : NULL;
+    /* one block, so that the loss is read back with one download (none
+     * while decoding) */
+    int Tl = m->stepwise ? 0 : T;
+    a->loss_rows = takef(ar, (size_t)2 * Tl * R);
+    a->nll_rows = a->loss_rows ? a->loss_rows + (size_t)Tl * R : NULL;
     if (m->stepwise) { /* decoding: no backward */
         a->grad_begin = a->grad_end = NULL;
         return;
@@ -945,6 +947,7 @@ bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out) {
 /* ---- step-by-step decoding (decode_step.h) ----------------------------- */
 
 Backend *seq2seq_backend(const Seq2Seq *m) { return m->be; }
+size_t seq2seq_arena_bytes(const Seq2Seq *m) { return m->arena_bytes; }
 const ModelLimits *seq2seq_limits(const Seq2Seq *m) { return &m->lim; }
 
 void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {

@@ -35,6 +35,8 @@ typedef struct {
 NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits limits, Seq2Seq **out);
 void seq2seq_free(Seq2Seq *m); /* NULL is a no-op */
 
+/* Bytes of the activation arena (sized at creation for the limits). */
+size_t seq2seq_arena_bytes(const Seq2Seq *m);
 const ModelDims *seq2seq_dims(const Seq2Seq *m);
 const ParamLayout *seq2seq_layout(const Seq2Seq *m);
 float *seq2seq_params(Seq2Seq *m); /* (layout.total) on the backend */
