@@ -101,14 +101,41 @@ void cpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_
     for (size_t i = 0; i < n; i++) y[i] += x[i] * mask[i];
 }
 
+/* Philox blocks g0 .. g0 + count - 1, all four words inside the mask;
+ * out points at word 4 g0 */
+NMT_CPU_ROW static void dropout_full_blocks(float *restrict out, uint64_t g0, uint64_t count, float p,
+                                            uint64_t seed) {
+    for (uint64_t b = 0; b < count; b++) {
+        uint32_t w[4];
+        dropout_math_block(seed, g0 + b, w);
+        for (int k = 0; k < 4; k++) out[4 * b + k] = dropout_math_keep(dropout_math_uniform(w[k]), p);
+    }
+}
+
+#define CPU_DROPOUT_CHUNK 1024 /* Philox blocks per task */
+
 void cpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
                       uint64_t offset) {
     (void)be;
     if (!n) return;
-    /* Philox blocks first .. last hold the words offset .. offset + n - 1 */
-    uint64_t first = offset / 4, blocks = (offset + n - 1) / 4 - first + 1;
+    /* Philox blocks first .. last hold the words offset .. offset + n - 1;
+     * the partial blocks at either end word by word, the others whole */
+    uint64_t first = offset / 4, last = (offset + n - 1) / 4;
+    uint64_t full0 = (offset + 3) / 4, full_end = (offset + n) / 4; /* [full0, full_end) */
+    if (full0 >= full_end) {
+        for (uint64_t g = first; g <= last; g++) dropout_math_mask_block(mask, n, p, seed, offset, g);
+        return;
+    }
+    if (first < full0) dropout_math_mask_block(mask, n, p, seed, offset, first);
+    if (last >= full_end) dropout_math_mask_block(mask, n, p, seed, offset, last);
+    uint64_t count = full_end - full0, chunks = (count + CPU_DROPOUT_CHUNK - 1) / CPU_DROPOUT_CHUNK;
+    float *out = mask + (4 * full0 - offset);
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
-    for (uint64_t b = 0; b < blocks; b++) dropout_math_mask_block(mask, n, p, seed, offset, first + b);
+    for (uint64_t c = 0; c < chunks; c++) {
+        uint64_t at = c * CPU_DROPOUT_CHUNK;
+        uint64_t len = count - at < CPU_DROPOUT_CHUNK ? count - at : CPU_DROPOUT_CHUNK;
+        dropout_full_blocks(out + 4 * at, full0 + at, len, p, seed);
+    }
 }
 
 void cpu_scale(Backend *be, float *x, size_t n, float s) {
@@ -322,8 +349,21 @@ void cpu_log_softmax(Backend *be, int N, int V, const float *logits, float *out)
 
 /* ---- optimizer ---- */
 
-/* Fixed chunks summed in order: the same bits whatever the thread count. */
+/* Fixed chunks summed in order, each over a fixed number of lanes: the
+ * same bits whatever the thread count or the vector width. */
 #define CPU_SUMSQ_CHUNKS 64
+#define CPU_SUMSQ_LANES 8
+
+NMT_CPU_ROW static double sumsq_chunk(const float *restrict x, size_t n) {
+    double lane[CPU_SUMSQ_LANES] = {0};
+    size_t full = n - n % CPU_SUMSQ_LANES;
+    for (size_t i = 0; i < full; i += CPU_SUMSQ_LANES)
+        for (int k = 0; k < CPU_SUMSQ_LANES; k++) lane[k] += (double)x[i + k] * (double)x[i + k];
+    for (size_t i = full; i < n; i++) lane[i - full] += (double)x[i] * (double)x[i];
+    double acc = 0.0;
+    for (int k = 0; k < CPU_SUMSQ_LANES; k++) acc += lane[k];
+    return acc;
+}
 
 double cpu_sum_squares(Backend *be, const float *x, size_t n) {
     (void)be;
@@ -332,9 +372,7 @@ double cpu_sum_squares(Backend *be, const float *x, size_t n) {
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
     for (int c = 0; c < CPU_SUMSQ_CHUNKS; c++) {
         size_t i0 = (size_t)c * chunk, i1 = i0 + chunk < n ? i0 + chunk : n;
-        double acc = 0.0;
-        for (size_t i = i0; i < i1; i++) acc += (double)x[i] * (double)x[i];
-        part[c] = acc;
+        part[c] = i0 < i1 ? sumsq_chunk(x + i0, i1 - i0) : 0.0;
     }
     double total = 0.0;
     for (int c = 0; c < CPU_SUMSQ_CHUNKS; c++) total += part[c];
