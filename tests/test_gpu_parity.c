@@ -880,6 +880,17 @@ static void test_step_traffic(void) {
     CHECK(b.allocs == a.allocs, "greedy decoding allocated %lld times", b.allocs - a.allocs);
     printf("  %-58s %lld launches, %lld waits for %d steps, %lld allocs\n", "greedy decode:",
            b.launches - a.launches, b.host_waits - a.host_waits, longest, b.allocs - a.allocs);
+    /* beam search: no allocation either (its waits: scores and ids per step) */
+    BeamSpec spec = {BEAM, NBEST, 0.6, 0.2, 1.5, 2};
+    int32_t bout[MB * NBEST * MAXT];
+    int blen[MB * NBEST], bcount[MB];
+    double bscore[MB * NBEST];
+    cuda_backend_counters(gpu, &a);
+    CHECK_EQ_INT(seq2seq_beam_search(m, &batch, &spec, bout, MAXT, blen, bscore, bcount, NULL), NMT_OK);
+    cuda_backend_counters(gpu, &b);
+    CHECK(b.allocs == a.allocs, "beam search allocated %lld times", b.allocs - a.allocs);
+    printf("  %-58s %lld launches, %lld waits, %lld allocs\n", "beam search (beam 4, 2-best):",
+           b.launches - a.launches, b.host_waits - a.host_waits, b.allocs - a.allocs);
     const char *ge = cuda_backend_error(gpu);
     CHECK(ge == NULL, "traffic: CUDA error: %s", ge ? ge : "");
     gpu->release(gpu, mom);
