@@ -41,10 +41,7 @@ static void curand_mask_block(float *mask, unsigned long long n, float p, unsign
     curand_init(seed, 0, 4 * g, &state);
     float4 u4 = curand_uniform4(&state);
     float u[4] = {u4.x, u4.y, u4.z, u4.w};
-    for (int k = 0; k < 4; k++) {
-        unsigned long long j = 4 * g + k;
-        if (j >= offset && j - offset < n) mask[j - offset] = dropout_math_keep(u[k], p);
-    }
+    dropout_math_store_block(mask, n, p, offset, g, u);
 }
 
 int main(void) {

@@ -24,6 +24,11 @@
 
 static inline int cpu_min_int(int a, int b) { return a < b ? a : b; }
 
+/* the length of the chunk of `chunk` elements at `at` in n elements */
+static inline size_t cpu_chunk_len(size_t n, size_t at, size_t chunk) {
+    return n - at < chunk ? n - at : chunk;
+}
+
 /* Hot elementwise loops: kept out of the OpenMP bodies (see lstm_forward_row),
  * and compiled three times, for AVX-512, AVX2 and the x86-64 baseline
  * (SSE2), the version for this CPU chosen when the program loads (gcc's
@@ -79,7 +84,7 @@ void cpu_tanh_forward(Backend *be, float *y, const float *x, size_t n) {
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN / 4)
     for (size_t c = 0; c < chunks; c++) {
         size_t at = c * CPU_TANH_CHUNK;
-        tanh_chunk(y + at, x + at, n - at < CPU_TANH_CHUNK ? n - at : CPU_TANH_CHUNK);
+        tanh_chunk(y + at, x + at, cpu_chunk_len(n, at, CPU_TANH_CHUNK));
     }
 }
 
@@ -133,8 +138,8 @@ void cpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
     for (uint64_t c = 0; c < chunks; c++) {
         uint64_t at = c * CPU_DROPOUT_CHUNK;
-        uint64_t len = count - at < CPU_DROPOUT_CHUNK ? count - at : CPU_DROPOUT_CHUNK;
-        dropout_full_blocks(out + 4 * at, full0 + at, len, p, seed);
+        dropout_full_blocks(out + 4 * at, full0 + at, cpu_chunk_len(count, at, CPU_DROPOUT_CHUNK), p,
+                            seed);
     }
 }
 
@@ -399,8 +404,9 @@ void cpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, 
     size_t chunks = (n + CPU_ADAM_CHUNK - 1) / CPU_ADAM_CHUNK;
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
     for (size_t c = 0; c < chunks; c++) {
-        size_t at = c * CPU_ADAM_CHUNK, len = n - at < CPU_ADAM_CHUNK ? n - at : CPU_ADAM_CHUNK;
-        adam_chunk(w + at, g + at, m + at, v + at, len, lr, beta1, beta2, eps, bc1, bc2);
+        size_t at = c * CPU_ADAM_CHUNK;
+        adam_chunk(w + at, g + at, m + at, v + at, cpu_chunk_len(n, at, CPU_ADAM_CHUNK), lr, beta1,
+                   beta2, eps, bc1, bc2);
     }
 }
 

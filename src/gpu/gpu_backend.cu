@@ -210,20 +210,22 @@ extern "C" int cuda_backend_available(void) {
     return n > 0;
 }
 
-extern "C" const char *cuda_backend_error(Backend *be) {
+/* be's context when be is a backend made by cuda_backend_create, else NULL */
+static GpuContext *cuda_context_of(Backend *be) {
     if (!be || !be->ctx || !be->name || strcmp(be->name, "cuda") != 0) return NULL;
-    GpuContext *ctx = gpu_ctx(be);
-    return ctx->failed ? ctx->error : NULL;
+    return gpu_ctx(be);
+}
+
+extern "C" const char *cuda_backend_error(Backend *be) {
+    GpuContext *ctx = cuda_context_of(be);
+    return ctx && ctx->failed ? ctx->error : NULL;
 }
 
 extern "C" int cuda_backend_counters(Backend *be, CudaCounters *out) {
+    GpuContext *ctx = cuda_context_of(be);
     CudaCounters zero = {};
-    if (!be || !be->ctx || !be->name || strcmp(be->name, "cuda") != 0) {
-        if (out) *out = zero;
-        return -1;
-    }
-    if (out) *out = gpu_ctx(be)->counters;
-    return 0;
+    if (out) *out = ctx ? ctx->counters : zero;
+    return ctx ? 0 : -1;
 }
 
 static void fill_table(Backend *be) {
@@ -317,9 +319,11 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         GPU_CUBLAS(ctx, ctx->blas->set_stream(ctx->cublas, ctx->stream)) &&
         /* after cublasSetStream, which resets the workspace to cuBLAS's pool */
         GPU_CUDA(ctx, cudaMalloc(&ctx->cublas_ws, GPU_CUBLAS_WORKSPACE)) &&
-        GPU_CUBLAS(ctx, ctx->blas->set_workspace(ctx->cublas, ctx->cublas_ws, GPU_CUBLAS_WORKSPACE)) &&
-        GPU_CUBLAS(ctx, ctx->blas->set_math_mode(ctx->cublas, ctx->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                                 : CUBLAS_DEFAULT_MATH)) &&
+        GPU_CUBLAS(ctx, ctx->blas->set_workspace(ctx->cublas, ctx->cublas_ws,
+                                                 GPU_CUBLAS_WORKSPACE)) &&
+        GPU_CUBLAS(ctx, ctx->blas->set_math_mode(ctx->cublas, ctx->tf32
+                                                                  ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                  : CUBLAS_DEFAULT_MATH)) &&
         GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
         GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double)));
     if (!ok || ctx->failed) {

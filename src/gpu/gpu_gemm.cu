@@ -35,8 +35,8 @@ void gpu_gemm(Backend *be, bool trans_a, bool trans_b, int m, int n, int k, floa
                    C, ldc, 0L, 1);
         return;
     }
-    GPU_CUBLAS(ctx, ctx->blas->sgemm(ctx->cublas, gpu_op(trans_b), gpu_op(trans_a), n, m, k, &alpha,
-                                B, ldb, A, lda, &beta, C, ldc));
+    GPU_CUBLAS(ctx, ctx->blas->sgemm(ctx->cublas, gpu_op(trans_b), gpu_op(trans_a), n, m, k,
+                                     &alpha, B, ldb, A, lda, &beta, C, ldc));
 }
 
 void gpu_gemm_batched(Backend *be, bool trans_a, bool trans_b, int m, int n, int k,

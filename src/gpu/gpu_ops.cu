@@ -2,9 +2,10 @@
  * half of cpu_ops.c): add_cols, bias add and its column reduction, tanh,
  * dropout (mul, mul_add, the mask from cuRAND's Philox), scale, the fused
  * LSTM cell forward and backward, embedding gather and scatter-add, the
- * local-p centre, and the Adam and SGD updates. The per-element arithmetic is the shared math of
- * src/kernels/ (the same functions the CPU loops call); this file owns only
- * indexing, launch shapes and the column reduction.
+ * local-p centre, and the Adam and SGD updates. The per-element arithmetic
+ * is the shared math of src/kernels/ (the same functions the CPU loops
+ * call); this file owns only indexing, launch shapes and the column
+ * reduction.
  *
  * Launch shapes: elementwise kernels run one thread per element over a
  * grid-stride loop (gpu_blocks); bias_backward runs one 32 x 8 block per 32
@@ -131,10 +132,7 @@ __global__ void dropout_mask_kernel(float *mask, size_t n, float p, uint64_t see
         curand_init(seed, 0, 4 * g, &state);
         float4 u4 = curand_uniform4(&state);
         float u[4] = {u4.x, u4.y, u4.z, u4.w};
-        for (int k = 0; k < 4; k++) {
-            uint64_t j = 4 * g + (uint64_t)k;
-            if (j >= offset && j - offset < n) mask[j - offset] = dropout_math_keep(u[k], p);
-        }
+        dropout_math_store_block(mask, n, p, offset, g, u);
     }
 }
 

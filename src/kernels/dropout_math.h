@@ -77,16 +77,26 @@ NMT_HD static inline float dropout_math_keep(float u, float p) {
     return u < p ? 0.0f : 1.0f / (1.0f - p);
 }
 
-/* mask[i] for offset <= i + offset < offset + n that fall in block g: the
- * loop body of both backends (one Philox block gives four elements) */
+/* mask[i] for the words j = offset + i < offset + n of block g, from the
+ * block's four uniforms u: where a block's draws go, for the CUDA kernel
+ * (u from cuRAND) and for dropout_math_mask_block */
+NMT_HD static inline void dropout_math_store_block(float *mask, uint64_t n, float p,
+                                                   uint64_t offset, uint64_t g, const float u[4]) {
+    for (int k = 0; k < 4; k++) {
+        uint64_t j = 4 * g + (uint64_t)k;
+        if (j >= offset && j - offset < n) mask[j - offset] = dropout_math_keep(u[k], p);
+    }
+}
+
+/* the same with the block drawn here: the CPU's twin of the kernel's body
+ * (one Philox block gives four elements) */
 NMT_HD static inline void dropout_math_mask_block(float *mask, uint64_t n, float p, uint64_t seed,
                                                   uint64_t offset, uint64_t g) {
     uint32_t w[4];
     dropout_math_block(seed, g, w);
-    for (int k = 0; k < 4; k++) {
-        uint64_t j = 4 * g + (uint64_t)k;
-        if (j >= offset && j - offset < n) mask[j - offset] = dropout_math_keep(dropout_math_uniform(w[k]), p);
-    }
+    float u[4] = {dropout_math_uniform(w[0]), dropout_math_uniform(w[1]),
+                  dropout_math_uniform(w[2]), dropout_math_uniform(w[3])};
+    dropout_math_store_block(mask, n, p, offset, g, u);
 }
 
 #endif

@@ -25,7 +25,7 @@ typedef struct {
     float *h, *c; /* (T + 1, B, H) state slots */
     /* 0: one slot per time step (training: backward reads them all). n > 0:
      * step-by-step decoding keeps only the last n: time t's gates and state
-     * slot s live at t % n and s % n (gates and h, c hold n, n + 1 slots) */
+     * slot s live at t % n and s % n (h and c hold n slots, gates at most n) */
     int ring;
 } LstmCache;
 

@@ -152,13 +152,14 @@ static bool dropping(const Seq2Seq *m) { return m->train && m->d.dropout > 0; }
 static bool attn_dropping(const Seq2Seq *m) { return m->train && m->d.attn_dropout > 0; }
 
 /* One layer's buffers for a sequence of `len` steps (ring > 0: `len` is
- * the ring's size, see LstmCache). */
+ * at most the ring's size, see LstmCache). */
 static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, bool with_mask,
                         int ring) {
+    int states = ring ? ring : len + 1; /* state slots */
     L->cache.ring = ring;
     L->cache.gates = takef(ar, (size_t)len * B * 4 * size);
-    L->cache.h = takef(ar, (size_t)(len + 1) * B * size);
-    L->cache.c = takef(ar, (size_t)(len + 1) * B * size);
+    L->cache.h = takef(ar, (size_t)states * B * size);
+    L->cache.c = takef(ar, (size_t)states * B * size);
     L->x = takef(ar, (size_t)len * B * in);
     L->mask = with_mask ? takef(ar, (size_t)len * B * in) : NULL;
 }
