@@ -28,7 +28,7 @@ static void check_style(const char *const *sets, int n_sets, const char *label) 
     Batch src;
     gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 5, &src);
     Seq2Seq *m;
-    ModelLimits lim = {B, S, MAXT + 1, MAXT, 0};
+    ModelLimits lim = {B, S, MAXT + 1, MAXT, 0, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     /* large weights: confident, varied outputs rather than one token */
     CHECK_EQ_INT(seq2seq_init_params(m, 0.8f, 3), NMT_OK);
@@ -102,7 +102,7 @@ static void check_attention_stats(void) {
         Batch batch;
         gradcheck_make_batch(4, 6, 5, d.V_s, d.V_t, 5, &batch);
         Seq2Seq *m;
-        ModelLimits lim = {4, 6, 5, 0, 0};
+        ModelLimits lim = {4, 6, 5, 0, 0, 0};
         CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
         ModelLoss loss;
         AttnStats a;
@@ -141,7 +141,7 @@ static void check_beam1_is_greedy(const char *const *sets, int n_sets, const cha
     Batch src;
     gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 11, &src);
     Seq2Seq *m;
-    ModelLimits lim = {B, S, 2, MAXT, 4};
+    ModelLimits lim = {B, S, 2, MAXT, 4, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     CHECK_EQ_INT(seq2seq_init_params(m, 0.8f, 5), NMT_OK);
     int32_t greedy[B * MAXT], beam[B * MAXT];
@@ -254,7 +254,7 @@ static void check_exhaustive(double alpha) {
     }
     Batch all = {N, S, L, src, src_len, tin, tout, tgt_len, pair, 0, 0};
     Seq2Seq *m;
-    ModelLimits lim = {N, S, L, L, 9};
+    ModelLimits lim = {N, S, L, L, 9, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     CHECK_EQ_INT(seq2seq_init_params(m, 1.5f, 21), NMT_OK);
     ModelLoss loss;
@@ -318,7 +318,7 @@ static Seq2Seq *decode_model(const char *const *sets, int n_sets, int B, int S, 
     CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, d), NMT_OK);
     config_free(&cfg);
     Seq2Seq *m;
-    ModelLimits lim = {B, S, 2, maxT, beam};
+    ModelLimits lim = {B, S, 2, maxT, beam, 0};
     CHECK_EQ_INT(seq2seq_create(be, d, lim, &m), NMT_OK);
     CHECK_EQ_INT(seq2seq_init_params(m, range, seed), NMT_OK);
     return m;
@@ -487,7 +487,7 @@ static void check_decode_memory(void) {
     int longest[2] = {20, 2000};
     for (int i = 0; i < 2; i++) {
         /* a small training batch, so that decoding sizes the arena */
-        ModelLimits lim = {32, 20, 4, longest[i], 8};
+        ModelLimits lim = {32, 20, 4, longest[i], 8, 0};
         Seq2Seq *m = NULL;
         CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
         bytes[i] = m ? seq2seq_arena_bytes(m) : 0;

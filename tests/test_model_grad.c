@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "config.h"
 #include "model/gradcheck.h"
+#include "model/seq2seq.h"
 #include "test_util.h"
 
 static Backend *be;
@@ -27,7 +28,10 @@ static int dims_for(const char *const *sets, int n_sets, ModelDims *d) {
     return st == NMT_OK;
 }
 
-static void check_config(const char *label, const char *const *sets, int n_sets, int samples) {
+/* output_rows: rows of logits the output layer holds at once (0: the
+ * default, which holds the whole test batch). */
+static void check_config_chunked(const char *label, const char *const *sets, int n_sets,
+                                 int samples, int output_rows) {
     ModelDims d;
     if (!dims_for(sets, n_sets, &d)) return;
     Batch batch;
@@ -35,6 +39,7 @@ static void check_config(const char *label, const char *const *sets, int n_sets,
     GradcheckSpec spec;
     gradcheck_spec_default(&spec);
     spec.samples_per_param = samples;
+    spec.output_chunk = (size_t)output_rows * d.V_t;
     GradcheckResult r;
     NmtStatus st = model_gradcheck(be, &d, &batch, &spec, &r);
     CHECK(st == NMT_OK, "%s: %s", label, nmt_error_message());
@@ -47,6 +52,79 @@ static void check_config(const char *label, const char *const *sets, int n_sets,
     if (getenv("NMT_TEST_VERBOSE"))
         printf("%-60s loss %.4f checked %3d skipped %2d worst %.3f (%s)\n", label, r.loss, r.checked,
                r.skipped, r.worst_excess, r.worst_name);
+}
+
+static void check_config(const char *label, const char *const *sets, int n_sets, int samples) {
+    check_config_chunked(label, sets, n_sets, samples, 0);
+}
+
+/* Largest |a - b| over n floats, relative to the largest |a|. */
+static double max_rel_diff(const float *a, const float *b, size_t n) {
+    double diff = 0, scale = 1e-30;
+    for (size_t i = 0; i < n; i++) {
+        diff = fmax(diff, fabs((double)a[i] - b[i]));
+        scale = fmax(scale, fabs((double)a[i]));
+    }
+    return diff / scale;
+}
+
+/* One training step (loss, every gradient) and the logits, with the output
+ * layer holding `rows` rows at a time; host copies out. */
+static int step_with_chunk(const ModelDims *d, const Batch *batch, int rows, double *loss,
+                           float *grads, float *logits) {
+    ModelLimits lim = {batch->B, batch->S, batch->T, 0, 0, (size_t)rows * d->V_t};
+    Seq2Seq *m;
+    if (seq2seq_create(be, d, lim, &m)) {
+        CHECK(0, "create: %s", nmt_error_message());
+        return 0;
+    }
+    size_t n = seq2seq_layout(m)->total;
+    CHECK(seq2seq_init_params(m, 0.5f, 3) == NMT_OK, "init");
+    ModelLoss l;
+    seq2seq_zero_grads(m);
+    seq2seq_forward(m, batch, true, 5, &l);
+    seq2seq_backward(m);
+    *loss = l.loss;
+    be->download(be, grads, seq2seq_grads(m), n * sizeof(float));
+    seq2seq_forward(m, batch, false, 0, &l);
+    seq2seq_download_logits(m, logits);
+    seq2seq_free(m);
+    return 1;
+}
+
+/* The output layer in chunks (every size from one row to the whole batch,
+ * including sizes that leave a short last chunk) gives the loss, every
+ * gradient and the logits of the whole; plus gradient checks with chunks. */
+static void output_chunks(void) {
+    const char *sets[] = {"model.dropout=0.3", "model.tie_embeddings=true", "model.emb_dim=6",
+                          "model.attention.heads=2"};
+    ModelDims d;
+    if (!dims_for(sets, 4, &d)) return;
+    Batch batch;
+    gradcheck_make_batch(3, 5, 4, d.V_s, d.V_t, 3, &batch);
+    int N = batch.B * batch.T;
+    ParamLayout layout;
+    param_layout_build(&d, &layout);
+    float *g_whole = malloc(layout.total * sizeof(float)), *g = malloc(layout.total * sizeof(float));
+    float *z_whole = malloc((size_t)N * d.V_t * sizeof(float)), *z = malloc((size_t)N * d.V_t * sizeof(float));
+    double loss_whole, loss;
+    if (step_with_chunk(&d, &batch, 0, &loss_whole, g_whole, z_whole)) {
+        for (int rows = 1; rows <= N; rows += rows < 5 ? 1 : 3) {
+            if (!step_with_chunk(&d, &batch, rows, &loss, g, z)) break;
+            CHECK(fabs(loss - loss_whole) <= 1e-6 * loss_whole, "chunks of %d rows: loss %.9g, whole %.9g",
+                  rows, loss, loss_whole);
+            double eg = max_rel_diff(g_whole, g, layout.total), ez = max_rel_diff(z_whole, z, (size_t)N * d.V_t);
+            CHECK(eg <= 1e-5, "chunks of %d rows: gradients differ by %.3g of the largest", rows, eg);
+            CHECK(ez <= 1e-6, "chunks of %d rows: logits differ by %.3g of the largest", rows, ez);
+        }
+    }
+    free(g_whole);
+    free(g);
+    free(z_whole);
+    free(z);
+    check_config_chunked("output layer in chunks of 5 rows, tied, dropout", sets, 4, 16, 5);
+    const char *plain[] = {"model.attention.score=additive"};
+    check_config_chunked("output layer one row at a time", plain, 1, 12, 1);
 }
 
 static void sweep(void) {
@@ -112,6 +190,7 @@ int main(void) {
         return test_summary("test_model_grad");
     }
     special_models();
+    output_chunks();
     sweep();
     be->destroy(be);
     return test_summary("test_model_grad");

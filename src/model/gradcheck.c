@@ -15,6 +15,7 @@ void gradcheck_spec_default(GradcheckSpec *spec) {
     spec->rtol = 3e-2;
     spec->init_range = 1.0f;
     spec->seed = 7;
+    spec->output_chunk = 0;
 }
 
 enum { GC_MAX_B = 16, GC_MAX_S = 64, GC_MAX_T = 64 };
@@ -70,7 +71,7 @@ static double loss_at(Seq2Seq *m, const Batch *batch, uint64_t seed) {
 NmtStatus model_gradcheck(Backend *be, const ModelDims *dims, const Batch *batch,
                           const GradcheckSpec *spec, GradcheckResult *r) {
     memset(r, 0, sizeof *r);
-    ModelLimits lim = {batch->B, batch->S, batch->T, 0, 0};
+    ModelLimits lim = {batch->B, batch->S, batch->T, 0, 0, spec->output_chunk};
     Seq2Seq *m;
     NmtStatus st = seq2seq_create(be, dims, lim, &m);
     if (st) return st;

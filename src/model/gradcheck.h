@@ -20,6 +20,7 @@ typedef struct {
     double atol, rtol;
     float init_range;      /* weights (biases too) drawn uniform in +-init_range */
     uint64_t seed;         /* weights, sampled coordinates and dropout masks */
+    size_t output_chunk;   /* ModelLimits.output_chunk (0: the default) */
 } GradcheckSpec;
 
 typedef struct {

@@ -50,8 +50,8 @@ typedef struct {
     float *hh;           /* (T, B, H) attentional vectors */
     float *hd;           /* (T, B, H) after dropout */
     float *hd_mask;      /* (T, B, H) */
-    float *logits;       /* (T*B, V_t), or (B, V_t) when decoding step by step;
-                            the gradient after backward */
+    float *logits;       /* (C, V_t) one chunk of output rows (output_chunk_rows),
+                            or (R, V_t) when decoding step by step */
     int32_t *best_id;    /* (R, G) decoding: the best tokens of each row */
     float *best_val;     /* (R, G) */
     int32_t *row_len;    /* (R) source length of each decoder row (== src_len when G == 1) */
@@ -67,7 +67,7 @@ typedef struct {
     float *dh_f, *dh_b;  /* (S, B, D_e) */
     float *dcf_f, *dcf_b; /* (B, D_e) */
     float *dkeys;        /* (S, B, K) */
-    float *dhh;          /* (T, B, H) */
+    float *dhh;          /* (T, B, H) gradient of hd, from the training forward */
     float *dwcin;        /* (B, wc_in) */
     float *dpre;         /* (B, H) */
     float *dctx;         /* (B, K) */
@@ -114,6 +114,22 @@ struct Seq2Seq {
 
 /* Step-by-step decoding needs only step t - 1's outputs at step t. */
 #define DECODE_RING 2
+
+/* The output layer runs over the batch's T*B rows in chunks of at most
+ * this many logits (unless ModelLimits.output_chunk says otherwise): a
+ * whole batch's logits would be the largest activation by far (64
+ * sentences x 80 positions x 32000 words = 655 MB), a chunk's stay at
+ * 16 MB, and the training forward turns each chunk into its gradient
+ * contributions at once (output_layer). */
+#define OUTPUT_CHUNK_FLOATS ((size_t)4 << 20)
+
+/* Rows of the output layer computed at once out of `rows`. */
+static int output_chunk_rows(const Seq2Seq *m, int rows) {
+    size_t floats = m->lim.output_chunk ? m->lim.output_chunk : OUTPUT_CHUNK_FLOATS;
+    size_t fit = floats / (size_t)m->d.V_t;
+    if (fit < 1) fit = 1;
+    return (size_t)rows < fit ? rows : (int)fit;
+}
 
 /* Where step t's per-step buffers live: slot t, or t % DECODE_RING while
  * decoding step by step (the storage index; t itself still gives the
@@ -271,7 +287,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     }
     a->hd = drop ? takef(ar, (size_t)T * R * H) : a->hh;
     a->hd_mask = drop ? takef(ar, (size_t)T * R * H) : NULL;
-    a->logits = takef(ar, (size_t)(m->stepwise ? 1 : T) * R * d->V_t);
+    a->logits = takef(ar, (size_t)(m->stepwise ? R : output_chunk_rows(m, T * R)) * d->V_t);
     a->best_id = take(ar, (size_t)R * m->G * 4);
     a->best_val = takef(ar, (size_t)R * m->G);
     /* one block, so that the loss is read back with one download (none
@@ -284,6 +300,8 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
         return;
     }
 
+    /* written whole by the training forward (output_layer), before backward */
+    a->dhh = takef(ar, (size_t)T * B * H);
     /* gradients: one contiguous region, zeroed by backward */
     size_t grad_start = ar->used;
     for (int l = 0; l < d->L_e; l++) {
@@ -303,7 +321,6 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     for (int l = 0; l < d->L_d; l++) carve_layer_grads(ar, &a->dec[l], T, B, l == 0 ? d->dec_in : H, H);
     ab->dkeys = a->dkeys;
     ab->dkp = attn && attention_projects_keys(d) ? takef(ar, (size_t)n * S * B * qd) : a->dkeys;
-    a->dhh = takef(ar, (size_t)T * B * H);
     a->dwcin = takef(ar, (size_t)B * (d->wc_in ? d->wc_in : 1));
     a->dpre = takef(ar, (size_t)B * H);
     a->dctx = takef(ar, (size_t)B * K);
@@ -668,6 +685,32 @@ static float *out_dW(const Seq2Seq *m) {
     return m->d.tie_embeddings ? G(m, m->layout.idx.tgt_emb) : G(m, m->layout.idx.out_W);
 }
 
+/* The output layer and the loss over all T*B rows, a chunk of rows at a
+ * time: logits (C, V) = hd out_W^T + out_b, then the smoothed loss rows.
+ * Training also finishes the layer's backward per chunk, so no chunk has
+ * to be kept: dlogits (in place), out_dW += dlogits^T hd, out_db +=,
+ * dhh (=) dlogits out_W (the gradient into hd, before hd's dropout). */
+static void output_layer(Seq2Seq *m, bool train) {
+    Backend *be = m->be;
+    Acts *a = &m->a;
+    int N = m->T * m->B, H = m->d.H, V = m->d.V_t, C = output_chunk_rows(m, N);
+    const float *W = out_W(m), *bias = P(m, m->layout.idx.out_b);
+    float scale = m->n_tokens ? 1.0f / (float)m->n_tokens : 0.0f;
+    for (int r0 = 0; r0 < N; r0 += C) {
+        int n = N - r0 < C ? N - r0 : C;
+        const float *x = a->hd + (size_t)r0 * H;
+        be->gemm(be, false, true, n, V, H, 1.0f, x, H, W, H, 0.0f, a->logits, V);
+        be->add_bias(be, a->logits, bias, n, V);
+        be->softmax_xent(be, n, V, a->logits, a->tgt_out + r0, NMT_PAD_ID, m->d.label_smoothing,
+                         scale, a->loss_rows + r0, a->nll_rows + r0, train ? a->logits : NULL);
+        if (!train) continue;
+        const float *dlogits = a->logits;
+        be->gemm(be, true, false, V, H, n, 1.0f, dlogits, V, x, H, 1.0f, out_dW(m), H);
+        be->bias_backward(be, G(m, m->layout.idx.out_b), dlogits, n, V);
+        be->gemm(be, false, false, n, H, V, 1.0f, dlogits, V, W, H, 0.0f, a->dhh + (size_t)r0 * H, H);
+    }
+}
+
 void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, ModelLoss *loss) {
     NMT_ASSERT(batch->B <= m->lim.max_B && batch->S <= m->lim.max_S && batch->T <= m->lim.max_T);
     Backend *be = m->be;
@@ -684,19 +727,14 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
     NMT_ASSERT(ar.used <= m->arena_bytes);
     upload_batch(m, batch);
     Acts *a = &m->a;
-    int B = m->B, T = m->T, H = d->H, V = d->V_t;
+    int B = m->B, T = m->T, H = d->H;
     encoder_forward(m);
     bridge_forward(m);
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
     if (d->style != ATTN_STYLE_NONE) attention_prepare(be, d, &aw, &a->ab);
     decoder_forward(m, &aw);
     apply_dropout(m, a->hd, a->hh, a->hd_mask, (size_t)T * B * H, DROP_HD);
-    /* logits (T*B, V) = hd out_W^T + out_b: one GEMM after the recurrence */
-    be->gemm(be, false, true, T * B, V, H, 1.0f, a->hd, H, out_W(m), H, 0.0f, a->logits, V);
-    be->add_bias(be, a->logits, P(m, m->layout.idx.out_b), T * B, V);
-    float scale = m->n_tokens ? 1.0f / (float)m->n_tokens : 0.0f;
-    be->softmax_xent(be, T * B, V, a->logits, a->tgt_out, NMT_PAD_ID, d->label_smoothing, scale,
-                     a->loss_rows, a->nll_rows, train ? a->logits : NULL);
+    output_layer(m, train);
     /* the step's one wait for the device: loss rows, then NLL rows */
     float *rows = m->h_f;
     size_t nll_at = (size_t)(a->nll_rows - a->loss_rows);
@@ -711,7 +749,15 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
 }
 
 void seq2seq_download_logits(Seq2Seq *m, float *host) {
-    m->be->download(m->be, host, m->a.logits, (size_t)m->T * m->B * m->d.V_t * sizeof(float));
+    Backend *be = m->be;
+    int N = m->T * m->B, H = m->d.H, V = m->d.V_t, C = output_chunk_rows(m, N);
+    for (int r0 = 0; r0 < N; r0 += C) { /* the forward kept no logits: computed again */
+        int n = N - r0 < C ? N - r0 : C;
+        be->gemm(be, false, true, n, V, H, 1.0f, m->a.hd + (size_t)r0 * H, H, out_W(m), H, 0.0f,
+                 m->a.logits, V);
+        be->add_bias(be, m->a.logits, P(m, m->layout.idx.out_b), n, V);
+        be->download(be, host + (size_t)r0 * V, m->a.logits, (size_t)n * V * sizeof(float));
+    }
 }
 
 /* ---- backward ---------------------------------------------------------- */
@@ -866,13 +912,9 @@ void seq2seq_backward(Seq2Seq *m) {
     Backend *be = m->be;
     const ModelDims *d = &m->d;
     Acts *a = &m->a;
-    int B = m->B, T = m->T, H = d->H, V = d->V_t;
+    int B = m->B, T = m->T, H = d->H;
     be->zero(be, a->grad_begin, (size_t)(a->grad_end - a->grad_begin));
-    /* the forward pass left dlogits (already divided by the token count) in logits */
-    const float *dlogits = a->logits;
-    be->gemm(be, true, false, V, H, T * B, 1.0f, dlogits, V, a->hd, H, 1.0f, out_dW(m), H);
-    be->bias_backward(be, G(m, m->layout.idx.out_b), dlogits, T * B, V);
-    be->gemm(be, false, false, T * B, H, V, 1.0f, dlogits, V, out_W(m), H, 0.0f, a->dhh, H);
+    /* the output layer's backward ran in the forward pass (output_layer) */
     if (a->hd_mask) be->mul(be, a->dhh, a->dhh, a->hd_mask, (size_t)T * B * H);
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
     decoder_backward(m, &aw);

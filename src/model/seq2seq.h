@@ -30,6 +30,8 @@ typedef struct {
     int max_B, max_S, max_T; /* largest training/scoring batch */
     int max_decode_T;        /* longest decoding (0: none) */
     int max_beam;            /* widest beam search (0 or 1: greedy only) */
+    size_t output_chunk;     /* logits held at once by the output layer in
+                                training and scoring (0: 4M, i.e. 16 MB) */
 } ModelLimits;
 
 NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits limits, Seq2Seq **out);
@@ -47,14 +49,16 @@ NmtStatus seq2seq_init_params(Seq2Seq *m, float init_range, uint64_t seed);
 void seq2seq_zero_grads(Seq2Seq *m);
 
 /* Runs the model on one batch (host arrays, time-major) and computes the
- * loss. train: dropout on (masks from `seed`), and the activations are kept
- * for seq2seq_backward. The batch must fit the limits. */
+ * loss. train: dropout on (masks from `seed`), the activations are kept
+ * for seq2seq_backward, and the output layer's backward is done already
+ * (its weight and bias gradients are added into seq2seq_grads, so zero
+ * them first). The batch must fit the limits. */
 void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, ModelLoss *loss);
 /* Adds the gradient of loss->loss (the mean over target tokens) of the last
  * training forward into seq2seq_grads. */
 void seq2seq_backward(Seq2Seq *m);
-/* The logits (T*B, V_t) of the last forward, downloaded into host memory
- * (before seq2seq_backward, which overwrites them with their gradient). */
+/* The logits (T*B, V_t) of the last forward, computed again chunk by chunk
+ * (the forward keeps none) and downloaded into host memory. */
 void seq2seq_download_logits(Seq2Seq *m, float *host);
 
 /* Attention statistics of the last forward, over the real target positions
