@@ -27,6 +27,8 @@ typedef struct Backend Backend;
 struct Backend {
     const char *name; /* "cpu" or "cuda" */
     void *ctx;
+    bool host_memory; /* backend memory is host memory (CPU): the host may read
+                         it directly, e.g. to write a checkpoint without a copy */
 
     /* ---- memory ---- */
     void *(*alloc)(Backend *be, size_t bytes); /* zeroed; NULL on failure */

@@ -230,6 +230,7 @@ extern "C" int cuda_backend_counters(Backend *be, CudaCounters *out) {
 
 static void fill_table(Backend *be) {
     be->name = "cuda";
+    be->host_memory = false;
     be->alloc = gpu_alloc;
     be->release = gpu_release;
     be->upload = gpu_upload;

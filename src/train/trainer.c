@@ -42,7 +42,6 @@ typedef struct {
     FILE *csv;
     char *config_json;
     size_t n_params;
-    float *host_params, *host_m, *host_v; /* checkpoint staging */
     double window_loss, window_tokens, window_src, window_tgt, window_norm;
     int window_steps;
     double window_start;
@@ -62,8 +61,23 @@ static char *save_path(const Trainer *tr, const char *name) {
 
 /* ---- checkpoints ------------------------------------------------------- */
 
+/* The host address of n floats of backend memory for writing a checkpoint:
+ * the memory itself on a host-memory backend, else a copy into *staging
+ * (allocated here, freed by the caller). NULL when out of memory. */
+static const float *host_view(Backend *be, const float *src, size_t n, float **staging) {
+    *staging = NULL;
+    if (be->host_memory) return src;
+    *staging = nmt_malloc(n * sizeof(float));
+    if (*staging) be->download(be, *staging, src, n * sizeof(float));
+    return *staging;
+}
+
+/* Writes save_dir/name. The parameters and Adam moments are read where they
+ * are on the CPU; from a GPU they are copied to the host for the write only,
+ * so training holds no host copy of them between checkpoints. */
 static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
     Backend *be = tr->be;
+    float *staged[3] = {NULL, NULL, NULL};
     const ParamLayout *layout = seq2seq_layout(tr->model);
     Checkpoint ck;
     memset(&ck, 0, sizeof ck);
@@ -82,15 +96,16 @@ static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
         ck.n_tensors = layout->n;
         ck.tensors = tensors;
         ck.n_floats = tr->n_params;
-        be->download(be, tr->host_params, seq2seq_params(tr->model), tr->n_params * sizeof(float));
-        ck.params = tr->host_params;
+        ck.params = (float *)host_view(be, seq2seq_params(tr->model), tr->n_params, &staged[0]);
         ck.optimizer = tr->cfg->train.optimizer;
         if (tr->optim->m) {
-            be->download(be, tr->host_m, tr->optim->m, tr->n_params * sizeof(float));
-            be->download(be, tr->host_v, tr->optim->v, tr->n_params * sizeof(float));
-            ck.adam_m = tr->host_m;
-            ck.adam_v = tr->host_v;
+            ck.adam_m = (float *)host_view(be, tr->optim->m, tr->n_params, &staged[1]);
+            ck.adam_v = (float *)host_view(be, tr->optim->v, tr->n_params, &staged[2]);
         }
+        if (!ck.params || (tr->optim->m && (!ck.adam_m || !ck.adam_v)))
+            st = nmt_fail_nomem("copying the parameters to the host for a checkpoint");
+    }
+    if (!st) {
         ck.state = tr->st;
         ck.n_history = tr->n_history;
         ck.history = tr->history;
@@ -98,6 +113,7 @@ static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
         st = path ? checkpoint_save(&ck, path) : nmt_fail_nomem("saving a checkpoint");
         nmt_free(path);
     }
+    for (int i = 0; i < 3; i++) nmt_free(staged[i]);
     nmt_free(tensors);
     nmt_free(ck.src_tok);
     nmt_free(ck.tgt_tok);
@@ -410,11 +426,8 @@ static NmtStatus setup(Trainer *tr) {
     tr->n_params = seq2seq_layout(tr->model)->total;
     st = optimizer_create(tr->be, tc, tr->n_params, &tr->optim);
     if (st) return st;
-    tr->host_params = nmt_malloc(tr->n_params * sizeof(float));
-    tr->host_m = nmt_malloc(tr->n_params * sizeof(float));
-    tr->host_v = nmt_malloc(tr->n_params * sizeof(float));
     tr->config_json = config_to_json(cfg);
-    if (!tr->host_params || !tr->host_m || !tr->host_v || !tr->config_json) return nmt_fail_nomem("setting up training");
+    if (!tr->config_json) return nmt_fail_nomem("setting up training");
     st = file_make_dirs(tc->save_dir);
     if (st) return st;
     memset(&tr->st, 0, sizeof tr->st);
@@ -457,9 +470,6 @@ static void teardown(Trainer *tr) {
     nmt_free(tr->valid_refs);
     nmt_free(tr->history);
     nmt_free(tr->config_json);
-    nmt_free(tr->host_params);
-    nmt_free(tr->host_m);
-    nmt_free(tr->host_v);
     optimizer_free(tr->optim);
     seq2seq_free(tr->model);
     batcher_free(tr->train_batches);
