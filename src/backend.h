@@ -80,15 +80,17 @@ struct Backend {
      * (c = c_prev, h = h_prev). c, h (B, H) (=). */
     void (*lstm_forward)(Backend *be, int B, int H, float *z, const float *c_prev,
                          const float *h_prev, float *c, float *h, const float *keep);
-    /* gates (B, 4H) activated, c_prev, c (B, H), keep (B) as in forward.
+    /* c_prev, c (B, H), keep (B) as in forward.
      * dh (B, H): gradient into h_t (all paths summed). dc (B, H): in, the
      * gradient into c_t from later steps; out, the gradient into c_{t-1}.
-     * dz (B, 4H) (=): gradient of the pre-activations (0 on carried rows).
-     * dh_carry (B, H) (=): the part of dh that flows to h_{t-1} directly on
-     * carried rows ((1 - keep) * dh); the caller adds dz W_hh to it. */
-    void (*lstm_backward)(Backend *be, int B, int H, const float *gates, const float *c_prev,
+     * gz (B, 4H): in, the activated gates of the forward; out (in place,
+     * like lstm_forward's z), dz, the gradient of the pre-activations (0 on
+     * carried rows). dh_carry (B, H) (=): the part of dh that flows to
+     * h_{t-1} directly on carried rows ((1 - keep) * dh); the caller adds
+     * dz W_hh to it. */
+    void (*lstm_backward)(Backend *be, int B, int H, float *gz, const float *c_prev,
                           const float *c, const float *keep, const float *dh, float *dc,
-                          float *dz, float *dh_carry);
+                          float *dh_carry);
 
     /* ---- embeddings ---- */
     /* out (N, E) (=) table[ids[i]] */

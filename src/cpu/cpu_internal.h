@@ -32,9 +32,9 @@ void cpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed
 /* cpu_ops.c: LSTM, embeddings */
 void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
                       const float *h_prev, float *c, float *h, const float *keep);
-void cpu_lstm_backward(Backend *be, int B, int H, const float *gates, const float *c_prev,
+void cpu_lstm_backward(Backend *be, int B, int H, float *gz, const float *c_prev,
                        const float *c, const float *keep, const float *dh, float *dc,
-                       float *dz, float *dh_carry);
+                       float *dh_carry);
 void cpu_embedding_forward(Backend *be, float *out, const float *table, const int32_t *ids,
                            int N, int E);
 void cpu_embedding_backward(Backend *be, float *dtable, const float *dout,

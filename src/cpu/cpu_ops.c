@@ -163,15 +163,15 @@ NMT_CPU_ROW static void lstm_forward_row(int H, float *restrict z, const float *
         for (int j = 0; j < H; j++) lstm_math_forward_elem(z, H, j, c_prev[j], h_prev[j], 0, &c[j], &h[j]);
 }
 
-NMT_CPU_ROW static void lstm_backward_row(int H, const float *restrict gates, const float *restrict c_prev,
+NMT_CPU_ROW static void lstm_backward_row(int H, float *restrict gz, const float *restrict c_prev,
                               const float *restrict c, const float *restrict dh, float *restrict dc,
-                              float *restrict dz, float *restrict dh_carry, int active) {
+                              float *restrict dh_carry, int active) {
     if (active)
         for (int j = 0; j < H; j++)
-            lstm_math_backward_elem(gates, H, j, c_prev[j], c[j], 1, dh[j], &dc[j], dz, &dh_carry[j]);
+            lstm_math_backward_elem(gz, H, j, c_prev[j], c[j], 1, dh[j], &dc[j], &dh_carry[j]);
     else
         for (int j = 0; j < H; j++)
-            lstm_math_backward_elem(gates, H, j, c_prev[j], c[j], 0, dh[j], &dc[j], dz, &dh_carry[j]);
+            lstm_math_backward_elem(gz, H, j, c_prev[j], c[j], 0, dh[j], &dc[j], &dh_carry[j]);
 }
 
 void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
@@ -185,15 +185,15 @@ void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
     }
 }
 
-void cpu_lstm_backward(Backend *be, int B, int H, const float *gates, const float *c_prev,
+void cpu_lstm_backward(Backend *be, int B, int H, float *gz, const float *c_prev,
                        const float *c, const float *keep, const float *dh, float *dc,
-                       float *dz, float *dh_carry) {
+                       float *dh_carry) {
     (void)be;
 #pragma omp parallel for schedule(static) if ((long)B * H > CPU_PAR_MIN / 8)
     for (int b = 0; b < B; b++) {
         size_t o = (size_t)b * H;
-        lstm_backward_row(H, gates + (size_t)b * 4 * H, c_prev + o, c + o, dh + o, dc + o, dz + (size_t)b * 4 * H,
-                          dh_carry + o, lstm_math_active(keep[b]));
+        lstm_backward_row(H, gz + (size_t)b * 4 * H, c_prev + o, c + o, dh + o, dc + o, dh_carry + o,
+                          lstm_math_active(keep[b]));
     }
 }
 

@@ -167,9 +167,9 @@ void gpu_scale(Backend *be, float *x, size_t n, float s);
 /* gpu_ops.cu: LSTM, embeddings, local-p, optimizer */
 void gpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
                       const float *h_prev, float *c, float *h, const float *keep);
-void gpu_lstm_backward(Backend *be, int B, int H, const float *gates, const float *c_prev,
+void gpu_lstm_backward(Backend *be, int B, int H, float *gz, const float *c_prev,
                        const float *c, const float *keep, const float *dh, float *dc,
-                       float *dz, float *dh_carry);
+                       float *dh_carry);
 void gpu_embedding_forward(Backend *be, float *out, const float *table, const int32_t *ids,
                            int N, int E);
 void gpu_embedding_backward(Backend *be, float *dtable, const float *dout,

@@ -174,26 +174,27 @@ void gpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
                c_prev, h_prev, c, h, keep);
 }
 
-__global__ void lstm_backward_kernel(int B, int H, const float *gates, const float *c_prev,
+/* In place: thread (b, j) alone reads and writes the four gates of element
+ * j of row b. */
+__global__ void lstm_backward_kernel(int B, int H, float *gz, const float *c_prev,
                                      const float *c, const float *keep, const float *dh,
-                                     float *dc, float *dz, float *dh_carry) {
+                                     float *dc, float *dh_carry) {
     size_t total = (size_t)B * H;
     GPU_GRID_STRIDE(i, total) {
         size_t b = i / H;
         int j = (int)(i % H);
-        lstm_math_backward_elem(gates + b * 4 * H, H, j, c_prev[i], c[i],
-                                lstm_math_active(keep[b]), dh[i], &dc[i], dz + b * 4 * H,
-                                &dh_carry[i]);
+        lstm_math_backward_elem(gz + b * 4 * H, H, j, c_prev[i], c[i], lstm_math_active(keep[b]),
+                                dh[i], &dc[i], &dh_carry[i]);
     }
 }
 
-void gpu_lstm_backward(Backend *be, int B, int H, const float *gates, const float *c_prev,
+void gpu_lstm_backward(Backend *be, int B, int H, float *gz, const float *c_prev,
                        const float *c, const float *keep, const float *dh, float *dc,
-                       float *dz, float *dh_carry) {
+                       float *dh_carry) {
     GPU_ENTER(be);
     if (B <= 0 || H <= 0) return;
-    GPU_LAUNCH(ctx, lstm_backward_kernel, gpu_blocks((size_t)B * H), GPU_THREADS, B, H, gates,
-               c_prev, c, keep, dh, dc, dz, dh_carry);
+    GPU_LAUNCH(ctx, lstm_backward_kernel, gpu_blocks((size_t)B * H), GPU_THREADS, B, H, gz,
+               c_prev, c, keep, dh, dc, dh_carry);
 }
 
 /* ---- embeddings ---- */

@@ -37,33 +37,34 @@ NMT_HD static inline void lstm_math_forward_elem(float *z, int H, int j, float c
     }
 }
 
-/* Backward of element j. gates (4H) activated, c_prev and c the cell values
- * of this element, dh the gradient into h_t. dc: in, the gradient into c_t
- * from later steps; out, the gradient into c_{t-1}. dz (4H row) (=) at j,
- * H + j, 2H + j, 3H + j. dh_carry (=) the part of dh that flows straight to
- * h_{t-1}: dh on carried rows, 0 on active rows.
+/* Backward of element j, in place. gz (4H row): in, the activated gates at
+ * j, H + j, 2H + j, 3H + j; out, dz at the same places. c_prev and c the
+ * cell values of this element, dh the gradient into h_t. dc: in, the
+ * gradient into c_t from later steps; out, the gradient into c_{t-1}.
+ * dh_carry (=) the part of dh that flows straight to h_{t-1}: dh on carried
+ * rows, 0 on active rows.
  *     dc_tot = dc + dh * o * (1 - tanh(c)^2)
  *     dz_i = dc_tot g i(1-i)   dz_f = dc_tot c_prev f(1-f)
  *     dz_g = dc_tot i (1-g^2)  dz_o = dh tanh(c) o(1-o)
  *     dc_prev = dc_tot f */
-NMT_HD static inline void lstm_math_backward_elem(const float *gates, int H, int j,
-                                                  float c_prev, float c, int active, float dh,
-                                                  float *dc, float *dz, float *dh_carry) {
+NMT_HD static inline void lstm_math_backward_elem(float *gz, int H, int j, float c_prev,
+                                                  float c, int active, float dh, float *dc,
+                                                  float *dh_carry) {
     if (!active) {
-        dz[j] = 0.0f;
-        dz[H + j] = 0.0f;
-        dz[2 * H + j] = 0.0f;
-        dz[3 * H + j] = 0.0f;
+        gz[j] = 0.0f;
+        gz[H + j] = 0.0f;
+        gz[2 * H + j] = 0.0f;
+        gz[3 * H + j] = 0.0f;
         *dh_carry = dh; /* dc passes through unchanged */
         return;
     }
-    float i = gates[j], f = gates[H + j], g = gates[2 * H + j], o = gates[3 * H + j];
+    float i = gz[j], f = gz[H + j], g = gz[2 * H + j], o = gz[3 * H + j]; /* read before written */
     float tc = kernel_tanhf(c);
     float dc_tot = *dc + dh * o * (1.0f - tc * tc);
-    dz[j] = dc_tot * g * i * (1.0f - i);
-    dz[H + j] = dc_tot * c_prev * f * (1.0f - f);
-    dz[2 * H + j] = dc_tot * i * (1.0f - g * g);
-    dz[3 * H + j] = dh * tc * o * (1.0f - o);
+    gz[j] = dc_tot * g * i * (1.0f - i);
+    gz[H + j] = dc_tot * c_prev * f * (1.0f - f);
+    gz[2 * H + j] = dc_tot * i * (1.0f - g * g);
+    gz[3 * H + j] = dh * tc * o * (1.0f - o);
     *dc = dc_tot * f;
     *dh_carry = 0.0f;
 }

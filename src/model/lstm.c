@@ -26,8 +26,9 @@ void lstm_seq_forward(Backend *be, const LstmWeights *w, int T, int B, const flo
 }
 
 void lstm_weight_grads(Backend *be, const LstmWeights *w, int T, int B, const float *x,
-                       bool reverse, const LstmCache *cache, const float *dz) {
+                       bool reverse, const LstmCache *cache) {
     int H = w->H, G = 4 * H;
+    const float *dz = cache->gates; /* (T*B, 4H) after backward */
     /* dW_ih (4H, in) += dz^T (4H, T*B) x (T*B, in) */
     be->gemm(be, true, false, G, w->in, T * B, 1.0f, dz, G, x, w->in, 1.0f, w->dW_ih, w->in);
     /* previous states of times 0..T-1 are slots 0..T-1 (forward) or 1..T (reverse) */
@@ -37,9 +38,9 @@ void lstm_weight_grads(Backend *be, const LstmWeights *w, int T, int B, const fl
 }
 
 void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
-                       const float *keep, bool reverse, const LstmCache *cache, float *dh,
-                       const float *dc_final, float *dx, float *dh0, float *dc0, float *dz,
-                       float *dc, float *dh_rec) {
+                       const float *keep, bool reverse, LstmCache *cache, float *dh,
+                       const float *dc_final, float *dx, float *dh0, float *dc0, float *dc,
+                       float *dh_rec) {
     int H = w->H, G = 4 * H;
     if (dc_final) be->copy(be, dc, dc_final, (size_t)B * H * sizeof(float));
     else be->zero(be, dc, (size_t)B * H * sizeof(float));
@@ -49,17 +50,16 @@ void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const fl
         size_t prev = lstm_prev_slot(t, reverse), next = reverse ? (size_t)t : (size_t)t + 1;
         float *dh_t = dh + (size_t)t * B * H;
         be->add_cols(be, dh_t, H, dh_rec, H, B, H); /* plus the recurrent gradient */
-        float *dz_t = dz + (size_t)t * B * G;
-        be->lstm_backward(be, B, H, cache->gates + (size_t)t * B * G,
-                          slot(cache, cache->c, prev, B, H), slot(cache, cache->c, next, B, H),
-                          keep + (size_t)t * B, dh_t, dc, dz_t, dh_rec);
+        float *dz_t = cache->gates + (size_t)t * B * G; /* the gates, until this call */
+        be->lstm_backward(be, B, H, dz_t, slot(cache, cache->c, prev, B, H),
+                          slot(cache, cache->c, next, B, H), keep + (size_t)t * B, dh_t, dc, dh_rec);
         /* dh_prev = carry part + dz W_hh */
         be->gemm(be, false, false, B, H, G, 1.0f, dz_t, G, w->W_hh, H, 1.0f, dh_rec, H);
     }
     if (dh0) be->add_cols(be, dh0, H, dh_rec, H, B, H);
     if (dc0) be->add_cols(be, dc0, H, dc, H, B, H);
-    lstm_weight_grads(be, w, T, B, x, reverse, cache, dz);
-    if (dx) be->gemm(be, false, false, T * B, w->in, G, 1.0f, dz, G, w->W_ih, w->in, 1.0f, dx, w->in);
+    lstm_weight_grads(be, w, T, B, x, reverse, cache);
+    if (dx) be->gemm(be, false, false, T * B, w->in, G, 1.0f, cache->gates, G, w->W_ih, w->in, 1.0f, dx, w->in);
 }
 
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,
@@ -76,12 +76,12 @@ void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const fl
 }
 
 void lstm_step_backward(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
-                        const LstmCache *cache, const float *dh_t, float *dc, float *dz_t,
-                        float *dx_t, float *dh_prev) {
+                        LstmCache *cache, const float *dh_t, float *dc, float *dx_t,
+                        float *dh_prev) {
     int H = w->H, G = 4 * H;
-    be->lstm_backward(be, B, H, cache->gates + (size_t)t * B * G,
-                      slot(cache, cache->c, (size_t)t, B, H),
-                      slot(cache, cache->c, (size_t)t + 1, B, H), keep_t, dh_t, dc, dz_t, dh_prev);
+    float *dz_t = cache->gates + (size_t)t * B * G; /* the gates, until this call */
+    be->lstm_backward(be, B, H, dz_t, slot(cache, cache->c, (size_t)t, B, H),
+                      slot(cache, cache->c, (size_t)t + 1, B, H), keep_t, dh_t, dc, dh_prev);
     be->gemm(be, false, false, B, H, G, 1.0f, dz_t, G, w->W_hh, H, 1.0f, dh_prev, H);
     if (dx_t) be->gemm(be, false, false, B, w->in, G, 1.0f, dz_t, G, w->W_ih, w->in, 1.0f, dx_t, w->in);
 }

@@ -21,7 +21,8 @@ typedef struct {
 } LstmWeights;
 
 typedef struct {
-    float *gates; /* (T, B, 4H) activated gates, by time */
+    float *gates; /* (T, B, 4H) activated gates, by time; backward turns each
+                     step's gates into its dz (the pre-activation gradient) */
     float *h, *c; /* (T + 1, B, H) state slots */
     /* 0: one slot per time step (training: backward reads them all). n > 0:
      * step-by-step decoding keeps only the last n: time t's gates and state
@@ -44,16 +45,16 @@ static inline size_t lstm_prev_slot(int t, bool reverse) { return (size_t)(rever
 void lstm_seq_forward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
                       const float *keep, bool reverse, LstmCache *cache);
 
-/* Backward of lstm_seq_forward. dh (T, B, H): gradient into the outputs by
- * time (used as scratch: it is changed). dc_final (B, H): gradient into the
- * cell of the last state written (slot T forward, slot 0 reverse), or NULL.
- * dx (T, B, in) += (NULL: not needed). dh0, dc0 (B, H) += the gradient into
- * the start state (NULL: not needed). Workspace: dz (T, B, 4H), dc and
- * dh_rec (B, H) each. */
+/* Backward of lstm_seq_forward; the weight gradients included. dh (T, B, H):
+ * gradient into the outputs by time (used as scratch: it is changed).
+ * dc_final (B, H): gradient into the cell of the last state written (slot T
+ * forward, slot 0 reverse), or NULL. dx (T, B, in) += (NULL: not needed).
+ * dh0, dc0 (B, H) += the gradient into the start state (NULL: not needed).
+ * cache->gates become dz. Workspace: dc and dh_rec (B, H) each. */
 void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
-                       const float *keep, bool reverse, const LstmCache *cache, float *dh,
-                       const float *dc_final, float *dx, float *dh0, float *dc0, float *dz,
-                       float *dc, float *dh_rec);
+                       const float *keep, bool reverse, LstmCache *cache, float *dh,
+                       const float *dc_final, float *dx, float *dh0, float *dc0, float *dc,
+                       float *dh_rec);
 
 /* One forward step at time t of a forward layer (the decoder): x_t (B, in)
  * in, state from slot t to slot t + 1. */
@@ -62,15 +63,16 @@ void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const fl
 
 /* One backward step at time t (forward layer). dh_t (B, H): all gradient
  * into h at slot t + 1. dc (B, H): in, gradient into c at slot t + 1; out,
- * into slot t. dz_t (B, 4H) (=). dx_t (B, in) += (NULL: not needed).
- * dh_prev (B, H) (=) the gradient into h at slot t. Weight gradients are
- * not touched: call lstm_weight_grads once for all steps. */
+ * into slot t. Time t's gates become its dz. dx_t (B, in) += (NULL: not
+ * needed). dh_prev (B, H) (=) the gradient into h at slot t. Weight
+ * gradients are not touched: call lstm_weight_grads once for all steps. */
 void lstm_step_backward(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
-                        const LstmCache *cache, const float *dh_t, float *dc, float *dz_t,
-                        float *dx_t, float *dh_prev);
+                        LstmCache *cache, const float *dh_t, float *dc, float *dx_t,
+                        float *dh_prev);
 
-/* dW_ih += dz^T x, dW_hh += dz^T h_prev, db += sum dz over T steps. */
+/* Once every step's backward has run (cache->gates hold dz):
+ * dW_ih += dz^T x, dW_hh += dz^T h_prev, db += sum dz over T steps. */
 void lstm_weight_grads(Backend *be, const LstmWeights *w, int T, int B, const float *x,
-                       bool reverse, const LstmCache *cache, const float *dz);
+                       bool reverse, const LstmCache *cache);
 
 #endif

@@ -20,7 +20,6 @@ typedef struct {
     float *x;    /* (len, B, in) the layer's input sequence (after dropout) */
     float *mask; /* (len, B, in) dropout mask of that input, NULL without */
     float *dx;   /* (len, B, in) gradient of x */
-    float *dz;   /* (len, B, 4 size) */
     float *dc, *dh_rec; /* (B, size) */
     LstmWeights w;
 } Layer;
@@ -181,7 +180,6 @@ static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, b
 }
 static void carve_layer_grads(Arena *ar, Layer *L, int len, int B, int in, int size) {
     L->dx = takef(ar, (size_t)len * B * in);
-    L->dz = takef(ar, (size_t)len * B * 4 * size);
     L->dc = takef(ar, (size_t)B * size);
     L->dh_rec = takef(ar, (size_t)B * size);
 }
@@ -782,7 +780,7 @@ static void dec_stack_step_backward(Seq2Seq *m, int t, const float *dtop) {
         }
         be->add_cols(be, dh, H, L->dh_rec, H, B, H);
         lstm_step_backward(be, &L->w, t, B, m->ones, &L->cache, dh, L->dc,
-                           L->dz + (size_t)t * B * 4 * H, L->dx + (size_t)t * B * L->w.in, L->dh_rec);
+                           L->dx + (size_t)t * B * L->w.in, L->dh_rec);
     }
 }
 
@@ -835,7 +833,7 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
     int LH = d->L_d * H;
     for (int l = 0; l < d->L_d; l++) {
         Layer *L = &a->dec[l];
-        lstm_weight_grads(be, &L->w, T, B, L->x, false, &L->cache, L->dz);
+        lstm_weight_grads(be, &L->w, T, B, L->x, false, &L->cache);
         be->add_cols(be, a->dh0all + l * H, LH, L->dh_rec, H, B, H);
         be->add_cols(be, a->dc0all + l * H, LH, L->dc, H, B, H);
     }
@@ -873,7 +871,7 @@ static void encoder_backward(Seq2Seq *m) {
     for (int l = d->L_e - 1; l >= 1; l--) {
         Layer *L = &a->enc[l];
         lstm_seq_backward(be, &L->w, S, B, L->x, a->keep_src, false, &L->cache, a->dE[l],
-                          fin && l == d->L_e - 1 ? a->dcfin : NULL, L->dx, NULL, NULL, L->dz, L->dc,
+                          fin && l == d->L_e - 1 ? a->dcfin : NULL, L->dx, NULL, NULL, L->dc,
                           L->dh_rec);
         /* layer l's input was dropout(output of l - 1) */
         if (L->mask) be->mul(be, a->dE[l - 1], L->dx, L->mask, (size_t)S * B * K);
@@ -896,12 +894,12 @@ static void encoder_backward(Seq2Seq *m) {
             dc_bwd = a->dcf_b;
         }
         lstm_seq_backward(be, &L0->w, S, B, L0->x, a->keep_src, false, &L0->cache, a->dh_f, dc_fwd,
-                          L0->dx, NULL, NULL, L0->dz, L0->dc, L0->dh_rec);
+                          L0->dx, NULL, NULL, L0->dc, L0->dh_rec);
         lstm_seq_backward(be, &R->w, S, B, L0->x, a->keep_src, true, &R->cache, a->dh_b, dc_bwd,
-                          L0->dx, NULL, NULL, R->dz, R->dc, R->dh_rec);
+                          L0->dx, NULL, NULL, R->dc, R->dh_rec);
     } else {
         lstm_seq_backward(be, &L0->w, S, B, L0->x, a->keep_src, false, &L0->cache, a->dE[0], dc_fwd,
-                          L0->dx, NULL, NULL, L0->dz, L0->dc, L0->dh_rec);
+                          L0->dx, NULL, NULL, L0->dc, L0->dh_rec);
     }
     if (L0->mask) be->mul(be, L0->dx, L0->dx, L0->mask, (size_t)S * B * d->E);
     be->embedding_backward(be, G(m, m->layout.idx.src_emb), L0->dx, a->src, S * B, d->E);
