@@ -309,6 +309,8 @@ int main(int argc, char **argv) {
         src_vocab = tokenizer_vocab_size(data.src_tok);
         tgt_vocab = tokenizer_vocab_size(data.tgt_tok);
     }
+    struct rusage ru_setup;
+    getrusage(RUSAGE_SELF, &ru_setup); /* the data and tokenizers, before any model memory */
     Backend *be = NULL;
     st = backend_create_for(cfg.train.device, cfg.train.threads, "train.device", &be);
     if (st) return cli_report("bench", st);
@@ -402,6 +404,13 @@ int main(int argc, char **argv) {
     printf("src tokens/s: %.1f\n", src_tok / t_total);
     printf("tgt tokens/s: %.1f\n", tgt_tok / t_total);
     printf("peak RSS MB: %.1f\n", ru.ru_maxrss / 1024.0);
+    {
+        double params_mb = seq2seq_layout(m)->total * 4.0 / 1e6;
+        printf("memory MB: %.1f before the model; parameters %.1f, gradients %.1f, Adam moments %.1f; "
+               "activation arena %.1f (sized for batches up to %d x %d x %d)\n",
+               ru_setup.ru_maxrss * 1024.0 / 1e6, params_mb, params_mb, opt->m ? 2 * params_mb : 0.0,
+               seq2seq_arena_bytes(m) / 1e6, ml.max_B, ml.max_S, ml.max_T);
+    }
     if (gpu_used >= 0)
         printf("gpu memory MiB: %.0f in use of %.0f (%.0f taken by the model, arena and optimizer)\n", gpu_used,
                gpu_total, gpu_used - gpu_base);
