@@ -64,14 +64,15 @@ struct Backend {
     void (*tanh_forward)(Backend *be, float *y, const float *x, size_t n);
     /* dx += dy * (1 - y^2) */
     void (*tanh_backward)(Backend *be, float *dx, const float *dy, const float *y, size_t n);
-    /* y (=) x * mask elementwise (dropout apply and its backward: dx += dy*mask
-     * is mul_add) */
+    /* y (=) x * mask elementwise; mul_add: y += x * mask */
     void (*mul)(Backend *be, float *y, const float *x, const float *mask, size_t n);
     void (*mul_add)(Backend *be, float *y, const float *x, const float *mask, size_t n);
-    /* mask (=) 0 with probability p, else 1/(1-p); element i depends only on
-     * (seed, offset + i), so CPU and GPU draw the same masks. */
-    void (*dropout_mask)(Backend *be, float *mask, size_t n, float p, uint64_t seed,
-                         uint64_t offset);
+    /* y (=) x * mask, mask[i] 0 with probability p, else 1/(1-p); mask[i]
+     * depends only on (seed, offset + i), so CPU and GPU draw the same masks
+     * and a second call with the same (seed, offset) is the backward:
+     * dx (=) dy * mask. y may be x (in place); else they do not overlap. */
+    void (*dropout)(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
+                    uint64_t offset);
 
     /* ---- LSTM cell, one step for B rows of size H ---- */
     /* z (B, 4H): in, pre-activations (inputs, recurrence and bias summed);

@@ -442,11 +442,20 @@ static void test_adam(void) {
     free(ow); free(om); free(ov);
 }
 
+/* The dropout mask itself (x = 1) into device memory `out`. */
+static void mask_of(float *out, size_t n, float p, uint64_t seed, uint64_t offset) {
+    float *ones = malloc(n * sizeof *ones);
+    for (size_t i = 0; i < n; i++) ones[i] = 1.0f;
+    be->upload(be, out, ones, n * sizeof(float));
+    free(ones);
+    be->dropout(be, out, out, n, p, seed, offset);
+}
+
 static void test_dropout(void) {
     size_t n = 100000;
     float p = 0.3f;
     float *mask = dalloc(n * sizeof(float)), *again = dalloc(n * sizeof(float));
-    be->dropout_mask(be, mask, n, p, 42, 7);
+    mask_of(mask, n, p, 42, 7);
     float *h = get_f(mask, n);
     double sum = 0.0;
     size_t zeros = 0, bad = 0;
@@ -460,22 +469,47 @@ static void test_dropout(void) {
     CHECK(fabs((double)zeros / n - p) < 0.01, "dropout zero fraction %g", (double)zeros / n);
     CHECK(bad == 0, "every kept value is 1/(1-p)");
 
-    be->dropout_mask(be, again, n, p, 42, 7);
+    mask_of(again, n, p, 42, 7);
     float *h2 = get_f(again, n);
     CHECK(memcmp(h, h2, n * sizeof(float)) == 0, "same (seed, offset): same mask");
-    be->dropout_mask(be, again, 500, p, 42, 7 + 300);
+    mask_of(again, 500, p, 42, 7 + 300);
     float *h3 = get_f(again, 500);
     CHECK(memcmp(h + 300, h3, 500 * sizeof(float)) == 0, "offset + i is element i of a larger draw");
-    be->dropout_mask(be, again, n, p, 43, 7);
+    mask_of(again, n, p, 43, 7);
     float *h4 = get_f(again, n);
     size_t same = 0;
     for (size_t i = 0; i < n; i++) same += h[i] == h4[i];
     CHECK(same < n * 0.7, "another seed gives another mask (%zu of %zu equal)", same, n);
-    be->dropout_mask(be, again, 1000, 0.0f, 42, 0);
+    mask_of(again, 1000, 0.0f, 42, 0);
     float *h5 = get_f(again, 1000);
     int ones = 1;
     for (int i = 0; i < 1000; i++) ones &= h5[i] == 1.0f;
     CHECK(ones, "p = 0 gives all ones");
+
+    /* y = x * mask, out of place and in place, at offsets and lengths that
+     * cut Philox blocks at both ends and span several chunks: exactly the
+     * product with the mask drawn alone */
+    size_t lens[] = {1, 3, 6, 4099, 9000, n - 11}, offs[] = {0, 1, 5, 7};
+    float *hx = hrand(n, -2, 2), *x = dup_f(hx, n), *y = dalloc(n * sizeof(float));
+    size_t wrong = 0, checked = 0;
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t oi = 0; oi < sizeof offs / sizeof *offs; oi++) {
+            size_t len = lens[li];
+            uint64_t off = offs[oi] + 1000 * li;
+            mask_of(again, len, p, 42, off);
+            be->dropout(be, y, x, len, p, 42, off);
+            float *hm = get_f(again, len), *hy = get_f(y, len);
+            float *inplace = dup_f(hx, len);
+            be->dropout(be, inplace, inplace, len, p, 42, off);
+            float *hi = get_f(inplace, len);
+            for (size_t i = 0; i < len; i++) {
+                wrong += hy[i] != hx[i] * hm[i] || hi[i] != hy[i];
+                checked++;
+            }
+            free(hm); free(hy); free(hi);
+        }
+    CHECK(wrong == 0, "dropout(y, x) = x * mask, in place too (%zu of %zu wrong)", wrong, checked);
+    free(hx);
     free(h); free(h2); free(h3); free(h4); free(h5);
 }
 
@@ -970,7 +1004,7 @@ static void test_small_backward(void) {
     free(before);
 
     C.aux = dalloc(n * sizeof(float));
-    be->dropout_mask(be, C.aux, n, 0.3f, 5, 0); /* a mask with zeros */
+    mask_of(C.aux, n, 0.3f, 5, 0); /* a mask with zeros */
     before = hrand(n, -1, 1);
     dx = dup_f(before, n);
     be->mul_add(be, dx, R, C.aux, n);
@@ -1030,7 +1064,7 @@ static int slots_set(const Backend *b) {
            SLOT_SET(copy) && SLOT_SET(zero) && SLOT_SET(copy_cols) && SLOT_SET(add_cols) &&
            SLOT_SET(gemm) && SLOT_SET(gemm_batched) && SLOT_SET(add_bias) &&
            SLOT_SET(bias_backward) && SLOT_SET(tanh_forward) && SLOT_SET(tanh_backward) &&
-           SLOT_SET(mul) && SLOT_SET(mul_add) && SLOT_SET(dropout_mask) &&
+           SLOT_SET(mul) && SLOT_SET(mul_add) && SLOT_SET(dropout) &&
            SLOT_SET(lstm_forward) && SLOT_SET(lstm_backward) && SLOT_SET(embedding_forward) &&
            SLOT_SET(embedding_backward) && SLOT_SET(additive_score_forward) &&
            SLOT_SET(additive_score_backward) && SLOT_SET(attn_softmax_forward) &&

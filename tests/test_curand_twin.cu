@@ -34,14 +34,14 @@ static unsigned long long next(void) {
 
 static int same_float(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
-/* the GPU kernel's loop body (src/gpu/gpu_ops.cu, dropout_mask_kernel) */
+/* the GPU kernel's loop body (src/gpu/gpu_ops.cu, dropout_kernel), for the mask itself */
 static void curand_mask_block(float *mask, unsigned long long n, float p, unsigned long long seed,
                               unsigned long long offset, unsigned long long g) {
     curandStatePhilox4_32_10_t state;
     curand_init(seed, 0, 4 * g, &state);
     float4 u4 = curand_uniform4(&state);
     float u[4] = {u4.x, u4.y, u4.z, u4.w};
-    dropout_math_store_block(mask, n, p, offset, g, u);
+    dropout_math_store_block(mask, NULL, n, p, offset, g, u);
 }
 
 int main(void) {
@@ -96,7 +96,7 @@ int main(void) {
                 unsigned long long first = off / 4, last = (off + n - 1) / 4;
                 for (unsigned long long g = first; g <= last; g++) {
                     curand_mask_block(a + 1, n, ps[q], seed, off, g);
-                    dropout_math_mask_block(b + 1, n, ps[q], seed, off, g);
+                    dropout_math_mask_block(b + 1, NULL, n, ps[q], seed, off, g);
                 }
                 masks++;
                 if (memcmp(a, b, sizeof a) != 0 && bad_mask++ < 5)

@@ -335,17 +335,17 @@ static void test_elementwise(void) {
 
 static void test_dropout(void) {
     size_t n = 100003;
-    Buf m = buf_rand(n, -1, 1);
-    BOTH(be->dropout_mask(be, P(m), n, 0.3f, 42, 7));
-    cmp_exact("dropout_mask p=0.3 n=100003: bit for bit", m.c, m.g, n * sizeof(float));
-    BOTH(be->dropout_mask(be, P(m), 1001, 0.5f, 0xfeedbeefcafeULL, (uint64_t)1 << 40));
-    cmp_exact("dropout_mask p=0.5, 64-bit seed and offset", m.c, m.g, n * sizeof(float));
-    BOTH(be->dropout_mask(be, P(m) + 5, 1, 0.5f, 9, 2));
-    BOTH(be->dropout_mask(be, P(m) + 6, 2, 0.5f, 9, 3));
-    cmp_exact("dropout_mask inside one Philox block, across two", m.c, m.g, n * sizeof(float));
-    BOTH(be->dropout_mask(be, P(m), 333, 0.0f, 1, 0));
-    BOTH(be->dropout_mask(be, P(m) + 333, 333, 1.0f, 1, 0));
-    cmp_exact("dropout_mask p=0 and p=1", m.c, m.g, n * sizeof(float));
+    Buf m = buf_rand(n, -1, 1), x = buf_rand(n, -1, 1);
+    BOTH(be->dropout(be, P(m), P(x), n, 0.3f, 42, 7));
+    cmp_exact("dropout p=0.3 n=100003: bit for bit", m.c, m.g, n * sizeof(float));
+    BOTH(be->dropout(be, P(m), P(m), 1001, 0.5f, 0xfeedbeefcafeULL, (uint64_t)1 << 40));
+    cmp_exact("dropout in place, p=0.5, 64-bit seed and offset", m.c, m.g, n * sizeof(float));
+    BOTH(be->dropout(be, P(m) + 5, P(x) + 5, 1, 0.5f, 9, 2));
+    BOTH(be->dropout(be, P(m) + 6, P(x) + 6, 2, 0.5f, 9, 3));
+    cmp_exact("dropout inside one Philox block, across two", m.c, m.g, n * sizeof(float));
+    BOTH(be->dropout(be, P(m), P(x), 333, 0.0f, 1, 0));
+    BOTH(be->dropout(be, P(m) + 333, P(m) + 333, 333, 1.0f, 1, 0));
+    cmp_exact("dropout p=0 and p=1", m.c, m.g, n * sizeof(float));
 }
 
 static void test_adam(void) {

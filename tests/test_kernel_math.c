@@ -46,8 +46,8 @@ static void test_philox(void) {
     /* a mask block writes its in-range elements only: offset 6, n 5 covers
      * words 6..10 = blocks 1 (words 6, 7) and 2 (words 8..10) */
     float m[7] = {9, 9, 9, 9, 9, 9, 9};
-    dropout_math_mask_block(m + 1, 5, 0.5f, 3, 6, 1);
-    dropout_math_mask_block(m + 1, 5, 0.5f, 3, 6, 2);
+    dropout_math_mask_block(m + 1, NULL, 5, 0.5f, 3, 6, 1);
+    dropout_math_mask_block(m + 1, NULL, 5, 0.5f, 3, 6, 2);
     int inside = 1;
     for (int i = 1; i <= 5; i++) inside &= m[i] == 0.0f || m[i] == 2.0f;
     CHECK(m[0] == 9 && m[6] == 9 && inside, "mask blocks fill [offset, offset + n) only");

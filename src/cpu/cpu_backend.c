@@ -105,7 +105,7 @@ Backend *cpu_backend_create(int threads) {
     be->tanh_backward = cpu_tanh_backward;
     be->mul = cpu_mul;
     be->mul_add = cpu_mul_add;
-    be->dropout_mask = cpu_dropout_mask;
+    be->dropout = cpu_dropout;
 
     be->lstm_forward = cpu_lstm_forward;
     be->lstm_backward = cpu_lstm_backward;

@@ -106,8 +106,8 @@ void cpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_
     for (size_t i = 0; i < n; i++) y[i] += x[i] * mask[i];
 }
 
-/* Philox blocks g0 .. g0 + count - 1, all four words inside the mask;
- * out points at word 4 g0 */
+/* The mask of Philox blocks g0 .. g0 + count - 1 (words 4 g0 ..), whole
+ * blocks only, into out */
 NMT_CPU_ROW static void dropout_full_blocks(float *restrict out, uint64_t g0, uint64_t count, float p,
                                             uint64_t seed) {
     for (uint64_t b = 0; b < count; b++) {
@@ -117,29 +117,43 @@ NMT_CPU_ROW static void dropout_full_blocks(float *restrict out, uint64_t g0, ui
     }
 }
 
-#define CPU_DROPOUT_CHUNK 1024 /* Philox blocks per task */
+/* y *= mask and y = x * mask, n elements; separate so that each has
+ * restrict pointers (the in-place call would defeat gcc's overlap check) */
+NMT_CPU_ROW static void dropout_scale_in_place(float *restrict y, const float *restrict mask, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] *= mask[i];
+}
+NMT_CPU_ROW static void dropout_scale(float *restrict y, const float *restrict x, const float *restrict mask,
+                                      size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];
+}
 
-void cpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
-                      uint64_t offset) {
+#define CPU_DROPOUT_CHUNK 1024 /* Philox blocks per task: a 16 KB mask on the stack */
+
+void cpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
+                 uint64_t offset) {
     (void)be;
     if (!n) return;
     /* Philox blocks first .. last hold the words offset .. offset + n - 1;
-     * the partial blocks at either end word by word, the others whole */
+     * the partial blocks at either end word by word, the others whole, a
+     * chunk's mask at a time */
     uint64_t first = offset / 4, last = (offset + n - 1) / 4;
     uint64_t full0 = (offset + 3) / 4, full_end = (offset + n) / 4; /* [full0, full_end) */
     if (full0 >= full_end) {
-        for (uint64_t g = first; g <= last; g++) dropout_math_mask_block(mask, n, p, seed, offset, g);
+        for (uint64_t g = first; g <= last; g++) dropout_math_mask_block(y, x, n, p, seed, offset, g);
         return;
     }
-    if (first < full0) dropout_math_mask_block(mask, n, p, seed, offset, first);
-    if (last >= full_end) dropout_math_mask_block(mask, n, p, seed, offset, last);
+    if (first < full0) dropout_math_mask_block(y, x, n, p, seed, offset, first);
+    if (last >= full_end) dropout_math_mask_block(y, x, n, p, seed, offset, last);
     uint64_t count = full_end - full0, chunks = (count + CPU_DROPOUT_CHUNK - 1) / CPU_DROPOUT_CHUNK;
-    float *out = mask + (4 * full0 - offset);
+    size_t skip = (size_t)(4 * full0 - offset); /* elements before the first whole block */
 #pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
     for (uint64_t c = 0; c < chunks; c++) {
-        uint64_t at = c * CPU_DROPOUT_CHUNK;
-        dropout_full_blocks(out + 4 * at, full0 + at, cpu_chunk_len(count, at, CPU_DROPOUT_CHUNK), p,
-                            seed);
+        float mask[4 * CPU_DROPOUT_CHUNK];
+        uint64_t at = c * CPU_DROPOUT_CHUNK, len = cpu_chunk_len(count, at, CPU_DROPOUT_CHUNK);
+        dropout_full_blocks(mask, full0 + at, len, p, seed);
+        size_t o = skip + 4 * at;
+        if (y == x) dropout_scale_in_place(y + o, mask, 4 * len);
+        else dropout_scale(y + o, x + o, mask, 4 * len);
     }
 }
 

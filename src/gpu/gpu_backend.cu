@@ -248,7 +248,7 @@ static void fill_table(Backend *be) {
     be->tanh_backward = gpu_tanh_backward;
     be->mul = gpu_mul;
     be->mul_add = gpu_mul_add;
-    be->dropout_mask = gpu_dropout_mask;
+    be->dropout = gpu_dropout;
 
     be->lstm_forward = gpu_lstm_forward;
     be->lstm_backward = gpu_lstm_backward;

@@ -160,8 +160,8 @@ void gpu_tanh_forward(Backend *be, float *y, const float *x, size_t n);
 void gpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n);
 void gpu_mul(Backend *be, float *y, const float *x, const float *mask, size_t n);
 void gpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_t n);
-void gpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
-                      uint64_t offset);
+void gpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
+                 uint64_t offset);
 void gpu_scale(Backend *be, float *x, size_t n, float s);
 
 /* gpu_ops.cu: LSTM, embeddings, local-p, optimizer */

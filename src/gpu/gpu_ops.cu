@@ -122,26 +122,28 @@ void gpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_
 }
 
 /* cuRAND's Philox4x32-10 (device API): one thread per block of four words;
- * word j = offset + i of the stream keyed by seed gives mask[i], exactly
- * what dropout_math_mask_block computes on the CPU (dropout_math.h). */
-__global__ void dropout_mask_kernel(float *mask, size_t n, float p, uint64_t seed, uint64_t first,
-                                    uint64_t blocks, uint64_t offset) {
+ * word j = offset + i of the stream keyed by seed gives mask[i] and
+ * y[i] = x[i] * mask[i], exactly what dropout_math_mask_block computes on
+ * the CPU (dropout_math.h). In place (y == x) each thread reads and writes
+ * only its own four elements. */
+__global__ void dropout_kernel(float *y, const float *x, size_t n, float p, uint64_t seed,
+                               uint64_t first, uint64_t blocks, uint64_t offset) {
     GPU_GRID_STRIDE(b, blocks) {
         uint64_t g = first + b;
         curandStatePhilox4_32_10_t state;
         curand_init(seed, 0, 4 * g, &state);
         float4 u4 = curand_uniform4(&state);
         float u[4] = {u4.x, u4.y, u4.z, u4.w};
-        dropout_math_store_block(mask, n, p, offset, g, u);
+        dropout_math_store_block(y, x, n, p, offset, g, u);
     }
 }
 
-void gpu_dropout_mask(Backend *be, float *mask, size_t n, float p, uint64_t seed,
-                      uint64_t offset) {
+void gpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
+                 uint64_t offset) {
     GPU_ENTER(be);
     if (!n) return;
     uint64_t first = offset / 4, blocks = (offset + n - 1) / 4 - first + 1;
-    GPU_LAUNCH(ctx, dropout_mask_kernel, gpu_blocks(blocks), GPU_THREADS, mask, n, p, seed, first,
+    GPU_LAUNCH(ctx, dropout_kernel, gpu_blocks(blocks), GPU_THREADS, y, x, n, p, seed, first,
                blocks, offset);
 }
 

@@ -13,7 +13,8 @@
  *
  * Mask element i of a call (seed, offset) uses word offset + i, so it is a
  * pure function of (seed, offset + i), whatever the launch shape or thread
- * count. The CUDA kernel calls cuRAND itself (curand_init,
+ * count: the backward pass draws the forward's mask again instead of
+ * keeping it. The CUDA kernel calls cuRAND itself (curand_init,
  * curand_uniform4); tests/test_curand_twin.cu checks these functions
  * against cuRAND's own header, and tests/test_kernel_math.c against the
  * published Random123 known-answer vectors. */
@@ -77,26 +78,30 @@ NMT_HD static inline float dropout_math_keep(float u, float p) {
     return u < p ? 0.0f : 1.0f / (1.0f - p);
 }
 
-/* mask[i] for the words j = offset + i < offset + n of block g, from the
- * block's four uniforms u: where a block's draws go, for the CUDA kernel
- * (u from cuRAND) and for dropout_math_mask_block */
-NMT_HD static inline void dropout_math_store_block(float *mask, uint64_t n, float p,
+/* y[i] = x[i] * mask[i] (x NULL: the mask itself) for the words
+ * j = offset + i < offset + n of block g, from the block's four uniforms u:
+ * where a block's draws go, for the CUDA kernel (u from cuRAND) and for
+ * dropout_math_mask_block. y may be x. */
+NMT_HD static inline void dropout_math_store_block(float *y, const float *x, uint64_t n, float p,
                                                    uint64_t offset, uint64_t g, const float u[4]) {
     for (int k = 0; k < 4; k++) {
         uint64_t j = 4 * g + (uint64_t)k;
-        if (j >= offset && j - offset < n) mask[j - offset] = dropout_math_keep(u[k], p);
+        if (j >= offset && j - offset < n) {
+            float keep = dropout_math_keep(u[k], p);
+            y[j - offset] = x ? x[j - offset] * keep : keep;
+        }
     }
 }
 
 /* the same with the block drawn here: the CPU's twin of the kernel's body
  * (one Philox block gives four elements) */
-NMT_HD static inline void dropout_math_mask_block(float *mask, uint64_t n, float p, uint64_t seed,
-                                                  uint64_t offset, uint64_t g) {
+NMT_HD static inline void dropout_math_mask_block(float *y, const float *x, uint64_t n, float p,
+                                                  uint64_t seed, uint64_t offset, uint64_t g) {
     uint32_t w[4];
     dropout_math_block(seed, g, w);
     float u[4] = {dropout_math_uniform(w[0]), dropout_math_uniform(w[1]),
                   dropout_math_uniform(w[2]), dropout_math_uniform(w[3])};
-    dropout_math_store_block(mask, n, p, offset, g, u);
+    dropout_math_store_block(y, x, n, p, offset, g, u);
 }
 
 #endif

@@ -132,9 +132,8 @@ void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *
         float *probs = st->probs + j * RS, *pre = st->pre_drop + j * RS;
         be->attn_softmax_forward(be, R, S, scores, ab->src_len, center, window, gaussian, sigma, probs, pre);
         float *weights = st->weights + j * RS;
-        if (st->mask) {
-            be->dropout_mask(be, st->mask + j * RS, RS, d->attn_dropout, drop_seed, drop_offset + j * RS);
-            be->mul(be, weights, pre, st->mask + j * RS, RS);
+        if (st->dropped) {
+            be->dropout(be, weights, pre, RS, d->attn_dropout, drop_seed, drop_offset + j * RS);
         } else if (weights != pre) {
             be->copy(be, weights, pre, RS * sizeof(float));
         }
@@ -147,7 +146,8 @@ void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *
 
 void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
                              const AttnBatch *ab, int t, const float *q, const AttnStep *st,
-                             const float *dc, float *dq, AttnScratch *sc) {
+                             uint64_t drop_seed, uint64_t drop_offset, const float *dc, float *dq,
+                             AttnScratch *sc) {
     NMT_ASSERT(ab->G <= 1);
     int B = ab->B, S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
     size_t BS = (size_t)B * S, SBq = (size_t)S * B * qd;
@@ -169,7 +169,8 @@ void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights 
                          ab->keys, B * K, K, 0.0f, sc->dw, S, S, B);
         be->gemm_batched(be, true, false, S, K, 1, 1.0f, weights, S, S, dcat + (size_t)j * K,
                          n * K, n * K, 1.0f, ab->dkeys, B * K, K, B);
-        if (st->mask) be->mul(be, sc->dw, sc->dw, st->mask + j * BS, BS);
+        if (st->dropped) /* the forward's mask, drawn again */
+            be->dropout(be, sc->dw, sc->dw, BS, d->attn_dropout, drop_seed, drop_offset + j * BS);
         be->attn_softmax_backward(be, B, S, st->probs + j * BS, st->pre_drop + j * BS,
                                   ab->src_len, center, window, gaussian, sigma, sc->dw,
                                   sc->dscores, gaussian ? sc->dcenter : NULL);

@@ -43,7 +43,7 @@ typedef struct {
     float *probs;   /* (n, B, S) windowed softmax */
     float *weights; /* (n, B, S) after the Gaussian and dropout: what the context uses */
     float *pre_drop;/* (n, B, S) before dropout (== weights when no dropout) */
-    float *mask;    /* (n, B, S) dropout mask, NULL without attention dropout */
+    bool dropped;   /* weights = dropout(pre_drop); the mask is drawn again in backward */
     float *cat;     /* (B, n K) head contexts; == c when n == 1 */
     float *c;       /* (B, K) */
 } AttnStep;
@@ -76,10 +76,12 @@ void attention_prepare(Backend *be, const ModelDims *d, const AttnWeights *w, At
 void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *w,
                             const AttnBatch *ab, int t, const float *q, AttnStep *st,
                             uint64_t drop_seed, uint64_t drop_offset);
-/* dc (B, K) in; dq (B, H) +=. */
+/* dc (B, K) in; dq (B, H) +=. drop_seed, drop_offset: those of the step's
+ * forward (the dropout mask is drawn again). */
 void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
                              const AttnBatch *ab, int t, const float *q, const AttnStep *st,
-                             const float *dc, float *dq, AttnScratch *sc);
+                             uint64_t drop_seed, uint64_t drop_offset, const float *dc, float *dq,
+                             AttnScratch *sc);
 /* dkeys += the key gradient collected in dkp; weight gradients of the key
  * projections. Once per batch, after every step's backward. */
 void attention_finish_backward(Backend *be, const ModelDims *d, const AttnWeights *w,

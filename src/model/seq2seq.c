@@ -18,7 +18,6 @@
 typedef struct {
     LstmCache cache;
     float *x;    /* (len, B, in) the layer's input sequence (after dropout) */
-    float *mask; /* (len, B, in) dropout mask of that input, NULL without */
     float *dx;   /* (len, B, in) gradient of x */
     float *dc, *dh_rec; /* (B, size) */
     LstmWeights w;
@@ -31,7 +30,6 @@ typedef struct {
     float *keep_src;                           /* (S, B) */
     float *centers;                            /* (T, B) local-m */
     /* encoder */
-    float *emb_src;      /* (S, B, E) before dropout */
     Layer enc[MODEL_MAX_LAYERS], enc_bwd;
     float *e0;           /* (S, B, K) layer-0 output (directions concatenated) */
     float *keys;         /* (S, B, K) top output */
@@ -39,16 +37,13 @@ typedef struct {
     float *hfin, *cfin;  /* (B, K) */
     float *h0all, *c0all; /* (B, L_d H) */
     /* decoder */
-    float *emb_tgt;      /* (T, B, E) before dropout */
-    float *w;            /* (T, B, E) after dropout */
-    float *w_mask;       /* (T, B, E) */
+    float *w;            /* (T, B, E) target embeddings, after dropout */
     Layer dec[MODEL_MAX_LAYERS];
     AttnBatch ab;
     AttnStep steps_base; /* step t's buffers: base + t * stride (see step()) */
     float *wcin;         /* (T, B, wc_in) */
     float *hh;           /* (T, B, H) attentional vectors */
     float *hd;           /* (T, B, H) after dropout */
-    float *hd_mask;      /* (T, B, H) */
     float *logits;       /* (C, V_t) one chunk of output rows (output_chunk_rows),
                             or (R, V_t) when decoding step by step */
     int32_t *best_id;    /* (R, G) decoding: the best tokens of each row */
@@ -168,18 +163,17 @@ static bool attn_dropping(const Seq2Seq *m) { return m->train && m->d.attn_dropo
 
 /* One layer's buffers for a sequence of `len` steps (ring > 0: `len` is
  * at most the ring's size, see LstmCache). */
-static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, bool with_mask,
-                        int ring) {
+static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, int ring) {
     int states = ring ? ring : len + 1; /* state slots */
     L->cache.ring = ring;
     L->cache.gates = takef(ar, (size_t)len * B * 4 * size);
     L->cache.h = takef(ar, (size_t)states * B * size);
     L->cache.c = takef(ar, (size_t)states * B * size);
-    L->x = takef(ar, (size_t)len * B * in);
-    L->mask = with_mask ? takef(ar, (size_t)len * B * in) : NULL;
+    L->x = in ? takef(ar, (size_t)len * B * in) : NULL;
 }
+/* in == 0: the layer shares its input gradient (set by the caller) */
 static void carve_layer_grads(Arena *ar, Layer *L, int len, int B, int in, int size) {
-    L->dx = takef(ar, (size_t)len * B * in);
+    L->dx = in ? takef(ar, (size_t)len * B * in) : NULL;
     L->dc = takef(ar, (size_t)B * size);
     L->dh_rec = takef(ar, (size_t)B * size);
 }
@@ -209,15 +203,15 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->compact_tmp = m->stepwise ? takef(ar, kp_floats > key_floats ? kp_floats : key_floats) : NULL;
     a->keep_src = takef(ar, (size_t)S * B);
     a->centers = takef(ar, (size_t)T * R);
-    a->emb_src = takef(ar, (size_t)S * B * E);
     for (int l = 0; l < d->L_e; l++) {
         int in = l == 0 ? E : K, size = l == 0 ? d->D_e : K;
-        carve_layer(ar, &a->enc[l], S, B, in, size, drop, 0);
+        carve_layer(ar, &a->enc[l], S, B, in, size, 0);
         a->enc[l].w = lstm_weights(m, m->layout.idx.enc_fwd[l], in, size);
     }
     if (d->bidirectional) {
         /* the backward direction reads the same input as the forward one */
-        carve_layer(ar, &a->enc_bwd, S, B, E, d->D_e, false, 0);
+        carve_layer(ar, &a->enc_bwd, S, B, 0, d->D_e, 0);
+        a->enc_bwd.x = a->enc[0].x;
         a->enc_bwd.w = lstm_weights(m, m->layout.idx.enc0_bwd, E, d->D_e);
         a->e0 = takef(ar, (size_t)S * B * K);
     } else {
@@ -229,12 +223,10 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->cfin = takef(ar, (size_t)B * K);
     a->h0all = takef(ar, (size_t)B * d->L_d * H);
     a->c0all = takef(ar, (size_t)B * d->L_d * H);
-    a->emb_tgt = takef(ar, (size_t)Ts * R * E);
     a->w = takef(ar, (size_t)Ts * R * E);
-    a->w_mask = drop ? takef(ar, (size_t)T * R * E) : NULL;
     for (int l = 0; l < d->L_d; l++) {
         int in = l == 0 ? d->dec_in : H;
-        carve_layer(ar, &a->dec[l], Ts, R, in, H, drop && l > 0, m->stepwise ? DECODE_RING : 0);
+        carve_layer(ar, &a->dec[l], Ts, R, in, H, m->stepwise ? DECODE_RING : 0);
         a->dec[l].w = lstm_weights(m, m->layout.idx.dec[l], in, H);
     }
     /* attention */
@@ -268,7 +260,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
             s.probs = takef(ar, n * BS);
             s.pre_drop = takef(ar, n * BS);
             s.weights = attn_drop ? takef(ar, n * BS) : s.pre_drop;
-            s.mask = attn_drop ? takef(ar, n * BS) : NULL;
+            s.dropped = attn_dropping(m);
             s.c = takef(ar, (size_t)R * K);
             s.cat = n > 1 ? takef(ar, (size_t)R * n * K) : s.c;
             if (t == 0) {
@@ -284,7 +276,6 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
         a->hh = dtop->cache.h ? dtop->cache.h + (size_t)R * H : NULL; /* hh_t = h_t^top */
     }
     a->hd = drop ? takef(ar, (size_t)T * R * H) : a->hh;
-    a->hd_mask = drop ? takef(ar, (size_t)T * R * H) : NULL;
     a->logits = takef(ar, (size_t)(m->stepwise ? R : output_chunk_rows(m, T * R)) * d->V_t);
     a->best_id = take(ar, (size_t)R * m->G * 4);
     a->best_val = takef(ar, (size_t)R * m->G);
@@ -308,7 +299,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
         a->dE[l] = takef(ar, (size_t)S * B * K);
     }
     if (d->bidirectional) {
-        carve_layer_grads(ar, &a->enc_bwd, S, B, E, d->D_e);
+        carve_layer_grads(ar, &a->enc_bwd, S, B, 0, d->D_e);
         a->enc_bwd.dx = a->enc[0].dx; /* both directions add into one input gradient */
         a->dh_f = takef(ar, (size_t)S * B * d->D_e);
         a->dh_b = takef(ar, (size_t)S * B * d->D_e);
@@ -351,7 +342,7 @@ static AttnStep step(const Seq2Seq *m, int t) {
     size_t off = ds(m, t) * m->step_stride;
 #define SHIFT(f) if (s.f) s.f += off
     SHIFT(qp); SHIFT(ptanh); SHIFT(u); SHIFT(p); SHIFT(scores); SHIFT(probs); SHIFT(weights);
-    SHIFT(pre_drop); SHIFT(mask); SHIFT(cat); SHIFT(c);
+    SHIFT(pre_drop); SHIFT(cat); SHIFT(c);
 #undef SHIFT
     return s;
 }
@@ -462,15 +453,19 @@ static uint64_t drop_seed(const Seq2Seq *m, int stream) {
     return rng_mix64(m->seed * 0x9E3779B97F4A7C15ull + (uint64_t)stream);
 }
 
-/* y = dropout(x) with a fresh mask (or a copy when not dropping). */
-static void apply_dropout(Seq2Seq *m, float *y, const float *x, float *mask, size_t n, int stream) {
+/* Where step t's attention weights start in the DROP_ATTN stream: one
+ * (heads, rows, S) block per step. */
+static uint64_t attn_drop_offset(const Seq2Seq *m, int t) {
+    return (uint64_t)t * m->d.heads * m->B * m->G * m->S;
+}
+
+/* y = dropout(x) with the mask of `stream` from element `offset` on (a
+ * copy when not dropping; y may be x). The backward is the same call on
+ * the gradients: the same mask is drawn again. */
+static void apply_dropout(Seq2Seq *m, float *y, const float *x, size_t n, int stream, uint64_t offset) {
     Backend *be = m->be;
-    if (mask) {
-        be->dropout_mask(be, mask, n, m->d.dropout, drop_seed(m, stream), 0);
-        be->mul(be, y, x, mask, n);
-    } else if (y != x) {
-        be->copy(be, y, x, n * sizeof(float));
-    }
+    if (dropping(m)) be->dropout(be, y, x, n, m->d.dropout, drop_seed(m, stream), offset);
+    else if (y != x) be->copy(be, y, x, n * sizeof(float));
 }
 
 /* The source side of a batch, and the local-m centres of m->T steps. */
@@ -518,14 +513,15 @@ static void encoder_forward(Seq2Seq *m) {
     const ModelDims *d = &m->d;
     Acts *a = &m->a;
     int B = m->B, S = m->S, K = d->K;
-    be->embedding_forward(be, a->emb_src, P(m, m->layout.idx.src_emb), a->src, S * B, d->E);
-    apply_dropout(m, a->enc[0].x, a->emb_src, a->enc[0].mask, (size_t)S * B * d->E, DROP_SRC_EMB);
+    float *x0 = a->enc[0].x;
+    be->embedding_forward(be, x0, P(m, m->layout.idx.src_emb), a->src, S * B, d->E);
+    apply_dropout(m, x0, x0, (size_t)S * B * d->E, DROP_SRC_EMB, 0);
     for (int l = 0; l < d->L_e; l++) {
         Layer *L = &a->enc[l];
         int size = L->w.H;
         if (l > 0) {
             const float *below = l == 1 ? a->e0 : a->enc[l - 1].cache.h + (size_t)B * K;
-            apply_dropout(m, L->x, below, L->mask, (size_t)S * B * K, DROP_ENC_LAYER + l);
+            apply_dropout(m, L->x, below, (size_t)S * B * K, DROP_ENC_LAYER + l, 0);
         }
         be->zero(be, L->cache.h, (size_t)B * size * sizeof(float)); /* start slot 0 */
         be->zero(be, L->cache.c, (size_t)B * size * sizeof(float));
@@ -614,14 +610,8 @@ static void dec_stack_step(Seq2Seq *m, int t) {
         float *x_t = L->x + ds(m, t) * B * L->w.in;
         if (l > 0) {
             const float *below = lstm_output(&a->dec[l - 1].cache, t, B, H, false);
-            if (L->mask) {
-                /* one mask tensor per layer, drawn once per batch at t == 0 */
-                if (t == 0) be->dropout_mask(be, L->mask, (size_t)m->T * B * H, m->d.dropout,
-                                             drop_seed(m, DROP_DEC_LAYER + l), 0);
-                be->mul(be, x_t, below, L->mask + (size_t)t * B * H, (size_t)B * H);
-            } else {
-                be->copy(be, x_t, below, (size_t)B * H * sizeof(float));
-            }
+            /* one mask stream per layer over the batch's (T, B, H) inputs */
+            apply_dropout(m, x_t, below, (size_t)B * H, DROP_DEC_LAYER + l, (uint64_t)t * B * H);
         }
         lstm_step_forward(be, &L->w, t, B, x_t, m->ones, &L->cache);
     }
@@ -640,7 +630,7 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
     const float *w_t = a->w + ds(m, t) * B * E;
     be->copy_cols(be, x0, in0, w_t, E, B, E);
     AttnStep st = step(m, t);
-    uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = (uint64_t)t * d->heads * B * m->S;
+    uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = attn_drop_offset(m, t);
     if (d->style == ATTN_STYLE_BAHDANAU) {
         attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t), &st, attn_seed, attn_off);
         be->copy_cols(be, x0 + E, in0, st.c, K, B, K);
@@ -671,8 +661,8 @@ static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
     Backend *be = m->be;
     Acts *a = &m->a;
     int B = m->B * m->G, T = m->T, E = m->d.E; /* decoder rows */
-    be->embedding_forward(be, a->emb_tgt, P(m, m->layout.idx.tgt_emb), a->tgt_in, T * B, E);
-    apply_dropout(m, a->w, a->emb_tgt, a->w_mask, (size_t)T * B * E, DROP_TGT_EMB);
+    be->embedding_forward(be, a->w, P(m, m->layout.idx.tgt_emb), a->tgt_in, T * B, E);
+    apply_dropout(m, a->w, a->w, (size_t)T * B * E, DROP_TGT_EMB, 0);
     for (int t = 0; t < T; t++) decoder_step(m, aw, t);
 }
 
@@ -731,7 +721,7 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
     if (d->style != ATTN_STYLE_NONE) attention_prepare(be, d, &aw, &a->ab);
     decoder_forward(m, &aw);
-    apply_dropout(m, a->hd, a->hh, a->hd_mask, (size_t)T * B * H, DROP_HD);
+    apply_dropout(m, a->hd, a->hh, (size_t)T * B * H, DROP_HD, 0);
     output_layer(m, train);
     /* the step's one wait for the device: loss rows, then NLL rows */
     float *rows = m->h_f;
@@ -775,8 +765,7 @@ static void dec_stack_step_backward(Seq2Seq *m, int t, const float *dtop) {
         } else {
             const Layer *up = &a->dec[l + 1];
             const float *dx_up = up->dx + (size_t)t * B * H;
-            if (up->mask) be->mul(be, dh, dx_up, up->mask + (size_t)t * B * H, (size_t)B * H);
-            else be->copy(be, dh, dx_up, (size_t)B * H * sizeof(float));
+            apply_dropout(m, dh, dx_up, (size_t)B * H, DROP_DEC_LAYER + l + 1, (uint64_t)t * B * H);
         }
         be->add_cols(be, dh, H, L->dh_rec, H, B, H);
         lstm_step_backward(be, &L->w, t, B, m->ones, &L->cache, dh, L->dc,
@@ -814,7 +803,8 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
             /* wcin = [c_t; h_t^top]; the query is h_t^top */
             be->copy_cols(be, a->dh_top, H, a->dwcin + K, wc, B, H);
             be->copy_cols(be, a->dctx, K, a->dwcin, wc, B, K);
-            attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, a->dctx, a->dh_top, &a->as);
+            attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, drop_seed(m, DROP_ATTN),
+                                    attn_drop_offset(m, t), a->dctx, a->dh_top, &a->as);
             dec_stack_step_backward(m, t, a->dh_top);
             be->add_cols(be, dw_t, E, dx0, in0, B, E);
         } else {
@@ -827,7 +817,8 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
             be->add_cols(be, dw_t, E, a->dwcin + H + K, wc, B, E);
             be->add_cols(be, dw_t, E, dx0, in0, B, E);
             be->zero(be, a->dq_carry, (size_t)B * H * sizeof(float));
-            attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t), &st, a->dctx, a->dq_carry, &a->as);
+            attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t), &st, drop_seed(m, DROP_ATTN),
+                                    attn_drop_offset(m, t), a->dctx, a->dq_carry, &a->as);
         }
     }
     int LH = d->L_d * H;
@@ -839,7 +830,7 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
     }
     if (d->style == ATTN_STYLE_BAHDANAU) /* the first query was h_0^top */
         be->add_cols(be, a->dh0all + (d->L_d - 1) * H, LH, a->dq_carry, H, B, H);
-    if (a->w_mask) be->mul(be, a->dw, a->dw, a->w_mask, (size_t)T * B * E);
+    apply_dropout(m, a->dw, a->dw, (size_t)T * B * E, DROP_TGT_EMB, 0);
     be->embedding_backward(be, G(m, m->layout.idx.tgt_emb), a->dw, a->tgt_in, T * B, E);
 }
 
@@ -874,8 +865,7 @@ static void encoder_backward(Seq2Seq *m) {
                           fin && l == d->L_e - 1 ? a->dcfin : NULL, L->dx, NULL, NULL, L->dc,
                           L->dh_rec);
         /* layer l's input was dropout(output of l - 1) */
-        if (L->mask) be->mul(be, a->dE[l - 1], L->dx, L->mask, (size_t)S * B * K);
-        else be->copy(be, a->dE[l - 1], L->dx, (size_t)S * B * K * sizeof(float));
+        apply_dropout(m, a->dE[l - 1], L->dx, (size_t)S * B * K, DROP_ENC_LAYER + l, 0);
     }
     Layer *L0 = &a->enc[0];
     const float *dc_fwd = fin && d->L_e == 1 ? a->dcfin : NULL;
@@ -901,7 +891,7 @@ static void encoder_backward(Seq2Seq *m) {
         lstm_seq_backward(be, &L0->w, S, B, L0->x, a->keep_src, false, &L0->cache, a->dE[0], dc_fwd,
                           L0->dx, NULL, NULL, L0->dc, L0->dh_rec);
     }
-    if (L0->mask) be->mul(be, L0->dx, L0->dx, L0->mask, (size_t)S * B * d->E);
+    apply_dropout(m, L0->dx, L0->dx, (size_t)S * B * d->E, DROP_SRC_EMB, 0);
     be->embedding_backward(be, G(m, m->layout.idx.src_emb), L0->dx, a->src, S * B, d->E);
 }
 
@@ -913,7 +903,7 @@ void seq2seq_backward(Seq2Seq *m) {
     int B = m->B, T = m->T, H = d->H;
     be->zero(be, a->grad_begin, (size_t)(a->grad_end - a->grad_begin));
     /* the output layer's backward ran in the forward pass (output_layer) */
-    if (a->hd_mask) be->mul(be, a->dhh, a->dhh, a->hd_mask, (size_t)T * B * H);
+    apply_dropout(m, a->dhh, a->dhh, (size_t)T * B * H, DROP_HD, 0);
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
     decoder_backward(m, &aw);
     if (d->style != ATTN_STYLE_NONE) attention_finish_backward(be, d, &aw, &a->ab);
@@ -1122,7 +1112,7 @@ void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_
         be->copy(be, a->hh + ds(m, t) * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
     } else { /* hh_t is h_t^top: slot t + 1 of the top layer, at the new row count */
         a->hh = a->dec[m->d.L_d - 1].cache.h + (size_t)R * H;
-        if (!a->hd_mask) a->hd = a->hh;
+        a->hd = a->hh; /* decoding never drops */
     }
     if (n_keep < m->B) compact_sources(m, keep, n_keep);
 }
