@@ -64,9 +64,6 @@ struct Backend {
     void (*tanh_forward)(Backend *be, float *y, const float *x, size_t n);
     /* dx += dy * (1 - y^2) */
     void (*tanh_backward)(Backend *be, float *dx, const float *dy, const float *y, size_t n);
-    /* y (=) x * mask elementwise; mul_add: y += x * mask */
-    void (*mul)(Backend *be, float *y, const float *x, const float *mask, size_t n);
-    void (*mul_add)(Backend *be, float *y, const float *x, const float *mask, size_t n);
     /* y (=) x * mask, mask[i] 0 with probability p, else 1/(1-p); mask[i]
      * depends only on (seed, offset + i), so CPU and GPU draw the same masks
      * and a second call with the same (seed, offset) is the backward:

@@ -383,16 +383,6 @@ static void test_elementwise(void) {
     CHECK(os[0] == -2.0f * ow[0] && os[2] == -2.0f * ow[2], "scale");
     free(ow); free(os);
 
-    float hm[4] = {0, 2, 1, 0.5f}, hv[4] = {3, 4, 5, 6}, hacc[4] = {1, 1, 1, 1};
-    float *m = dup_f(hm, 4), *v = dup_f(hv, 4), *out = dup_f(hacc, 4);
-    be->mul(be, out, v, m, 4);
-    float *om = get_f(out, 4);
-    CHECK(om[0] == 0 && om[1] == 8 && om[2] == 5 && om[3] == 3, "mul");
-    be->mul_add(be, out, v, m, 4);
-    float *oa = get_f(out, 4);
-    CHECK(oa[0] == 0 && oa[1] == 16 && oa[2] == 10 && oa[3] == 6, "mul_add");
-    free(om); free(oa);
-
     /* sum_squares against a double loop; n = 0 gives 0 */
     size_t nq = 100003;
     float *hq = hrand(nq, -2, 2);
@@ -977,9 +967,9 @@ static double bias_loss(void *p) {
     return dot_out(C->y, C->R, C->n);
 }
 
-static double mul_loss(void *p) {
+static double dropout_loss(void *p) {
     EwCtx *C = p;
-    be->mul(be, C->y, C->x, C->aux, C->n);
+    be->dropout(be, C->y, C->x, C->n, 0.3f, 5, 0);
     return dot_out(C->y, C->R, C->n);
 }
 
@@ -1003,13 +993,11 @@ static void test_small_backward(void) {
            GRAD_TOL);
     free(before);
 
-    C.aux = dalloc(n * sizeof(float));
-    mask_of(C.aux, n, 0.3f, 5, 0); /* a mask with zeros */
-    before = hrand(n, -1, 1);
-    dx = dup_f(before, n);
-    be->mul_add(be, dx, R, C.aux, n);
-    report("mul_add (dropout backward)", grad_err(mul_loss, &C, C.x, n, dx, before), GRAD_TOL);
-    free(before);
+    /* the backward of dropout is the same call on the gradient (the mask
+     * drawn again) */
+    dx = dalloc(n * sizeof(float));
+    be->dropout(be, dx, R, n, 0.3f, 5, 0);
+    report("dropout backward (the same call)", grad_err(dropout_loss, &C, C.x, n, dx, NULL), GRAD_TOL);
     free(C.R);
 }
 
@@ -1064,7 +1052,7 @@ static int slots_set(const Backend *b) {
            SLOT_SET(copy) && SLOT_SET(zero) && SLOT_SET(copy_cols) && SLOT_SET(add_cols) &&
            SLOT_SET(gemm) && SLOT_SET(gemm_batched) && SLOT_SET(add_bias) &&
            SLOT_SET(bias_backward) && SLOT_SET(tanh_forward) && SLOT_SET(tanh_backward) &&
-           SLOT_SET(mul) && SLOT_SET(mul_add) && SLOT_SET(dropout) &&
+           SLOT_SET(dropout) &&
            SLOT_SET(lstm_forward) && SLOT_SET(lstm_backward) && SLOT_SET(embedding_forward) &&
            SLOT_SET(embedding_backward) && SLOT_SET(additive_score_forward) &&
            SLOT_SET(additive_score_backward) && SLOT_SET(attn_softmax_forward) &&

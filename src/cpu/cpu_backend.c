@@ -103,8 +103,6 @@ Backend *cpu_backend_create(int threads) {
     be->bias_backward = cpu_bias_backward;
     be->tanh_forward = cpu_tanh_forward;
     be->tanh_backward = cpu_tanh_backward;
-    be->mul = cpu_mul;
-    be->mul_add = cpu_mul_add;
     be->dropout = cpu_dropout;
 
     be->lstm_forward = cpu_lstm_forward;

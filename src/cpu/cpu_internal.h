@@ -24,8 +24,6 @@ void cpu_add_bias(Backend *be, float *y, const float *bias, int rows, int cols);
 void cpu_bias_backward(Backend *be, float *dbias, const float *dy, int rows, int cols);
 void cpu_tanh_forward(Backend *be, float *y, const float *x, size_t n);
 void cpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n);
-void cpu_mul(Backend *be, float *y, const float *x, const float *mask, size_t n);
-void cpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_t n);
 void cpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
                  uint64_t offset);
 

@@ -94,18 +94,6 @@ void cpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, 
     for (size_t i = 0; i < n; i++) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
 }
 
-void cpu_mul(Backend *be, float *y, const float *x, const float *mask, size_t n) {
-    (void)be;
-#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];
-}
-
-void cpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_t n) {
-    (void)be;
-#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
-    for (size_t i = 0; i < n; i++) y[i] += x[i] * mask[i];
-}
-
 /* The mask of Philox blocks g0 .. g0 + count - 1 (words 4 g0 ..), whole
  * blocks only, into out */
 NMT_CPU_ROW static void dropout_full_blocks(float *restrict out, uint64_t g0, uint64_t count, float p,

@@ -246,8 +246,6 @@ static void fill_table(Backend *be) {
     be->bias_backward = gpu_bias_backward;
     be->tanh_forward = gpu_tanh_forward;
     be->tanh_backward = gpu_tanh_backward;
-    be->mul = gpu_mul;
-    be->mul_add = gpu_mul_add;
     be->dropout = gpu_dropout;
 
     be->lstm_forward = gpu_lstm_forward;

@@ -158,8 +158,6 @@ void gpu_add_bias(Backend *be, float *y, const float *bias, int rows, int cols);
 void gpu_bias_backward(Backend *be, float *dbias, const float *dy, int rows, int cols);
 void gpu_tanh_forward(Backend *be, float *y, const float *x, size_t n);
 void gpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n);
-void gpu_mul(Backend *be, float *y, const float *x, const float *mask, size_t n);
-void gpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_t n);
 void gpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
                  uint64_t offset);
 void gpu_scale(Backend *be, float *x, size_t n, float s);

@@ -1,6 +1,6 @@
 /* gpu_ops.cu: the CUDA backend's elementwise kernels (mirrors the first
  * half of cpu_ops.c): add_cols, bias add and its column reduction, tanh,
- * dropout (mul, mul_add, the mask from cuRAND's Philox), scale, the fused
+ * dropout (x times a mask from cuRAND's Philox), scale, the fused
  * LSTM cell forward and backward, embedding gather and scatter-add, the
  * local-p centre, and the Adam and SGD updates. The per-element arithmetic
  * is the shared math of src/kernels/ (the same functions the CPU loops
@@ -99,26 +99,6 @@ void gpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, 
     GPU_ENTER(be);
     if (!n) return;
     GPU_LAUNCH(ctx, tanh_backward_kernel, gpu_blocks(n), GPU_THREADS, dx, dy, y, n);
-}
-
-__global__ void mul_kernel(float *y, const float *x, const float *mask, size_t n) {
-    GPU_GRID_STRIDE(i, n) y[i] = x[i] * mask[i];
-}
-
-void gpu_mul(Backend *be, float *y, const float *x, const float *mask, size_t n) {
-    GPU_ENTER(be);
-    if (!n) return;
-    GPU_LAUNCH(ctx, mul_kernel, gpu_blocks(n), GPU_THREADS, y, x, mask, n);
-}
-
-__global__ void mul_add_kernel(float *y, const float *x, const float *mask, size_t n) {
-    GPU_GRID_STRIDE(i, n) y[i] += x[i] * mask[i];
-}
-
-void gpu_mul_add(Backend *be, float *y, const float *x, const float *mask, size_t n) {
-    GPU_ENTER(be);
-    if (!n) return;
-    GPU_LAUNCH(ctx, mul_add_kernel, gpu_blocks(n), GPU_THREADS, y, x, mask, n);
 }
 
 /* cuRAND's Philox4x32-10 (device API): one thread per block of four words;
