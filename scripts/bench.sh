@@ -34,13 +34,17 @@ if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   echo "bench: PyTorch is not installed (apt-get install python3-torch); no ratio"
   exit 0
 fi
+# run_torch B S T STEPS WARMUP ENV...: PyTorch on random batches of one shape
 run_torch() {
+  local b=$1 s=$2 t=$3 steps=$4 warm=$5
+  shift 5
   env "$@" /usr/bin/python3 scripts/reference.py bench --emb 256 --hidden 512 --enc-layers 2 --dec-layers 2 \
-    --bidirectional --batch 64 --src-vocab 8000 --tgt-vocab 8000 --src-len "$Si" --tgt-len "$Ti" \
-    --steps "$STEPS" --warmup 3 --threads "$threads" 2>&1
+    --bidirectional --batch "$b" --src-vocab 8000 --tgt-vocab 8000 --src-len "$s" --tgt-len "$t" \
+    --steps "$steps" --warmup "$warm" --threads "$threads" 2>&1
 }
+tuned_env=(OPENBLAS_CORETYPE="$(echo "$out" | sed -n 's/^blas: OpenBLAS core \([A-Za-z0-9]*\),.*/\1/p')" OMP_WAIT_POLICY=passive)
 for variant in installed tuned; do
-  if [ $variant = installed ]; then t=$(run_torch NMT_BENCH=1); else t=$(run_torch OPENBLAS_CORETYPE="$(echo "$out" | sed -n 's/^blas: OpenBLAS core \([A-Za-z0-9]*\),.*/\1/p')" OMP_WAIT_POLICY=passive); fi
+  if [ $variant = installed ]; then t=$(run_torch 64 "$Si" "$Ti" "$STEPS" 3 NMT_BENCH=1); else t=$(run_torch 64 "$Si" "$Ti" "$STEPS" 3 "${tuned_env[@]}"); fi
   echo "== PyTorch ($variant)"
   echo "$t" | grep -E '^(train|memory|blas: loaded)'
   pt_tgt=$(echo "$t" | sed -n 's/^train: \([0-9.]*\) source tokens\/s, \([0-9.]*\) target tokens\/s/\2/p')
@@ -49,3 +53,19 @@ for variant in installed tuned; do
   awk -v a="$nmt_tgt" -v b="$pt_tgt" -v c="$nmt_src" -v d="$pt_src" -v e="$nmt_rss" -v f="$pt_rss" -v v="$variant" \
     'BEGIN{printf "ratio nmt/PyTorch (%s): target tokens/s %.2fx, source tokens/s %.2fx, peak RSS %.2f\n", v, a/b, c/d, e/f}'
 done
+
+# The largest batch of the epoch: nmt's arena is sized for it and every
+# epoch reaches it, so its peak memory is that of a whole training run.
+# Both sides run that one shape (synthetic batches; PyTorch tuned).
+read -r LB LS LT < <(echo "$out" | sed -n 's/.*sized for batches up to \([0-9]*\) x \([0-9]*\) x \([0-9]*\)).*/\1 \2 \3/p')
+if [ -n "${LT:-}" ]; then
+  echo "== largest batch: B $LB S $LS T $LT (3 timed steps after 1)"
+  big=$(./build/bench/bench_train --config configs/de-en-2x512.json --set train.threads="$threads" --steps 3 --warmup 1 \
+    --synthetic "$LB,$LS,$LT" --vocab 8000,8000)
+  echo "$big" | grep -E '^(seconds per step|peak RSS|memory)'
+  t=$(run_torch "$LB" "$LS" "$LT" 3 1 "${tuned_env[@]}")
+  echo "$t" | grep -E '^(train|memory)'
+  awk -v a="$(echo "$big" | sed -n 's/^seconds per step: //p')" -v b="$(echo "$t" | sed -n 's/^train: 3 steps in [0-9.]* s (\([0-9.]*\) ms\/step).*/\1/p')" \
+    -v e="$(echo "$big" | sed -n 's/^peak RSS MB: //p')" -v f="$(echo "$t" | sed -n 's/^memory: peak RSS \([0-9.]*\) MiB/\1/p')" \
+    'BEGIN{printf "ratio nmt/PyTorch (tuned), largest batch: speed %.2fx, peak RSS %.2f\n", b/1000/a, e/f}'
+fi
