@@ -34,6 +34,7 @@
 #include "gpu/gpu_backend.h"
 #include "model/gradcheck.h"
 #include "model/seq2seq.h"
+#include "model/decode_step.h"
 #include "test_util.h"
 
 #define OP_TOL 1e-4    /* one float32 op, GPU against CPU */
@@ -874,22 +875,31 @@ static void test_step_traffic(void) {
     cuda_backend_counters(gpu, &a);
     CHECK_EQ_INT(seq2seq_greedy(m, &batch, 1.5, 2, out, MAXT, len), NMT_OK);
     cuda_backend_counters(gpu, &b);
-    int longest = 0;
-    for (int i = 0; i < MB; i++) longest = len[i] > longest ? len[i] : longest;
     CHECK(b.allocs == a.allocs, "greedy decoding allocated %lld times", b.allocs - a.allocs);
+    int steps = seq2seq_decode_steps(m);
+    CHECK(b.host_waits - a.host_waits == steps, "greedy decoding waited %lld times in %d steps (want "
+          "one a step: the top-1 ids)", b.host_waits - a.host_waits, steps);
     printf("  %-58s %lld launches, %lld waits for %d steps, %lld allocs\n", "greedy decode:",
-           b.launches - a.launches, b.host_waits - a.host_waits, longest, b.allocs - a.allocs);
-    /* beam search: no allocation either (its waits: scores and ids per step) */
-    BeamSpec spec = {BEAM, NBEST, 0.6, 0.2, 1.5, 2};
-    int32_t bout[MB * NBEST * MAXT];
-    int blen[MB * NBEST], bcount[MB];
-    double bscore[MB * NBEST];
-    cuda_backend_counters(gpu, &a);
-    CHECK_EQ_INT(seq2seq_beam_search(m, &batch, &spec, bout, MAXT, blen, bscore, bcount, NULL), NMT_OK);
-    cuda_backend_counters(gpu, &b);
-    CHECK(b.allocs == a.allocs, "beam search allocated %lld times", b.allocs - a.allocs);
-    printf("  %-58s %lld launches, %lld waits, %lld allocs\n", "beam search (beam 4, 2-best):",
-           b.launches - a.launches, b.host_waits - a.host_waits, b.allocs - a.allocs);
+           b.launches - a.launches, b.host_waits - a.host_waits, steps, b.allocs - a.allocs);
+    /* beam search: no allocation either; one wait a step for the scores
+     * and ids, one more for the attention weights with a coverage penalty */
+    for (int cov = 0; cov <= 1; cov++) {
+        BeamSpec spec = {BEAM, NBEST, 0.6, cov ? 0.2 : 0.0, 1.5, 2};
+        int32_t bout[MB * NBEST * MAXT];
+        int blen[MB * NBEST], bcount[MB];
+        double bscore[MB * NBEST];
+        cuda_backend_counters(gpu, &a);
+        CHECK_EQ_INT(seq2seq_beam_search(m, &batch, &spec, bout, MAXT, blen, bscore, bcount, NULL), NMT_OK);
+        cuda_backend_counters(gpu, &b);
+        steps = seq2seq_decode_steps(m);
+        CHECK(b.allocs == a.allocs, "beam search allocated %lld times", b.allocs - a.allocs);
+        CHECK(b.host_waits - a.host_waits == (long long)(1 + cov) * steps,
+              "beam search (coverage %d) waited %lld times in %d steps (want %d a step)", cov,
+              b.host_waits - a.host_waits, steps, 1 + cov);
+        printf("  %-58s %lld launches, %lld waits for %d steps, %lld allocs\n",
+               cov ? "beam search (beam 4, 2-best, coverage penalty):" : "beam search (beam 4, 2-best):",
+               b.launches - a.launches, b.host_waits - a.host_waits, steps, b.allocs - a.allocs);
+    }
     const char *ge = cuda_backend_error(gpu);
     CHECK(ge == NULL, "traffic: CUDA error: %s", ge ? ge : "");
     gpu->release(gpu, mom);

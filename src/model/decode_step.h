@@ -33,13 +33,15 @@ float *seq2seq_decode_scores(Seq2Seq *m);
 /* Decoder row-steps computed since seq2seq_decode_setup (how much work
  * the search did; finished sentences leaving the batch lower it). */
 int64_t seq2seq_decode_row_steps(const Seq2Seq *m);
+/* Decoder steps computed since seq2seq_decode_setup. */
+int seq2seq_decode_steps(const Seq2Seq *m);
 
 /* Step t on tokens prev (rows): logits, or log-probabilities when
  * `logprobs`, of every row over the output vocabulary; PAD and BOS get
  * -infinity (a shortlist never contains them). */
 void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs);
 /* The k best scores of every row, best first: values (rows, k) (NULL: not
- * wanted) and vocabulary ids (rows, k), in host memory. */
+ * wanted) and vocabulary ids (rows, k), in host memory (one download). */
 void seq2seq_decode_topk(Seq2Seq *m, int k, float *values, int32_t *ids);
 /* The attention weights of step t before dropout: host (heads, rows, S). */
 void seq2seq_decode_attention(Seq2Seq *m, int t, float *host);

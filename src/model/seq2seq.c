@@ -46,8 +46,8 @@ typedef struct {
     float *hd;           /* (T, B, H) after dropout */
     float *logits;       /* (C, V_t) one chunk of output rows (output_chunk_rows),
                             or (R, V_t) when decoding step by step */
-    int32_t *best_id;    /* (R, G) decoding: the best tokens of each row */
-    float *best_val;     /* (R, G) */
+    float *best;         /* (2 R G) decoding: the k best scores of each row (R, k),
+                            then their token ids (int32, R, k): one download */
     int32_t *row_len;    /* (R) source length of each decoder row (== src_len when G == 1) */
     int32_t *row_sent;   /* (R) sentence of each decoder row (beam search) */
     int32_t *parent;     /* (R) beam search: the row each new row continues */
@@ -92,6 +92,8 @@ struct Seq2Seq {
     /* decoding */
     int *dec_len;     /* (max_B) source length of each sentence still decoded */
     int64_t decode_rows; /* decoder row-steps computed since seq2seq_decode_setup */
+    int decode_steps;    /* decoder steps since seq2seq_decode_setup */
+    float *h_best;       /* (2 max_B beam^2) host copy of Acts.best */
     int sl_n;         /* output shortlist size; 0: the whole vocabulary */
     int32_t *sl_ids, *sl_host; /* (V_t) shortlisted ids, on the backend and on the host */
     float *sl_W, *sl_b; /* (V_t, H), (V_t): their output-layer rows */
@@ -277,8 +279,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     }
     a->hd = drop ? takef(ar, (size_t)T * R * H) : a->hh;
     a->logits = takef(ar, (size_t)(m->stepwise ? R : output_chunk_rows(m, T * R)) * d->V_t);
-    a->best_id = take(ar, (size_t)R * m->G * 4);
-    a->best_val = takef(ar, (size_t)R * m->G);
+    a->best = takef(ar, (size_t)2 * R * m->G);
     /* one block, so that the loss is read back with one download (none
      * while decoding) */
     int Tl = m->stepwise ? 0 : T;
@@ -390,8 +391,9 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     m->h_f = nmt_malloc(2 * stage * sizeof(float)); /* 2: the loss and NLL rows together */
     m->h_idx = nmt_malloc((size_t)dims->heads * lim.max_S * lim.max_B * sizeof(int32_t));
     m->dec_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
+    m->h_best = nmt_malloc((size_t)2 * rows * beam * sizeof(float));
     if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->h_ids ||
-        !m->h_f || !m->h_idx || !m->dec_len) {
+        !m->h_f || !m->h_idx || !m->dec_len || !m->h_best) {
         seq2seq_free(m);
         return nmt_fail(NMT_ERR_NOMEM, "out of memory for the model (%.1f MB of activations for "
                         "batches up to %d x %d x %d)", m ? measure.used / 1e6 : 0.0,
@@ -421,6 +423,7 @@ void seq2seq_free(Seq2Seq *m) {
     nmt_free(m->h_f);
     nmt_free(m->h_idx);
     nmt_free(m->dec_len);
+    nmt_free(m->h_best);
     nmt_free(m->sl_host);
     nmt_free(m);
 }
@@ -993,6 +996,7 @@ void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     m->stepwise = true;
     m->seed = 0;
     m->decode_rows = 0;
+    m->decode_steps = 0;
     for (int b = 0; b < m->B; b++) m->dec_len[b] = batch->src_len[b];
     Arena ar = {m->arena, 0};
     carve(m, &ar, m->B, m->S, T);
@@ -1013,6 +1017,7 @@ int seq2seq_decode_rows(const Seq2Seq *m) { return m->B * m->G; }
 int seq2seq_decode_vocab(const Seq2Seq *m) { return m->sl_n ? m->sl_n : m->d.V_t; }
 float *seq2seq_decode_scores(Seq2Seq *m) { return m->a.logits; }
 int64_t seq2seq_decode_row_steps(const Seq2Seq *m) { return m->decode_rows; }
+int seq2seq_decode_steps(const Seq2Seq *m) { return m->decode_steps; }
 
 void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) {
     Backend *be = m->be;
@@ -1034,15 +1039,19 @@ void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) 
     }
     if (logprobs) be->log_softmax(be, R, V, a->logits, a->logits);
     m->decode_rows += R;
+    m->decode_steps++;
 }
 
 void seq2seq_decode_topk(Seq2Seq *m, int k, float *values, int32_t *ids) {
     Backend *be = m->be;
     Acts *a = &m->a;
     int R = m->B * m->G;
-    be->topk(be, a->logits, R, seq2seq_decode_vocab(m), k, a->best_val, a->best_id);
-    if (values) be->download(be, values, a->best_val, (size_t)R * k * sizeof(float));
-    be->download(be, ids, a->best_id, (size_t)R * k * 4);
+    /* scores then ids in one block: one wait for the device per step */
+    size_t n = (size_t)R * k;
+    be->topk(be, a->logits, R, seq2seq_decode_vocab(m), k, a->best, (int32_t *)(a->best + n));
+    be->download(be, m->h_best, a->best, 2 * n * sizeof(float));
+    if (values) memcpy(values, m->h_best, n * sizeof(float));
+    memcpy(ids, m->h_best + n, n * sizeof(int32_t));
     if (m->sl_n)
         for (int i = 0; i < R * k; i++)
             if (ids[i] >= 0) ids[i] = m->sl_host[ids[i]];
