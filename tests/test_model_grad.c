@@ -127,6 +127,36 @@ static void output_chunks(void) {
     check_config_chunked("output layer one row at a time", plain, 1, 12, 1);
 }
 
+/* Training arena bytes of a model of `sets` with target vocabulary V_t for
+ * batches up to B x S x T (0 on failure). */
+static size_t train_arena(const char *const *sets, int n_sets, int V_t, int B, int S, int T) {
+    ModelDims d;
+    if (!dims_for(sets, n_sets, &d)) return 0;
+    d.V_t = V_t;
+    ModelLimits lim = {B, S, T, 0, 0, 0};
+    Seq2Seq *m;
+    if (seq2seq_create(be, &d, lim, &m)) {
+        CHECK(0, "create: %s", nmt_error_message());
+        return 0;
+    }
+    size_t bytes = seq2seq_arena_bytes(m);
+    seq2seq_free(m);
+    return bytes;
+}
+
+/* The output layer's logits are chunked: a ten times larger vocabulary
+ * costs no more arena (whole, the logits of this batch would take 20 MB
+ * for V_t 2000 and 205 MB for 20000). */
+static void memory_bounds(void) {
+    enum { B = 64, S = 30, T = 40 };
+    const char *plain[] = {"model.enc_layers=2", "model.dec_layers=2"};
+    size_t v_small = train_arena(plain, 2, 2000, B, S, T), v_large = train_arena(plain, 2, 20000, B, S, T);
+    printf("  training arena: %zu bytes for V_t 2000, %zu for 20000\n", v_small, v_large);
+    CHECK(v_small && v_large && v_large <= v_small + (1u << 20),
+          "V_t 20000 takes %zu bytes more arena than V_t 2000 (want the same: logits in chunks)",
+          v_large - v_small);
+}
+
 static void sweep(void) {
     const char *styles[] = {"luong", "bahdanau"};
     const char *scores[] = {"dot", "scaled_dot", "general", "additive"};
@@ -191,6 +221,7 @@ int main(void) {
     }
     special_models();
     output_chunks();
+    memory_bounds();
     sweep();
     be->destroy(be);
     return test_summary("test_model_grad");
