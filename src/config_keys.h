@@ -134,5 +134,5 @@
       "output length limit a * source length + b: a")                                               \
     X("decode.max_len_b", decode.max_len_b, CFG_INT, "10", 0, 100000, 0, NULL, CFG_SCHEDULE,       \
       "output length limit a * source length + b: b")                                               \
-    X("decode.batch", decode.batch, CFG_INT, "32", 1, 100000, 0, NULL, CFG_SCHEDULE,               \
+    X("decode.batch", decode.batch, CFG_INT, "128", 1, 100000, 0, NULL, CFG_SCHEDULE,               \
       "sentences decoded together")
