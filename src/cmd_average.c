@@ -70,7 +70,7 @@ int cmd_average(int argc, char **argv) {
     }
     Checkpoint *cks = nmt_calloc((size_t)n, sizeof *cks);
     NmtStatus st = cks ? NMT_OK : nmt_fail_nomem("reading the checkpoints");
-    for (int k = 0; !st && k < n; k++) st = checkpoint_load(paths[k], &cks[k]);
+    for (int k = 0; !st && k < n; k++) st = checkpoint_load_weights(paths[k], &cks[k]);
     if (!st) st = check_same_run(cks, paths, n);
     Checkpoint avg;
     memset(&avg, 0, sizeof avg);

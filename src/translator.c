@@ -354,7 +354,7 @@ static void progress_show(Translator *tr, bool final) {
  * backend; later ones (an ensemble) must share the tokenizers. */
 static NmtStatus load_model(const char *path, Translator *tr) {
     Checkpoint ck;
-    NmtStatus st = checkpoint_load(path, &ck);
+    NmtStatus st = checkpoint_load_weights(path, &ck);
     if (st) return st;
     bool first = tr->n_models == 0;
     Config cfg_k;

@@ -330,6 +330,30 @@ static void test_round_trip(void) {
     checkpoint_free(&back);
     free(moved);
     free(b);
+
+    /* weights only: everything but the moments, the moments still checked */
+    st = checkpoint_load_weights(path, &back);
+    CHECK(st == NMT_OK, "load weights: %s", nmt_error_message());
+    CHECK(back.adam_m == NULL && back.adam_v == NULL, "load weights: no moments");
+    CHECK(back.n_floats == ck.n_floats && back.params &&
+              memcmp(back.params, ck.params, ck.n_floats * sizeof(float)) == 0 &&
+              back.config_json && strcmp(back.config_json, ck.config_json) == 0 &&
+              back.state.step == ck.state.step && back.n_history == ck.n_history,
+          "load weights: the weights, config, state and history as saved");
+    checkpoint_free(&back);
+    b = read_bytes(path, &n);
+    at = find_section(b, n, "OPTM", &len);
+    CHECK(at != 0 && len > 8, "OPTM section found");
+    if (at && len > 8) {
+        b[at + 12 + len - 1] ^= 0x40; /* the last byte of the second moment */
+        write_bytes(path_in("bad-moment.nmt"), b, n);
+        memset(&back, 0, sizeof back);
+        st = checkpoint_load_weights(path_in("bad-moment.nmt"), &back);
+        CHECK(st == NMT_ERR_FORMAT && strstr(nmt_error_message(), "checksum"),
+              "a corrupt moment is refused by the weights-only load too: %s", nmt_error_message());
+        if (st == NMT_OK) checkpoint_free(&back);
+    }
+    free(b);
 }
 
 /* The example of docs/checkpoint-format.md, byte for byte (CRC included). */

@@ -521,7 +521,9 @@ static NmtStatus load_params(Reader *r, Checkpoint *ck) {
     return load_floats(r, ck->n_floats, &ck->params);
 }
 
-static NmtStatus load_optimizer(Reader *r, Checkpoint *ck) {
+/* keep_moments false: the moments are checked for size and skipped (the
+ * section still counts in the checksum). */
+static NmtStatus load_optimizer(Reader *r, Checkpoint *ck, bool keep_moments) {
     uint32_t kind = 0, moments = 0;
     NmtStatus st = r_u32(r, "the optimizer kind", &kind);
     if (!st) st = r_u32(r, "the moments flag", &moments);
@@ -534,10 +536,12 @@ static NmtStatus load_optimizer(Reader *r, Checkpoint *ck) {
     if (r->left != want)
         return sec_fail(r, "%zu bytes of moments, expected %zu (%s)", r->left, want,
                         moments ? "two arrays of n_floats float32" : "none: the flag is 0");
-    if (moments) {
+    if (moments && keep_moments) {
         if ((st = load_floats(r, ck->n_floats, &ck->adam_m))) return st;
         if ((st = load_floats(r, ck->n_floats, &ck->adam_v))) return st;
     }
+    r->p += r->left;
+    r->left = 0;
     return NMT_OK;
 }
 
@@ -633,7 +637,7 @@ static NmtStatus check_envelope(const char *path, const uint8_t *b, size_t size,
     return NMT_OK;
 }
 
-static NmtStatus parse(const char *path, const uint8_t *b, size_t size, Checkpoint *ck) {
+static NmtStatus parse(const char *path, const uint8_t *b, size_t size, bool keep_moments, Checkpoint *ck) {
     uint64_t content = 0;
     NmtStatus st = check_envelope(path, b, size, &content);
     if (st) return st;
@@ -682,7 +686,7 @@ static NmtStatus parse(const char *path, const uint8_t *b, size_t size, Checkpoi
         case SEC_TGT_TOKENIZER: st = load_blob(&r, &ck->tgt_tok, &ck->tgt_tok_len); break;
         case SEC_TENSORS: st = load_tensors(&r, ck); break;
         case SEC_PARAMS: st = load_params(&r, ck); break;
-        case SEC_OPTIMIZER: st = load_optimizer(&r, ck); break;
+        case SEC_OPTIMIZER: st = load_optimizer(&r, ck, keep_moments); break;
         case SEC_STATE: st = load_state(&r, ck); break;
         case SEC_HISTORY: st = load_history(&r, ck); break;
         default: NMT_ASSERT(0);
@@ -693,18 +697,22 @@ static NmtStatus parse(const char *path, const uint8_t *b, size_t size, Checkpoi
     return NMT_OK;
 }
 
-NmtStatus checkpoint_load(const char *path, Checkpoint *ck) {
+static NmtStatus load(const char *path, bool keep_moments, Checkpoint *ck) {
     NMT_ASSERT(ck != NULL && path != NULL);
     memset(ck, 0, sizeof *ck);
     char *bytes = NULL;
     size_t size = 0;
     NmtStatus st = file_read_all(path, &bytes, &size);
     if (st) return st;
-    st = parse(path, (const uint8_t *)bytes, size, ck);
+    st = parse(path, (const uint8_t *)bytes, size, keep_moments, ck);
     nmt_free(bytes);
     if (st) checkpoint_free(ck);
     return st;
 }
+
+NmtStatus checkpoint_load(const char *path, Checkpoint *ck) { return load(path, true, ck); }
+
+NmtStatus checkpoint_load_weights(const char *path, Checkpoint *ck) { return load(path, false, ck); }
 
 void checkpoint_free(Checkpoint *ck) {
     if (!ck) return;

@@ -74,6 +74,10 @@ NmtStatus checkpoint_save(const Checkpoint *ck, const char *path);
 /* Reads a checkpoint into *ck (every pointer newly allocated); on failure
  * *ck is zeroed and the message names the file and what is wrong. */
 NmtStatus checkpoint_load(const char *path, Checkpoint *ck);
+/* The same without the optimizer's moments (adam_m, adam_v NULL; the file
+ * is checked alike): for translating and averaging, which never use them
+ * (they are two thirds of an Adam checkpoint). */
+NmtStatus checkpoint_load_weights(const char *path, Checkpoint *ck);
 /* Frees the members (not the struct); a zeroed struct is fine. */
 void checkpoint_free(Checkpoint *ck);
 
