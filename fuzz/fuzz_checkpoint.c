@@ -1,5 +1,5 @@
-/* fuzz_checkpoint.c: libFuzzer target for checkpoint_load (src/train/
- * checkpoint.c) and what `nmt translate` does next with a loaded file (the
+/* fuzz_checkpoint.c: libFuzzer target for checkpoint_load and
+ * checkpoint_load_weights (src/train/checkpoint.c) and what `nmt translate` does next with a loaded file (the
  * embedded config and tokenizers).
  *
  * Each input is loaded twice from an in-memory file (memfd):
@@ -171,6 +171,19 @@ static NmtStatus load_bytes(void *ctx) {
     fuzz_fd_path(fd, path, sizeof path);
     Checkpoint ck;
     NmtStatus st = checkpoint_load(path, &ck);
+    if (in->check) {
+        /* the weights-only load accepts and refuses alike, and gives the
+         * same weights without the moments */
+        Checkpoint w;
+        NmtStatus sw = checkpoint_load_weights(path, &w);
+        FUZZ_CHECK(sw == st, "checkpoint_load says %s, checkpoint_load_weights %s", nmt_status_name(st),
+                   nmt_status_name(sw));
+        if (sw == NMT_OK && st == NMT_OK)
+            FUZZ_CHECK(w.adam_m == NULL && w.adam_v == NULL && w.n_floats == ck.n_floats &&
+                           (!w.n_floats || memcmp(w.params, ck.params, w.n_floats * sizeof(float)) == 0),
+                       "the weights-only load differs");
+        checkpoint_free(&w);
+    }
     close(fd);
     if (st != NMT_OK) {
         FUZZ_CHECK(ck.config_json == NULL && ck.params == NULL && ck.tensors == NULL,

@@ -1,19 +1,25 @@
 /* checkpoint.c: the one-file checkpoint of checkpoint.h. Saving streams the
  * header and the sections straight into an AtomicFile (fileio.h) while
  * updating a running CRC32, so the weights are never copied into a second
- * buffer. Loading reads the whole file once (file_read_all), checks magic,
- * version, flags, length and checksum before parsing anything, then walks
- * the sections, bounds-checking every length against the bytes that remain
- * before it allocates. The byte layout is in docs/checkpoint-format.md.
+ * buffer. Loading first streams the file through the checksum and checks
+ * magic, version, flags, length and checksum before parsing anything, then
+ * walks the sections, bounds-checking every length against the bytes that
+ * remain before it allocates, and reads each section where it lies: the
+ * weights and moments straight into their arrays (so a load holds each
+ * byte once), the moments not at all for checkpoint_load_weights. A pipe is
+ * read whole first. The byte layout is in docs/checkpoint-format.md.
  *
  * Every integer and float is written little endian byte by byte (put_u32 /
  * put_u64), so the code is correct on any host; on a little-endian host the
  * float arrays go to and from the file with a single write / memcpy. */
 #include "train/checkpoint.h"
 
+#include <errno.h>
 #include <float.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "config.h"
@@ -123,18 +129,6 @@ static uLong crc_update(uLong crc, const uint8_t *p, size_t n) {
         n -= chunk;
     }
     return crc;
-}
-
-/* Decodes n little-endian float32 values from p into out. */
-static void get_f32s(float *out, const uint8_t *p, size_t n) {
-    if (host_is_little_endian()) {
-        if (n) memcpy(out, p, n * 4);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u = get_u32(p + 4 * i);
-        memcpy(&out[i], &u, 4);
-    }
 }
 
 /* ---- shared checks ----------------------------------------------------------- */
@@ -503,48 +497,6 @@ static NmtStatus load_tensors(Reader *r, Checkpoint *ck) {
     return r_end(r);
 }
 
-static NmtStatus load_floats(Reader *r, size_t n, float **out) {
-    if (n == 0) return NMT_OK;
-    NMT_ASSERT(r->left >= n * 4);
-    *out = nmt_malloc(n * sizeof(float));
-    if (!*out) return nmt_fail_nomem("loading a checkpoint");
-    get_f32s(*out, r->p, n);
-    r->p += n * 4;
-    r->left -= n * 4;
-    return NMT_OK;
-}
-
-static NmtStatus load_params(Reader *r, Checkpoint *ck) {
-    if (r->left != ck->n_floats * 4)
-        return sec_fail(r, "%zu bytes, but the tensor shapes need %zu floats (%zu bytes)",
-                        r->left, ck->n_floats, ck->n_floats * 4);
-    return load_floats(r, ck->n_floats, &ck->params);
-}
-
-/* keep_moments false: the moments are checked for size and skipped (the
- * section still counts in the checksum). */
-static NmtStatus load_optimizer(Reader *r, Checkpoint *ck, bool keep_moments) {
-    uint32_t kind = 0, moments = 0;
-    NmtStatus st = r_u32(r, "the optimizer kind", &kind);
-    if (!st) st = r_u32(r, "the moments flag", &moments);
-    if (st) return st;
-    if ((int32_t)kind < 0 || (int32_t)kind >= CK_N_OPTIMIZERS)
-        return sec_fail(r, "unknown optimizer kind %d", (int32_t)kind);
-    ck->optimizer = (int32_t)kind;
-    if (moments > 1) return sec_fail(r, "moments flag %u (0 or 1)", moments);
-    size_t want = moments ? ck->n_floats * 8 : 0;
-    if (r->left != want)
-        return sec_fail(r, "%zu bytes of moments, expected %zu (%s)", r->left, want,
-                        moments ? "two arrays of n_floats float32" : "none: the flag is 0");
-    if (moments && keep_moments) {
-        if ((st = load_floats(r, ck->n_floats, &ck->adam_m))) return st;
-        if ((st = load_floats(r, ck->n_floats, &ck->adam_v))) return st;
-    }
-    r->p += r->left;
-    r->left = 0;
-    return NMT_OK;
-}
-
 static NmtStatus load_state(Reader *r, Checkpoint *ck) {
     if (r->left != CK_STATE_BYTES)
         return sec_fail(r, "%zu bytes, expected %d", r->left, CK_STATE_BYTES);
@@ -596,9 +548,57 @@ static NmtStatus load_history(Reader *r, Checkpoint *ck) {
     return NMT_OK;
 }
 
-/* Checks the envelope (magic, version, flags, length, CRC) of b[0..size). */
-static NmtStatus check_envelope(const char *path, const uint8_t *b, size_t size,
-                                uint64_t *content) {
+/* The file being loaded: read where it lies (a regular file: nothing is
+ * held twice, and sections that are not wanted are never read), or from
+ * memory (a pipe, read whole first). */
+typedef struct {
+    const char *path;
+    FILE *f;            /* NULL: mem */
+    const uint8_t *mem;
+    uint64_t size;
+} Source;
+
+static NmtStatus src_read(const Source *s, uint64_t off, void *buf, size_t n) {
+    NMT_ASSERT(off <= s->size && n <= s->size - off);
+    if (!n) return NMT_OK;
+    if (!s->f) {
+        memcpy(buf, s->mem + off, n);
+        return NMT_OK;
+    }
+    if (fseeko(s->f, (off_t)off, SEEK_SET) != 0 || fread(buf, 1, n, s->f) != n)
+        return nmt_fail(NMT_ERR_IO, "%s: read error at byte %llu", s->path, (unsigned long long)off);
+    return NMT_OK;
+}
+
+/* CRC32 of bytes [0, n). */
+static NmtStatus src_crc(const Source *s, uint64_t n, uint32_t *crc) {
+    uLong c = crc32(0L, Z_NULL, 0);
+    if (!s->f) {
+        *crc = (uint32_t)crc_update(c, s->mem, n);
+        return NMT_OK;
+    }
+    enum { CHUNK = 1 << 20 };
+    uint8_t *buf = nmt_malloc(CHUNK);
+    if (!buf) return nmt_fail_nomem("checking a checkpoint");
+    NmtStatus st = NMT_OK;
+    for (uint64_t at = 0; at < n && !st; at += CHUNK) {
+        size_t len = n - at < CHUNK ? (size_t)(n - at) : CHUNK;
+        st = src_read(s, at, buf, len);
+        if (!st) c = crc_update(c, buf, len);
+    }
+    nmt_free(buf);
+    *crc = (uint32_t)c;
+    return st;
+}
+
+/* Checks the envelope (magic, version, flags, length, CRC) of the file. */
+static NmtStatus check_envelope(const Source *s, uint64_t *content) {
+    const char *path = s->path;
+    size_t size = (size_t)s->size;
+    uint8_t b[CK_HEADER_BYTES];
+    size_t head = size < CK_HEADER_BYTES ? size : CK_HEADER_BYTES;
+    NmtStatus st = src_read(s, 0, b, head);
+    if (st) return st;
     if (size == 0) return nmt_fail(NMT_ERR_FORMAT, "%s: empty file, not an nmt checkpoint", path);
     size_t m = size < sizeof CK_MAGIC ? size : sizeof CK_MAGIC;
     if (memcmp(b, CK_MAGIC, m) != 0)
@@ -629,17 +629,96 @@ static NmtStatus check_envelope(const char *path, const uint8_t *b, size_t size,
     if (*content < body)
         return nmt_fail(NMT_ERR_FORMAT, "%s: %llu trailing bytes after the checkpoint", path,
                         (unsigned long long)(body - *content));
-    uint32_t stored = get_u32(b + size - CK_CRC_BYTES);
-    uint32_t computed = (uint32_t)crc_update(crc32(0L, Z_NULL, 0), b, size - CK_CRC_BYTES);
+    uint8_t tail[CK_CRC_BYTES];
+    uint32_t computed = 0;
+    st = src_read(s, size - CK_CRC_BYTES, tail, CK_CRC_BYTES);
+    if (!st) st = src_crc(s, size - CK_CRC_BYTES, &computed);
+    if (st) return st;
+    uint32_t stored = get_u32(tail);
     if (stored != computed)
         return nmt_fail(NMT_ERR_FORMAT, "%s: corrupt (checksum mismatch: stored %08x, computed %08x)",
                         path, stored, computed);
     return NMT_OK;
 }
 
-static NmtStatus parse(const char *path, const uint8_t *b, size_t size, bool keep_moments, Checkpoint *ck) {
+/* n float32 values at byte `off` of the file into a new array. */
+static NmtStatus src_floats(const Source *s, uint64_t off, size_t n, float **out) {
+    if (n == 0) return NMT_OK;
+    *out = nmt_malloc(n * sizeof(float));
+    if (!*out) return nmt_fail_nomem("loading a checkpoint");
+    NmtStatus st = src_read(s, off, *out, n * 4);
+    if (!st && !host_is_little_endian()) {
+        const uint8_t *bytes = (const uint8_t *)*out;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = get_u32(bytes + 4 * i); /* in place: each word read before written */
+            memcpy(&(*out)[i], &u, 4);
+        }
+    }
+    return st;
+}
+
+/* PARAMS: the weights, read straight into their array. */
+static NmtStatus load_params(const Source *s, int sec, uint64_t off, size_t len, Checkpoint *ck) {
+    Reader r = {s->path, sec, NULL, len};
+    if (len != ck->n_floats * 4)
+        return sec_fail(&r, "%zu bytes, but the tensor shapes need %zu floats (%zu bytes)", len,
+                        ck->n_floats, ck->n_floats * 4);
+    return src_floats(s, off, ck->n_floats, &ck->params);
+}
+
+/* OPTIMIZER: kind, moments flag, then the two moments, read straight into
+ * their arrays, or not read at all when !keep_moments (the checksum has
+ * covered them). */
+static NmtStatus load_optimizer(const Source *s, int sec, uint64_t off, size_t len, bool keep_moments,
+                                Checkpoint *ck) {
+    uint8_t head[8];
+    size_t head_len = len < sizeof head ? len : sizeof head;
+    NmtStatus st = src_read(s, off, head, head_len);
+    if (st) return st;
+    Reader r = {s->path, sec, head, len}; /* left counts the whole section */
+    uint32_t kind = 0, moments = 0;
+    st = r_u32(&r, "the optimizer kind", &kind);
+    if (!st) st = r_u32(&r, "the moments flag", &moments);
+    if (st) return st;
+    if ((int32_t)kind < 0 || (int32_t)kind >= CK_N_OPTIMIZERS)
+        return sec_fail(&r, "unknown optimizer kind %d", (int32_t)kind);
+    ck->optimizer = (int32_t)kind;
+    if (moments > 1) return sec_fail(&r, "moments flag %u (0 or 1)", moments);
+    size_t want = moments ? ck->n_floats * 8 : 0;
+    if (r.left != want)
+        return sec_fail(&r, "%zu bytes of moments, expected %zu (%s)", r.left, want,
+                        moments ? "two arrays of n_floats float32" : "none: the flag is 0");
+    if (moments && keep_moments) {
+        if ((st = src_floats(s, off + 8, ck->n_floats, &ck->adam_m))) return st;
+        if ((st = src_floats(s, off + 8 + (uint64_t)ck->n_floats * 4, ck->n_floats, &ck->adam_v))) return st;
+    }
+    return NMT_OK;
+}
+
+/* A small section: its bytes into a buffer, parsed by `load`. */
+static NmtStatus load_small(const Source *s, int sec, uint64_t off, size_t len, Checkpoint *ck,
+                            NmtStatus (*load)(Reader *, Checkpoint *)) {
+    uint8_t *bytes = len ? nmt_malloc(len) : NULL;
+    if (len && !bytes) return nmt_fail_nomem("loading a checkpoint");
+    NmtStatus st = src_read(s, off, bytes, len);
+    Reader r = {s->path, sec, bytes, len};
+    if (!st) st = load(&r, ck);
+    if (!st) NMT_ASSERT(r.left == 0);
+    nmt_free(bytes);
+    return st;
+}
+
+static NmtStatus load_src_tokenizer(Reader *r, Checkpoint *ck) {
+    return load_blob(r, &ck->src_tok, &ck->src_tok_len);
+}
+static NmtStatus load_tgt_tokenizer(Reader *r, Checkpoint *ck) {
+    return load_blob(r, &ck->tgt_tok, &ck->tgt_tok_len);
+}
+
+static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
+    const char *path = s->path;
     uint64_t content = 0;
-    NmtStatus st = check_envelope(path, b, size, &content);
+    NmtStatus st = check_envelope(s, &content);
     if (st) return st;
 
     /* Find every section first, so that they may come in any order. */
@@ -650,8 +729,10 @@ static NmtStatus parse(const char *path, const uint8_t *b, size_t size, bool kee
         if (end - pos < CK_SECTION_HEAD)
             return nmt_fail(NMT_ERR_FORMAT, "%s: byte %zu: truncated section header (%zu bytes left)",
                             path, pos, end - pos);
-        uint32_t tag = get_u32(b + pos);
-        uint64_t slen = get_u64(b + pos + 4);
+        uint8_t head[CK_SECTION_HEAD];
+        if ((st = src_read(s, pos, head, sizeof head))) return st;
+        uint32_t tag = get_u32(head);
+        uint64_t slen = get_u64(head + 4);
         size_t data = pos + CK_SECTION_HEAD;
         int sec = -1;
         for (int i = 0; i < SEC_COUNT; i++)
@@ -678,33 +759,43 @@ static NmtStatus parse(const char *path, const uint8_t *b, size_t size, bool kee
             return nmt_fail(NMT_ERR_FORMAT, "%s: missing section %s", path, ck_sections[i].name);
 
     /* Parse in dependency order: PARAMS and OPTIMIZER need TENSORS' n_floats. */
-    for (int i = 0; i < SEC_COUNT; i++) {
-        Reader r = {path, i, b + off[i], len[i]};
+    for (int i = 0; i < SEC_COUNT && !st; i++) {
         switch (i) {
-        case SEC_CONFIG: st = load_config(&r, ck); break;
-        case SEC_SRC_TOKENIZER: st = load_blob(&r, &ck->src_tok, &ck->src_tok_len); break;
-        case SEC_TGT_TOKENIZER: st = load_blob(&r, &ck->tgt_tok, &ck->tgt_tok_len); break;
-        case SEC_TENSORS: st = load_tensors(&r, ck); break;
-        case SEC_PARAMS: st = load_params(&r, ck); break;
-        case SEC_OPTIMIZER: st = load_optimizer(&r, ck, keep_moments); break;
-        case SEC_STATE: st = load_state(&r, ck); break;
-        case SEC_HISTORY: st = load_history(&r, ck); break;
+        case SEC_CONFIG: st = load_small(s, i, off[i], len[i], ck, load_config); break;
+        case SEC_SRC_TOKENIZER: st = load_small(s, i, off[i], len[i], ck, load_src_tokenizer); break;
+        case SEC_TGT_TOKENIZER: st = load_small(s, i, off[i], len[i], ck, load_tgt_tokenizer); break;
+        case SEC_TENSORS: st = load_small(s, i, off[i], len[i], ck, load_tensors); break;
+        case SEC_PARAMS: st = load_params(s, i, off[i], len[i], ck); break;
+        case SEC_OPTIMIZER: st = load_optimizer(s, i, off[i], len[i], keep_moments, ck); break;
+        case SEC_STATE: st = load_small(s, i, off[i], len[i], ck, load_state); break;
+        case SEC_HISTORY: st = load_small(s, i, off[i], len[i], ck, load_history); break;
         default: NMT_ASSERT(0);
         }
-        if (st) return st;
-        NMT_ASSERT(r.left == 0);
     }
-    return NMT_OK;
+    return st;
 }
 
 static NmtStatus load(const char *path, bool keep_moments, Checkpoint *ck) {
     NMT_ASSERT(ck != NULL && path != NULL);
     memset(ck, 0, sizeof *ck);
+    FILE *f = fopen(path, "rb");
+    if (!f) return nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat info;
+    Source s = {path, f, NULL, 0};
     char *bytes = NULL;
-    size_t size = 0;
-    NmtStatus st = file_read_all(path, &bytes, &size);
-    if (st) return st;
-    st = parse(path, (const uint8_t *)bytes, size, keep_moments, ck);
+    NmtStatus st = NMT_OK;
+    if (fstat(fileno(f), &info) == 0 && S_ISREG(info.st_mode)) {
+        s.size = (uint64_t)info.st_size;
+    } else { /* a pipe: read whole, then parse from memory */
+        fclose(f);
+        s.f = f = NULL;
+        size_t size = 0;
+        st = file_read_all(path, &bytes, &size);
+        s.mem = (const uint8_t *)bytes;
+        s.size = size;
+    }
+    if (!st) st = parse(&s, keep_moments, ck);
+    if (f) fclose(f);
     nmt_free(bytes);
     if (st) checkpoint_free(ck);
     return st;
