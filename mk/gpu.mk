@@ -31,6 +31,9 @@
 #                     GPU (about 1.5 minutes on 2 cores; no substitute for a GPU
 #                     run). It runs every GPU_EMU_SWEEP_STRIDE-th model of
 #                     the attention sweep only. Works in CUDA=0 and CUDA=1 builds.
+#                     $(BUILD)/gpu-emu/nmt is nmt linked the same way, for
+#                     the training, checkpoint and decoding round trips of
+#                     tests/test_gpu_emu.sh.
 
 GPU_BUNDLE ?= $(BUILD)/gpu-bundle
 GPU_BUNDLE_STRIP ?= 1
@@ -92,6 +95,11 @@ $(GPU_EMU)/emu.o: tests/gpu_emu/emu.cpp $(GPU_EMU_HDR)
 
 # the library without its CUDA objects and stubs, plus the emulated ones
 $(GPU_EMU)/test_gpu_parity: $(BUILD)/tests/test_gpu_parity.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
+	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
+
+# nmt itself on the emulated backend, for tests/test_gpu_emu.sh's training,
+# checkpoint and decoding round trips between the CPU and "cuda"
+$(GPU_EMU)/nmt: $(BUILD)/src/main.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
 	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
 
 # every 17th attention combination of the parity sweep (5 of 72: each model

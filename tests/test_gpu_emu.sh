@@ -1,18 +1,112 @@
 #!/usr/bin/env bash
-# test_gpu_emu.sh: the CPU-GPU parity test with the CUDA kernels compiled by
-# g++ against the CPU emulator of tests/gpu_emu/ (mk/gpu.mk, gpu-emu-check):
-# checks the kernels' indexing, barriers and reductions against the CPU
-# backend on machines without a GPU. No substitute for a GPU run.
+# test_gpu_emu.sh: the CUDA backend on the CPU emulator of tests/gpu_emu/
+# (mk/gpu.mk), on machines without a GPU. No substitute for a GPU run.
+#  1. The CPU-GPU parity test with the CUDA kernels compiled by g++
+#     (gpu-emu-check): the kernels' indexing, barriers and reductions.
+#  2. nmt itself on the emulated backend (build/gpu-emu/nmt): the host side
+#     of a GPU run. Three training steps with train.device=cuda give the
+#     CPU's losses and validation BLEU; checkpoints cross devices both ways
+#     (the "cuda"-trained one translates on the CPU exactly as on "cuda",
+#     greedy and beam, and the CPU-trained one too; a CPU run resumes on
+#     "cuda" and its next step matches resuming on the CPU).
 set -u
-cd "$(dirname "$0")/.."
-log=$(mktemp)
-if ! make -s gpu-emu-check > "$log" 2>&1; then
+. "$(dirname "$0")/lib.sh"
+test_begin test_gpu_emu
+cd "$ROOT"
+
+# 1. the parity test
+log=$tmp/parity.log
+if make -s gpu-emu-check > "$log" 2>&1; then
+  grep -E '^SKIP' "$log"
+else
   cat "$log"
-  grep -q -E '^test_gpu_parity: [0-9]+ passed' "$log" || echo "test_gpu_emu: 0 passed, 1 failed"
-  rm -f "$log"
-  exit 1
 fi
-grep -E '^(SKIP|test_gpu_parity:)' "$log"
 line=$(grep -E '^test_gpu_parity: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
-rm -f "$log"
-echo "test_gpu_emu: ${line#test_gpu_parity: }"
+if [ -n "$line" ]; then
+  p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+  f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
+  pass=$((pass + p))
+  fail=$((fail + f))
+  echo "$line"
+else
+  bad "the emulated parity test did not report (see above)"
+fi
+
+# 2. nmt on the emulated backend
+EMU=$ROOT/build/gpu-emu/nmt
+if ! make -s build/gpu-emu/nmt > "$tmp/build.log" 2>&1; then
+  cat "$tmp/build.log"
+  bad "build/gpu-emu/nmt did not build"
+  test_end
+  exit
+fi
+cd "$tmp"
+"$NMT" demo-corpus --out data --train 400 --valid 8 --test 8 --seed 7 > /dev/null 2>&1 || bad "demo-corpus"
+demo_config c.json \
+  '{"emb_dim": 16, "hidden": 24, "enc_layers": 1, "dec_layers": 2, "dropout": 0.1, "bidirectional": true,
+    "input_feed": true, "attention": {"style": "luong", "score": "general", "heads": 2, "dropout": 0.1}}' \
+  '{"optimizer": "adam", "lr": 0.002, "batch_sentences": 8, "max_steps": 3, "label_smoothing": 0.1, "seed": 1,
+    "valid_every": 3, "log_every": 1, "threads": 1}' \
+  '{"beam": 2, "length_penalty": 0.6, "batch": 8}'
+set_len=(--set data.max_len=12)
+"$NMT" prepare --config c.json "${set_len[@]}" > prepare.log 2>&1 || bad "prepare: $(tail -2 prepare.log)"
+# train SIDE DEVICE BIN [ARGS...]
+train() {
+  local side=$1 dev=$2 bin=$3
+  shift 3
+  "$bin" train --config c.json "${set_len[@]}" --set train.device="$dev" --set train.save_dir="run-$side" "$@" \
+    > "train-$side.log" 2>&1
+}
+train cpu cpu "$NMT"
+check "[ $? -eq 0 ]" "training on the CPU: $(tail -3 train-cpu.log)"
+train cuda cuda "$EMU"
+check "[ $? -eq 0 ]" "training on the emulated cuda: $(tail -3 train-cuda.log)"
+check "grep -q 'device cuda' train-cuda.log" "the emulated run did not train on cuda: $(grep '^train:' train-cuda.log)"
+# step losses (train.csv rows of kind train) agree to 1e-4 relative, validation BLEU exactly
+same_losses() {
+  awk -F, 'FNR == 1 { next } NR == FNR { if ($1 == "train") a[$2] = $4; else v[$2] = $11; next }
+           $1 == "train" { n++; d = $4 - a[$2]; if (d < 0) d = -d; if (!($2 in a) || d > 1e-4 * $4) bad++ }
+           $1 == "valid" { m++; if (v[$2] != $11) bad++ }
+           END { exit !(n > 0 && m > 0 && bad == 0) }' "$1" "$2"
+}
+check "same_losses run-cpu/train.csv run-cuda/train.csv" \
+  "losses or validation BLEU differ: cpu $(cut -d, -f1-4,11 run-cpu/train.csv | tr '\n' ' '), cuda $(cut -d, -f1-4,11 run-cuda/train.csv | tr '\n' ' ')"
+# each checkpoint translates alike on both devices, greedy and beam 2 (the
+# 2-best lists with their scores: the models are barely trained, so the
+# best hypothesis is often empty, the second one is not)
+for ck in cpu cuda; do
+  for beam in 1 2; do
+    "$NMT" translate --model "run-$ck/last.nmt" --device cpu --beam "$beam" --nbest "$beam" < data/valid.src \
+      > "$ck-b$beam.cpu" 2> tr.err
+    check "[ $? -eq 0 ] && [ -s '$ck-b$beam.cpu' ]" "translate the $ck checkpoint on the CPU: $(tail -2 tr.err)"
+    "$EMU" translate --model "run-$ck/last.nmt" --device cuda --beam "$beam" --nbest "$beam" < data/valid.src \
+      > "$ck-b$beam.cuda" 2> tr.err
+    check "[ $? -eq 0 ]" "translate the $ck checkpoint on cuda: $(tail -2 tr.err)"
+    check "cmp -s '$ck-b$beam.cpu' '$ck-b$beam.cuda'" \
+      "the $ck checkpoint, beam $beam: cuda translates otherwise than the CPU: $(diff "$ck-b$beam.cpu" "$ck-b$beam.cuda" | head -4)"
+  done
+  check "grep -q '||| [^ |]' '$ck-b2.cpu'" "the $ck checkpoint's 2-best lists hold no words: $(head -2 "$ck-b2.cpu")"
+done
+# a CPU run resumed on cuda takes the step the CPU takes
+cp -r run-cpu run-resume
+train cpu cpu "$NMT" --set train.max_steps=4 --resume
+check "[ $? -eq 0 ]" "resuming on the CPU: $(tail -3 train-cpu.log)"
+train resume cuda "$EMU" --set train.max_steps=4 --resume
+check "[ $? -eq 0 ]" "resuming the CPU run on cuda: $(tail -3 train-resume.log)"
+check "same_losses run-cpu/train.csv run-resume/train.csv && grep -q '^train,4,' run-resume/train.csv" \
+  "resumed on cuda, step 4 differs: cpu $(grep '^train,4,' run-cpu/train.csv), cuda $(grep '^train,4,' run-resume/train.csv)"
+# the checkpoint that cuda wrote after that step (parameters and moments
+# staged through host memory) holds the CPU's weights: the same 2-best
+# lists, scores within 1e-4
+same_nbest() {
+  awk -F' [|][|][|] ' 'NR == FNR { t[FNR] = $1 "|" $2; s[FNR] = $3; next }
+       { n++; d = $3 - s[FNR]; if (d < 0) d = -d; if (t[FNR] != $1 "|" $2 || d > 1e-4) bad++ }
+       END { exit !(n > 0 && bad == 0) }' "$1" "$2"
+}
+for side in cpu resume; do
+  "$NMT" translate --model "run-$side/last.nmt" --device cpu --beam 2 --nbest 2 < data/valid.src > "step4-$side" 2> tr.err
+  check "[ $? -eq 0 ]" "translate the step-4 $side checkpoint: $(tail -2 tr.err)"
+done
+check "same_nbest step4-cpu step4-resume" \
+  "the checkpoint saved on cuda translates otherwise than the CPU's: $(diff step4-cpu step4-resume | head -4)"
+test_end
