@@ -7,7 +7,8 @@
 #     of a GPU run. Three training steps with train.device=cuda give the
 #     CPU's losses and validation BLEU; checkpoints cross devices both ways
 #     (the "cuda"-trained one translates on the CPU exactly as on "cuda",
-#     greedy and beam, and the CPU-trained one too; a CPU run resumes on
+#     greedy and beam, and the CPU-trained one too, also as an ensemble and
+#     with a shortlist; a CPU run resumes on
 #     "cuda" and its next step matches resuming on the CPU).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -109,4 +110,15 @@ for side in cpu resume; do
 done
 check "same_nbest step4-cpu step4-resume" \
   "the checkpoint saved on cuda translates otherwise than the CPU's: $(diff step4-cpu step4-resume | head -4)"
+# an ensemble of two, and an output shortlist, alike on both devices
+"$NMT" shortlist --config c.json "${set_len[@]}" --out sl.tsv --per-source 5 > sl.log 2>&1 || bad "shortlist: $(tail -2 sl.log)"
+for opts in "--model run-cpu/last.nmt --model run-cuda/last.nmt" "--model run-cpu/last.nmt --shortlist sl.tsv"; do
+  # shellcheck disable=SC2086
+  "$NMT" translate $opts --device cpu --beam 2 --nbest 2 < data/valid.src > x.cpu 2> tr.err
+  check "[ $? -eq 0 ] && [ -s x.cpu ]" "translate $opts on the CPU: $(tail -2 tr.err)"
+  # shellcheck disable=SC2086
+  "$EMU" translate $opts --device cuda --beam 2 --nbest 2 < data/valid.src > x.cuda 2> tr.err
+  check "[ $? -eq 0 ]" "translate $opts on cuda: $(tail -2 tr.err)"
+  check "cmp -s x.cpu x.cuda" "translate $opts: cuda otherwise than the CPU: $(diff x.cpu x.cuda | head -4)"
+done
 test_end
