@@ -8,8 +8,9 @@
 #     CPU's losses and validation BLEU; checkpoints cross devices both ways
 #     (the "cuda"-trained one translates on the CPU exactly as on "cuda",
 #     greedy and beam, and the CPU-trained one too, also as an ensemble and
-#     with a shortlist; a CPU run resumes on
-#     "cuda" and its next step matches resuming on the CPU).
+#     with a shortlist; a CPU run resumes on "cuda", its next step matches
+#     resuming on the CPU, and the checkpoint "cuda" then writes holds the
+#     CPU's weights).
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_gpu_emu
