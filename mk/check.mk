@@ -50,9 +50,12 @@ SAN_TESTS    ?=
 #    sanitizers, so only the CPU code around them is checked, which the
 #    other tests run already (and ASan warns about the emulator's fibers);
 #    about 2 minutes.
-SAN_SKIP     ?= test_attention_gain test_gpu_emu
+#  - test_gpu_check_dry: the dry run of scripts/gpu-check.sh, a check of
+#    the script's logic; the nmt code it runs, the other tests run.
+SAN_SKIP     ?= test_attention_gain test_gpu_emu test_gpu_check_dry
 SAN_SKIP_WHY  = test_attention_gain:"BLEU quality check, 2 x 1200 training steps; its code paths run in test_train_e2e and test_crash_safety" \
-                test_gpu_emu:"emulated CUDA kernels are built without sanitizers (mk/gpu.mk)"
+                test_gpu_emu:"emulated CUDA kernels are built without sanitizers (mk/gpu.mk)" \
+                test_gpu_check_dry:"the logic of scripts/gpu-check.sh; the nmt code it runs is run by the other tests"
 
 FUZZ_BUILD   ?= $(BUILD)/fuzz
 FUZZ_CC      ?= clang
