@@ -698,8 +698,8 @@ static NmtStatus load_optimizer(const Source *s, int sec, uint64_t off, size_t l
 /* A small section: its bytes into a buffer, parsed by `load`. */
 static NmtStatus load_small(const Source *s, int sec, uint64_t off, size_t len, Checkpoint *ck,
                             NmtStatus (*load)(Reader *, Checkpoint *)) {
-    uint8_t *bytes = len ? nmt_malloc(len) : NULL;
-    if (len && !bytes) return nmt_fail_nomem("loading a checkpoint");
+    uint8_t *bytes = nmt_malloc(len ? len : 1); /* never NULL: parsers memchr an empty section */
+    if (!bytes) return nmt_fail_nomem("loading a checkpoint");
     NmtStatus st = src_read(s, off, bytes, len);
     Reader r = {s->path, sec, bytes, len};
     if (!st) st = load(&r, ck);
