@@ -1,6 +1,8 @@
 /* cmd_average.c: `nmt average`: writes the checkpoint whose weights are the
  * mean of several checkpoints of one run (src/train/checkpoint_average.h),
- * typically the last few step-N.nmt files of train.keep_checkpoints. */
+ * typically the last few step-N.nmt files of train.keep_checkpoints. The
+ * inputs are read one at a time (weights only), so memory holds the running
+ * sum and one checkpoint, whatever their number. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,23 +20,20 @@ static const char average_usage[] =
     "newest input (highest step); optimizer moments are left out. Checkpoints\n"
     "of different runs (a model, data or seed key differs) are refused.\n";
 
-/* Refuses checkpoints whose configs differ in a key other than the schedule
- * keys (another model, corpus or seed: weights that do not correspond). */
-static NmtStatus check_same_run(const Checkpoint *cks, char **paths, int n) {
-    Config first;
-    NmtStatus st = config_load_string(cks[0].config_json, paths[0], "/", NULL, 0, &first);
+/* Refuses `ck` (read from `path`) when its config differs from the first
+ * checkpoint's (`first`, read from first_path) in a key other than the
+ * schedule keys (another model, corpus or seed: weights that do not
+ * correspond). */
+static NmtStatus check_same_run(const Config *first, const char *first_path, const Checkpoint *ck,
+                                const char *path) {
+    Config other;
+    NmtStatus st = config_load_string(ck->config_json, path, "/", NULL, 0, &other);
     if (st) return st;
-    for (int k = 1; !st && k < n; k++) {
-        Config other;
-        st = config_load_string(cks[k].config_json, paths[k], "/", NULL, 0, &other);
-        if (st) break;
-        const char *key = config_first_fixed_difference(&first, &other);
-        if (key)
-            st = nmt_fail(NMT_ERR_CONFIG, "%s: %s differs from %s's: not a checkpoint of the same run", paths[k],
-                          key, paths[0]);
-        config_free(&other);
-    }
-    config_free(&first);
+    const char *key = config_first_fixed_difference(first, &other);
+    if (key)
+        st = nmt_fail(NMT_ERR_CONFIG, "%s: %s differs from %s's: not a checkpoint of the same run", path, key,
+                      first_path);
+    config_free(&other);
     return st;
 }
 
@@ -68,20 +67,35 @@ int cmd_average(int argc, char **argv) {
         nmt_free(paths);
         return NMT_EXIT_USAGE;
     }
-    Checkpoint *cks = nmt_calloc((size_t)n, sizeof *cks);
-    NmtStatus st = cks ? NMT_OK : nmt_fail_nomem("reading the checkpoints");
-    for (int k = 0; !st && k < n; k++) st = checkpoint_load_weights(paths[k], &cks[k]);
-    if (!st) st = check_same_run(cks, paths, n);
+    /* one checkpoint at a time: the running sum and the one being read */
+    CheckpointAverager acc;
+    checkpoint_averager_init(&acc);
+    Config first;
+    bool have_first = false;
+    NmtStatus st = NMT_OK;
+    for (int k = 0; !st && k < n; k++) {
+        Checkpoint ck;
+        st = checkpoint_load_weights(paths[k], &ck);
+        if (st) break;
+        if (k == 0) {
+            st = config_load_string(ck.config_json, paths[0], "/", NULL, 0, &first);
+            have_first = st == NMT_OK;
+        } else {
+            st = check_same_run(&first, paths[0], &ck, paths[k]);
+        }
+        if (!st) st = checkpoint_averager_add(&acc, &ck, paths[k]);
+        checkpoint_free(&ck);
+    }
+    if (have_first) config_free(&first);
     Checkpoint avg;
     memset(&avg, 0, sizeof avg);
-    if (!st) st = checkpoint_average(cks, (const char *const *)paths, n, &avg);
+    if (!st) st = checkpoint_averager_finish(&acc, &avg);
+    checkpoint_averager_free(&acc);
     if (!st) st = checkpoint_save(&avg, out_path);
     if (!st)
         nmt_log_info("average: %d checkpoints (newest at step %lld) averaged into %s", n,
                      (long long)avg.state.step, out_path);
     checkpoint_free(&avg);
-    for (int k = 0; cks && k < n; k++) checkpoint_free(&cks[k]);
-    nmt_free(cks);
     nmt_free(paths);
     return st ? cli_report("average", st) : NMT_EXIT_OK;
 }

@@ -28,48 +28,86 @@ static void *copy_bytes(const void *p, size_t n) {
     return q;
 }
 
-NmtStatus checkpoint_average(const Checkpoint *in, const char *const *paths, int n, Checkpoint *out) {
+/* A copy of ck without its weights and moments (the newest input's
+ * config, tokenizers, tensor table, state and history). */
+static NmtStatus copy_meta(const Checkpoint *ck, Checkpoint *out) {
     memset(out, 0, sizeof *out);
-    if (n < 1) return nmt_fail(NMT_ERR_USAGE, "averaging needs at least one checkpoint");
-    int newest = 0;
-    for (int k = 1; k < n; k++) {
-        int tensor;
-        const char *what = first_difference(&in[0], &in[k], &tensor);
-        if (what && tensor >= 0)
-            return nmt_fail(NMT_ERR_FORMAT, "%s: tensor %d (%s) differs from %s's (%s): not the same model",
-                            paths[k], tensor, in[k].tensors[tensor].name, paths[0], in[0].tensors[tensor].name);
-        if (what)
-            return nmt_fail(NMT_ERR_FORMAT, "%s: %s differs from %s's: not the same model", paths[k], what,
-                            paths[0]);
-        if (in[k].state.step > in[newest].state.step) newest = k;
-    }
-    const Checkpoint *src = &in[newest];
-    size_t nf = src->n_floats;
-    double *sum = nmt_calloc(nf ? nf : 1, sizeof *sum);
-    out->params = nmt_malloc((nf ? nf : 1) * sizeof(float));
-    out->tensors = copy_bytes(src->tensors, (size_t)src->n_tensors * sizeof *src->tensors);
-    out->config_json = copy_bytes(src->config_json, strlen(src->config_json) + 1);
-    out->src_tok = copy_bytes(src->src_tok, src->src_tok_len);
-    out->tgt_tok = copy_bytes(src->tgt_tok, src->tgt_tok_len);
-    out->history = copy_bytes(src->history, (size_t)src->n_history * sizeof *src->history);
-    if (!sum || !out->params || (src->n_tensors && !out->tensors) || !out->config_json ||
-        (src->src_tok_len && !out->src_tok) || (src->tgt_tok_len && !out->tgt_tok) ||
-        (src->n_history && !out->history)) {
-        nmt_free(sum);
+    out->tensors = copy_bytes(ck->tensors, (size_t)ck->n_tensors * sizeof *ck->tensors);
+    out->config_json = copy_bytes(ck->config_json, strlen(ck->config_json) + 1);
+    out->src_tok = copy_bytes(ck->src_tok, ck->src_tok_len);
+    out->tgt_tok = copy_bytes(ck->tgt_tok, ck->tgt_tok_len);
+    out->history = copy_bytes(ck->history, (size_t)ck->n_history * sizeof *ck->history);
+    if ((ck->n_tensors && !out->tensors) || !out->config_json || (ck->src_tok_len && !out->src_tok) ||
+        (ck->tgt_tok_len && !out->tgt_tok) || (ck->n_history && !out->history)) {
         checkpoint_free(out);
         return nmt_fail_nomem("averaging checkpoints");
     }
-    for (int k = 0; k < n; k++)
-        for (size_t i = 0; i < nf; i++) sum[i] += in[k].params[i];
-    for (size_t i = 0; i < nf; i++) out->params[i] = (float)(sum[i] / n);
-    nmt_free(sum);
-    out->src_tok_len = src->src_tok_len;
-    out->tgt_tok_len = src->tgt_tok_len;
-    out->n_tensors = src->n_tensors;
-    out->n_floats = nf;
-    out->optimizer = src->optimizer;
-    out->adam_m = out->adam_v = NULL;
-    out->state = src->state;
-    out->n_history = src->n_history;
+    out->src_tok_len = ck->src_tok_len;
+    out->tgt_tok_len = ck->tgt_tok_len;
+    out->n_tensors = ck->n_tensors;
+    out->n_floats = ck->n_floats;
+    out->optimizer = ck->optimizer;
+    out->state = ck->state;
+    out->n_history = ck->n_history;
     return NMT_OK;
+}
+
+void checkpoint_averager_init(CheckpointAverager *a) { memset(a, 0, sizeof *a); }
+
+NmtStatus checkpoint_averager_add(CheckpointAverager *a, const Checkpoint *ck, const char *path) {
+    if (a->n > 0) {
+        /* every input has the first one's tables; meta has them too */
+        int tensor;
+        const char *what = first_difference(&a->meta, ck, &tensor);
+        if (what && tensor >= 0)
+            return nmt_fail(NMT_ERR_FORMAT, "%s: tensor %d (%s) differs from %s's (%s): not the same model",
+                            path, tensor, ck->tensors[tensor].name, a->first_path, a->meta.tensors[tensor].name);
+        if (what)
+            return nmt_fail(NMT_ERR_FORMAT, "%s: %s differs from %s's: not the same model", path, what,
+                            a->first_path);
+    } else {
+        a->first_path = path;
+        a->sum = nmt_calloc(ck->n_floats ? ck->n_floats : 1, sizeof *a->sum);
+        if (!a->sum) return nmt_fail_nomem("averaging checkpoints");
+    }
+    if (a->n == 0 || ck->state.step > a->meta.state.step) { /* the newest so far (the first of equals) */
+        Checkpoint meta;
+        NmtStatus st = copy_meta(ck, &meta);
+        if (st) return st;
+        checkpoint_free(&a->meta);
+        a->meta = meta;
+    }
+    for (size_t i = 0; i < ck->n_floats; i++) a->sum[i] += ck->params[i];
+    a->n++;
+    return NMT_OK;
+}
+
+NmtStatus checkpoint_averager_finish(CheckpointAverager *a, Checkpoint *out) {
+    memset(out, 0, sizeof *out);
+    if (a->n < 1) return nmt_fail(NMT_ERR_USAGE, "averaging needs at least one checkpoint");
+    size_t nf = a->meta.n_floats;
+    float *params = nmt_malloc((nf ? nf : 1) * sizeof *params);
+    if (!params) return nmt_fail_nomem("averaging checkpoints");
+    for (size_t i = 0; i < nf; i++) params[i] = (float)(a->sum[i] / a->n);
+    *out = a->meta; /* the newest input's everything else; no moments */
+    out->params = params;
+    memset(&a->meta, 0, sizeof a->meta);
+    return NMT_OK;
+}
+
+void checkpoint_averager_free(CheckpointAverager *a) {
+    checkpoint_free(&a->meta);
+    nmt_free(a->sum);
+    memset(a, 0, sizeof *a);
+}
+
+NmtStatus checkpoint_average(const Checkpoint *in, const char *const *paths, int n, Checkpoint *out) {
+    CheckpointAverager a;
+    checkpoint_averager_init(&a);
+    NmtStatus st = NMT_OK;
+    for (int k = 0; !st && k < n; k++) st = checkpoint_averager_add(&a, &in[k], paths[k]);
+    if (!st) st = checkpoint_averager_finish(&a, out);
+    else memset(out, 0, sizeof *out);
+    checkpoint_averager_free(&a);
+    return st;
 }

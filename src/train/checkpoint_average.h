@@ -17,4 +17,21 @@
  * zeroed. */
 NmtStatus checkpoint_average(const Checkpoint *in, const char *const *paths, int n, Checkpoint *out);
 
+/* The same one checkpoint at a time, so that only the running sum (in
+ * double) and the checkpoint being added are held (`nmt average`):
+ *   init; add each input (ck is not kept: free it after add); finish; free.
+ * add refuses an input whose tables differ from the first's (path names
+ * it; the first's path must outlive the averager); finish fails without
+ * inputs. */
+typedef struct {
+    Checkpoint meta;        /* the newest input so far, without weights */
+    const char *first_path;
+    double *sum;            /* (n_floats) */
+    int n;
+} CheckpointAverager;
+void checkpoint_averager_init(CheckpointAverager *a);
+NmtStatus checkpoint_averager_add(CheckpointAverager *a, const Checkpoint *ck, const char *path);
+NmtStatus checkpoint_averager_finish(CheckpointAverager *a, Checkpoint *out);
+void checkpoint_averager_free(CheckpointAverager *a);
+
 #endif
