@@ -21,11 +21,12 @@ check "row 'train cpu \\(dry run\\) vs CPU' | grep -qE ' pass +[0-9]+  [0-9]+ st
   "training row: $(row 'train cpu')"
 check "row 'checkpoints GPU<->CPU' | grep -q ' pass '" "checkpoint row: $(row 'checkpoints')"
 for name in 'bench nmt de-en' 'bench nmt large'; do
-  check "row '$name' | grep -qE ' info +[0-9]+  [0-9]+ tgt tok/s, [0-9.]+ ms/step, [0-9.]+ GFLOP/step'" \
+  # numbers parsed from bench_train's output: none may be zero or NaN
+  check "row '$name' | grep -qE ' info +[0-9]+  [1-9][0-9]* tgt tok/s, [0-9.]*[1-9][0-9.]* ms/step, [0-9.]*[1-9][0-9.]* GFLOP/step = [0-9.]*[1-9][0-9.]* TFLOP/s'" \
     "$name row: $(row "$name")"
 done
 for beam in 1 5; do
-  check "row 'decode nmt beam $beam' | grep -qE ' info +[0-9]+  [0-9.]+ sent/s, 100 sentences'" \
+  check "row 'decode nmt beam $beam' | grep -qE ' info +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s, 100 sentences'" \
     "decode beam $beam row: $(row "decode nmt beam $beam")"
 done
 check "! grep -qE 'FAIL\\(|TIMEOUT|MISSING' '$out/summary.txt'" \
