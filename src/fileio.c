@@ -165,6 +165,14 @@ NmtStatus file_read_all(const char *path, char **bytes, size_t *n) {
     *n = 0;
     FILE *in = fopen(path, "rb");
     if (!in) return nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    NmtStatus st = file_read_stream(in, path, bytes, n);
+    fclose(in);
+    return st;
+}
+
+NmtStatus file_read_stream(FILE *in, const char *path, char **bytes, size_t *n) {
+    *bytes = NULL;
+    *n = 0;
     /* size the buffer from the file when it has a size (not a pipe) */
     struct stat info;
     size_t len = 0, cap = 4096;
@@ -189,7 +197,6 @@ NmtStatus file_read_all(const char *path, char **bytes, size_t *n) {
             break;
         }
     }
-    fclose(in);
     if (st) {
         nmt_free(buf);
         return st;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "common.h"
 
 typedef struct AtomicFile AtomicFile;
@@ -25,6 +26,9 @@ void atomic_file_abort(AtomicFile *f);
 NmtStatus file_write_atomic(const char *path, const void *bytes, size_t n);
 /* Reads a whole file into a new '\0'-terminated buffer (nmt_free it). */
 NmtStatus file_read_all(const char *path, char **bytes, size_t *n);
+/* The same from a stream already open (`path` names it in messages); the
+ * caller closes it. For a pipe, which cannot be opened twice. */
+NmtStatus file_read_stream(FILE *in, const char *path, char **bytes, size_t *n);
 /* mkdir -p; errors name the folder. */
 NmtStatus file_make_dirs(const char *path);
 

@@ -786,11 +786,10 @@ static NmtStatus load(const char *path, bool keep_moments, Checkpoint *ck) {
     NmtStatus st = NMT_OK;
     if (fstat(fileno(f), &info) == 0 && S_ISREG(info.st_mode)) {
         s.size = (uint64_t)info.st_size;
-    } else { /* a pipe: read whole, then parse from memory */
-        fclose(f);
-        s.f = f = NULL;
+    } else { /* a pipe: read whole from the open stream, then parse from memory */
         size_t size = 0;
-        st = file_read_all(path, &bytes, &size);
+        st = file_read_stream(f, path, &bytes, &size);
+        s.f = NULL;
         s.mem = (const uint8_t *)bytes;
         s.size = size;
     }
