@@ -908,6 +908,157 @@ static void test_step_traffic(void) {
     seq2seq_free(m);
 }
 
+/* NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA graphs"): a backend that records
+ * the work between host waits and replays a segment it saw before as a
+ * CUDA graph. Five Adam steps on batches of one shape but different tokens,
+ * lengths and token counts, with a new dropout seed, rate and clipping
+ * factor each step: from the third step on the segments run as graphs, so
+ * a graph that kept a stale upload, seed, loss scale, Adam step or
+ * clipping factor gives a different loss or different weights than the
+ * CPU. Then greedy and beam decoding (many steps of one shape) give the
+ * CPU's tokens. */
+static void test_graphs(void) {
+    char err[256] = "", name[192], worst[40];
+    const char *old = getenv("NMT_CUDA_GRAPHS");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("NMT_CUDA_GRAPHS", "1", 1);
+    Backend *gg = cuda_backend_create(0, err, sizeof err);
+    if (saved) setenv("NMT_CUDA_GRAPHS", saved, 1);
+    else unsetenv("NMT_CUDA_GRAPHS");
+    free(saved);
+    CHECK(gg != NULL, "cuda_backend_create with NMT_CUDA_GRAPHS=1: %s", err);
+    if (!gg) return;
+    Backend *plain = gpu;
+    gpu = gg; /* the helpers (get_both, model_block_err) read "the GPU" */
+    const char *sets[] = {"model.attention.style=luong", "model.attention.score=general",
+                          "model.attention.heads=2", "model.input_feed=true",
+                          "model.attention.dropout=0.1"};
+    ModelDims d;
+    if (!parity_dims("graphs", sets, 5, &d)) {
+        gpu = plain;
+        gg->destroy(gg);
+        return;
+    }
+    ModelLimits lim = {MB, MS, MT, MAXT, BEAM, (size_t)7 * V_T};
+    Seq2Seq *mc = NULL, *mg = NULL;
+    CHECK_EQ_INT(seq2seq_create(cpu, &d, lim, &mc), NMT_OK);
+    CHECK_EQ_INT(seq2seq_create(gg, &d, lim, &mg), NMT_OK);
+    if (!mc || !mg) {
+        seq2seq_free(mc);
+        seq2seq_free(mg);
+        gpu = plain;
+        gg->destroy(gg);
+        return;
+    }
+    const ParamLayout *L = seq2seq_layout(mc);
+    size_t n = L->total;
+    float *host = malloc(n * sizeof(float));
+    param_init_host(L, 0.3f, 13, host);
+    cpu->upload(cpu, seq2seq_params(mc), host, n * sizeof(float));
+    gg->upload(gg, seq2seq_params(mg), host, n * sizeof(float));
+    float *cm = cpu->alloc(cpu, n * 4), *cv = cpu->alloc(cpu, n * 4);
+    float *gm = gg->alloc(gg, n * 4), *gv = gg->alloc(gg, n * 4);
+    CudaCounters a, b;
+    int64_t tokens[5];
+    for (int step = 1; step <= 5; step++) {
+        Batch batch;
+        gradcheck_make_batch(MB, MS, MT, V_S, V_T, 300 + step, &batch);
+        cuda_backend_counters(gg, &a);
+        ModelLoss lc, lg;
+        seq2seq_zero_grads(mc);
+        seq2seq_zero_grads(mg);
+        seq2seq_forward(mc, &batch, true, 700 + step, &lc);
+        seq2seq_forward(mg, &batch, true, 700 + step, &lg);
+        tokens[step - 1] = lc.n_tokens;
+        snprintf(name, sizeof name, "graphs step %d: loss %.6f (%lld tokens)", step, lc.loss,
+                 (long long)lc.n_tokens);
+        report(name, fabs(lg.loss - lc.loss) / fabs(lc.loss), LOSS_TOL);
+        seq2seq_backward(mc);
+        seq2seq_backward(mg);
+        double nc = cpu->sum_squares(cpu, seq2seq_grads(mc), n);
+        double ng = gg->sum_squares(gg, seq2seq_grads(mg), n);
+        CHECK(fabs(ng - nc) <= 1e-4 * nc, "graphs step %d: gradient norm^2 %g vs %g", step, ng, nc);
+        /* clip to a norm that changes every step, then Adam at a rate that does */
+        float clip = (float)(0.5 * sqrt(nc) / step), lr = 0.01f * (float)step;
+        cpu->scale(cpu, seq2seq_grads(mc), n, clip);
+        gg->scale(gg, seq2seq_grads(mg), n, clip);
+        cpu->adam_update(cpu, seq2seq_params(mc), seq2seq_grads(mc), cm, cv, n, lr, 0.9f, 0.999f,
+                         1e-8f, step);
+        gg->adam_update(gg, seq2seq_params(mg), seq2seq_grads(mg), gm, gv, n, lr, 0.9f, 0.999f,
+                        1e-8f, step);
+        cuda_backend_counters(gg, &b); /* before the comparison's downloads */
+        double e = model_block_err(L, seq2seq_params(mc), seq2seq_params(mg), worst, sizeof worst);
+        snprintf(name, sizeof name, "graphs step %d: weights after Adam (worst %s)", step, worst);
+        report(name, e, STEP_TOL);
+        printf("  %-58s %lld graph launches, %lld captured, %lld host calls for %lld launches "
+               "+ %lld GEMMs\n", "", b.graph_launches - a.graph_launches,
+               b.graphs_captured - a.graphs_captured, b.host_calls - a.host_calls,
+               b.launches - a.launches, b.cublas_calls - a.cublas_calls);
+        if (step >= 3)
+            CHECK(b.graph_launches - a.graph_launches >= 2,
+                  "graphs step %d: the step's segments ran as graphs (%lld graph launches)", step,
+                  b.graph_launches - a.graph_launches);
+        CHECK(b.host_waits - a.host_waits == 2, "graphs step %d: %lld host waits (want 2)", step,
+              b.host_waits - a.host_waits);
+    }
+    CHECK(tokens[0] != tokens[1] || tokens[1] != tokens[2] || tokens[2] != tokens[3],
+          "the graph steps' batches differ in their token counts (the loss scale changes)");
+
+    Batch batch;
+    gradcheck_make_batch(MB, MS, MT, V_S, V_T, 17, &batch);
+    param_init_host(L, 0.8f, 5, host);
+    cpu->upload(cpu, seq2seq_params(mc), host, n * sizeof(float));
+    gg->upload(gg, seq2seq_params(mg), host, n * sizeof(float));
+    int32_t oc[MB * MAXT], og[MB * MAXT];
+    int lc[MB], lg[MB];
+    for (int run = 0; run < 2; run++) {
+        memset(oc, 0, sizeof oc);
+        memset(og, 0, sizeof og);
+        cuda_backend_counters(gg, &a);
+        seq2seq_greedy(mc, &batch, 1.5, 2, oc, MAXT, lc);
+        seq2seq_greedy(mg, &batch, 1.5, 2, og, MAXT, lg);
+        cuda_backend_counters(gg, &b);
+        int same = 1;
+        for (int i = 0; i < MB; i++)
+            same &= lc[i] == lg[i] && !memcmp(oc + i * MAXT, og + i * MAXT, (size_t)lc[i] * 4);
+        CHECK(same, "graphs: greedy decoding (run %d) differs from the CPU", run);
+        CHECK(b.graph_launches > a.graph_launches, "graphs: greedy decoding ran no graph (run %d)",
+              run);
+        printf("  %-58s %s, %lld graph launches in %d steps\n", "graphs: greedy decode",
+               same ? "identical" : "DIFFERENT", b.graph_launches - a.graph_launches,
+               seq2seq_decode_steps(mg));
+    }
+    BeamSpec spec = {BEAM, NBEST, 0.6, 0.2, 1.5, 2};
+    int32_t bc[MB * NBEST * MAXT], bg[MB * NBEST * MAXT];
+    int blc[MB * NBEST], blg[MB * NBEST], cc[MB], cg[MB];
+    double sc[MB * NBEST], sg[MB * NBEST];
+    memset(bc, 0, sizeof bc);
+    memset(bg, 0, sizeof bg);
+    CHECK_EQ_INT(seq2seq_beam_search(mc, &batch, &spec, bc, MAXT, blc, sc, cc, NULL), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(mg, &batch, &spec, bg, MAXT, blg, sg, cg, NULL), NMT_OK);
+    int same = 1;
+    for (int i = 0; i < MB; i++) {
+        same &= cc[i] == cg[i];
+        for (int j = 0; j < cc[i] && j < cg[i]; j++) {
+            int h = i * NBEST + j;
+            same &= blc[h] == blg[h] && !memcmp(bc + h * MAXT, bg + h * MAXT, (size_t)blc[h] * 4) &&
+                    fabs(sg[h] - sc[h]) <= OP_TOL * fmax(fabs(sc[h]), 1.0);
+        }
+    }
+    CHECK(same, "graphs: beam search differs from the CPU");
+    const char *ge = cuda_backend_error(gg);
+    CHECK(ge == NULL, "graphs: CUDA error: %s", ge ? ge : "");
+    cpu->release(cpu, cm);
+    cpu->release(cpu, cv);
+    gg->release(gg, gm);
+    gg->release(gg, gv);
+    free(host);
+    seq2seq_free(mc);
+    seq2seq_free(mg);
+    gpu = plain;
+    gg->destroy(gg);
+}
+
 int main(void) {
     nmt_log_quiet(1);
     char err[256] = "";
@@ -975,6 +1126,7 @@ int main(void) {
     CHECK(ge == NULL, "no CUDA error in the slot tests: %s", ge ? ge : "");
     if (!selftest) test_step_traffic();
     if (!selftest) test_error_path();
+    if (!selftest && !tf32) test_graphs();
     if (tf32)
         printf("SKIP: whole-model parity under NMT_TF32 (its 1e-5 loss and identical tokens assume "
                "float32 GEMMs; the default run checks the models)\n");

@@ -44,7 +44,6 @@ bool gpu_check_cuda_sync(GpuContext *c, cudaError_t e, const char *what, const c
 
 bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const char *file,
                       int line) {
-    c->counters.cublas_calls++;
     if (s != CUBLAS_STATUS_SUCCESS) {
         char detail[160];
         snprintf(detail, sizeof detail, "%s (cuBLAS status %d)", c->blas->status_string(s),
@@ -58,7 +57,6 @@ bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const c
 
 bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int line) {
     char what[128];
-    c->counters.launches++;
     snprintf(what, sizeof what, "launch of %s", kernel);
     if (!gpu_check_cuda(c, cudaGetLastError(), what, file, line)) return false;
     if (!c->sync_debug) return true;
@@ -68,8 +66,59 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
 
 /* ---- memory ---- */
 
+/* ---- the memory ops (gpu_internal.cuh): device memory on the stream ---- */
+
+typedef struct {
+    void *dst;
+    size_t bytes;
+} GpuMemsetOp;
+
+static void memset_exec(GpuContext *c, const void *payload) {
+    GpuMemsetOp op;
+    memcpy(&op, payload, sizeof op);
+    c->counters.host_calls++;
+    GPU_CUDA_ASYNC(c, cudaMemsetAsync(op.dst, 0, op.bytes, c->stream));
+}
+
+void gpu_op_memset(GpuContext *c, void *dst, size_t bytes) {
+    GpuMemsetOp op = {dst, bytes};
+    gpu_submit(c, memset_exec, &op, sizeof op);
+}
+
+typedef struct {
+    void *dst;
+    size_t dpitch;
+    const void *src;
+    size_t spitch, width, height; /* height 0: a plain copy of width bytes */
+} GpuMemcpyOp;
+
+static void memcpy_exec(GpuContext *c, const void *payload) {
+    GpuMemcpyOp op;
+    memcpy(&op, payload, sizeof op);
+    c->counters.host_calls++;
+    if (!op.height)
+        GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.width, cudaMemcpyDeviceToDevice,
+                                          c->stream));
+    else
+        GPU_CUDA_ASYNC(c, cudaMemcpy2DAsync(op.dst, op.dpitch, op.src, op.spitch, op.width,
+                                            op.height, cudaMemcpyDeviceToDevice, c->stream));
+}
+
+void gpu_op_memcpy(GpuContext *c, void *dst, const void *src, size_t bytes) {
+    GpuMemcpyOp op = {dst, 0, src, 0, bytes, 0};
+    gpu_submit(c, memcpy_exec, &op, sizeof op);
+}
+
+void gpu_op_memcpy2d(GpuContext *c, void *dst, size_t dpitch, const void *src, size_t spitch,
+                     size_t width, size_t height) {
+    if (!height) return;
+    GpuMemcpyOp op = {dst, dpitch, src, spitch, width, height};
+    gpu_submit(c, memcpy_exec, &op, sizeof op);
+}
+
 static void *gpu_alloc(Backend *be, size_t bytes) {
     GpuContext *ctx = gpu_ctx(be);
+    gpu_flush(ctx);
     if (ctx->failed) return NULL;
     void *p = NULL;
     ctx->counters.allocs++;
@@ -90,6 +139,7 @@ static void *gpu_alloc(Backend *be, size_t bytes) {
 static void gpu_release(Backend *be, void *ptr) {
     GpuContext *ctx = gpu_ctx(be);
     if (!ptr) return;
+    gpu_flush(ctx); /* recorded work may use it */
     cudaError_t e = cudaFree(ptr);
     if (!ctx->failed) GPU_CUDA(ctx, e);
 }
@@ -99,14 +149,14 @@ static void gpu_upload(Backend *be, void *dst, const void *host_src, size_t byte
     if (!bytes) return;
     ctx->counters.uploads++;
     ctx->counters.upload_bytes += (long long)bytes;
-    GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice,
-                                        ctx->stream));
+    gpu_op_upload(ctx, dst, host_src, bytes);
 }
 
 static void gpu_download(Backend *be, void *host_dst, const void *src, size_t bytes) {
     GpuContext *ctx = gpu_ctx(be);
     if (!bytes) return;
     ctx->counters.host_waits++;
+    gpu_flush(ctx);
     if (!ctx->failed &&
         GPU_CUDA(ctx, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost,
                                       ctx->stream)) &&
@@ -122,22 +172,19 @@ static void gpu_memmove(GpuContext *ctx, char *dst, const char *src, size_t byte
     if (!bytes || dst == src) return;
     size_t dist = dst > src ? (size_t)(dst - src) : (size_t)(src - dst);
     if (dist >= bytes) {
-        GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-                                            ctx->stream));
+        gpu_op_memcpy(ctx, dst, src, bytes);
         return;
     }
     if (dst < src) { /* forwards */
         for (size_t o = 0; o < bytes && !ctx->failed; o += dist) {
             size_t len = bytes - o < dist ? bytes - o : dist;
-            GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst + o, src + o, len, cudaMemcpyDeviceToDevice,
-                                                ctx->stream));
+            gpu_op_memcpy(ctx, dst + o, src + o, len);
         }
     } else { /* backwards */
         for (size_t end = bytes; end > 0 && !ctx->failed;) {
             size_t len = end < dist ? end : dist;
             end -= len;
-            GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(dst + end, src + end, len,
-                                                cudaMemcpyDeviceToDevice, ctx->stream));
+            gpu_op_memcpy(ctx, dst + end, src + end, len);
         }
     }
 }
@@ -150,7 +197,7 @@ static void gpu_copy(Backend *be, void *dst, const void *src, size_t bytes) {
 static void gpu_zero(Backend *be, void *dst, size_t bytes) {
     GPU_ENTER(be);
     if (!bytes) return;
-    GPU_CUDA_ASYNC(ctx, cudaMemsetAsync(dst, 0, bytes, ctx->stream));
+    gpu_op_memset(ctx, dst, bytes);
 }
 
 /* One cudaMemcpy2DAsync; when the two blocks overlap in memory (or a pitch
@@ -165,10 +212,8 @@ static void gpu_copy_cols(Backend *be, float *dst, int ld_dst, const float *src,
     const char *s1 = (const char *)(src + (size_t)(rows - 1) * ld_src + cols);
     bool overlap = d0 < s1 && s0 < d1;
     if (!overlap && ld_dst >= cols && ld_src >= cols) {
-        GPU_CUDA_ASYNC(ctx, cudaMemcpy2DAsync(dst, (size_t)ld_dst * sizeof(float), src,
-                                              (size_t)ld_src * sizeof(float), width,
-                                              (size_t)rows, cudaMemcpyDeviceToDevice,
-                                              ctx->stream));
+        gpu_op_memcpy2d(ctx, dst, (size_t)ld_dst * sizeof(float), src,
+                        (size_t)ld_src * sizeof(float), width, (size_t)rows);
         return;
     }
     for (int r = 0; r < rows && !ctx->failed; r++)
@@ -183,6 +228,7 @@ static void gpu_destroy(Backend *be) {
     GpuContext *ctx = gpu_ctx(be);
     if (ctx) {
         /* teardown errors are not recorded: nobody can read them any more */
+        gpu_graphs_destroy(ctx);
         if (ctx->stream) cudaStreamSynchronize(ctx->stream);
         if (ctx->cublas) ctx->blas->destroy(ctx->cublas);
         if (ctx->cublas_ws) cudaFree(ctx->cublas_ws);
@@ -218,6 +264,7 @@ static GpuContext *cuda_context_of(Backend *be) {
 
 extern "C" const char *cuda_backend_error(Backend *be) {
     GpuContext *ctx = cuda_context_of(be);
+    if (ctx) gpu_flush(ctx); /* errors of recorded work show once it ran */
     return ctx && ctx->failed ? ctx->error : NULL;
 }
 
@@ -324,7 +371,9 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
                                                                   ? CUBLAS_TF32_TENSOR_OP_MATH
                                                                   : CUBLAS_DEFAULT_MATH)) &&
         GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
-        GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double)));
+        GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double))) &&
+        /* graphs only without NMT_SYNC_DEBUG, which waits inside segments */
+        (!env_on("NMT_CUDA_GRAPHS") || ctx->sync_debug || gpu_graphs_create(ctx));
     if (!ok || ctx->failed) {
         snprintf(err, err_size, "CUDA backend setup failed: %s", ctx->error);
         gpu_destroy(be);

@@ -13,7 +13,14 @@
  *   NMT_SYNC_DEBUG=1  synchronise and check after every launch and copy
  *                     (slow; errors then name the op that caused them)
  *   NMT_TF32=1        let cuBLAS use TF32 tensor cores for sgemm (about
- *                     1e-3 relative error; off by default: plain float32) */
+ *                     1e-3 relative error; off by default: plain float32)
+ *   NMT_CUDA_GRAPHS=1 record the work between two host waits and run it as
+ *                     a CUDA graph once the same work was seen before
+ *                     (the same kernels, shapes and buffers: the same batch
+ *                     shape); off by default until a GPU run has checked it.
+ *                     Ignored with NMT_SYNC_DEBUG. docs/gpu.md
+ *   NMT_CUDA_GRAPHS_MAX=N  graphs kept (default 256, least recently used
+ *                     dropped) */
 #ifndef NMT_GPU_BACKEND_H
 #define NMT_GPU_BACKEND_H
 
@@ -55,8 +62,13 @@ typedef struct {
     long long host_waits;   /* times the host waited for the stream (download, sum_squares) */
     long long uploads;      /* upload calls (cudaMemcpyAsync from host memory) */
     long long upload_bytes;
-    long long launches;     /* kernel launches */
-    long long cublas_calls; /* checked cuBLAS calls (the GEMMs; setup's few too) */
+    long long launches;     /* kernel launches the slots asked for */
+    long long cublas_calls; /* GEMM calls the slots asked for (cuBLAS) */
+    long long host_calls;   /* CUDA and cuBLAS calls that put work on the stream: one
+                               per launch, GEMM and copy, or one per graph launch
+                               (a graph replays a segment without the host) */
+    long long graph_launches;  /* NMT_CUDA_GRAPHS: segments run as a cached graph */
+    long long graphs_captured; /* NMT_CUDA_GRAPHS: segments captured into a graph */
 } CudaCounters;
 
 /* Fills *out and returns 0 for a backend made by cuda_backend_create; -1

@@ -25,6 +25,54 @@ __global__ void gemm_scale_c_kernel(int m, int n, float beta, float *C, int ldc,
 
 static cublasOperation_t gpu_op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+/* a cuBLAS call as an op of the stream (gpu_internal.cuh), in cuBLAS's
+ * column-major terms; count 0: cublasSgemm, else strided batched. alpha
+ * and beta are host values, read when the call is enqueued (or captured). */
+typedef struct {
+    cublasOperation_t ta, tb;
+    int m, n, k, lda, ldb, ldc, count;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+    long long stride_a, stride_b, stride_c;
+} GpuGemmOp;
+
+static void gemm_exec(GpuContext *c, const void *payload) {
+    GpuGemmOp g;
+    memcpy(&g, payload, sizeof g);
+    c->counters.host_calls++;
+    if (!g.count)
+        GPU_CUBLAS(c, c->blas->sgemm(c->cublas, g.ta, g.tb, g.m, g.n, g.k, &g.alpha, g.A, g.lda,
+                                     g.B, g.ldb, &g.beta, g.C, g.ldc));
+    else
+        GPU_CUBLAS(c, c->blas->sgemm_strided_batched(c->cublas, g.ta, g.tb, g.m, g.n, g.k,
+                                                     &g.alpha, g.A, g.lda, g.stride_a, g.B,
+                                                     g.ldb, g.stride_b, &g.beta, g.C, g.ldc,
+                                                     g.stride_c, g.count));
+}
+
+void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t tb, int m,
+                          int n, int k, float alpha, const float *A, int lda, long long stride_a,
+                          const float *B, int ldb, long long stride_b, float beta, float *C,
+                          int ldc, long long stride_c, int count) {
+    GpuGemmOp g;
+    memset(&g, 0, sizeof g);
+    g.ta = ta, g.tb = tb, g.m = m, g.n = n, g.k = k;
+    g.alpha = alpha, g.beta = beta;
+    g.A = A, g.lda = lda, g.stride_a = stride_a;
+    g.B = B, g.ldb = ldb, g.stride_b = stride_b;
+    g.C = C, g.ldc = ldc, g.stride_c = stride_c;
+    g.count = count;
+    c->counters.cublas_calls++;
+    gpu_submit(c, gemm_exec, &g, sizeof g);
+}
+
+void gpu_op_sgemm(GpuContext *c, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                  int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                  float beta, float *C, int ldc) {
+    gpu_op_sgemm_batched(c, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 0);
+}
+
 void gpu_gemm(Backend *be, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
               const float *A, int lda, const float *B, int ldb, float beta, float *C,
               int ldc) {
@@ -35,8 +83,8 @@ void gpu_gemm(Backend *be, bool trans_a, bool trans_b, int m, int n, int k, floa
                    C, ldc, 0L, 1);
         return;
     }
-    GPU_CUBLAS(ctx, ctx->blas->sgemm(ctx->cublas, gpu_op(trans_b), gpu_op(trans_a), n, m, k,
-                                     &alpha, B, ldb, A, lda, &beta, C, ldc));
+    gpu_op_sgemm(ctx, gpu_op(trans_b), gpu_op(trans_a), n, m, k, alpha, B, ldb, A, lda, beta, C,
+                 ldc);
 }
 
 void gpu_gemm_batched(Backend *be, bool trans_a, bool trans_b, int m, int n, int k,
@@ -50,8 +98,7 @@ void gpu_gemm_batched(Backend *be, bool trans_a, bool trans_b, int m, int n, int
                    n, beta, C, ldc, stride_c, count);
         return;
     }
-    GPU_CUBLAS(ctx, ctx->blas->sgemm_strided_batched(
-                        ctx->cublas, gpu_op(trans_b), gpu_op(trans_a), n, m, k, &alpha, B, ldb,
-                        (long long)stride_b, A, lda, (long long)stride_a, &beta, C, ldc,
-                        (long long)stride_c, count));
+    gpu_op_sgemm_batched(ctx, gpu_op(trans_b), gpu_op(trans_a), n, m, k, alpha, B, ldb,
+                         (long long)stride_b, A, lda, (long long)stride_a, beta, C, ldc,
+                         (long long)stride_c, count);
 }

@@ -12,6 +12,11 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <stdint.h>
+#include <string.h>
+
+#include <utility>
+
 extern "C" {
 #include "backend.h"
 #include "common.h"
@@ -53,7 +58,25 @@ typedef struct {
  * backend is created on one thread. */
 const GpuBlas *gpu_blas_load(char *err, size_t err_size);
 
-typedef struct {
+/* Values of one kernel call that change from call to call while its other
+ * arguments stay the same (a dropout seed, the loss scale 1/tokens, Adam's
+ * rate and bias corrections, a clipping factor). A kernel takes them as a
+ * GpuVar: by value (ptr NULL) when ops go to the stream at once, or from a
+ * slot of device memory that the segment fills before it runs, so that a
+ * captured CUDA graph can run again with new values (gpu_graph.cu). */
+union GpuVarVals {
+    float f[4];
+    uint64_t u[2];
+};
+struct GpuVar {
+    const GpuVarVals *ptr; /* NULL: use v */
+    GpuVarVals v;
+};
+__device__ inline GpuVarVals gpu_var_read(const GpuVar &a) { return a.ptr ? *a.ptr : a.v; }
+
+struct GpuGraphs; /* the recorder and graph cache of NMT_CUDA_GRAPHS=1 (gpu_graph.cu) */
+
+typedef struct GpuContext {
     int device;
     cudaStream_t stream;
     const GpuBlas *blas;  /* cuBLAS's functions (gpu_blas_load) */
@@ -66,6 +89,7 @@ typedef struct {
     bool failed;          /* an error was recorded: every slot is a no-op */
     char error[512];      /* the first error */
     CudaCounters counters; /* cuda_backend_counters */
+    struct GpuGraphs *graphs; /* NMT_CUDA_GRAPHS=1: ops are recorded, else NULL (run at once) */
 } GpuContext;
 
 static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }
@@ -87,9 +111,9 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
 #define GPU_CUDA_ASYNC(c, call) gpu_check_cuda_sync((c), (call), #call, __FILE__, __LINE__)
 #define GPU_CUBLAS(c, call) gpu_check_cublas((c), (call), #call, __FILE__, __LINE__)
 
-/* kernel<<<grid, block, 0, stream>>>(args...) and its check. NMT_CUDA_EMU:
- * the CPU emulator of tests/gpu_emu/ runs the kernel instead (`make
- * gpu-emu-check`, docs/gpu.md). */
+/* kernel<<<grid, block, 0, stream>>>(args...). NMT_CUDA_EMU: the CPU
+ * emulator of tests/gpu_emu/ runs the kernel instead (`make
+ * gpu-emu-check`, docs/gpu.md). `kernel` may be a function pointer. */
 #ifdef NMT_CUDA_EMU
 #define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
     emu_launch(kernel, dim3(grid), dim3(block), __VA_ARGS__)
@@ -97,11 +121,112 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
 #define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
     kernel<<<(grid), (block), 0, (c)->stream>>>(__VA_ARGS__)
 #endif
-#define GPU_LAUNCH(c, kernel, grid, block, ...)                     \
-    do {                                                            \
-        GPU_KERNEL_CALL(c, kernel, grid, block, __VA_ARGS__);       \
-        gpu_check_launch((c), #kernel, __FILE__, __LINE__);         \
-    } while (0)
+
+/* ---- the ops of the stream (gpu_graph.cu) ----
+ * Every piece of work the slots put on the stream is an op: a function
+ * that enqueues it (exec) and the bytes it needs (payload, copied). Without
+ * NMT_CUDA_GRAPHS the op runs at once; with it, ops are recorded until the
+ * host has to wait (download, sum_squares, alloc, release), and the
+ * segment then runs as a cached CUDA graph when the same ops (the same
+ * payload bytes) ran before. */
+typedef void (*GpuOpExec)(GpuContext *c, const void *payload);
+void gpu_submit(GpuContext *c, GpuOpExec exec, const void *payload, size_t bytes);
+/* the values of one call's GpuVar argument (see GpuVar) */
+GpuVar gpu_var(GpuContext *c, GpuVarVals v);
+/* runs what was recorded; every host wait calls it first */
+void gpu_flush(GpuContext *c);
+/* the stream ops of the slots (device memory; upload from host memory) */
+void gpu_op_memset(GpuContext *c, void *dst, size_t bytes);
+void gpu_op_memcpy(GpuContext *c, void *dst, const void *src, size_t bytes);
+void gpu_op_memcpy2d(GpuContext *c, void *dst, size_t dpitch, const void *src, size_t spitch,
+                     size_t width, size_t height);
+void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes);
+void gpu_op_sgemm(GpuContext *c, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                  int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                  float beta, float *C, int ldc);
+void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t tb, int m,
+                          int n, int k, float alpha, const float *A, int lda, long long stride_a,
+                          const float *B, int ldb, long long stride_b, float beta, float *C,
+                          int ldc, long long stride_c, int count);
+/* NMT_CUDA_GRAPHS=1 at creation: the recorder's state, or false and an error */
+bool gpu_graphs_create(GpuContext *c);
+void gpu_graphs_destroy(GpuContext *c);
+
+/* A kernel launch as an op: the kernel, its launch shape and its arguments
+ * converted to the kernel's parameter types, packed without padding
+ * garbage (the payload is zeroed first), so that equal launches have
+ * equal bytes. */
+template <class... P>
+struct GpuPack;
+template <>
+struct GpuPack<> {};
+template <class H, class... R>
+struct GpuPack<H, R...> {
+    H head;
+    GpuPack<R...> rest;
+};
+inline void gpu_pack_set(GpuPack<> &) {}
+template <class H, class... R, class A, class... B>
+inline void gpu_pack_set(GpuPack<H, R...> &p, const A &a, const B &...b) {
+    p.head = a;
+    gpu_pack_set(p.rest, b...);
+}
+template <size_t I>
+struct GpuPackAt {
+    template <class H, class... R>
+    static const auto &get(const GpuPack<H, R...> &p) { return GpuPackAt<I - 1>::get(p.rest); }
+};
+template <>
+struct GpuPackAt<0> {
+    template <class H, class... R>
+    static const H &get(const GpuPack<H, R...> &p) { return p.head; }
+};
+
+template <class... P>
+struct GpuKernelOp {
+    const char *name, *file;
+    long line;
+    void (*kernel)(P...);
+    unsigned grid[3], block[3];
+    GpuPack<P...> args;
+};
+
+template <class... P, size_t... I>
+void gpu_kernel_run(GpuContext *c, const GpuKernelOp<P...> &op, std::index_sequence<I...>) {
+    void (*kernel)(P...) = op.kernel;
+    dim3 grid(op.grid[0], op.grid[1], op.grid[2]), block(op.block[0], op.block[1], op.block[2]);
+    c->counters.host_calls++;
+    GPU_KERNEL_CALL(c, kernel, grid, block, GpuPackAt<I>::get(op.args)...);
+    gpu_check_launch(c, op.name, op.file, (int)op.line);
+}
+
+template <class... P>
+void gpu_kernel_exec(GpuContext *c, const void *payload) {
+    GpuKernelOp<P...> op;
+    memcpy(&op, payload, sizeof op);
+    gpu_kernel_run(c, op, std::index_sequence_for<P...>{});
+}
+
+template <class... P, class... A>
+void gpu_launch(GpuContext *c, const char *name, const char *file, int line,
+                void (*kernel)(P...), dim3 grid, dim3 block, const A &...args) {
+    static_assert(sizeof...(P) == sizeof...(A), "a kernel launch with the wrong argument count");
+    GpuKernelOp<P...> op;
+    memset(&op, 0, sizeof op);
+    op.name = name;
+    op.file = file;
+    op.line = line;
+    op.kernel = kernel;
+    op.grid[0] = grid.x, op.grid[1] = grid.y, op.grid[2] = grid.z;
+    op.block[0] = block.x, op.block[1] = block.y, op.block[2] = block.z;
+    gpu_pack_set(op.args, args...);
+    c->counters.launches++;
+    gpu_submit(c, gpu_kernel_exec<P...>, &op, sizeof op);
+}
+
+/* kernel<<<grid, block>>>(args...) as an op, checked when it is enqueued */
+#define GPU_LAUNCH(c, kernel, grid, block, ...) \
+    gpu_launch((c), #kernel, __FILE__, __LINE__, kernel, dim3(grid), dim3(block), __VA_ARGS__)
 
 /* Opens a slot: the context, or return when an error was recorded. */
 #define GPU_ENTER(be)               \

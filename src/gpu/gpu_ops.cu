@@ -106,8 +106,9 @@ void gpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, 
  * y[i] = x[i] * mask[i], exactly what dropout_math_mask_block computes on
  * the CPU (dropout_math.h). In place (y == x) each thread reads and writes
  * only its own four elements. */
-__global__ void dropout_kernel(float *y, const float *x, size_t n, float p, uint64_t seed,
+__global__ void dropout_kernel(float *y, const float *x, size_t n, float p, GpuVar seed_var,
                                uint64_t first, uint64_t blocks, uint64_t offset) {
+    uint64_t seed = gpu_var_read(seed_var).u[0];
     GPU_GRID_STRIDE(b, blocks) {
         uint64_t g = first + b;
         curandStatePhilox4_32_10_t state;
@@ -123,16 +124,23 @@ void gpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint6
     GPU_ENTER(be);
     if (!n) return;
     uint64_t first = offset / 4, blocks = (offset + n - 1) / 4 - first + 1;
-    GPU_LAUNCH(ctx, dropout_kernel, gpu_blocks(blocks), GPU_THREADS, y, x, n, p, seed, first,
-               blocks, offset);
+    GpuVarVals v = {};
+    v.u[0] = seed; /* a new seed every step: a graph reads it from device memory */
+    GPU_LAUNCH(ctx, dropout_kernel, gpu_blocks(blocks), GPU_THREADS, y, x, n, p, gpu_var(ctx, v),
+               first, blocks, offset);
 }
 
-__global__ void scale_kernel(float *x, size_t n, float s) { GPU_GRID_STRIDE(i, n) x[i] *= s; }
+__global__ void scale_kernel(float *x, size_t n, GpuVar s_var) {
+    float s = gpu_var_read(s_var).f[0];
+    GPU_GRID_STRIDE(i, n) x[i] *= s;
+}
 
 void gpu_scale(Backend *be, float *x, size_t n, float s) {
     GPU_ENTER(be);
     if (!n) return;
-    GPU_LAUNCH(ctx, scale_kernel, gpu_blocks(n), GPU_THREADS, x, n, s);
+    GpuVarVals v = {};
+    v.f[0] = s; /* e.g. the clipping factor of this step */
+    GPU_LAUNCH(ctx, scale_kernel, gpu_blocks(n), GPU_THREADS, x, n, gpu_var(ctx, v));
 }
 
 /* ---- LSTM cell: one thread per (b, j), all four gates of element j ---- */
@@ -238,8 +246,11 @@ void gpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src
 
 /* ---- optimizer ---- */
 
-__global__ void adam_kernel(float *w, const float *g, float *m, float *v, size_t n, float lr,
-                            float beta1, float beta2, float eps, float bc1, float bc2) {
+/* step: lr, bc1, bc2 (they change every step) */
+__global__ void adam_kernel(float *w, const float *g, float *m, float *v, size_t n, GpuVar step,
+                            float beta1, float beta2, float eps) {
+    GpuVarVals s = gpu_var_read(step);
+    float lr = s.f[0], bc1 = s.f[1], bc2 = s.f[2];
     GPU_GRID_STRIDE(i, n) optim_math_adam(&w[i], g[i], &m[i], &v[i], lr, beta1, beta2, eps, bc1, bc2);
 }
 
@@ -249,16 +260,21 @@ void gpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, 
     if (!n) return;
     float bc1, bc2; /* on the host, in double, as the CPU does */
     optim_math_adam_corrections(beta1, beta2, t, &bc1, &bc2);
-    GPU_LAUNCH(ctx, adam_kernel, gpu_blocks(n), GPU_THREADS, w, g, m, v, n, lr, beta1, beta2,
-               eps, bc1, bc2);
+    GpuVarVals step = {};
+    step.f[0] = lr, step.f[1] = bc1, step.f[2] = bc2;
+    GPU_LAUNCH(ctx, adam_kernel, gpu_blocks(n), GPU_THREADS, w, g, m, v, n, gpu_var(ctx, step),
+               beta1, beta2, eps);
 }
 
-__global__ void sgd_kernel(float *w, const float *g, size_t n, float lr) {
+__global__ void sgd_kernel(float *w, const float *g, size_t n, GpuVar lr_var) {
+    float lr = gpu_var_read(lr_var).f[0];
     GPU_GRID_STRIDE(i, n) optim_math_sgd(&w[i], g[i], lr);
 }
 
 void gpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr) {
     GPU_ENTER(be);
     if (!n) return;
-    GPU_LAUNCH(ctx, sgd_kernel, gpu_blocks(n), GPU_THREADS, w, g, n, lr);
+    GpuVarVals v = {};
+    v.f[0] = lr;
+    GPU_LAUNCH(ctx, sgd_kernel, gpu_blocks(n), GPU_THREADS, w, g, n, gpu_var(ctx, v));
 }

@@ -52,8 +52,7 @@ void gpu_additive_score_forward(Backend *be, int B, int S, int A, const float *k
     GPU_ENTER(be);
     if (B <= 0 || S <= 0) return;
     if (A <= 0) { /* an empty sum */
-        GPU_CUDA_ASYNC(ctx, cudaMemsetAsync(scores, 0, (size_t)B * S * sizeof(float),
-                                            ctx->stream));
+        gpu_op_memset(ctx, scores, (size_t)B * S * sizeof(float));
         return;
     }
     size_t rows = (size_t)S * B, per_block = GPU_THREADS / 32;
@@ -213,8 +212,9 @@ __device__ void row_stats(const float *x, int V, float *m, float *ls, float *gap
 }
 
 __global__ void softmax_xent_kernel(int V, const float *logits, const int32_t *targets,
-                                    int pad_id, float eps, float scale, float *loss_rows,
+                                    int pad_id, float eps, GpuVar scale_var, float *loss_rows,
                                     float *nll_rows, float *dlogits) {
+    float scale = gpu_var_read(scale_var).f[0];
     int r = blockIdx.x;
     const float *x = logits + (size_t)r * V;
     float *dx = dlogits ? dlogits + (size_t)r * V : NULL;
@@ -246,8 +246,10 @@ void gpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int3
                       float *dlogits) {
     GPU_ENTER(be);
     if (N <= 0 || V <= 0) return;
+    GpuVarVals v = {};
+    v.f[0] = scale; /* 1 / the batch's target tokens */
     GPU_LAUNCH(ctx, softmax_xent_kernel, N, GPU_ROW_THREADS, V, logits, targets, pad_id, eps,
-               scale, loss_rows, nll_rows, dlogits);
+               gpu_var(ctx, v), loss_rows, nll_rows, dlogits);
 }
 
 __global__ void log_softmax_kernel(int V, const float *logits, float *out) {
@@ -290,6 +292,7 @@ double gpu_sum_squares(Backend *be, const float *x, size_t n) {
     GPU_LAUNCH(ctx, sumsq_partial_kernel, GPU_SUMSQ_BLOCKS, GPU_THREADS, x, n, ctx->partials);
     GPU_LAUNCH(ctx, sumsq_final_kernel, 1, GPU_THREADS, ctx->partials, GPU_SUMSQ_BLOCKS);
     ctx->counters.host_waits++;
+    gpu_flush(ctx);
     if (ctx->failed ||
         !GPU_CUDA(ctx, cudaMemcpyAsync(ctx->host_result, ctx->partials + GPU_SUMSQ_BLOCKS,
                                        sizeof(double), cudaMemcpyDeviceToHost, ctx->stream)) ||

@@ -12,6 +12,13 @@
  * it with garbage so that missing zeroing shows; copies abort on overlapping
  * ranges (undefined on a GPU).
  *
+ * Stream capture and graphs: between cudaStreamBeginCapture and
+ * cudaStreamEndCapture, kernel launches, copies, memsets and cuBLAS calls
+ * are recorded (arguments by value, memory read when the graph runs), not
+ * run; cudaGraphLaunch runs them in order. As on a GPU, a copy between
+ * device and pageable host memory (not from cudaMallocHost) or a
+ * synchronisation during capture is an error that invalidates the capture.
+ *
  * What it checks: indexing, launch shapes, barriers and shuffles, in-place
  * aliasing, the memory slots, the cuBLAS transposition (cuBLAS is emulated
  * with a column-major cblas_sgemm after cuBLAS's own argument checks). What
@@ -47,7 +54,9 @@ typedef enum {
     cudaErrorInvalidValue = 1,
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidPitchValue = 12,
-    cudaErrorNoDevice = 100
+    cudaErrorNoDevice = 100,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901
 } cudaError_t;
 typedef enum {
     cudaMemcpyHostToHost,
@@ -57,6 +66,16 @@ typedef enum {
 } cudaMemcpyKind;
 typedef void *cudaStream_t;
 #define cudaStreamNonBlocking 1
+typedef enum {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+} cudaStreamCaptureMode;
+struct EmuGraph;
+typedef EmuGraph *cudaGraph_t;
+typedef EmuGraph *cudaGraphExec_t;
+typedef int *cudaEvent_t;
+#define cudaEventDisableTiming 2
 
 cudaError_t cudaGetDeviceCount(int *n); /* 1, or 0 with EMU_NO_GPU=1 */
 cudaError_t cudaSetDevice(int device);
@@ -69,9 +88,10 @@ cudaError_t cudaMalloc(T **p, size_t n) {
     return emu_malloc((void **)p, n);
 }
 cudaError_t cudaFree(void *p);
+cudaError_t emu_malloc_host(void **p, size_t n); /* remembered as pinned */
 template <class T>
 cudaError_t cudaMallocHost(T **p, size_t n) {
-    return emu_malloc((void **)p, n);
+    return emu_malloc_host((void **)p, n);
 }
 cudaError_t cudaFreeHost(void *p);
 cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s);
@@ -79,6 +99,19 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind k, 
 cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spitch,
                               size_t width, size_t height, cudaMemcpyKind k, cudaStream_t st);
 cudaError_t cudaGetLastError(void);
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
+/* during capture: adds the work to the graph and returns true */
+bool emu_capture(std::function<void()> work);
 const char *cudaGetErrorString(cudaError_t e);
 const char *cudaGetErrorName(cudaError_t e);
 
@@ -127,7 +160,9 @@ void emu_run(dim3 grid, dim3 block, std::function<void()> body);
 
 template <class K, class... A>
 void emu_launch(K kernel, dim3 grid, dim3 block, A... args) {
-    emu_run(grid, block, [=]() { kernel(args...); });
+    std::function<void()> body = [=]() { kernel(args...); };
+    if (emu_capture([=]() { emu_run(grid, block, body); })) return;
+    emu_run(grid, block, body);
 }
 
 #endif

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ucontext.h>
+#include <utility>
+#include <vector>
 
 #include "cublas_v2.h"
 
@@ -95,6 +97,90 @@ void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
             }
 }
 
+/* ---- stream capture and graphs ---- */
+
+struct EmuGraph {
+    std::vector<std::function<void()>> work;
+};
+static EmuGraph *emu_capturing;  /* the graph being captured, or NULL */
+static bool emu_capture_broken;  /* an illegal call happened during capture */
+static std::vector<std::pair<const char *, size_t>> emu_pinned; /* cudaMallocHost blocks */
+
+bool emu_capture(std::function<void()> work) {
+    if (!emu_capturing) return false;
+    emu_capturing->work.push_back(std::move(work));
+    return true;
+}
+
+/* a call that is illegal during capture: it breaks the capture */
+static cudaError_t emu_capture_unsupported(const char *what) {
+    fprintf(stderr, "cuda emulator: %s during stream capture\n", what);
+    emu_capture_broken = true;
+    return cudaErrorStreamCaptureUnsupported;
+}
+
+static bool emu_is_pinned(const void *p, size_t n) {
+    const char *a = (const char *)p;
+    for (auto &b : emu_pinned)
+        if (a >= b.first && a + n <= b.first + b.second) return true;
+    return false;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
+    if (emu_capturing) return cudaErrorInvalidValue;
+    emu_capturing = new EmuGraph;
+    emu_capture_broken = false;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *graph) {
+    if (!emu_capturing) return cudaErrorInvalidValue;
+    EmuGraph *g = emu_capturing;
+    emu_capturing = NULL;
+    if (emu_capture_broken) {
+        delete g;
+        *graph = NULL;
+        return cudaErrorStreamCaptureInvalidated;
+    }
+    *graph = g;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long) {
+    if (!graph) return cudaErrorInvalidValue;
+    *exec = new EmuGraph(*graph);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t) {
+    if (emu_capturing) return emu_capture_unsupported("cudaGraphLaunch");
+    if (!exec) return cudaErrorInvalidValue;
+    for (auto &w : exec->work) w();
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+    delete graph;
+    return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    delete exec;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) {
+    *e = new int(0);
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaEventSynchronize(cudaEvent_t) {
+    return emu_capturing ? emu_capture_unsupported("cudaEventSynchronize") : cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    delete e;
+    return cudaSuccess;
+}
+
 /* ---- runtime ---- */
 
 cudaError_t cudaGetDeviceCount(int *n) {
@@ -108,7 +194,9 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
     *s = &stream;
     return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+    return emu_capturing ? emu_capture_unsupported("cudaStreamSynchronize") : cudaSuccess;
+}
 cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 
 cudaError_t emu_malloc(void **p, size_t n) {
@@ -121,11 +209,22 @@ cudaError_t cudaFree(void *p) {
     free(p);
     return cudaSuccess;
 }
+cudaError_t emu_malloc_host(void **p, size_t n) {
+    cudaError_t e = emu_malloc(p, n);
+    if (e == cudaSuccess) emu_pinned.push_back({(const char *)*p, n});
+    return e;
+}
 cudaError_t cudaFreeHost(void *p) {
+    for (size_t i = 0; i < emu_pinned.size(); i++)
+        if (emu_pinned[i].first == p) {
+            emu_pinned.erase(emu_pinned.begin() + (long)i);
+            break;
+        }
     free(p);
     return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t) {
+    if (emu_capture([=]() { memset(p, v, n); })) return cudaSuccess;
     memset(p, v, n);
     return cudaSuccess;
 }
@@ -138,8 +237,17 @@ static void emu_no_overlap(const char *what, const void *d, size_t dn, const voi
     }
 }
 
-cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t) {
+cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind kind,
+                            cudaStream_t) {
     emu_no_overlap("cudaMemcpyAsync", d, n, s, n);
+    if (emu_capturing) {
+        /* CUDA cannot capture a copy to or from pageable host memory */
+        if ((kind == cudaMemcpyHostToDevice && !emu_is_pinned(s, n)) ||
+            (kind == cudaMemcpyDeviceToHost && !emu_is_pinned(d, n)))
+            return emu_capture_unsupported("a copy with pageable host memory");
+        emu_capture([=]() { memcpy(d, s, n); });
+        return cudaSuccess;
+    }
     memcpy(d, s, n);
     return cudaSuccess;
 }
@@ -150,8 +258,11 @@ cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spit
     if (height)
         emu_no_overlap("cudaMemcpy2DAsync", d, (height - 1) * dpitch + width, s,
                        (height - 1) * spitch + width);
-    for (size_t r = 0; r < height; r++)
-        memcpy((char *)d + r * dpitch, (const char *)s + r * spitch, width);
+    auto work = [=]() {
+        for (size_t r = 0; r < height; r++)
+            memcpy((char *)d + r * dpitch, (const char *)s + r * spitch, width);
+    };
+    if (!emu_capture(work)) work();
     return cudaSuccess;
 }
 
@@ -183,9 +294,14 @@ cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t ta, cublasOperation
         ldb < emu_max1(tb == CUBLAS_OP_N ? k : n) || ldc < emu_max1(m))
         return CUBLAS_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
-    cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
-                tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, *alpha, A, lda, B, ldb,
-                *beta, C, ldc);
+    /* host scalars are read at the call, also when it is captured */
+    float al = *alpha, be = *beta;
+    auto work = [=]() {
+        cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
+                    tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, al, A, lda, B, ldb,
+                    be, C, ldc);
+    };
+    if (!emu_capture(work)) work();
     return CUBLAS_STATUS_SUCCESS;
 }
 

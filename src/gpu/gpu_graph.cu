@@ -1,0 +1,360 @@
+/* gpu_graph.cu: the CUDA backend's op recorder and graph cache
+ * (NMT_CUDA_GRAPHS=1; docs/gpu.md, "CUDA graphs").
+ *
+ * Every piece of work a slot puts on the stream is an op (gpu_submit: an
+ * exec function and its payload bytes, gpu_internal.cuh). Without graphs
+ * an op runs at once. With graphs, ops are recorded into a segment until
+ * the host must wait (download, sum_squares, alloc, release, destroy,
+ * cuda_backend_error): gpu_flush then runs the segment, in one of three
+ * ways, chosen by its key (a 128-bit hash of every op's exec function and
+ * payload, with the op, value and upload counts):
+ *   - a graph with that key is cached: launch it (one host call);
+ *   - the key was seen once before: capture the segment into a graph
+ *     (stream capture of the ops' own calls), cache and launch it;
+ *   - else run the ops one by one, as without graphs.
+ * A segment's key covers every argument of every op (kernel, launch shape,
+ * pointers, sizes, scalars), so a cached graph only ever runs work
+ * identical to what the ops would enqueue. Two kinds of inputs change
+ * between runs of the same work and are not part of the key:
+ *   - GpuVar values (dropout seeds, the loss scale, Adam's rate and
+ *     corrections, a clipping factor): each call gets a slot of a device
+ *     array (vars) that the segment's first op fills from pinned memory;
+ *   - upload data: copied from the caller's buffer when recorded (the
+ *     caller may reuse it at once), then into pinned memory at the flush;
+ *     the segment's upload ops copy it from there to the device.
+ * Both live in one pinned block that every flush reuses: a flush first
+ * waits for the previous flush's work (an event; in nmt every segment but
+ * the optimizer's ends in a host wait anyway, so this costs nothing). */
+#include "gpu/gpu_internal.cuh"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+extern "C" {
+#include "common.h"
+}
+
+/* GpuVar slots of one segment (a segment that needs more is flushed early,
+ * at the same point every time, so it still repeats) */
+#define GPU_VARS_MAX 4096
+#define GPU_VARS_BYTES (GPU_VARS_MAX * sizeof(GpuVarVals))
+/* keys remembered as seen once (direct-mapped by hash) */
+#define GPU_SEEN_SLOTS 1024
+#define GPU_GRAPHS_DEFAULT_MAX 256
+
+typedef struct {
+    uint64_t h1, h2, n_ops, n_vars, upload_bytes;
+} GpuSegKey;
+
+typedef struct {
+    GpuSegKey key;
+    cudaGraphExec_t exec;
+    uint64_t last_use;
+} GpuGraphEntry;
+
+typedef struct {
+    GpuOpExec exec;
+    uint64_t bytes; /* payload bytes that follow, padded to 8 */
+} GpuOpHeader;
+
+struct GpuGraphs {
+    /* the segment being recorded */
+    unsigned char *ops;
+    size_t ops_len, ops_cap, n_ops;
+    GpuVarVals vars[GPU_VARS_MAX];
+    int n_vars;
+    unsigned char *uploads; /* upload data, each piece at an 8-aligned offset */
+    size_t up_len, up_cap;
+    uint64_t h1, h2;
+    /* what segments read when they run */
+    GpuVarVals *dev_vars;   /* GPU_VARS_MAX slots, device */
+    unsigned char *pinned;  /* [GPU_VARS_BYTES of vars][uploads], pinned host */
+    size_t pinned_cap;
+    cudaEvent_t flushed;    /* recorded after each flush's work */
+    bool flushed_recorded;
+    bool flushing;
+    /* graphs and keys seen once */
+    GpuGraphEntry *cache;
+    int cache_n, cache_max;
+    uint64_t clock;
+    GpuSegKey seen[GPU_SEEN_SLOTS];
+};
+
+/* ---- hashing ---- */
+
+static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static void hash_bytes(GpuGraphs *g, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, b + i, n - i < 8 ? n - i : 8);
+        g->h1 = (g->h1 ^ w) * 0x100000001b3ULL;
+        g->h2 = rotl64(g->h2 ^ (w * 0x9e3779b97f4a7c15ULL), 27) * 0xbf58476d1ce4e5b9ULL + 1;
+    }
+}
+
+static void seg_reset(GpuGraphs *g) {
+    g->ops_len = g->n_ops = 0;
+    g->n_vars = 0;
+    g->up_len = 0;
+    g->h1 = 0xcbf29ce484222325ULL;
+    g->h2 = 0x84222325cbf29ce4ULL;
+}
+
+static bool grow(unsigned char **buf, size_t *cap, size_t need) {
+    if (need <= *cap) return true;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need) n *= 2;
+    unsigned char *p = (unsigned char *)realloc(*buf, n);
+    if (!p) return false;
+    *buf = p;
+    *cap = n;
+    return true;
+}
+
+/* ---- recording ---- */
+
+void gpu_submit(GpuContext *c, GpuOpExec exec, const void *payload, size_t bytes) {
+    GpuGraphs *g = c->graphs;
+    if (!g || g->flushing) {
+        exec(c, payload);
+        return;
+    }
+    if (c->failed) return;
+    size_t padded = (bytes + 7) & ~(size_t)7;
+    if (!grow(&g->ops, &g->ops_cap, g->ops_len + sizeof(GpuOpHeader) + padded)) {
+        gpu_record(c, "recording an op", "out of host memory", __FILE__, __LINE__);
+        return;
+    }
+    GpuOpHeader h = {exec, padded};
+    unsigned char *at = g->ops + g->ops_len;
+    memcpy(at, &h, sizeof h);
+    memset(at + sizeof h, 0, padded);
+    memcpy(at + sizeof h, payload, bytes);
+    hash_bytes(g, at, sizeof h + padded);
+    g->ops_len += sizeof h + padded;
+    g->n_ops++;
+}
+
+GpuVar gpu_var(GpuContext *c, GpuVarVals v) {
+    GpuVar r;
+    memset(&r, 0, sizeof r);
+    GpuGraphs *g = c->graphs;
+    if (!g || g->flushing) {
+        r.v = v;
+        return r;
+    }
+    if (g->n_vars == GPU_VARS_MAX) gpu_flush(c);
+    g->vars[g->n_vars] = v;
+    r.ptr = g->dev_vars + g->n_vars++;
+    return r;
+}
+
+/* an upload in the segment: the data goes to the pinned block at the flush */
+typedef struct {
+    void *dst;
+    size_t off, bytes; /* in the pinned block's upload part */
+} GpuStagedUpload;
+
+static void staged_upload_exec(GpuContext *c, const void *payload) {
+    GpuStagedUpload op;
+    memcpy(&op, payload, sizeof op);
+    c->counters.host_calls++;
+    GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, c->graphs->pinned + GPU_VARS_BYTES + op.off,
+                                      op.bytes, cudaMemcpyHostToDevice, c->stream));
+}
+
+void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes) {
+    GpuGraphs *g = c->graphs;
+    if (!g) {
+        /* pageable memory: returns once the data is staged, so the caller
+         * may reuse its buffer at once */
+        c->counters.host_calls++;
+        GPU_CUDA_ASYNC(c, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice,
+                                          c->stream));
+        return;
+    }
+    size_t off = (g->up_len + 7) & ~(size_t)7;
+    if (!grow(&g->uploads, &g->up_cap, off + bytes)) {
+        gpu_record(c, "recording an upload", "out of host memory", __FILE__, __LINE__);
+        return;
+    }
+    memcpy(g->uploads + off, host_src, bytes);
+    g->up_len = off + bytes;
+    GpuStagedUpload op = {dst, off, bytes};
+    gpu_submit(c, staged_upload_exec, &op, sizeof op);
+}
+
+/* ---- the graph cache ---- */
+
+static bool key_eq(const GpuSegKey *a, const GpuSegKey *b) {
+    return a->h1 == b->h1 && a->h2 == b->h2 && a->n_ops == b->n_ops && a->n_vars == b->n_vars &&
+           a->upload_bytes == b->upload_bytes;
+}
+
+static GpuGraphEntry *cache_find(GpuGraphs *g, const GpuSegKey *k) {
+    for (int i = 0; i < g->cache_n; i++)
+        if (key_eq(&g->cache[i].key, k)) return &g->cache[i];
+    return NULL;
+}
+
+static void drop_graphs(GpuContext *c) {
+    GpuGraphs *g = c->graphs;
+    if (g->cache_n) cudaStreamSynchronize(c->stream); /* none may still run */
+    for (int i = 0; i < g->cache_n; i++) cudaGraphExecDestroy(g->cache[i].exec);
+    g->cache_n = 0;
+    memset(g->seen, 0, sizeof g->seen);
+}
+
+/* a free entry: a new one, or the least recently used one's */
+static GpuGraphEntry *cache_slot(GpuContext *c) {
+    GpuGraphs *g = c->graphs;
+    if (g->cache_n < g->cache_max) return &g->cache[g->cache_n++];
+    GpuGraphEntry *old = &g->cache[0];
+    for (int i = 1; i < g->cache_n; i++)
+        if (g->cache[i].last_use < old->last_use) old = &g->cache[i];
+    cudaStreamSynchronize(c->stream);
+    cudaGraphExecDestroy(old->exec);
+    return old;
+}
+
+/* true the second time (and later times) a key is seen */
+static bool seen_before(GpuGraphs *g, const GpuSegKey *k) {
+    GpuSegKey *s = &g->seen[k->h1 % GPU_SEEN_SLOTS];
+    if (key_eq(s, k)) return true;
+    *s = *k;
+    return false;
+}
+
+/* ---- running a segment ---- */
+
+/* the segment's ops in order, after its GpuVar values */
+static void run_ops(GpuContext *c) {
+    GpuGraphs *g = c->graphs;
+    if (g->n_vars) {
+        c->counters.host_calls++;
+        GPU_CUDA(c, cudaMemcpyAsync(g->dev_vars, g->pinned, g->n_vars * sizeof(GpuVarVals),
+                                    cudaMemcpyHostToDevice, c->stream));
+    }
+    for (size_t at = 0; at < g->ops_len && !c->failed;) {
+        GpuOpHeader h;
+        memcpy(&h, g->ops + at, sizeof h);
+        h.exec(c, g->ops + at + sizeof h);
+        at += sizeof h + h.bytes;
+    }
+}
+
+/* the pinned block holds the vars and `uploads` bytes (a larger block has a
+ * new address, which the cached graphs read from: they are dropped) */
+static bool ensure_pinned(GpuContext *c, size_t uploads) {
+    GpuGraphs *g = c->graphs;
+    size_t need = GPU_VARS_BYTES + uploads;
+    if (need <= g->pinned_cap) return true;
+    size_t n = g->pinned_cap ? g->pinned_cap : GPU_VARS_BYTES + (256 << 10);
+    while (n < need) n *= 2;
+    drop_graphs(c);
+    if (g->pinned) GPU_CUDA(c, cudaFreeHost(g->pinned));
+    g->pinned = NULL;
+    g->pinned_cap = 0;
+    if (!GPU_CUDA(c, cudaMallocHost(&g->pinned, n))) return false;
+    g->pinned_cap = n;
+    return true;
+}
+
+static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
+    GpuGraphs *g = c->graphs;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    if (!GPU_CUDA(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal)))
+        return;
+    run_ops(c);
+    /* end the capture also after a failed op, so the stream is usable */
+    cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
+    if (c->failed) {
+        if (graph) cudaGraphDestroy(graph);
+        return;
+    }
+    bool ok = GPU_CUDA(c, e) && GPU_CUDA(c, cudaGraphInstantiate(&exec, graph, 0));
+    if (graph) cudaGraphDestroy(graph);
+    if (!ok) return;
+    GpuGraphEntry *slot = cache_slot(c);
+    slot->key = *key;
+    slot->exec = exec;
+    slot->last_use = ++g->clock;
+    c->counters.graphs_captured++;
+    c->counters.graph_launches++;
+    c->counters.host_calls++;
+    GPU_CUDA(c, cudaGraphLaunch(exec, c->stream));
+}
+
+void gpu_flush(GpuContext *c) {
+    GpuGraphs *g = c->graphs;
+    if (!g || g->flushing) return;
+    if (c->failed || (!g->n_ops && !g->n_vars)) {
+        seg_reset(g);
+        return;
+    }
+    g->flushing = true;
+    GpuSegKey key = {g->h1, g->h2, g->n_ops, (uint64_t)g->n_vars, g->up_len};
+    /* the previous flush's work has read the pinned block before it is refilled */
+    bool ok = !g->flushed_recorded || GPU_CUDA(c, cudaEventSynchronize(g->flushed));
+    ok = ok && ensure_pinned(c, g->up_len);
+    if (ok) {
+        memcpy(g->pinned, g->vars, g->n_vars * sizeof(GpuVarVals));
+        if (g->up_len) memcpy(g->pinned + GPU_VARS_BYTES, g->uploads, g->up_len);
+        GpuGraphEntry *hit = cache_find(g, &key);
+        if (hit) {
+            hit->last_use = ++g->clock;
+            c->counters.graph_launches++;
+            c->counters.host_calls++;
+            GPU_CUDA(c, cudaGraphLaunch(hit->exec, c->stream));
+        } else if (g->cache_max > 0 && seen_before(g, &key)) {
+            capture_and_launch(c, &key);
+        } else {
+            run_ops(c);
+        }
+        if (GPU_CUDA(c, cudaEventRecord(g->flushed, c->stream))) g->flushed_recorded = true;
+    }
+    g->flushing = false;
+    seg_reset(g);
+}
+
+/* ---- creation ---- */
+
+bool gpu_graphs_create(GpuContext *c) {
+    GpuGraphs *g = (GpuGraphs *)calloc(1, sizeof *g);
+    if (!g) {
+        gpu_record(c, "creating the graph recorder", "out of host memory", __FILE__, __LINE__);
+        return false;
+    }
+    const char *max = getenv("NMT_CUDA_GRAPHS_MAX");
+    g->cache_max = max && *max ? atoi(max) : GPU_GRAPHS_DEFAULT_MAX;
+    if (g->cache_max < 0) g->cache_max = 0;
+    g->cache = (GpuGraphEntry *)calloc(g->cache_max ? g->cache_max : 1, sizeof *g->cache);
+    seg_reset(g);
+    c->graphs = g;
+    if (!g->cache) {
+        gpu_record(c, "creating the graph cache", "out of host memory", __FILE__, __LINE__);
+        return false;
+    }
+    return GPU_CUDA(c, cudaMalloc(&g->dev_vars, GPU_VARS_BYTES)) &&
+           GPU_CUDA(c, cudaEventCreateWithFlags(&g->flushed, cudaEventDisableTiming)) &&
+           ensure_pinned(c, 0);
+}
+
+void gpu_graphs_destroy(GpuContext *c) {
+    GpuGraphs *g = c->graphs;
+    if (!g) return;
+    gpu_flush(c);
+    cudaStreamSynchronize(c->stream);
+    for (int i = 0; i < g->cache_n; i++) cudaGraphExecDestroy(g->cache[i].exec);
+    if (g->flushed) cudaEventDestroy(g->flushed);
+    if (g->pinned) cudaFreeHost(g->pinned);
+    if (g->dev_vars) cudaFree(g->dev_vars);
+    free(g->ops);
+    free(g->uploads);
+    free(g->cache);
+    free(g);
+    c->graphs = NULL;
+}
