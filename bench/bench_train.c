@@ -331,6 +331,7 @@ int main(int argc, char **argv) {
     if (st) return cli_report("bench", st);
     double t_total = 0, src_tok = 0, tgt_tok = 0, flops_per_step = 0, sum_S = 0, sum_T = 0, sum_B = 0;
     int timed = 0;
+    CudaCounters cc0 = {0}, cc1 = {0}; /* the timed steps' CUDA work (zeros on the CPU) */
     for (int i = 0; i < warmup + steps + 1; i++) {
         Batch b;
         if (synthetic) {
@@ -342,6 +343,8 @@ int main(int argc, char **argv) {
         }
         bool measure_shapes = i == warmup + steps; /* one extra step records the GEMMs */
         recording = measure_shapes;
+        if (i == warmup) cuda_backend_counters(be, &cc0);
+        if (measure_shapes) cuda_backend_counters(be, &cc1);
         double t0 = now();
         seq2seq_zero_grads(m);
         ModelLoss loss;
@@ -414,6 +417,12 @@ int main(int argc, char **argv) {
     if (gpu_used >= 0)
         printf("gpu memory MiB: %.0f in use of %.0f (%.0f taken by the model, arena and optimizer)\n", gpu_used,
                gpu_total, gpu_used - gpu_base);
+    if (on_gpu && timed)
+        printf("cuda per step: %.0f kernel launches, %.0f GEMMs, %.0f host calls, %.1f graph launches "
+               "(NMT_CUDA_GRAPHS %s)\n", (double)(cc1.launches - cc0.launches) / timed,
+               (double)(cc1.cublas_calls - cc0.cublas_calls) / timed, (double)(cc1.host_calls - cc0.host_calls) / timed,
+               (double)(cc1.graph_launches - cc0.graph_launches) / timed,
+               getenv("NMT_CUDA_GRAPHS") && strcmp(getenv("NMT_CUDA_GRAPHS"), "0") ? "on" : "off");
     printf("GEMM GFLOP per step: %.3f\n", flops_per_step / 1e9);
     printf("achieved GFLOP/s: %.2f\n", flops_per_step / step_time / 1e9);
     printf("%s ceiling GFLOP/s (same shapes): %.2f\n", on_gpu ? "cublas" : "sgemm", recorded_flops / ceiling_time / 1e9);

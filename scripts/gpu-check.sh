@@ -391,36 +391,42 @@ if [ "$no_gpu" = 1 ]; then
 else
     for spec in "${BENCH_RUNS[@]}"; do
         IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
+        # each config as is and with NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA graphs")
+        for graphs in 0 1; do
+        tag=$name
+        [ "$graphs" = 1 ] && tag="$name graphs"
         if ! lim=$(limit_for 100); then
-            row "bench nmt $name" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+            row "bench nmt $tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
             continue
         fi
         start=$(date +%s)
         cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
             --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
             --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
-        echo "-- $name: NMT_TF32=1 ${cmd[*]}" >>"$blog"
-        env NMT_TF32=1 NMT_BENCH_SHAPES=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
+        echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs ${cmd[*]}" >>"$blog"
+        env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" NMT_BENCH_SHAPES=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
         rc=$?
         cat "$work/bench.txt" >>"$blog"
         took=$(($(date +%s) - start))
         b=$(cat "$work/bench.txt")
         if timed_out "$rc"; then
-            row "bench nmt $name" "TIMEOUT" "$took" "over ${lim}s"
+            row "bench nmt $tag" "TIMEOUT" "$took" "over ${lim}s"
             failed=1
         elif [ "$rc" -ne 0 ]; then
-            row "bench nmt $name" "FAIL($rc)" "$took" "$(tail -n 1 "$work/bench.txt" | cut -c1-90)"
+            row "bench nmt $tag" "FAIL($rc)" "$took" "$(tail -n 1 "$work/bench.txt" | cut -c1-90)"
             failed=1
         else
-            nmt_sps[$name]=$(key "$b" "seconds per step")
-            nmt_tok[$name]=$(key "$b" "tgt tokens/s")
-            nmt_gflop[$name]=$(key "$b" "GEMM GFLOP per step")
+            nmt_sps[$tag]=$(key "$b" "seconds per step")
+            nmt_tok[$tag]=$(key "$b" "tgt tokens/s")
+            nmt_gflop[$tag]=$(key "$b" "GEMM GFLOP per step")
             mem=$(key "$b" "gpu memory MiB" | awk '{ gsub(/\(/, ""); printf "%s MiB in use of %s (model+arena %s MiB)", $1, $5, $6 }')
             ceil=$(key "$b" "cublas ceiling GFLOP/s (same shapes)")
             [ -z "$ceil" ] && ceil=$(key "$b" "sgemm ceiling GFLOP/s (same shapes)")
-            row "bench nmt $name" "info" "$took" "$(awk -v t="${nmt_tok[$name]}" -v s="${nmt_sps[$name]}" -v g="${nmt_gflop[$name]}" -v c="$ceil" \
-                'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}"
+            calls=$(key "$b" "cuda per step" | sed 's/ (NMT_CUDA_GRAPHS.*//')
+            row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
+                'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}"
         fi
+        done
     done
 fi
 
@@ -457,6 +463,19 @@ else
                 extra=""
                 [ "$beam" = 5 ] && [ -n "${demo_sps_b5:-}" ] && extra="; demo-size model (step 3): $demo_sps_b5 sent/s"
                 row "decode nmt beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out (bench sizes, trained $DECODE_STEPS steps here)$extra"
+                # again with graphs: the same output, and the speed
+                t1=$(date +%s)
+                sps=$(NMT_CUDA_GRAPHS=1 xlate "$work/run-dec/last.nmt" "$DEV" "$beam" "$work/dec-b$beam-graphs.txt" "$blog" "$(left_of "$end_at")")
+                rc=$?
+                if [ "$rc" -ne 0 ]; then
+                    row "decode nmt beam $beam graphs" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$blog" | head -n 1 | cut -c1-80)"
+                    failed=1
+                elif ! cmp -s "$work/dec-b$beam.txt" "$work/dec-b$beam-graphs.txt"; then
+                    row "decode nmt beam $beam graphs" "FAIL" "$(($(date +%s) - t1))" "NMT_CUDA_GRAPHS=1 translates otherwise: $(diff "$work/dec-b$beam.txt" "$work/dec-b$beam-graphs.txt" | grep -c '^<') lines differ"
+                    failed=1
+                else
+                    row "decode nmt beam $beam graphs" "pass" "$(($(date +%s) - t1))" "$sps sent/s with NMT_CUDA_GRAPHS=1, output identical$(grep -o 'translate: cuda: .*' "$blog" | tail -n 1 | cut -c18-130 | sed 's/^/; /')"
+                fi
             fi
         done
     fi
@@ -515,16 +534,18 @@ else
             pt_tok=$(key "$t" "torch best tgt tokens/s")
             pt_sps=$(key "$t" "torch best seconds per step")
             formula=$(key "$t" "formula GFLOP per step")
-            row "PyTorch $name" "info" "$took" "$(awk -v p="$pt_tok" -v n="${nmt_tok[$name]:-0}" -v c="$(key "$t" "torch cudnn tgt tokens/s")" -v l="$(key "$t" "torch cell tgt tokens/s")" \
-                'BEGIN { printf "best %.0f tgt tok/s (nn.LSTM decoder %.0f, LSTMCell %.0f); nmt/PyTorch %s", p, c, l, (n > 0 && p > 0) ? sprintf("%.2fx", n / p) : "n/a" }')"
+            row "PyTorch $name" "info" "$took" "$(awk -v p="$pt_tok" -v n="${nmt_tok[$name]:-0}" -v ng="${nmt_tok[$name graphs]:-0}" -v c="$(key "$t" "torch cudnn tgt tokens/s")" -v l="$(key "$t" "torch cell tgt tokens/s")" \
+                'BEGIN { printf "best %.0f tgt tok/s (nn.LSTM decoder %.0f, LSTMCell %.0f); nmt/PyTorch %s, with graphs %s", p, c, l, (n > 0 && p > 0) ? sprintf("%.2fx", n / p) : "n/a", (ng > 0 && p > 0) ? sprintf("%.2fx", ng / p) : "n/a" }')"
             pt_frac[$name]=$(awk -v f="$formula" -v s="$pt_sps" -v p="${tf32_gflops:-0}" 'BEGIN { if (p > 0 && s > 0) printf "%.1f%%", 100 * f / s / p; else print "n/a" }')
-            nmt_frac[$name]=$(awk -v f="$formula" -v s="${nmt_sps[$name]:-0}" -v p="${tf32_gflops:-0}" 'BEGIN { if (p > 0 && s > 0) printf "%.1f%%", 100 * f / s / p; else print "n/a" }')
+            for tag in "$name" "$name graphs"; do
+                nmt_frac[$tag]=$(awk -v f="$formula" -v s="${nmt_sps[$tag]:-0}" -v p="${tf32_gflops:-0}" 'BEGIN { if (p > 0 && s > 0) printf "%.1f%%", 100 * f / s / p; else print "n/a" }')
+            done
         done
         if [ -n "$tf32_gflops" ]; then
             fr=""
             for spec in "${BENCH_RUNS[@]}"; do
                 name=${spec%%|*}
-                fr="$fr $name nmt ${nmt_frac[$name]:-n/a} (PyTorch ${pt_frac[$name]:-n/a});"
+                fr="$fr $name nmt ${nmt_frac[$name]:-n/a}, with graphs ${nmt_frac[$name graphs]:-n/a} (PyTorch ${pt_frac[$name]:-n/a});"
             done
             row "TF32 GEMM rate" "info" 0 "$(awk -v a="$tf32_gflops" -v b="${fp32_gflops:-0}" 'BEGIN { printf "%.1f TFLOP/s (square sgemm, fp32 %.1f); model FLOP/s as a fraction:", a / 1000, b / 1000 }')$fr"
         fi

@@ -17,3 +17,12 @@ NmtStatus backend_create_for(int device, int threads, const char *what, Backend 
     *out = cpu_backend_create(threads);
     return *out ? NMT_OK : nmt_fail_nomem("creating the CPU backend");
 }
+
+void backend_log_usage(Backend *be, const char *who) {
+    CudaCounters c;
+    if (!be || cuda_backend_counters(be, &c) != 0) return;
+    nmt_log_info("%s: cuda: %lld kernel launches and %lld GEMMs in %lld host calls "
+                 "(%lld graph launches, %lld graphs captured), %lld host waits",
+                 who, c.launches, c.cublas_calls, c.host_calls, c.graph_launches,
+                 c.graphs_captured, c.host_waits);
+}

@@ -11,4 +11,9 @@
  * in messages (e.g. "train.device"). */
 NmtStatus backend_create_for(int device, int threads, const char *what, Backend **out);
 
+/* For a CUDA backend, logs what it did ("<who>: cuda: N kernel launches and
+ * M GEMMs in K host calls (G graph launches, ...)"): how much of the work
+ * NMT_CUDA_GRAPHS replayed. Nothing for other backends. */
+void backend_log_usage(Backend *be, const char *who);
+
 #endif

@@ -499,7 +499,10 @@ NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
 void translator_free(Translator *tr) {
     if (!tr) return;
     for (int k = 0; k < tr->n_models; k++) seq2seq_free(tr->models[k]);
-    if (tr->be) tr->be->destroy(tr->be);
+    if (tr->be) {
+        backend_log_usage(tr->be, "translate");
+        tr->be->destroy(tr->be);
+    }
     tokenizer_free(tr->src_tok);
     tokenizer_free(tr->tgt_tok);
     config_free(&tr->cfg);

@@ -20,7 +20,7 @@ row() { grep -E "^$1 " "$out/summary.txt" | head -1; }
 check "row 'train cpu \\(dry run\\) vs CPU' | grep -qE ' pass +[0-9]+  [0-9]+ steps: cpu loss [0-9.]+->[0-9.]+'" \
   "training row: $(row 'train cpu')"
 check "row 'checkpoints GPU<->CPU' | grep -q ' pass '" "checkpoint row: $(row 'checkpoints')"
-for name in 'bench nmt de-en' 'bench nmt large'; do
+for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench nmt large graphs'; do
   # numbers parsed from bench_train's output: none may be zero or NaN
   check "row '$name' | grep -qE ' info +[0-9]+  [1-9][0-9]* tgt tok/s, [0-9.]*[1-9][0-9.]* ms/step, [0-9.]*[1-9][0-9.]* GFLOP/step = [0-9.]*[1-9][0-9.]* TFLOP/s'" \
     "$name row: $(row "$name")"
@@ -28,6 +28,9 @@ done
 for beam in 1 5; do
   check "row 'decode nmt beam $beam' | grep -qE ' info +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s, 100 sentences'" \
     "decode beam $beam row: $(row "decode nmt beam $beam")"
+  # with NMT_CUDA_GRAPHS=1 (ignored by the CPU here): the same output
+  check "row 'decode nmt beam $beam graphs' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_GRAPHS=1, output identical'" \
+    "decode beam $beam graphs row: $(row "decode nmt beam $beam graphs")"
 done
 check "! grep -qE 'FAIL\\(|TIMEOUT|MISSING' '$out/summary.txt'" \
   "a step failed: $(grep -E 'FAIL\(|TIMEOUT|MISSING' "$out/summary.txt")"

@@ -73,6 +73,23 @@ same_losses() {
 }
 check "same_losses run-cpu/train.csv run-cuda/train.csv" \
   "losses or validation BLEU differ: cpu $(cut -d, -f1-4,11 run-cpu/train.csv | tr '\n' ' '), cuda $(cut -d, -f1-4,11 run-cuda/train.csv | tr '\n' ' ')"
+# NMT_CUDA_GRAPHS=1: the same training on the emulated cuda with the work
+# between host waits recorded and replayed as graphs gives the same
+# losses; translating with graphs (and a cache of 2, so graphs are dropped
+# and captured again) gives the same output, and replays graphs
+NMT_CUDA_GRAPHS=1 train graphs cuda "$EMU"
+check "[ $? -eq 0 ]" "training with NMT_CUDA_GRAPHS=1: $(tail -3 train-graphs.log)"
+check "same_losses run-cuda/train.csv run-graphs/train.csv" \
+  "graphs: losses differ: $(cut -d, -f1-4,11 run-graphs/train.csv | tr '\n' ' ')"
+check "grep -Eq 'train: cuda: .* in [0-9]+ host calls \([0-9]+ graph launches' train-graphs.log" \
+  "graphs: no usage line: $(grep 'cuda:' train-graphs.log)"
+NMT_CUDA_GRAPHS=1 NMT_CUDA_GRAPHS_MAX=2 "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 \
+  --nbest 2 < data/valid.src > graphs-b2.cuda 2> graphs-tr.err
+check "[ $? -eq 0 ]" "translate with NMT_CUDA_GRAPHS=1: $(tail -2 graphs-tr.err)"
+"$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 --nbest 2 < data/valid.src > plain-b2.cuda 2> tr.err
+check "cmp -s plain-b2.cuda graphs-b2.cuda" "translating with graphs differs: $(diff plain-b2.cuda graphs-b2.cuda | head -4)"
+check "grep -Eq 'translate: cuda: .*\(([1-9][0-9]*) graph launches, ([1-9][0-9]*) graphs captured' graphs-tr.err" \
+  "translating with graphs replayed none: $(grep 'cuda:' graphs-tr.err)"
 # each checkpoint translates alike on both devices, greedy and beam 2 (the
 # 2-best lists with their scores: the models are barely trained, so the
 # best hypothesis is often empty, the second one is not)

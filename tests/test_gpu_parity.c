@@ -919,13 +919,17 @@ static void test_step_traffic(void) {
  * CPU's tokens. */
 static void test_graphs(void) {
     char err[256] = "", name[192], worst[40];
-    const char *old = getenv("NMT_CUDA_GRAPHS");
-    char *saved = old ? strdup(old) : NULL;
+    /* graphs on, and NMT_SYNC_DEBUG off for this backend (it turns graphs off) */
+    const char *old = getenv("NMT_CUDA_GRAPHS"), *old_sync = getenv("NMT_SYNC_DEBUG");
+    char *saved = old ? strdup(old) : NULL, *saved_sync = old_sync ? strdup(old_sync) : NULL;
     setenv("NMT_CUDA_GRAPHS", "1", 1);
+    unsetenv("NMT_SYNC_DEBUG");
     Backend *gg = cuda_backend_create(0, err, sizeof err);
     if (saved) setenv("NMT_CUDA_GRAPHS", saved, 1);
     else unsetenv("NMT_CUDA_GRAPHS");
+    if (saved_sync) setenv("NMT_SYNC_DEBUG", saved_sync, 1);
     free(saved);
+    free(saved_sync);
     CHECK(gg != NULL, "cuda_backend_create with NMT_CUDA_GRAPHS=1: %s", err);
     if (!gg) return;
     Backend *plain = gpu;
@@ -1022,8 +1026,10 @@ static void test_graphs(void) {
         for (int i = 0; i < MB; i++)
             same &= lc[i] == lg[i] && !memcmp(oc + i * MAXT, og + i * MAXT, (size_t)lc[i] * 4);
         CHECK(same, "graphs: greedy decoding (run %d) differs from the CPU", run);
-        CHECK(b.graph_launches > a.graph_launches, "graphs: greedy decoding ran no graph (run %d)",
-              run);
+        /* the second decode of the batch repeats the first one's steps */
+        if (run == 1)
+            CHECK(b.graph_launches > a.graph_launches, "graphs: greedy decoding ran no graph "
+                  "the second time");
         printf("  %-58s %s, %lld graph launches in %d steps\n", "graphs: greedy decode",
                same ? "identical" : "DIFFERENT", b.graph_launches - a.graph_launches,
                seq2seq_decode_steps(mg));

@@ -38,8 +38,9 @@ extern "C" {
  * at the same point every time, so it still repeats) */
 #define GPU_VARS_MAX 4096
 #define GPU_VARS_BYTES (GPU_VARS_MAX * sizeof(GpuVarVals))
-/* keys remembered as seen once (direct-mapped by hash) */
-#define GPU_SEEN_SLOTS 1024
+/* keys remembered as seen once: each key has two candidate slots (by h1
+ * and by h2), a new key replaces the older of the two */
+#define GPU_SEEN_SLOTS 4096
 #define GPU_GRAPHS_DEFAULT_MAX 256
 
 typedef struct {
@@ -78,6 +79,7 @@ struct GpuGraphs {
     int cache_n, cache_max;
     uint64_t clock;
     GpuSegKey seen[GPU_SEEN_SLOTS];
+    uint64_t seen_at[GPU_SEEN_SLOTS]; /* clock of the last sighting */
 };
 
 /* ---- hashing ---- */
@@ -205,6 +207,7 @@ static void drop_graphs(GpuContext *c) {
     for (int i = 0; i < g->cache_n; i++) cudaGraphExecDestroy(g->cache[i].exec);
     g->cache_n = 0;
     memset(g->seen, 0, sizeof g->seen);
+    memset(g->seen_at, 0, sizeof g->seen_at);
 }
 
 /* a free entry: a new one, or the least recently used one's */
@@ -221,9 +224,12 @@ static GpuGraphEntry *cache_slot(GpuContext *c) {
 
 /* true the second time (and later times) a key is seen */
 static bool seen_before(GpuGraphs *g, const GpuSegKey *k) {
-    GpuSegKey *s = &g->seen[k->h1 % GPU_SEEN_SLOTS];
-    if (key_eq(s, k)) return true;
-    *s = *k;
+    size_t a = k->h1 % GPU_SEEN_SLOTS, b = k->h2 % GPU_SEEN_SLOTS;
+    g->clock++;
+    if (key_eq(&g->seen[a], k) || key_eq(&g->seen[b], k)) return true;
+    size_t older = g->seen_at[a] <= g->seen_at[b] ? a : b;
+    g->seen[older] = *k;
+    g->seen_at[older] = g->clock;
     return false;
 }
 

@@ -480,7 +480,10 @@ static void teardown(Trainer *tr) {
     seq2seq_free(tr->model);
     batcher_free(tr->train_batches);
     batcher_free(tr->valid_batches);
-    if (tr->be) tr->be->destroy(tr->be);
+    if (tr->be) {
+        backend_log_usage(tr->be, "train");
+        tr->be->destroy(tr->be);
+    }
     prepared_data_free(&tr->data);
 }
 
