@@ -19,7 +19,7 @@
  *                     (the same kernels, shapes and buffers: the same batch
  *                     shape); off by default until a GPU run has checked it.
  *                     Ignored with NMT_SYNC_DEBUG. docs/gpu.md
- *   NMT_CUDA_GRAPHS_MAX=N  graphs kept (default 256, least recently used
+ *   NMT_CUDA_GRAPHS_MAX=N  graphs kept (default 512, least recently used
  *                     dropped) */
 #ifndef NMT_GPU_BACKEND_H
 #define NMT_GPU_BACKEND_H

@@ -41,7 +41,7 @@ extern "C" {
 /* keys remembered as seen once: each key has two candidate slots (by h1
  * and by h2), a new key replaces the older of the two */
 #define GPU_SEEN_SLOTS 4096
-#define GPU_GRAPHS_DEFAULT_MAX 256
+#define GPU_GRAPHS_DEFAULT_MAX 512
 
 typedef struct {
     uint64_t h1, h2, n_ops, n_vars, upload_bytes;
