@@ -934,6 +934,22 @@ static void test_graphs(void) {
     if (!gg) return;
     Backend *plain = gpu;
     gpu = gg; /* the helpers (get_both, model_block_err) read "the GPU" */
+
+    /* an upload above 1 MiB is not recorded: the work recorded before it
+     * must still run first (zero, upload, scale by 2: the data times 2) */
+    size_t big = (3 << 20) / sizeof(float);
+    float *hbig = hrand(big, -1.0f, 1.0f), *back = malloc(big * sizeof(float));
+    float *dbig = gg->alloc(gg, big * sizeof(float));
+    gg->zero(gg, dbig, big * sizeof(float));
+    gg->upload(gg, dbig, hbig, big * sizeof(float));
+    gg->scale(gg, dbig, big, 2.0f);
+    gg->download(gg, back, dbig, big * sizeof(float));
+    int ordered = 1;
+    for (size_t i = 0; i < big; i++) ordered &= back[i] == 2.0f * hbig[i];
+    CHECK(ordered, "graphs: a large upload between recorded ops keeps their order");
+    gg->release(gg, dbig);
+    free(hbig);
+    free(back);
     const char *sets[] = {"model.attention.style=luong", "model.attention.score=general",
                           "model.attention.heads=2", "model.input_feed=true",
                           "model.attention.dropout=0.1"};

@@ -42,6 +42,11 @@ extern "C" {
  * and by h2), a new key replaces the older of the two */
 #define GPU_SEEN_SLOTS 4096
 #define GPU_GRAPHS_DEFAULT_MAX 512
+/* Larger uploads (weights at setup, a checkpoint's moments) are not
+ * recorded: the segment so far runs, then the upload goes straight to the
+ * stream, so that neither the staging buffer nor the pinned block grows to
+ * the model's size. A step's uploads (ids, lengths, masks) are far below. */
+#define GPU_RECORDED_UPLOAD_MAX ((size_t)1 << 20)
 
 typedef struct {
     uint64_t h1, h2, n_ops, n_vars, upload_bytes;
@@ -169,6 +174,10 @@ static void staged_upload_exec(GpuContext *c, const void *payload) {
 
 void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes) {
     GpuGraphs *g = c->graphs;
+    if (g && bytes > GPU_RECORDED_UPLOAD_MAX) {
+        gpu_flush(c); /* the work recorded before it goes first */
+        g = NULL;
+    }
     if (!g) {
         /* pageable memory: returns once the data is staged, so the caller
          * may reuse its buffer at once */

@@ -113,7 +113,9 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
 
 /* kernel<<<grid, block, 0, stream>>>(args...). NMT_CUDA_EMU: the CPU
  * emulator of tests/gpu_emu/ runs the kernel instead (`make
- * gpu-emu-check`, docs/gpu.md). `kernel` may be a function pointer. */
+ * gpu-emu-check`, docs/gpu.md). `kernel` may be a function pointer: nvcc
+ * lowers <<<>>> to a push of the launch configuration and a call of the
+ * kernel's host stub (through the pointer), and the stub launches. */
 #ifdef NMT_CUDA_EMU
 #define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
     emu_launch(kernel, dim3(grid), dim3(block), __VA_ARGS__)
