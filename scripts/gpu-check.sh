@@ -30,11 +30,14 @@
 #      sizes, B 64, S 13, T 16, vocabularies 8000/8000: the mean Multi30k
 #      batch of docs/benchmarks.md) and a larger one (emb 512, hidden 1024,
 #      B 128): target tokens/s, GPU memory, GEMM FLOPs per step, achieved
-#      FLOP/s, and cuBLAS alone on the same GEMM shapes;
+#      FLOP/s, and cuBLAS alone on the same GEMM shapes; each config again
+#      with NMT_CUDA_GRAPHS=1 (host calls and graph launches per step); an
+#      output without those numbers is a FAIL(parse);
 #   6. decoding speed (120 s): a model of the bench config's sizes trained
 #      150 steps on the GPU on the demo corpus, then `nmt translate --device
 #      cuda` of the 500 test sentences with --beam 1 and 5 (sentences/s from
-#      --progress, i.e. without loading the model);
+#      --progress, i.e. without loading the model), each again with
+#      NMT_CUDA_GRAPHS=1, whose output must be identical;
 #   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
 #      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
@@ -423,6 +426,12 @@ else
             ceil=$(key "$b" "cublas ceiling GFLOP/s (same shapes)")
             [ -z "$ceil" ] && ceil=$(key "$b" "sgemm ceiling GFLOP/s (same shapes)")
             calls=$(key "$b" "cuda per step" | sed 's/ (NMT_CUDA_GRAPHS.*//')
+            if ! awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" \
+                'BEGIN { exit !(t + 0 > 0 && s + 0 > 0 && g + 0 > 0) }'; then
+                row "bench nmt $tag" "FAIL(parse)" "$took" "bench_train's output lacks tokens/s, s/step or GFLOP/step (bench.log)"
+                failed=1
+                continue
+            fi
             row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
                 'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}"
         fi
