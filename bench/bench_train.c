@@ -411,7 +411,7 @@ int main(int argc, char **argv) {
         double params_mb = seq2seq_layout(m)->total * 4.0 / 1e6;
         printf("memory MB: %.1f before the model; parameters %.1f, gradients %.1f, Adam moments %.1f; "
                "activation arena %.1f (sized for batches up to %d x %d x %d)\n",
-               ru_setup.ru_maxrss * 1024.0 / 1e6, params_mb, params_mb, opt->m ? 2 * params_mb : 0.0,
+               ru_setup.ru_maxrss * 1024.0 / 1e6, params_mb, params_mb, optimizer_state_bytes(opt) / 1e6,
                seq2seq_arena_bytes(m) / 1e6, ml.max_B, ml.max_S, ml.max_T);
     }
     if (gpu_used >= 0)

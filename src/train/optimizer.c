@@ -53,3 +53,5 @@ void optimizer_apply(Optimizer *o, float *params, float *grads, double norm, int
     else
         be->sgd_update(be, params, grads, o->n, (float)rate);
 }
+
+size_t optimizer_state_bytes(const Optimizer *o) { return o->m ? 2 * o->n * sizeof(float) : 0; }

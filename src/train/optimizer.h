@@ -24,6 +24,9 @@ typedef struct {
 NmtStatus optimizer_create(Backend *be, const TrainConfig *tc, size_t n, Optimizer **out);
 void optimizer_free(Optimizer *o); /* NULL is a no-op */
 
+/* Bytes of optimizer state on the backend (Adam's two moments; 0 for SGD). */
+size_t optimizer_state_bytes(const Optimizer *o);
+
 /* The rate of update t (1-based) with the decay factor lr_scale. */
 double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale);
 

@@ -462,7 +462,7 @@ static NmtStatus setup(Trainer *tr) {
         double param_mb = tr->n_params * sizeof(float) / 1e6;
         nmt_log_info("train: memory on the %s: %.1f MB parameters and gradients, %.1f MB optimizer state, "
                      "%.1f MB activations (batches up to %d x %d x %d, decoding up to %d steps)",
-                     tr->be->name, 2 * param_mb, tr->optim->m ? 2 * param_mb : 0.0,
+                     tr->be->name, 2 * param_mb, optimizer_state_bytes(tr->optim) / 1e6,
                      seq2seq_arena_bytes(tr->model) / 1e6, ml.max_B, ml.max_S, ml.max_T,
                      ml.max_decode_T);
     }
