@@ -662,23 +662,74 @@ static bool parity_dims(const char *label, const char *const *sets, int n_sets, 
     return st == NMT_OK;
 }
 
+/* The CPU model and the "GPU" model (on backend gb) of the same dims, with
+ * the output layer in chunks of 7 rows (row offsets and a short last
+ * chunk on the device too). False (both NULL) when either fails. */
+static bool model_pair(const ModelDims *d, Backend *gb, Seq2Seq **mc, Seq2Seq **mg) {
+    ModelLimits lim = {MB, MS, MT, MAXT, BEAM, (size_t)7 * V_T};
+    *mc = *mg = NULL;
+    CHECK_EQ_INT(seq2seq_create(cpu, d, lim, mc), NMT_OK);
+    CHECK_EQ_INT(seq2seq_create(gb, d, lim, mg), NMT_OK);
+    if (*mc && *mg) return true;
+    seq2seq_free(*mc);
+    seq2seq_free(*mg);
+    *mc = *mg = NULL;
+    return false;
+}
+
+/* Greedy decoding of the batch's first B sentences by both models: true
+ * when the tokens are identical; *tokens counts the CPU's. */
+static bool greedy_same(Seq2Seq *mc, Seq2Seq *mg, const Batch *batch, int B, int *tokens) {
+    int32_t oc[MB * MAXT], og[MB * MAXT];
+    int lc[MB], lg[MB];
+    memset(oc, 0, sizeof oc);
+    memset(og, 0, sizeof og);
+    seq2seq_greedy(mc, batch, 1.5, 2, oc, MAXT, lc);
+    seq2seq_greedy(mg, batch, 1.5, 2, og, MAXT, lg);
+    bool same = true;
+    *tokens = 0;
+    for (int b = 0; b < B; b++) {
+        same &= lc[b] == lg[b] && !memcmp(oc + b * MAXT, og + b * MAXT, (size_t)lc[b] * 4);
+        *tokens += lc[b];
+    }
+    return same;
+}
+
+/* Beam search (beam 4, 2-best, length and coverage penalties) by both
+ * models: true when the hypotheses are identical; *worst_score is the
+ * largest relative score difference; ac and ag (MB * NBEST * MAXT * MS
+ * floats, may be NULL) receive the attention of the outputs. */
+static bool beam_same(Seq2Seq *mc, Seq2Seq *mg, const Batch *batch, int B, double *worst_score,
+                      float *ac, float *ag) {
+    BeamSpec spec = {BEAM, NBEST, 0.6, 0.2, 1.5, 2};
+    int32_t bc[MB * NBEST * MAXT], bg[MB * NBEST * MAXT];
+    int blc[MB * NBEST], blg[MB * NBEST], cc[MB], cg[MB];
+    double sc[MB * NBEST], sg[MB * NBEST];
+    memset(bc, 0, sizeof bc);
+    memset(bg, 0, sizeof bg);
+    CHECK_EQ_INT(seq2seq_beam_search(mc, batch, &spec, bc, MAXT, blc, sc, cc, ac), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(mg, batch, &spec, bg, MAXT, blg, sg, cg, ag), NMT_OK);
+    bool same = true;
+    *worst_score = 0.0;
+    for (int b = 0; b < B; b++) {
+        same &= cc[b] == cg[b];
+        for (int i = 0; i < cc[b] && i < cg[b]; i++) {
+            int h = b * NBEST + i;
+            same &= blc[h] == blg[h] && !memcmp(bc + h * MAXT, bg + h * MAXT, (size_t)blc[h] * 4);
+            *worst_score = fmax(*worst_score, fabs(sg[h] - sc[h]) / fmax(fabs(sc[h]), 1e-6));
+        }
+    }
+    return same;
+}
+
 static void test_model(const char *label, const char *const *sets, int n_sets, int B) {
     char name[192], worst[40];
     ModelDims d;
     if (!parity_dims(label, sets, n_sets, &d)) return;
     Batch batch;
     gradcheck_make_batch(B, MS, MT, V_S, V_T, 17, &batch);
-    /* the output layer in chunks of 7 rows: offsets into the row arrays and
-     * a short last chunk on the device too */
-    ModelLimits lim = {MB, MS, MT, MAXT, BEAM, (size_t)7 * V_T};
-    Seq2Seq *mc = NULL, *mg = NULL;
-    CHECK_EQ_INT(seq2seq_create(cpu, &d, lim, &mc), NMT_OK);
-    CHECK_EQ_INT(seq2seq_create(gpu, &d, lim, &mg), NMT_OK);
-    if (!mc || !mg) {
-        seq2seq_free(mc);
-        seq2seq_free(mg);
-        return;
-    }
+    Seq2Seq *mc, *mg;
+    if (!model_pair(&d, gpu, &mc, &mg)) return;
     const ParamLayout *L = seq2seq_layout(mc);
     float *host = malloc(L->total * sizeof(float));
     param_init_host(L, 0.3f, 11, host);
@@ -718,40 +769,15 @@ static void test_model(const char *label, const char *const *sets, int n_sets, i
     param_init_host(L, 0.8f, 5, host);
     cpu->upload(cpu, seq2seq_params(mc), host, L->total * sizeof(float));
     gpu->upload(gpu, seq2seq_params(mg), host, L->total * sizeof(float));
-    int32_t oc[MB * MAXT], og[MB * MAXT];
-    int lc[MB], lg[MB];
-    memset(oc, 0, sizeof oc);
-    memset(og, 0, sizeof og);
-    seq2seq_greedy(mc, &batch, 1.5, 2, oc, MAXT, lc);
-    seq2seq_greedy(mg, &batch, 1.5, 2, og, MAXT, lg);
-    int same = 1, tokens = 0;
-    for (int b = 0; b < B; b++) {
-        same &= lc[b] == lg[b] && !memcmp(oc + b * MAXT, og + b * MAXT, (size_t)lc[b] * 4);
-        tokens += lc[b];
-    }
+    int tokens;
+    bool same = greedy_same(mc, mg, &batch, B, &tokens);
     printf("  %-58s %s (%d tokens)\n", "greedy decode", same ? "identical" : "DIFFERENT", tokens);
     CHECK(same, "%s B=%d: greedy decoding differs between GPU and CPU", label, B);
 
-    BeamSpec spec = {BEAM, NBEST, 0.6, 0.2, 1.5, 2};
-    int32_t bc[MB * NBEST * MAXT], bg[MB * NBEST * MAXT];
-    int blc[MB * NBEST], blg[MB * NBEST], cc[MB], cg[MB];
-    double sc[MB * NBEST], sg[MB * NBEST];
-    memset(bc, 0, sizeof bc);
-    memset(bg, 0, sizeof bg);
     size_t na = (size_t)MB * NBEST * MAXT * MS;
     float *ac = calloc(na, sizeof *ac), *ag = calloc(na, sizeof *ag);
-    CHECK_EQ_INT(seq2seq_beam_search(mc, &batch, &spec, bc, MAXT, blc, sc, cc, ac), NMT_OK);
-    CHECK_EQ_INT(seq2seq_beam_search(mg, &batch, &spec, bg, MAXT, blg, sg, cg, ag), NMT_OK);
-    same = 1;
-    double worst_score = 0.0;
-    for (int b = 0; b < B; b++) {
-        same &= cc[b] == cg[b];
-        for (int i = 0; i < cc[b] && i < cg[b]; i++) {
-            int h = b * NBEST + i;
-            same &= blc[h] == blg[h] && !memcmp(bc + h * MAXT, bg + h * MAXT, (size_t)blc[h] * 4);
-            worst_score = fmax(worst_score, fabs(sg[h] - sc[h]) / fmax(fabs(sc[h]), 1e-6));
-        }
-    }
+    double worst_score;
+    same = beam_same(mc, mg, &batch, B, &worst_score, ac, ag);
     printf("  %-58s %s\n", "beam search (beam 4, 2-best, penalties)",
            same ? "identical" : "DIFFERENT");
     CHECK(same, "%s B=%d: beam search hypotheses differ between GPU and CPU", label, B);
@@ -959,13 +985,8 @@ static void test_graphs(void) {
         gg->destroy(gg);
         return;
     }
-    ModelLimits lim = {MB, MS, MT, MAXT, BEAM, (size_t)7 * V_T};
-    Seq2Seq *mc = NULL, *mg = NULL;
-    CHECK_EQ_INT(seq2seq_create(cpu, &d, lim, &mc), NMT_OK);
-    CHECK_EQ_INT(seq2seq_create(gg, &d, lim, &mg), NMT_OK);
-    if (!mc || !mg) {
-        seq2seq_free(mc);
-        seq2seq_free(mg);
+    Seq2Seq *mc, *mg;
+    if (!model_pair(&d, gg, &mc, &mg)) {
         gpu = plain;
         gg->destroy(gg);
         return;
@@ -1029,18 +1050,11 @@ static void test_graphs(void) {
     param_init_host(L, 0.8f, 5, host);
     cpu->upload(cpu, seq2seq_params(mc), host, n * sizeof(float));
     gg->upload(gg, seq2seq_params(mg), host, n * sizeof(float));
-    int32_t oc[MB * MAXT], og[MB * MAXT];
-    int lc[MB], lg[MB];
     for (int run = 0; run < 2; run++) {
-        memset(oc, 0, sizeof oc);
-        memset(og, 0, sizeof og);
+        int out_tokens;
         cuda_backend_counters(gg, &a);
-        seq2seq_greedy(mc, &batch, 1.5, 2, oc, MAXT, lc);
-        seq2seq_greedy(mg, &batch, 1.5, 2, og, MAXT, lg);
+        bool same = greedy_same(mc, mg, &batch, MB, &out_tokens);
         cuda_backend_counters(gg, &b);
-        int same = 1;
-        for (int i = 0; i < MB; i++)
-            same &= lc[i] == lg[i] && !memcmp(oc + i * MAXT, og + i * MAXT, (size_t)lc[i] * 4);
         CHECK(same, "graphs: greedy decoding (run %d) differs from the CPU", run);
         /* the second decode of the batch repeats the first one's steps */
         if (run == 1)
@@ -1050,24 +1064,10 @@ static void test_graphs(void) {
                same ? "identical" : "DIFFERENT", b.graph_launches - a.graph_launches,
                seq2seq_decode_steps(mg));
     }
-    BeamSpec spec = {BEAM, NBEST, 0.6, 0.2, 1.5, 2};
-    int32_t bc[MB * NBEST * MAXT], bg[MB * NBEST * MAXT];
-    int blc[MB * NBEST], blg[MB * NBEST], cc[MB], cg[MB];
-    double sc[MB * NBEST], sg[MB * NBEST];
-    memset(bc, 0, sizeof bc);
-    memset(bg, 0, sizeof bg);
-    CHECK_EQ_INT(seq2seq_beam_search(mc, &batch, &spec, bc, MAXT, blc, sc, cc, NULL), NMT_OK);
-    CHECK_EQ_INT(seq2seq_beam_search(mg, &batch, &spec, bg, MAXT, blg, sg, cg, NULL), NMT_OK);
-    int same = 1;
-    for (int i = 0; i < MB; i++) {
-        same &= cc[i] == cg[i];
-        for (int j = 0; j < cc[i] && j < cg[i]; j++) {
-            int h = i * NBEST + j;
-            same &= blc[h] == blg[h] && !memcmp(bc + h * MAXT, bg + h * MAXT, (size_t)blc[h] * 4) &&
-                    fabs(sg[h] - sc[h]) <= OP_TOL * fmax(fabs(sc[h]), 1.0);
-        }
-    }
+    double worst_score;
+    bool same = beam_same(mc, mg, &batch, MB, &worst_score, NULL, NULL);
     CHECK(same, "graphs: beam search differs from the CPU");
+    report("graphs: beam scores", worst_score, OP_TOL);
     const char *ge = cuda_backend_error(gg);
     CHECK(ge == NULL, "graphs: CUDA error: %s", ge ? ge : "");
     cpu->release(cpu, cm);
