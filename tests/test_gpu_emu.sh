@@ -2,7 +2,9 @@
 # test_gpu_emu.sh: the CUDA backend on the CPU emulator of tests/gpu_emu/
 # (mk/gpu.mk), on machines without a GPU. No substitute for a GPU run.
 #  1. The CPU-GPU parity test with the CUDA kernels compiled by g++
-#     (gpu-emu-check): the kernels' indexing, barriers and reductions.
+#     (gpu-emu-check): the kernels' indexing, barriers and reductions; then
+#     its slot tests with blocks, warps and threads run in reverse and in
+#     shuffled order (a result that depends on the order is a race).
 #  2. nmt itself on the emulated backend (build/gpu-emu/nmt): the host side
 #     of a GPU run. Three training steps with train.device=cuda give the
 #     CPU's losses and validation BLEU; checkpoints cross devices both ways
@@ -33,6 +35,16 @@ if [ -n "$line" ]; then
 else
   bad "the emulated parity test did not report (see above)"
 fi
+
+# 1b. the slot tests again with the blocks, warps and threads in reverse and
+# in shuffled order (EMU_SCHEDULE, tests/gpu_emu/emu.cpp): a kernel whose
+# result depends on the order (a missing barrier between warps) fails here
+for sched in reverse shuffle; do
+  EMU_SCHEDULE=$sched EMU_SEED=1 NMT_PARITY_SLOTS_ONLY=1 "$ROOT/build/gpu-emu/test_gpu_parity" > "$tmp/sched.log" 2>&1
+  line=$(grep -E '^test_gpu_parity: [0-9]+ passed, 0 failed' "$tmp/sched.log")
+  check "[ -n '$line' ]" "the slot tests in $sched order: $(grep -E 'FAIL|test_gpu_parity:' "$tmp/sched.log" | head -5)"
+  echo "EMU_SCHEDULE=$sched: ${line:-failed}"
+done
 
 # 2. nmt on the emulated backend
 EMU=$ROOT/build/gpu-emu/nmt

@@ -4,9 +4,12 @@
  * kernels run on a machine without a GPU (`make gpu-emu-check`, docs/gpu.md).
  *
  * Model: blocks run one after another; each CUDA thread of a block is a
- * ucontext fiber on the calling OS thread; __syncthreads, __syncthreads_or
- * and warp shuffles are cooperative barriers over the block's live threads
- * (threads that returned count as arrived, as on sm_70+). __shared__ is a
+ * ucontext fiber on the calling OS thread; __syncthreads and
+ * __syncthreads_or are cooperative barriers over the block's live threads,
+ * warp shuffles over the warp's (threads that returned count as arrived,
+ * as on sm_70+). The order of the blocks and of the threads between
+ * barriers is 0, 1, ... or, with EMU_SCHEDULE=reverse or shuffle, another
+ * (emu.cpp), so that a result that depends on it shows. __shared__ is a
  * static variable (shared by the block that is running). atomicAdd is a
  * plain add (one OS thread). Device memory is host memory; cudaMalloc fills
  * it with garbage so that missing zeroing shows; copies abort on overlapping
@@ -118,6 +121,7 @@ const char *cudaGetErrorName(cudaError_t e);
 /* ---- device side ---- */
 
 void emu_barrier(void);   /* the running thread waits for the block */
+void emu_warp_barrier(void); /* the running thread waits for its warp */
 int emu_flat_tid(void);   /* x + y * blockDim.x + ... of the running thread */
 extern double emu_slot[1024]; /* one exchange slot per thread of the block */
 extern int emu_live[1024];    /* 1 while the thread has not returned */
@@ -135,17 +139,17 @@ inline int __syncthreads_or(int p) {
     return r;
 }
 
-/* every live thread of the block must call it (nmt's kernels shuffle in
- * uniform code only) */
+/* every live thread of the warp must call it (nmt's kernels shuffle in
+ * uniform code only); it waits for the warp, not the block, as on a GPU */
 template <class T>
 T __shfl_xor_sync(unsigned mask, T v, int lane_mask) {
     (void)mask;
     int t = emu_flat_tid();
     memcpy(&emu_slot[t], &v, sizeof v);
-    emu_barrier();
+    emu_warp_barrier();
     T r;
     memcpy(&r, &emu_slot[(t & ~31) | ((t & 31) ^ lane_mask)], sizeof r);
-    emu_barrier();
+    emu_warp_barrier();
     return r;
 }
 

@@ -24,7 +24,9 @@ static long emu_launches, emu_threads;
 
 /* ---- fibers: one per CUDA thread of the running block ---- */
 
-enum { EMU_RUN, EMU_WAIT, EMU_DONE };
+/* a fiber runs, waits at a block barrier (__syncthreads), waits at a warp
+ * barrier (a shuffle: only the 32 threads of its warp), or has returned */
+enum { EMU_RUN, EMU_WAIT, EMU_WAIT_WARP, EMU_DONE };
 
 typedef struct {
     ucontext_t ctx;
@@ -52,6 +54,80 @@ void emu_barrier(void) {
     swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
 }
 
+void emu_warp_barrier(void) {
+    emu_fiber[emu_cur].state = EMU_WAIT_WARP;
+    swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
+}
+
+/* Runs the threads of warp [w, end) that can run, in the schedule's order,
+ * until each waits at __syncthreads or has returned: a warp whose live
+ * threads all wait at a shuffle is released and runs on (threads that
+ * returned count as arrived). One warp thus runs ahead of the others up to
+ * the next block barrier, which is allowed on a GPU and exposes a warp
+ * that reads shared memory another warp may already have overwritten. */
+static void emu_order(std::vector<unsigned> &order, unsigned n);
+static void emu_run_warp(int w, int end) {
+    std::vector<unsigned> order;
+    for (;;) {
+        emu_order(order, (unsigned)(end - w));
+        for (unsigned i : order) {
+            int t = w + (int)i;
+            if (emu_fiber[t].state != EMU_RUN) continue;
+            emu_cur = t;
+            threadIdx = dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y,
+                             t / (blockDim.x * blockDim.y));
+            swapcontext(&emu_sched, &emu_fiber[t].ctx);
+        }
+        int waiting = 0, live = 0;
+        for (int t = w; t < end; t++) {
+            if (emu_fiber[t].state == EMU_DONE) continue;
+            live++;
+            waiting += emu_fiber[t].state == EMU_WAIT_WARP;
+        }
+        if (!live || waiting != live) return;
+        for (int t = w; t < end; t++)
+            if (emu_fiber[t].state == EMU_WAIT_WARP) emu_fiber[t].state = EMU_RUN;
+    }
+}
+
+/* The order in which blocks run, in which the warps of a block run up to
+ * the next block barrier, and in which the threads of a warp run between
+ * two barriers (EMU_SCHEDULE): "forward" (default: 0, 1, ...), "reverse",
+ * or "shuffle" (a new permutation every time, seeded by EMU_SEED). CUDA promises no order between blocks, nor between threads
+ * that do not synchronise: a kernel whose results change with the order
+ * has a race that the default order may hide. Atomic sums change in their
+ * last bits with the order, as on a GPU. */
+enum { EMU_FORWARD, EMU_REVERSE, EMU_SHUFFLE };
+static int emu_schedule = -1;
+static uint64_t emu_rng = 0x9e3779b97f4a7c15ULL;
+
+static void emu_schedule_init(void) {
+    const char *s = getenv("EMU_SCHEDULE"), *seed = getenv("EMU_SEED");
+    emu_schedule = EMU_FORWARD;
+    if (s && !strcmp(s, "reverse")) emu_schedule = EMU_REVERSE;
+    else if (s && !strcmp(s, "shuffle")) emu_schedule = EMU_SHUFFLE;
+    else if (s && *s && strcmp(s, "forward")) {
+        fprintf(stderr, "cuda emulator: EMU_SCHEDULE=%s: want forward, reverse or shuffle\n", s);
+        abort();
+    }
+    if (seed && *seed) emu_rng ^= strtoull(seed, NULL, 10) * 0xbf58476d1ce4e5b9ULL;
+}
+
+static uint64_t emu_next(void) {
+    emu_rng ^= emu_rng << 13;
+    emu_rng ^= emu_rng >> 7;
+    emu_rng ^= emu_rng << 17;
+    return emu_rng;
+}
+
+/* order[0..n) in the schedule's order */
+static void emu_order(std::vector<unsigned> &order, unsigned n) {
+    order.resize(n);
+    for (unsigned i = 0; i < n; i++) order[i] = emu_schedule == EMU_REVERSE ? n - 1 - i : i;
+    if (emu_schedule == EMU_SHUFFLE)
+        for (unsigned i = n; i > 1; i--) std::swap(order[i - 1], order[emu_next() % i]);
+}
+
 /* Each block: start every thread, run each until it waits or returns; when
  * none can run, release the waiting ones; until all have returned. */
 void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
@@ -62,39 +138,43 @@ void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
         abort();
     }
     if (!emu_stacks && !(emu_stacks = (char *)malloc(1024 * EMU_STACK))) abort();
+    if (emu_schedule < 0) emu_schedule_init();
     blockDim = block;
     gridDim = grid;
     emu_body = &body;
     emu_launches++;
-    for (unsigned bz = 0; bz < grid.z; bz++)
-        for (unsigned by = 0; by < grid.y; by++)
-            for (unsigned bx = 0; bx < grid.x; bx++) {
-                blockIdx = dim3(bx, by, bz);
-                for (int t = 0; t < n; t++) {
-                    getcontext(&emu_fiber[t].ctx);
-                    emu_fiber[t].ctx.uc_stack.ss_sp = emu_stacks + (size_t)t * EMU_STACK;
-                    emu_fiber[t].ctx.uc_stack.ss_size = EMU_STACK;
-                    emu_fiber[t].ctx.uc_link = NULL;
-                    makecontext(&emu_fiber[t].ctx, emu_entry, 0);
-                    emu_fiber[t].state = EMU_RUN;
-                    emu_live[t] = 1;
+    std::vector<unsigned> blocks, warps;
+    emu_order(blocks, grid.x * grid.y * grid.z);
+    for (unsigned flat : blocks) {
+        unsigned bx = flat % grid.x, by = (flat / grid.x) % grid.y, bz = flat / (grid.x * grid.y);
+        blockIdx = dim3(bx, by, bz);
+        for (int t = 0; t < n; t++) {
+            getcontext(&emu_fiber[t].ctx);
+            emu_fiber[t].ctx.uc_stack.ss_sp = emu_stacks + (size_t)t * EMU_STACK;
+            emu_fiber[t].ctx.uc_stack.ss_size = EMU_STACK;
+            emu_fiber[t].ctx.uc_link = NULL;
+            makecontext(&emu_fiber[t].ctx, emu_entry, 0);
+            emu_fiber[t].state = EMU_RUN;
+            emu_live[t] = 1;
+        }
+        emu_threads += n;
+        int n_warps = (n + 31) / 32;
+        for (int done = 0; done < n;) {
+            /* each warp in turn, up to the block barrier (or its end) */
+            emu_order(warps, (unsigned)n_warps);
+            for (unsigned w : warps) emu_run_warp(32 * (int)w, 32 * (int)w + 32 < n ? 32 * (int)w + 32 : n);
+            done = 0;
+            for (int t = 0; t < n; t++) {
+                if (emu_fiber[t].state == EMU_WAIT_WARP) {
+                    fprintf(stderr, "cuda emulator: a shuffle in a warp whose other threads wait "
+                                    "at __syncthreads (divergent warp)\n");
+                    abort();
                 }
-                emu_threads += n;
-                for (int done = 0; done < n;) {
-                    for (int t = 0; t < n; t++) {
-                        if (emu_fiber[t].state != EMU_RUN) continue;
-                        emu_cur = t;
-                        threadIdx = dim3(t % block.x, (t / block.x) % block.y,
-                                         t / (block.x * block.y));
-                        swapcontext(&emu_sched, &emu_fiber[t].ctx);
-                    }
-                    done = 0;
-                    for (int t = 0; t < n; t++) {
-                        if (emu_fiber[t].state == EMU_DONE) done++;
-                        else emu_fiber[t].state = EMU_RUN; /* barrier released */
-                    }
-                }
+                if (emu_fiber[t].state == EMU_DONE) done++;
+                else emu_fiber[t].state = EMU_RUN; /* barrier released */
             }
+        }
+    }
 }
 
 /* ---- stream capture and graphs ---- */
