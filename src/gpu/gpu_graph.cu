@@ -212,8 +212,8 @@ static GpuGraphEntry *cache_find(GpuGraphs *g, const GpuSegKey *k) {
 
 static void drop_graphs(GpuContext *c) {
     GpuGraphs *g = c->graphs;
-    if (g->cache_n) cudaStreamSynchronize(c->stream); /* none may still run */
-    for (int i = 0; i < g->cache_n; i++) cudaGraphExecDestroy(g->cache[i].exec);
+    if (g->cache_n) GPU_CUDA(c, cudaStreamSynchronize(c->stream)); /* none may still run */
+    for (int i = 0; i < g->cache_n; i++) GPU_CUDA(c, cudaGraphExecDestroy(g->cache[i].exec));
     g->cache_n = 0;
     memset(g->seen, 0, sizeof g->seen);
     memset(g->seen_at, 0, sizeof g->seen_at);
@@ -226,8 +226,8 @@ static GpuGraphEntry *cache_slot(GpuContext *c) {
     GpuGraphEntry *old = &g->cache[0];
     for (int i = 1; i < g->cache_n; i++)
         if (g->cache[i].last_use < old->last_use) old = &g->cache[i];
-    cudaStreamSynchronize(c->stream);
-    cudaGraphExecDestroy(old->exec);
+    GPU_CUDA(c, cudaStreamSynchronize(c->stream)); /* it may still run */
+    GPU_CUDA(c, cudaGraphExecDestroy(old->exec));
     return old;
 }
 
@@ -291,7 +291,7 @@ static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
         return;
     }
     bool ok = GPU_CUDA(c, e) && GPU_CUDA(c, cudaGraphInstantiate(&exec, graph, 0));
-    if (graph) cudaGraphDestroy(graph);
+    if (graph) ok = GPU_CUDA(c, cudaGraphDestroy(graph)) && ok; /* the exec keeps what it needs */
     if (!ok) return;
     GpuGraphEntry *slot = cache_slot(c);
     slot->key = *key;
@@ -362,6 +362,7 @@ void gpu_graphs_destroy(GpuContext *c) {
     GpuGraphs *g = c->graphs;
     if (!g) return;
     gpu_flush(c);
+    /* teardown: errors are not recorded (nobody can read them any more) */
     cudaStreamSynchronize(c->stream);
     for (int i = 0; i < g->cache_n; i++) cudaGraphExecDestroy(g->cache[i].exec);
     if (g->flushed) cudaEventDestroy(g->flushed);
