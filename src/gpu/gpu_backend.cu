@@ -4,10 +4,13 @@
  * The dense algebra is in gpu_gemm.cu (cuBLAS), the other kernels in
  * gpu_ops.cu and gpu_rows.cu. Design and choices: docs/gpu.md.
  *
- * Ordering: all work goes to one non-blocking stream, in call order.
- * upload uses cudaMemcpyAsync from (pageable) host memory, which returns
- * once the host buffer has been staged, so the caller may reuse it at once;
- * download and sum_squares wait for the stream. */
+ * Ordering: all work goes to one non-blocking stream, in call order, as
+ * ops (gpu_internal.cuh) that run at once, or with NMT_CUDA_GRAPHS=1 are
+ * recorded and run at the next host wait (gpu_graph.cu). upload uses
+ * cudaMemcpyAsync from (pageable) host memory, which returns once the host
+ * buffer has been staged, so the caller may reuse it at once (recorded
+ * uploads are copied when recorded); download and sum_squares wait for
+ * the stream, after running what was recorded. */
 #include "gpu/gpu_internal.cuh"
 
 #include <stdio.h>
@@ -66,7 +69,7 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
 
 /* ---- memory ---- */
 
-/* ---- the memory ops (gpu_internal.cuh): device memory on the stream ---- */
+/* the memory ops (gpu_internal.cuh): memset and device copies on the stream */
 
 typedef struct {
     void *dst;
