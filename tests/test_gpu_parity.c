@@ -976,6 +976,41 @@ static void test_graphs(void) {
     gg->release(gg, dbig);
     free(hbig);
     free(back);
+
+    /* a segment with more GpuVar values (here 5000 scale factors) than the
+     * device array's 4096 is cut where it fills, at the same point every
+     * time: the third run replays both parts as graphs, with its own
+     * factors (x2 and x0.5 alternately, exact in float, then x(run + 1)) */
+    {
+        enum { NV = 32, CALLS = 5000 };
+        float hx[NV], hc[NV], hg[NV];
+        for (int i = 0; i < NV; i++) hx[i] = (float)(i + 1);
+        float *xc = cpu->alloc(cpu, sizeof hx), *xg = gg->alloc(gg, sizeof hx);
+        CudaCounters a0, a1;
+        for (int run = 0; run < 3; run++) {
+            cpu->upload(cpu, xc, hx, sizeof hx);
+            gg->upload(gg, xg, hx, sizeof hx);
+            cuda_backend_counters(gg, &a0);
+            for (int k = 0; k < CALLS; k++) {
+                float f = k == CALLS - 1 ? (float)(run + 1) : (k % 2 ? 0.5f : 2.0f);
+                cpu->scale(cpu, xc, NV, f);
+                gg->scale(gg, xg, NV, f);
+            }
+            cpu->download(cpu, hc, xc, sizeof hc);
+            gg->download(gg, hg, xg, sizeof hg);
+            cuda_backend_counters(gg, &a1);
+            /* 2500 doublings, 2499 halvings, then run + 1 */
+            CHECK(!memcmp(hc, hg, sizeof hc) && hg[NV - 1] == 2.0f * NV * (float)(run + 1),
+                  "graphs: %d scale calls in one segment, run %d: %g vs %g", CALLS, run, hg[NV - 1],
+                  hc[NV - 1]);
+            if (run == 2)
+                CHECK(a1.graph_launches - a0.graph_launches == 2,
+                      "graphs: the segment cut at 4096 values replays as 2 graphs (%lld)",
+                      a1.graph_launches - a0.graph_launches);
+        }
+        cpu->release(cpu, xc);
+        gg->release(gg, xg);
+    }
     const char *sets[] = {"model.attention.style=luong", "model.attention.score=general",
                           "model.attention.heads=2", "model.input_feed=true",
                           "model.attention.dropout=0.1"};
