@@ -281,7 +281,13 @@ static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
     GpuGraphs *g = c->graphs;
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
-    if (!GPU_CUDA(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal)))
+    /* relaxed: nothing else runs on this process's CUDA context meanwhile,
+     * and a library call that is merely "potentially unsafe" during capture
+     * (cuBLAS setting a kernel attribute, say) must not break it. The
+     * segment ran op by op once before (it is captured on its second
+     * sighting), so every kernel it launches, ours and cuBLAS's, is loaded
+     * already: no lazy module loading happens inside the capture. */
+    if (!GPU_CUDA(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed)))
         return;
     run_ops(c);
     /* end the capture also after a failed op, so the stream is usable */
