@@ -72,12 +72,15 @@ struct Backend {
                     uint64_t offset);
 
     /* ---- LSTM cell, one step for B rows of size H ---- */
-    /* z (B, 4H): in, pre-activations (inputs, recurrence and bias summed);
-     * out, the activated gates i, f, g, o. c_prev, h_prev (B, H). keep (B):
-     * 1 where the row is inside its sequence, 0 where the state is carried
-     * (c = c_prev, h = h_prev). c, h (B, H) (=). */
-    void (*lstm_forward)(Backend *be, int B, int H, float *z, const float *c_prev,
-                         const float *h_prev, float *c, float *h, const float *keep);
+    /* z (B, 4H): in, pre-activations (inputs and recurrence summed, and the
+     * bias unless it is given here); out, the activated gates i, f, g, o.
+     * bias (4H): added to every row of z first; NULL when z has it already.
+     * c_prev, h_prev (B, H). keep (B): 1 where the row is inside its
+     * sequence, 0 where the state is carried (c = c_prev, h = h_prev).
+     * c, h (B, H) (=). */
+    void (*lstm_forward)(Backend *be, int B, int H, float *z, const float *bias,
+                         const float *c_prev, const float *h_prev, float *c, float *h,
+                         const float *keep);
     /* c_prev, c (B, H), keep (B) as in forward.
      * dh (B, H): gradient into h_t (all paths summed). dc (B, H): in, the
      * gradient into c_t from later steps; out, the gradient into c_{t-1}.

@@ -544,8 +544,26 @@ static double lstm_loss(void *p) {
     LstmCtx *L = p;
     size_t n = (size_t)L->B * L->H;
     be->copy(be, L->z, L->z0, n * 4 * sizeof(float));
-    be->lstm_forward(be, L->B, L->H, L->z, L->c_prev, L->h_prev, L->c, L->h, L->keep);
+    be->lstm_forward(be, L->B, L->H, L->z, NULL, L->c_prev, L->h_prev, L->c, L->h, L->keep);
     return dot_out(L->h, L->R1, n) + dot_out(L->c, L->R2, n);
+}
+
+/* lstm_forward with its bias argument is add_bias and then lstm_forward
+ * without: the same gates, c and h, bit for bit */
+static void test_lstm_bias(int B, int H, const float *hkeep) {
+    size_t n = (size_t)B * H, nz = 4 * n;
+    float *hz = hrand(nz, -2, 2), *hb = hrand(4 * (size_t)H, -1, 1);
+    float *za = dup_f(hz, nz), *zb = dup_f(hz, nz), *bias = dup_f(hb, 4 * (size_t)H);
+    float *cp = drand(n, -1, 1), *hp = drand(n, -1, 1), *keep = dup_f(hkeep, (size_t)B);
+    float *ca = drand(n, -5, 5), *ha = drand(n, -5, 5), *cb = drand(n, -5, 5), *hb2 = drand(n, -5, 5);
+    be->add_bias(be, za, bias, B, 4 * H);
+    be->lstm_forward(be, B, H, za, NULL, cp, hp, ca, ha, keep);
+    be->lstm_forward(be, B, H, zb, bias, cp, hp, cb, hb2, keep);
+    float *g1 = get_f(za, nz), *g2 = get_f(zb, nz), *c1 = get_f(ca, n), *c2 = get_f(cb, n);
+    float *h1 = get_f(ha, n), *h2 = get_f(hb2, n);
+    CHECK(!memcmp(g1, g2, nz * 4) && !memcmp(c1, c2, n * 4) && !memcmp(h1, h2, n * 4),
+          "lstm_forward B=%d H=%d with bias = add_bias, then lstm_forward", B, H);
+    free(hz); free(hb); free(g1); free(g2); free(c1); free(c2); free(h1); free(h2);
 }
 
 static void test_lstm(int B, int H, const float *hkeep, int perturb) {
@@ -1082,6 +1100,8 @@ int main(void) {
     test_lstm(3, 5, keep3, 1);
     test_lstm(1, 7, keep1, 0);
     test_lstm(4, 3, keep4, 0);
+    test_lstm_bias(3, 5, keep3);
+    test_lstm_bias(4, 3, keep4);
 
     test_embedding(6, 5);
     test_embedding(9, 70);

@@ -423,13 +423,16 @@ static void test_topk(void) {
 
 /* ======================= LSTM, embeddings ======================= */
 
-static void test_lstm(int B, int H, const float *hkeep) {
+/* with_bias: the cell adds a bias (4H) first */
+static void test_lstm(int B, int H, const float *hkeep, bool with_bias) {
     char name[96];
     size_t n = (size_t)B * H;
     Buf z = buf_rand(4 * n, -3, 3), cp = buf_rand(n, -1, 1), hp = buf_rand(n, -1, 1);
     Buf c = buf_rand(n, -5, 5), h = buf_rand(n, -5, 5), keep = buf_from(hkeep, (size_t)B);
-    BOTH(be->lstm_forward(be, B, H, P(z), P(cp), P(hp), P(c), P(h), P(keep)));
-    snprintf(name, sizeof name, "lstm_forward B=%d H=%d: gates", B, H);
+    Buf bias = buf_rand(4 * (size_t)H, -1, 1);
+    BOTH(be->lstm_forward(be, B, H, P(z), with_bias ? P(bias) : NULL, P(cp), P(hp), P(c), P(h),
+                          P(keep)));
+    snprintf(name, sizeof name, "lstm_forward B=%d H=%d%s: gates", B, H, with_bias ? " bias" : "");
     cmp(name, z, OP_TOL);
     snprintf(name, sizeof name, "lstm_forward B=%d H=%d: c, h", B, H);
     report(name, fmax(buf_err(c), buf_err(h)), OP_TOL);
@@ -1184,8 +1187,8 @@ int main(void) {
     test_sum_squares();
     test_topk();
     float keep5[5] = {1, 0, 1, 1, 0}, keep1[1] = {1};
-    test_lstm(5, 37, keep5);
-    test_lstm(1, 130, keep1);
+    test_lstm(5, 37, keep5, true);
+    test_lstm(1, 130, keep1, false);
     test_embedding(29, 37, 50);
     test_embedding(1001, 70, 300);
     test_attention();

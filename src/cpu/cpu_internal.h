@@ -28,7 +28,7 @@ void cpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint6
                  uint64_t offset);
 
 /* cpu_ops.c: LSTM, embeddings */
-void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
+void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *bias, const float *c_prev,
                       const float *h_prev, float *c, float *h, const float *keep);
 void cpu_lstm_backward(Backend *be, int B, int H, float *gz, const float *c_prev,
                        const float *c, const float *keep, const float *dh, float *dc,

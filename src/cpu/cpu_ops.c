@@ -157,8 +157,11 @@ void cpu_scale(Backend *be, float *x, size_t n, float s) {
  * pointers (the state slots t and t + 1 never overlap), so that gcc
  * vectorises each; not inlined into the OpenMP body, where gcc drops the
  * restrict and gives up. */
-NMT_CPU_ROW static void lstm_forward_row(int H, float *restrict z, const float *restrict c_prev, const float *restrict h_prev,
+NMT_CPU_ROW static void lstm_forward_row(int H, float *restrict z, const float *restrict bias,
+                             const float *restrict c_prev, const float *restrict h_prev,
                              float *restrict c, float *restrict h, int active) {
+    if (bias)
+        for (int k = 0; k < 4 * H; k++) z[k] += bias[k];
     if (active)
         for (int j = 0; j < H; j++) lstm_math_forward_elem(z, H, j, c_prev[j], h_prev[j], 1, &c[j], &h[j]);
     else
@@ -176,13 +179,13 @@ NMT_CPU_ROW static void lstm_backward_row(int H, float *restrict gz, const float
             lstm_math_backward_elem(gz, H, j, c_prev[j], c[j], 0, dh[j], &dc[j], &dh_carry[j]);
 }
 
-void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
+void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *bias, const float *c_prev,
                       const float *h_prev, float *c, float *h, const float *keep) {
     (void)be;
 #pragma omp parallel for schedule(static) if ((long)B * H > CPU_PAR_MIN / 8)
     for (int b = 0; b < B; b++) {
         size_t o = (size_t)b * H;
-        lstm_forward_row(H, z + (size_t)b * 4 * H, c_prev + o, h_prev + o, c + o, h + o,
+        lstm_forward_row(H, z + (size_t)b * 4 * H, bias, c_prev + o, h_prev + o, c + o, h + o,
                          lstm_math_active(keep[b]));
     }
 }

@@ -290,8 +290,9 @@ void gpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint6
 void gpu_scale(Backend *be, float *x, size_t n, float s);
 
 /* gpu_ops.cu: LSTM, embeddings, local-p, optimizer */
-void gpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
-                      const float *h_prev, float *c, float *h, const float *keep);
+void gpu_lstm_forward(Backend *be, int B, int H, float *z, const float *bias,
+                      const float *c_prev, const float *h_prev, float *c, float *h,
+                      const float *keep);
 void gpu_lstm_backward(Backend *be, int B, int H, float *gz, const float *c_prev,
                        const float *c, const float *keep, const float *dh, float *dc,
                        float *dh_carry);

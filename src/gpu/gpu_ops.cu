@@ -145,22 +145,29 @@ void gpu_scale(Backend *be, float *x, size_t n, float s) {
 
 /* ---- LSTM cell: one thread per (b, j), all four gates of element j ---- */
 
-__global__ void lstm_forward_kernel(int B, int H, float *z, const float *c_prev,
-                                    const float *h_prev, float *c, float *h, const float *keep) {
+/* Thread (b, j) alone reads and writes the four gates of element j of row
+ * b, so it may add their biases first. */
+__global__ void lstm_forward_kernel(int B, int H, float *z, const float *bias,
+                                    const float *c_prev, const float *h_prev, float *c, float *h,
+                                    const float *keep) {
     size_t total = (size_t)B * H;
     GPU_GRID_STRIDE(i, total) {
         size_t b = i / H;
         int j = (int)(i % H);
-        lstm_math_forward_elem(z + b * 4 * H, H, j, c_prev[i], h_prev[i],
-                               lstm_math_active(keep[b]), &c[i], &h[i]);
+        float *zb = z + b * 4 * H;
+        if (bias)
+            for (int g = 0; g < 4; g++) zb[g * H + j] += bias[g * H + j];
+        lstm_math_forward_elem(zb, H, j, c_prev[i], h_prev[i], lstm_math_active(keep[b]), &c[i],
+                               &h[i]);
     }
 }
 
-void gpu_lstm_forward(Backend *be, int B, int H, float *z, const float *c_prev,
-                      const float *h_prev, float *c, float *h, const float *keep) {
+void gpu_lstm_forward(Backend *be, int B, int H, float *z, const float *bias,
+                      const float *c_prev, const float *h_prev, float *c, float *h,
+                      const float *keep) {
     GPU_ENTER(be);
     if (B <= 0 || H <= 0) return;
-    GPU_LAUNCH(ctx, lstm_forward_kernel, gpu_blocks((size_t)B * H), GPU_THREADS, B, H, z,
+    GPU_LAUNCH(ctx, lstm_forward_kernel, gpu_blocks((size_t)B * H), GPU_THREADS, B, H, z, bias,
                c_prev, h_prev, c, h, keep);
 }
 

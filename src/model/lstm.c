@@ -20,7 +20,7 @@ void lstm_seq_forward(Backend *be, const LstmWeights *w, int T, int B, const flo
         const float *c_prev = slot(cache, cache->c, prev, B, H);
         float *z = cache->gates + (size_t)t * B * G;
         be->gemm(be, false, true, B, G, H, 1.0f, h_prev, H, w->W_hh, H, 1.0f, z, G);
-        be->lstm_forward(be, B, H, z, c_prev, h_prev, slot(cache, cache->c, next, B, H),
+        be->lstm_forward(be, B, H, z, NULL, c_prev, h_prev, slot(cache, cache->c, next, B, H),
                          slot(cache, cache->h, next, B, H), keep + (size_t)t * B);
     }
 }
@@ -69,9 +69,9 @@ void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const fl
     const float *h_prev = slot(cache, cache->h, (size_t)t, B, H);
     const float *c_prev = slot(cache, cache->c, (size_t)t, B, H);
     be->gemm(be, false, true, B, G, w->in, 1.0f, x_t, w->in, w->W_ih, w->in, 0.0f, z, G);
-    be->add_bias(be, z, w->b, B, G);
     be->gemm(be, false, true, B, G, H, 1.0f, h_prev, H, w->W_hh, H, 1.0f, z, G);
-    be->lstm_forward(be, B, H, z, c_prev, h_prev, slot(cache, cache->c, (size_t)t + 1, B, H),
+    /* the cell adds the bias: one pass over z instead of two */
+    be->lstm_forward(be, B, H, z, w->b, c_prev, h_prev, slot(cache, cache->c, (size_t)t + 1, B, H),
                      slot(cache, cache->h, (size_t)t + 1, B, H), keep_t);
 }
 
