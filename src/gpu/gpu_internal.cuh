@@ -1,11 +1,13 @@
 /* gpu_internal.cuh: what the files of the CUDA backend share (CUDA C++ only,
  * never included from C): the context behind a CUDA Backend, the checks
  * that record the first CUDA/cuBLAS error and turn later slots into no-ops,
- * launch helpers, block reductions, and the functions behind the slots
- * (gpu_backend.cu fills the table and owns memory; gpu_gemm.cu the dense
- * algebra; gpu_ops.cu the elementwise, LSTM, embedding and optimizer
- * kernels; gpu_rows.cu the row-wise kernels with reductions: attention,
- * loss, sum of squares, top-k). Contracts of the slots: backend.h. */
+ * the ops through which all work reaches the stream (GPU_LAUNCH, GpuVar),
+ * block reductions, and the functions behind the slots (gpu_backend.cu
+ * fills the table and owns memory; gpu_gemm.cu the dense algebra;
+ * gpu_ops.cu the elementwise, LSTM, embedding and optimizer kernels;
+ * gpu_rows.cu the row-wise kernels with reductions: attention, loss, sum
+ * of squares, top-k; gpu_graph.cu the op recorder and graph cache of
+ * NMT_CUDA_GRAPHS). Contracts of the slots: backend.h. */
 #ifndef NMT_GPU_INTERNAL_CUH
 #define NMT_GPU_INTERNAL_CUH
 
