@@ -396,45 +396,45 @@ else
         IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
         # each config as is and with NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA graphs")
         for graphs in 0 1; do
-        tag=$name
-        [ "$graphs" = 1 ] && tag="$name graphs"
-        if ! lim=$(limit_for 100); then
-            row "bench nmt $tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
-            continue
-        fi
-        start=$(date +%s)
-        cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
-            --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
-            --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
-        echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs ${cmd[*]}" >>"$blog"
-        env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" NMT_BENCH_SHAPES=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
-        rc=$?
-        cat "$work/bench.txt" >>"$blog"
-        took=$(($(date +%s) - start))
-        b=$(cat "$work/bench.txt")
-        if timed_out "$rc"; then
-            row "bench nmt $tag" "TIMEOUT" "$took" "over ${lim}s"
-            failed=1
-        elif [ "$rc" -ne 0 ]; then
-            row "bench nmt $tag" "FAIL($rc)" "$took" "$(tail -n 1 "$work/bench.txt" | cut -c1-90)"
-            failed=1
-        else
-            nmt_sps[$tag]=$(key "$b" "seconds per step")
-            nmt_tok[$tag]=$(key "$b" "tgt tokens/s")
-            nmt_gflop[$tag]=$(key "$b" "GEMM GFLOP per step")
-            mem=$(key "$b" "gpu memory MiB" | awk '{ gsub(/\(/, ""); printf "%s MiB in use of %s (model+arena %s MiB)", $1, $5, $6 }')
-            ceil=$(key "$b" "cublas ceiling GFLOP/s (same shapes)")
-            [ -z "$ceil" ] && ceil=$(key "$b" "sgemm ceiling GFLOP/s (same shapes)")
-            calls=$(key "$b" "cuda per step" | sed 's/ (NMT_CUDA_GRAPHS.*//')
-            if ! awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" \
-                'BEGIN { exit !(t + 0 > 0 && s + 0 > 0 && g + 0 > 0) }'; then
-                row "bench nmt $tag" "FAIL(parse)" "$took" "bench_train's output lacks tokens/s, s/step or GFLOP/step (bench.log)"
-                failed=1
+            tag=$name
+            [ "$graphs" = 1 ] && tag="$name graphs"
+            if ! lim=$(limit_for 100); then
+                row "bench nmt $tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
                 continue
             fi
-            row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
-                'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}"
-        fi
+            start=$(date +%s)
+            cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
+                --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
+                --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
+            echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs ${cmd[*]}" >>"$blog"
+            env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" NMT_BENCH_SHAPES=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
+            rc=$?
+            cat "$work/bench.txt" >>"$blog"
+            took=$(($(date +%s) - start))
+            b=$(cat "$work/bench.txt")
+            if timed_out "$rc"; then
+                row "bench nmt $tag" "TIMEOUT" "$took" "over ${lim}s"
+                failed=1
+            elif [ "$rc" -ne 0 ]; then
+                row "bench nmt $tag" "FAIL($rc)" "$took" "$(tail -n 1 "$work/bench.txt" | cut -c1-90)"
+                failed=1
+            else
+                nmt_sps[$tag]=$(key "$b" "seconds per step")
+                nmt_tok[$tag]=$(key "$b" "tgt tokens/s")
+                nmt_gflop[$tag]=$(key "$b" "GEMM GFLOP per step")
+                mem=$(key "$b" "gpu memory MiB" | awk '{ gsub(/\(/, ""); printf "%s MiB in use of %s (model+arena %s MiB)", $1, $5, $6 }')
+                ceil=$(key "$b" "cublas ceiling GFLOP/s (same shapes)")
+                [ -z "$ceil" ] && ceil=$(key "$b" "sgemm ceiling GFLOP/s (same shapes)")
+                calls=$(key "$b" "cuda per step" | sed 's/ (NMT_CUDA_GRAPHS.*//')
+                if ! awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" \
+                    'BEGIN { exit !(t + 0 > 0 && s + 0 > 0 && g + 0 > 0) }'; then
+                    row "bench nmt $tag" "FAIL(parse)" "$took" "bench_train's output lacks tokens/s, s/step or GFLOP/step (bench.log)"
+                    failed=1
+                    continue
+                fi
+                row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
+                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}"
+            fi
         done
     done
 fi
