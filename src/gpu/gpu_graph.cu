@@ -277,8 +277,15 @@ static bool ensure_pinned(GpuContext *c, size_t uploads) {
     return true;
 }
 
+/* a cached graph runs the segment: one host call */
+static void launch_graph(GpuContext *c, GpuGraphEntry *e) {
+    e->last_use = ++c->graphs->clock;
+    c->counters.graph_launches++;
+    c->counters.host_calls++;
+    GPU_CUDA(c, cudaGraphLaunch(e->exec, c->stream));
+}
+
 static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
-    GpuGraphs *g = c->graphs;
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
     /* relaxed: nothing else runs on this process's CUDA context meanwhile,
@@ -302,11 +309,8 @@ static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
     GpuGraphEntry *slot = cache_slot(c);
     slot->key = *key;
     slot->exec = exec;
-    slot->last_use = ++g->clock;
     c->counters.graphs_captured++;
-    c->counters.graph_launches++;
-    c->counters.host_calls++;
-    GPU_CUDA(c, cudaGraphLaunch(exec, c->stream));
+    launch_graph(c, slot);
 }
 
 void gpu_flush(GpuContext *c) {
@@ -326,10 +330,7 @@ void gpu_flush(GpuContext *c) {
         if (g->up_len) memcpy(g->pinned + GPU_VARS_BYTES, g->uploads, g->up_len);
         GpuGraphEntry *hit = cache_find(g, &key);
         if (hit) {
-            hit->last_use = ++g->clock;
-            c->counters.graph_launches++;
-            c->counters.host_calls++;
-            GPU_CUDA(c, cudaGraphLaunch(hit->exec, c->stream));
+            launch_graph(c, hit);
         } else if (g->cache_max > 0 && seen_before(g, &key)) {
             capture_and_launch(c, &key);
         } else {
@@ -368,9 +369,9 @@ void gpu_graphs_destroy(GpuContext *c) {
     GpuGraphs *g = c->graphs;
     if (!g) return;
     gpu_flush(c);
-    /* teardown: errors are not recorded (nobody can read them any more) */
-    cudaStreamSynchronize(c->stream);
-    for (int i = 0; i < g->cache_n; i++) cudaGraphExecDestroy(g->cache[i].exec);
+    /* teardown: what it reports dies with the backend */
+    cudaStreamSynchronize(c->stream); /* nothing may still read the blocks freed below */
+    drop_graphs(c);
     if (g->flushed) cudaEventDestroy(g->flushed);
     if (g->pinned) cudaFreeHost(g->pinned);
     if (g->dev_vars) cudaFree(g->dev_vars);

@@ -59,43 +59,13 @@ void emu_warp_barrier(void) {
     swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
 }
 
-/* Runs the threads of warp [w, end) that can run, in the schedule's order,
- * until each waits at __syncthreads or has returned: a warp whose live
- * threads all wait at a shuffle is released and runs on (threads that
- * returned count as arrived). One warp thus runs ahead of the others up to
- * the next block barrier, which is allowed on a GPU and exposes a warp
- * that reads shared memory another warp may already have overwritten. */
-static void emu_order(std::vector<unsigned> &order, unsigned n);
-static void emu_run_warp(int w, int end) {
-    std::vector<unsigned> order;
-    for (;;) {
-        emu_order(order, (unsigned)(end - w));
-        for (unsigned i : order) {
-            int t = w + (int)i;
-            if (emu_fiber[t].state != EMU_RUN) continue;
-            emu_cur = t;
-            threadIdx = dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y,
-                             t / (blockDim.x * blockDim.y));
-            swapcontext(&emu_sched, &emu_fiber[t].ctx);
-        }
-        int waiting = 0, live = 0;
-        for (int t = w; t < end; t++) {
-            if (emu_fiber[t].state == EMU_DONE) continue;
-            live++;
-            waiting += emu_fiber[t].state == EMU_WAIT_WARP;
-        }
-        if (!live || waiting != live) return;
-        for (int t = w; t < end; t++)
-            if (emu_fiber[t].state == EMU_WAIT_WARP) emu_fiber[t].state = EMU_RUN;
-    }
-}
-
 /* The order in which blocks run, in which the warps of a block run up to
  * the next block barrier, and in which the threads of a warp run between
  * two barriers (EMU_SCHEDULE): "forward" (default: 0, 1, ...), "reverse",
- * or "shuffle" (a new permutation every time, seeded by EMU_SEED). CUDA promises no order between blocks, nor between threads
- * that do not synchronise: a kernel whose results change with the order
- * has a race that the default order may hide. Atomic sums change in their
+ * or "shuffle" (a new permutation every time, seeded by EMU_SEED). CUDA
+ * promises no order between blocks, nor between threads that do not
+ * synchronise: a kernel whose results change with the order has a race
+ * that the default order may hide. Atomic sums change in their
  * last bits with the order, as on a GPU. */
 enum { EMU_FORWARD, EMU_REVERSE, EMU_SHUFFLE };
 static int emu_schedule = -1;
@@ -126,6 +96,36 @@ static void emu_order(std::vector<unsigned> &order, unsigned n) {
     for (unsigned i = 0; i < n; i++) order[i] = emu_schedule == EMU_REVERSE ? n - 1 - i : i;
     if (emu_schedule == EMU_SHUFFLE)
         for (unsigned i = n; i > 1; i--) std::swap(order[i - 1], order[emu_next() % i]);
+}
+
+/* Runs the threads of warp [w, end) that can run, in the schedule's order,
+ * until each waits at __syncthreads or has returned: a warp whose live
+ * threads all wait at a shuffle is released and runs on (threads that
+ * returned count as arrived). One warp thus runs ahead of the others up to
+ * the next block barrier, which is allowed on a GPU and exposes a warp
+ * that reads shared memory another warp may already have overwritten. */
+static void emu_run_warp(int w, int end) {
+    std::vector<unsigned> order;
+    for (;;) {
+        emu_order(order, (unsigned)(end - w));
+        for (unsigned i : order) {
+            int t = w + (int)i;
+            if (emu_fiber[t].state != EMU_RUN) continue;
+            emu_cur = t;
+            threadIdx = dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y,
+                             t / (blockDim.x * blockDim.y));
+            swapcontext(&emu_sched, &emu_fiber[t].ctx);
+        }
+        int waiting = 0, live = 0;
+        for (int t = w; t < end; t++) {
+            if (emu_fiber[t].state == EMU_DONE) continue;
+            live++;
+            waiting += emu_fiber[t].state == EMU_WAIT_WARP;
+        }
+        if (!live || waiting != live) return;
+        for (int t = w; t < end; t++)
+            if (emu_fiber[t].state == EMU_WAIT_WARP) emu_fiber[t].state = EMU_RUN;
+    }
 }
 
 /* Each block: start every thread, run each until it waits or returns; when
