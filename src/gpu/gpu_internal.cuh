@@ -96,6 +96,9 @@ typedef struct GpuContext {
 
 static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }
 
+/* the stream that the op being run goes to */
+static inline cudaStream_t gpu_exec_stream(GpuContext *c) { return c->stream; }
+
 /* Records the first error (later ones are dropped) and sets failed. */
 void gpu_record(GpuContext *c, const char *what, const char *detail, const char *file, int line);
 /* Each returns true when the call succeeded; else records and returns false.
@@ -120,10 +123,10 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
  * kernel's host stub (through the pointer), and the stub launches. */
 #ifdef NMT_CUDA_EMU
 #define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
-    emu_launch(kernel, dim3(grid), dim3(block), __VA_ARGS__)
+    emu_launch(gpu_exec_stream(c), kernel, dim3(grid), dim3(block), __VA_ARGS__)
 #else
 #define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
-    kernel<<<(grid), (block), 0, (c)->stream>>>(__VA_ARGS__)
+    kernel<<<(grid), (block), 0, gpu_exec_stream(c)>>>(__VA_ARGS__)
 #endif
 
 /* ---- the ops of the stream (gpu_graph.cu) ----

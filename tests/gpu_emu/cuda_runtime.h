@@ -163,7 +163,7 @@ inline float atomicAdd(float *p, float v) {
 void emu_run(dim3 grid, dim3 block, std::function<void()> body);
 
 template <class K, class... A>
-void emu_launch(K kernel, dim3 grid, dim3 block, A... args) {
+void emu_launch(cudaStream_t, K kernel, dim3 grid, dim3 block, A... args) {
     std::function<void()> body = [=]() { kernel(args...); };
     if (emu_capture([=]() { emu_run(grid, block, body); })) return;
     emu_run(grid, block, body);
