@@ -31,8 +31,10 @@
 #      batch of docs/benchmarks.md) and a larger one (emb 512, hidden 1024,
 #      B 128): target tokens/s, GPU memory, GEMM FLOPs per step, achieved
 #      FLOP/s, and cuBLAS alone on the same GEMM shapes; each config again
-#      with NMT_CUDA_GRAPHS=1 (host calls and graph launches per step); an
-#      output without those numbers is a FAIL(parse);
+#      with NMT_CUDA_GRAPHS=1 (host calls and graph launches per step), and
+#      the bench config once more with NMT_CUDA_LANES=0 (the encoder's two
+#      directions on one stream: what the second stream gains); an output
+#      without those numbers is a FAIL(parse);
 #   6. decoding speed (120 s): a model of the bench config's sizes trained
 #      150 steps on the GPU on the demo corpus, then `nmt translate --device
 #      cuda` of the 500 test sentences with --beam 1 and 5 (sentences/s from
@@ -394,10 +396,13 @@ if [ "$no_gpu" = 1 ]; then
 else
     for spec in "${BENCH_RUNS[@]}"; do
         IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
-        # each config as is and with NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA graphs")
-        for graphs in 0 1; do
-            tag=$name
-            [ "$graphs" = 1 ] && tag="$name graphs"
+        # each config as is and with NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA
+        # graphs"); the first also with NMT_CUDA_LANES=0 ("Lanes")
+        for variant in plain graphs one-stream; do
+            graphs=0 lanes=1 tag=$name
+            [ "$variant" = graphs ] && graphs=1 tag="$name graphs"
+            [ "$variant" = one-stream ] && lanes=0 tag="$name one-stream"
+            [ "$variant" = one-stream ] && [ "$spec" != "${BENCH_RUNS[0]}" ] && continue
             if ! lim=$(limit_for 100); then
                 row "bench nmt $tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
                 continue
@@ -406,8 +411,8 @@ else
             cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
                 --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
                 --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
-            echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs ${cmd[*]}" >>"$blog"
-            env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" NMT_BENCH_SHAPES=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
+            echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes ${cmd[*]}" >>"$blog"
+            env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" NMT_CUDA_LANES="$lanes" NMT_BENCH_SHAPES=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
             rc=$?
             cat "$work/bench.txt" >>"$blog"
             took=$(($(date +%s) - start))
@@ -432,8 +437,11 @@ else
                     failed=1
                     continue
                 fi
+                lanes_gain=""
+                [ "$variant" = one-stream ] && lanes_gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" \
+                    'BEGIN { if (a > 0) printf "; two streams (the first row) train %.3fx as fast as one", a / b }')
                 row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
-                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}"
+                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}$lanes_gain"
             fi
         done
     done

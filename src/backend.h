@@ -164,6 +164,19 @@ struct Backend {
     void (*topk)(Backend *be, const float *x, int rows, int cols, int k, float *values,
                  int32_t *indices);
 
+    /* ---- lanes: two runs of work that may overlap ----
+     * fork: the work queued after it may run on two lanes, both starting
+     * after everything queued before; lane 1 is selected. lane(be, k)
+     * selects lane k (0 or 1) for the work that follows. join: lane 0
+     * waits for all work queued on lane 1 and is selected. Between fork and
+     * join neither lane may touch memory that the other writes, and no slot
+     * that waits for the device (download, sum_squares, alloc, release) may
+     * run. The CPU runs the work in call order (the three are no-ops); the
+     * CUDA backend gives lane 1 a second stream (docs/gpu.md, "Lanes"). */
+    void (*fork)(Backend *be);
+    void (*lane)(Backend *be, int lane);
+    void (*join)(Backend *be);
+
     void (*destroy)(Backend *be); /* frees the context and the Backend */
 };
 

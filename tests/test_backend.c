@@ -1077,7 +1077,8 @@ static int slots_set(const Backend *b) {
            SLOT_SET(attn_softmax_backward) && SLOT_SET(local_p_forward) &&
            SLOT_SET(local_p_backward) && SLOT_SET(softmax_xent) && SLOT_SET(log_softmax) &&
            SLOT_SET(sum_squares) && SLOT_SET(scale) && SLOT_SET(adam_update) &&
-           SLOT_SET(sgd_update) && SLOT_SET(topk) && SLOT_SET(destroy);
+           SLOT_SET(sgd_update) && SLOT_SET(topk) && SLOT_SET(fork) && SLOT_SET(lane) &&
+           SLOT_SET(join) && SLOT_SET(destroy);
 #undef SLOT_SET
 }
 

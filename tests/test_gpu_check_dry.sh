@@ -20,11 +20,16 @@ row() { grep -E "^$1 " "$out/summary.txt" | head -1; }
 check "row 'train cpu \\(dry run\\) vs CPU' | grep -qE ' pass +[0-9]+  [0-9]+ steps: cpu loss [0-9.]+->[0-9.]+'" \
   "training row: $(row 'train cpu')"
 check "row 'checkpoints GPU<->CPU' | grep -q ' pass '" "checkpoint row: $(row 'checkpoints')"
-for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench nmt large graphs'; do
+for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench nmt large graphs' \
+  'bench nmt de-en one-stream'; do
   # numbers parsed from bench_train's output: none may be zero or NaN
   check "row '$name' | grep -qE ' info +[0-9]+  [1-9][0-9]* tgt tok/s, [0-9.]*[1-9][0-9.]* ms/step, [0-9.]*[1-9][0-9.]* GFLOP/step = [0-9.]*[1-9][0-9.]* TFLOP/s'" \
     "$name row: $(row "$name")"
 done
+# the one-stream row also gives the ratio of the first row to it
+check "row 'bench nmt de-en one-stream' | grep -qE 'two streams \\(the first row\\) train [0-9.]*[1-9][0-9.]*x as fast as one'" \
+  "one-stream row: $(row 'bench nmt de-en one-stream')"
+check "! row 'bench nmt large one-stream' | grep -q ." "a one-stream row for the large config"
 for beam in 1 5; do
   check "row 'decode nmt beam $beam' | grep -qE ' info +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s, 100 sentences'" \
     "decode beam $beam row: $(row "decode nmt beam $beam")"

@@ -592,6 +592,62 @@ static void test_log_softmax(int N, int V) {
     free(hl);
 }
 
+/* ======================= lanes ======================= */
+
+/* fork, lane, join (backend.h): lane 1 reads what lane 0 wrote just before
+ * the fork, and lane 0 reads what lane 1 wrote just before the join, twice
+ * (the events are used again). The emulator runs a second stream's work as
+ * late as its waits allow (EMU_STREAM_ORDER=first, the default), or as
+ * early (=last, tests/test_gpu_emu.sh): a missing join fails the first
+ * order here, a missing fork the second. */
+static void test_lanes(void) {
+    enum { R = 23, C = 37, K = 19 };
+    Buf a = buf_rand((size_t)R * K, -1.0f, 1.0f), w = buf_rand((size_t)K * C, -1.0f, 1.0f);
+    Buf d = buf_rand((size_t)R * C, -1.0f, 1.0f), y = buf_rand((size_t)R * C, -1.0f, 1.0f);
+    Buf z = buf_rand((size_t)R * C, -1.0f, 1.0f);
+    for (int round = 0; round < 2; round++) {
+        BOTH(be->scale(be, P(a), (size_t)R * K, 2.0f);  /* before the fork, on lane 0 */
+             be->fork(be);                              /* lane 1: a GEMM and a kernel */
+             be->gemm(be, false, false, R, C, K, 1.0f, P(a), K, P(w), C, 0.5f, P(d), C);
+             be->tanh_forward(be, P(d), P(d), (size_t)R * C);
+             be->lane(be, 0);                           /* lane 0: a kernel and a copy */
+             be->scale(be, P(y), (size_t)R * C, 0.75f);
+             be->copy(be, P(z), P(y), (size_t)R * C * sizeof(float));
+             be->join(be);
+             be->add_cols(be, P(z), C, P(d), C, R, C)); /* after the join, on lane 0 */
+    }
+    cmp("lanes: lane 1 (GEMM, tanh) after the fork", d, gemm_tol);
+    cmp("lanes: lane 0 after the join reads lane 1", z, gemm_tol);
+    cmp("lanes: lane 0 between fork and join", y, OP_TOL);
+}
+
+/* Misuse of the lanes is an error, never a silent race: a host wait
+ * between fork and join, a join without a fork, an unknown lane. */
+static void test_lane_misuse(void) {
+    const char *what[] = {"download", "join", "lane"};
+    for (int i = 0; i < 3; i++) {
+        char err[256];
+        Backend *b = cuda_backend_create(0, err, sizeof err);
+        CHECK(b != NULL, "a CUDA backend for lane misuse: %s", err);
+        if (!b) return;
+        float *x = b->alloc(b, 16 * sizeof(float)), h[16];
+        if (i == 0) {
+            b->fork(b);
+            b->download(b, h, x, sizeof h);
+        } else if (i == 1) {
+            b->join(b);
+        } else {
+            b->fork(b);
+            b->lane(b, 2);
+        }
+        const char *e = cuda_backend_error(b);
+        CHECK(e != NULL && strstr(e, what[i]) && strstr(e, "lanes"),
+              "lanes: %s misused is recorded: %s", what[i], e ? e : "(none)");
+        printf("  lanes: %-50s %s\n", what[i], e ? e : "(no error)");
+        b->destroy(b);
+    }
+}
+
 /* ======================= the error path ======================= */
 
 static void test_error_path(void) {
@@ -891,6 +947,8 @@ static void test_step_traffic(void) {
               norm2);
         waits = b.host_waits - a.host_waits;
         step_allocs = b.allocs - a.allocs;
+        CHECK(b.lane_forks - a.lane_forks == 2, "training step %d: %lld forks (want 2: the "
+              "bidirectional layer forward and backward)", step, b.lane_forks - a.lane_forks);
         CHECK(step_allocs == 0, "training step %d: %lld device allocations (want 0)", step, step_allocs);
         CHECK(waits == 2, "training step %d: the host waited %lld times (want 2: loss, gradient "
               "norm)", step, waits);
@@ -905,6 +963,8 @@ static void test_step_traffic(void) {
     CHECK_EQ_INT(seq2seq_greedy(m, &batch, 1.5, 2, out, MAXT, len), NMT_OK);
     cuda_backend_counters(gpu, &b);
     CHECK(b.allocs == a.allocs, "greedy decoding allocated %lld times", b.allocs - a.allocs);
+    CHECK(b.lane_forks - a.lane_forks == 1, "greedy decoding forked %lld times (want 1: the "
+          "encoder)", b.lane_forks - a.lane_forks);
     int steps = seq2seq_decode_steps(m);
     CHECK(b.host_waits - a.host_waits == steps, "greedy decoding waited %lld times in %d steps (want "
           "one a step: the top-1 ids)", b.host_waits - a.host_waits, steps);
@@ -984,35 +1044,52 @@ static void test_graphs(void) {
      * device array's 4096 is cut where it fills, at the same point every
      * time: the third run replays both parts as graphs, with its own
      * factors (x2 and x0.5 alternately, exact in float, then x(run + 1)) */
-    {
+    /* Also on lane 1 of a fork (forked = 1): the cut joins the lanes and the
+     * next segment forks again, so each captured graph ends with lane 1
+     * joined (else the capture fails); lane 0's copy of x into y after
+     * the calls, and the join, still see all of them. */
+    for (int forked = 0; forked <= 1; forked++) {
         enum { NV = 32, CALLS = 5000 };
         float hx[NV], hc[NV], hg[NV];
         for (int i = 0; i < NV; i++) hx[i] = (float)(i + 1);
         float *xc = cpu->alloc(cpu, sizeof hx), *xg = gg->alloc(gg, sizeof hx);
+        float *yc = cpu->alloc(cpu, sizeof hx), *yg = gg->alloc(gg, sizeof hx);
         CudaCounters a0, a1;
         for (int run = 0; run < 3; run++) {
             cpu->upload(cpu, xc, hx, sizeof hx);
             gg->upload(gg, xg, hx, sizeof hx);
             cuda_backend_counters(gg, &a0);
+            if (forked) {
+                cpu->fork(cpu);
+                gg->fork(gg);
+            }
             for (int k = 0; k < CALLS; k++) {
                 float f = k == CALLS - 1 ? (float)(run + 1) : (k % 2 ? 0.5f : 2.0f);
                 cpu->scale(cpu, xc, NV, f);
                 gg->scale(gg, xg, NV, f);
             }
-            cpu->download(cpu, hc, xc, sizeof hc);
-            gg->download(gg, hg, xg, sizeof hg);
+            if (forked) {
+                cpu->join(cpu);
+                gg->join(gg);
+            }
+            cpu->copy(cpu, yc, xc, sizeof hx);
+            gg->copy(gg, yg, xg, sizeof hx);
+            cpu->download(cpu, hc, yc, sizeof hc);
+            gg->download(gg, hg, yg, sizeof hg);
             cuda_backend_counters(gg, &a1);
             /* 2500 doublings, 2499 halvings, then run + 1 */
             CHECK(!memcmp(hc, hg, sizeof hc) && hg[NV - 1] == 2.0f * NV * (float)(run + 1),
-                  "graphs: %d scale calls in one segment, run %d: %g vs %g", CALLS, run, hg[NV - 1],
-                  hc[NV - 1]);
+                  "graphs: %d scale calls in one segment%s, run %d: %g vs %g", CALLS,
+                  forked ? " on lane 1" : "", run, hg[NV - 1], hc[NV - 1]);
             if (run == 2)
                 CHECK(a1.graph_launches - a0.graph_launches == 2,
-                      "graphs: the segment cut at 4096 values replays as 2 graphs (%lld)",
-                      a1.graph_launches - a0.graph_launches);
+                      "graphs: the segment cut at 4096 values%s replays as 2 graphs (%lld)",
+                      forked ? " on lane 1" : "", a1.graph_launches - a0.graph_launches);
         }
         cpu->release(cpu, xc);
         gg->release(gg, xg);
+        cpu->release(cpu, yc);
+        gg->release(gg, yg);
     }
     const char *sets[] = {"model.attention.style=luong", "model.attention.score=general",
                           "model.attention.heads=2", "model.input_feed=true",
@@ -1124,6 +1201,7 @@ static void test_graphs(void) {
 static void test_beyond_slots(void) {
     if (!selftest) test_step_traffic();
     if (!selftest) test_error_path();
+    if (!selftest) test_lane_misuse();
     if (!selftest && !tf32) test_graphs();
     if (tf32)
         printf("SKIP: whole-model parity under NMT_TF32 (its 1e-5 loss and identical tokens assume "
@@ -1197,6 +1275,7 @@ int main(void) {
     test_xent(1, 7, 0.1f);
     test_log_softmax(7, 1001);
     test_log_softmax(3, 5);
+    test_lanes();
     const char *ge = cuda_backend_error(gpu);
     CHECK(ge == NULL, "no CUDA error in the slot tests: %s", ge ? ge : "");
     /* NMT_PARITY_SLOTS_ONLY=1: the slot tests above only (test_gpu_emu.sh

@@ -65,6 +65,15 @@ static void cpu_add_cols(Backend *be, float *dst, int ld_dst, const float *src, 
     }
 }
 
+/* lanes: one thread of control runs the work in call order, which is an
+ * order the two lanes allow */
+static void cpu_fork(Backend *be) { (void)be; }
+static void cpu_lane(Backend *be, int lane) {
+    (void)be;
+    (void)lane;
+}
+static void cpu_join(Backend *be) { (void)be; }
+
 static void cpu_destroy(Backend *be) {
     if (!be) return;
     nmt_free(be->ctx);
@@ -124,6 +133,10 @@ Backend *cpu_backend_create(int threads) {
     be->adam_update = cpu_adam_update;
     be->sgd_update = cpu_sgd_update;
     be->topk = cpu_topk;
+
+    be->fork = cpu_fork;
+    be->lane = cpu_lane;
+    be->join = cpu_join;
 
     be->destroy = cpu_destroy;
     return be;

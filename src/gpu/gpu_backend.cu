@@ -4,7 +4,8 @@
  * The dense algebra is in gpu_gemm.cu (cuBLAS), the other kernels in
  * gpu_ops.cu and gpu_rows.cu. Design and choices: docs/gpu.md.
  *
- * Ordering: all work goes to one non-blocking stream, in call order, as
+ * Ordering: all work goes to one non-blocking stream (lane 1 of a fork to
+ * a second one, gpu_lanes.cu), in call order, as
  * ops (gpu_internal.cuh) that run at once, or with NMT_CUDA_GRAPHS=1 are
  * recorded and run at the next host wait (gpu_graph.cu). upload uses
  * cudaMemcpyAsync from (pageable) host memory, which returns once the host
@@ -42,7 +43,7 @@ bool gpu_check_cuda_sync(GpuContext *c, cudaError_t e, const char *what, const c
                          int line) {
     if (!gpu_check_cuda(c, e, what, file, line)) return false;
     if (!c->sync_debug) return true;
-    return gpu_check_cuda(c, cudaStreamSynchronize(c->stream), what, file, line);
+    return gpu_check_cuda(c, cudaStreamSynchronize(gpu_exec_stream(c)), what, file, line);
 }
 
 bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const char *file,
@@ -55,7 +56,7 @@ bool gpu_check_cublas(GpuContext *c, cublasStatus_t s, const char *what, const c
         return false;
     }
     if (!c->sync_debug) return true;
-    return gpu_check_cuda(c, cudaStreamSynchronize(c->stream), what, file, line);
+    return gpu_check_cuda(c, cudaStreamSynchronize(gpu_exec_stream(c)), what, file, line);
 }
 
 bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int line) {
@@ -64,7 +65,7 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
     if (!gpu_check_cuda(c, cudaGetLastError(), what, file, line)) return false;
     if (!c->sync_debug) return true;
     snprintf(what, sizeof what, "%s (NMT_SYNC_DEBUG: after the kernel)", kernel);
-    return gpu_check_cuda(c, cudaStreamSynchronize(c->stream), what, file, line);
+    return gpu_check_cuda(c, cudaStreamSynchronize(gpu_exec_stream(c)), what, file, line);
 }
 
 /* ---- memory ---- */
@@ -80,7 +81,7 @@ static void memset_exec(GpuContext *c, const void *payload) {
     GpuMemsetOp op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
-    GPU_CUDA_ASYNC(c, cudaMemsetAsync(op.dst, 0, op.bytes, c->stream));
+    GPU_CUDA_ASYNC(c, cudaMemsetAsync(op.dst, 0, op.bytes, gpu_exec_stream(c)));
 }
 
 void gpu_op_memset(GpuContext *c, void *dst, size_t bytes) {
@@ -101,10 +102,11 @@ static void memcpy_exec(GpuContext *c, const void *payload) {
     c->counters.host_calls++;
     if (!op.height)
         GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.width, cudaMemcpyDeviceToDevice,
-                                          c->stream));
+                                          gpu_exec_stream(c)));
     else
         GPU_CUDA_ASYNC(c, cudaMemcpy2DAsync(op.dst, op.dpitch, op.src, op.spitch, op.width,
-                                            op.height, cudaMemcpyDeviceToDevice, c->stream));
+                                            op.height, cudaMemcpyDeviceToDevice,
+                                            gpu_exec_stream(c)));
 }
 
 void gpu_op_memcpy(GpuContext *c, void *dst, const void *src, size_t bytes) {
@@ -121,6 +123,7 @@ void gpu_op_memcpy2d(GpuContext *c, void *dst, size_t dpitch, const void *src, s
 
 static void *gpu_alloc(Backend *be, size_t bytes) {
     GpuContext *ctx = gpu_ctx(be);
+    if (!gpu_no_fork(ctx, "alloc")) return NULL;
     gpu_flush(ctx);
     if (ctx->failed) return NULL;
     void *p = NULL;
@@ -141,7 +144,7 @@ static void *gpu_alloc(Backend *be, size_t bytes) {
 
 static void gpu_release(Backend *be, void *ptr) {
     GpuContext *ctx = gpu_ctx(be);
-    if (!ptr) return;
+    if (!ptr || !gpu_no_fork(ctx, "release")) return;
     gpu_flush(ctx); /* recorded work may use it */
     cudaError_t e = cudaFree(ptr);
     if (!ctx->failed) GPU_CUDA(ctx, e);
@@ -159,7 +162,7 @@ static void gpu_download(Backend *be, void *host_dst, const void *src, size_t by
     GpuContext *ctx = gpu_ctx(be);
     if (!bytes) return;
     ctx->counters.host_waits++;
-    gpu_flush(ctx);
+    if (gpu_no_fork(ctx, "download")) gpu_flush(ctx);
     if (!ctx->failed &&
         GPU_CUDA(ctx, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost,
                                       ctx->stream)) &&
@@ -226,12 +229,24 @@ static void gpu_copy_cols(Backend *be, float *dst, int ld_dst, const float *src,
 
 /* ---- creation ---- */
 
+bool gpu_blas_handle_create(GpuContext *c, cudaStream_t stream, cublasHandle_t *handle,
+                            void **workspace) {
+    return GPU_CUBLAS(c, c->blas->create(handle)) &&
+           GPU_CUBLAS(c, c->blas->set_stream(*handle, stream)) &&
+           /* after cublasSetStream, which resets the workspace to cuBLAS's pool */
+           GPU_CUDA(c, cudaMalloc(workspace, GPU_CUBLAS_WORKSPACE)) &&
+           GPU_CUBLAS(c, c->blas->set_workspace(*handle, *workspace, GPU_CUBLAS_WORKSPACE)) &&
+           GPU_CUBLAS(c, c->blas->set_math_mode(*handle, c->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                 : CUBLAS_DEFAULT_MATH));
+}
+
 static void gpu_destroy(Backend *be) {
     if (!be) return;
     GpuContext *ctx = gpu_ctx(be);
     if (ctx) {
         /* teardown errors are not recorded: nobody can read them any more */
         gpu_graphs_destroy(ctx);
+        gpu_lanes_destroy(ctx);
         if (ctx->stream) cudaStreamSynchronize(ctx->stream);
         if (ctx->cublas) ctx->blas->destroy(ctx->cublas);
         if (ctx->cublas_ws) cudaFree(ctx->cublas_ws);
@@ -318,6 +333,10 @@ static void fill_table(Backend *be) {
     be->sgd_update = gpu_sgd_update;
     be->topk = gpu_topk;
 
+    be->fork = gpu_fork;
+    be->lane = gpu_lane;
+    be->join = gpu_join;
+
     be->destroy = gpu_destroy;
 }
 
@@ -364,15 +383,8 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
     bool ok =
         GPU_CUDA(ctx, cudaSetDevice(device)) &&
         GPU_CUDA(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking)) &&
-        GPU_CUBLAS(ctx, ctx->blas->create(&ctx->cublas)) &&
-        GPU_CUBLAS(ctx, ctx->blas->set_stream(ctx->cublas, ctx->stream)) &&
-        /* after cublasSetStream, which resets the workspace to cuBLAS's pool */
-        GPU_CUDA(ctx, cudaMalloc(&ctx->cublas_ws, GPU_CUBLAS_WORKSPACE)) &&
-        GPU_CUBLAS(ctx, ctx->blas->set_workspace(ctx->cublas, ctx->cublas_ws,
-                                                 GPU_CUBLAS_WORKSPACE)) &&
-        GPU_CUBLAS(ctx, ctx->blas->set_math_mode(ctx->cublas, ctx->tf32
-                                                                  ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                                  : CUBLAS_DEFAULT_MATH)) &&
+        gpu_blas_handle_create(ctx, ctx->stream, &ctx->cublas, &ctx->cublas_ws) &&
+        gpu_lanes_create(ctx) &&
         GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
         GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double))) &&
         /* graphs only without NMT_SYNC_DEBUG, which waits inside segments */

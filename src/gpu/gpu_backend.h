@@ -20,7 +20,10 @@
  *                     shape); off by default until a GPU run has checked it.
  *                     Ignored with NMT_SYNC_DEBUG. docs/gpu.md
  *   NMT_CUDA_GRAPHS_MAX=N  graphs kept (default 512, least recently used
- *                     dropped) */
+ *                     dropped)
+ *   NMT_CUDA_LANES=0  run lane 1's work (backend.h, lanes: the encoder's
+ *                     reverse direction) on the one stream instead of a
+ *                     second one (default: a second stream) */
 #ifndef NMT_GPU_BACKEND_H
 #define NMT_GPU_BACKEND_H
 
@@ -69,6 +72,8 @@ typedef struct {
                                (a graph replays a segment without the host) */
     long long graph_launches;  /* NMT_CUDA_GRAPHS: segments run as a cached graph */
     long long graphs_captured; /* NMT_CUDA_GRAPHS: segments captured into a graph */
+    long long lane_forks;      /* forks (backend.h, lanes) asked for, with or without
+                                  NMT_CUDA_LANES */
 } CudaCounters;
 
 /* Fills *out and returns 0 for a backend made by cuda_backend_create; -1

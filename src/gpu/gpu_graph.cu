@@ -169,7 +169,7 @@ static void staged_upload_exec(GpuContext *c, const void *payload) {
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
     GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, c->graphs->pinned + GPU_VARS_BYTES + op.off,
-                                      op.bytes, cudaMemcpyHostToDevice, c->stream));
+                                      op.bytes, cudaMemcpyHostToDevice, gpu_exec_stream(c)));
 }
 
 void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes) {
@@ -183,7 +183,7 @@ void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes)
          * may reuse its buffer at once */
         c->counters.host_calls++;
         GPU_CUDA_ASYNC(c, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice,
-                                          c->stream));
+                                          gpu_exec_stream(c)));
         return;
     }
     size_t off = (g->up_len + 7) & ~(size_t)7;
@@ -320,6 +320,7 @@ void gpu_flush(GpuContext *c) {
         seg_reset(g);
         return;
     }
+    bool cut = gpu_lanes_cut(c); /* between fork and join: join at the cut */
     g->flushing = true;
     GpuSegKey key = {g->h1, g->h2, g->n_ops, (uint64_t)g->n_vars, g->up_len};
     /* the previous flush's work has read the pinned block before it is refilled */
@@ -340,6 +341,7 @@ void gpu_flush(GpuContext *c) {
     }
     g->flushing = false;
     seg_reset(g);
+    if (cut) gpu_lanes_refork(c);
 }
 
 /* ---- creation ---- */

@@ -80,10 +80,20 @@ struct GpuGraphs; /* the recorder and graph cache of NMT_CUDA_GRAPHS=1 (gpu_grap
 
 typedef struct GpuContext {
     int device;
-    cudaStream_t stream;
+    cudaStream_t stream;  /* lane 0's: all work but lane 1's */
     const GpuBlas *blas;  /* cuBLAS's functions (gpu_blas_load) */
     cublasHandle_t cublas;
     void *cublas_ws;      /* cuBLAS workspace, taken at setup */
+    /* lanes (backend.h; gpu_lanes.cu): lane 1's stream, cuBLAS handle and
+     * workspace, and the events of a fork and a join; unset (side NULL)
+     * with NMT_CUDA_LANES=0, where lane 1's work goes to lane 0 */
+    cudaStream_t side;
+    cublasHandle_t cublas_side;
+    void *cublas_ws_side;
+    cudaEvent_t forked, joined;
+    bool in_fork;         /* the slots are between fork and join */
+    int slot_lane;        /* the lane the slots queue on (0 or 1) */
+    int exec_lane;        /* the lane of the op being run (0 or 1) */
     double *partials;     /* (GPU_SUMSQ_BLOCKS + 1) device doubles: sum_squares */
     double *host_result;  /* 1 pinned host double: sum_squares' answer */
     bool sync_debug;      /* NMT_SYNC_DEBUG=1 */
@@ -96,8 +106,13 @@ typedef struct GpuContext {
 
 static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }
 
-/* the stream that the op being run goes to */
-static inline cudaStream_t gpu_exec_stream(GpuContext *c) { return c->stream; }
+/* the stream, and the cuBLAS handle, of the op being run */
+static inline cudaStream_t gpu_exec_stream(GpuContext *c) {
+    return c->exec_lane && c->side ? c->side : c->stream;
+}
+static inline cublasHandle_t gpu_exec_blas(GpuContext *c) {
+    return c->exec_lane && c->side ? c->cublas_side : c->cublas;
+}
 
 /* Records the first error (later ones are dropped) and sets failed. */
 void gpu_record(GpuContext *c, const char *what, const char *detail, const char *file, int line);
@@ -155,6 +170,20 @@ void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t
                           int n, int k, float alpha, const float *A, int lda, long long stride_a,
                           const float *B, int ldb, long long stride_b, float beta, float *C,
                           int ldc, long long stride_c, int count);
+/* gpu_lanes.cu: NMT_CUDA_LANES (default on) at creation: lane 1's stream,
+ * cuBLAS handle and events, or false and an error; and their release */
+bool gpu_lanes_create(GpuContext *c);
+void gpu_lanes_destroy(GpuContext *c);
+/* a cuBLAS handle on `stream` with its own workspace and the math mode */
+bool gpu_blas_handle_create(GpuContext *c, cudaStream_t stream, cublasHandle_t *handle,
+                            void **workspace);
+/* Before a wait for the device (`what`: download, sum_squares, alloc,
+ * release): false, with an error recorded, between fork and join. */
+bool gpu_no_fork(GpuContext *c, const char *what);
+/* a flush between fork and join (gpu_graph.cu cuts a segment): joins
+ * before the segment ends; gpu_lanes_refork forks again after it */
+bool gpu_lanes_cut(GpuContext *c);
+void gpu_lanes_refork(GpuContext *c);
 /* NMT_CUDA_GRAPHS=1 at creation: the recorder's state, or false and an error */
 bool gpu_graphs_create(GpuContext *c);
 void gpu_graphs_destroy(GpuContext *c);
@@ -282,6 +311,11 @@ void gpu_gemm_batched(Backend *be, bool trans_a, bool trans_b, int m, int n, int
                       float alpha, const float *A, int lda, long stride_a, const float *B,
                       int ldb, long stride_b, float beta, float *C, int ldc, long stride_c,
                       int count);
+
+/* gpu_lanes.cu */
+void gpu_fork(Backend *be);
+void gpu_lane(Backend *be, int lane);
+void gpu_join(Backend *be);
 
 /* gpu_ops.cu: elementwise, dropout */
 void gpu_add_cols(Backend *be, float *dst, int ld_dst, const float *src, int ld_src, int rows,

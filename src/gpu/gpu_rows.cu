@@ -287,7 +287,8 @@ __global__ void sumsq_final_kernel(double *partials, int nparts) {
 
 double gpu_sum_squares(Backend *be, const float *x, size_t n) {
     GpuContext *ctx = gpu_ctx(be);
-    if (ctx->failed) return NAN; /* a NaN norm stops the trainer's step */
+    if (ctx->failed || !gpu_no_fork(ctx, "sum_squares"))
+        return NAN; /* a NaN norm stops the trainer's step */
     if (!n) return 0.0;
     GPU_LAUNCH(ctx, sumsq_partial_kernel, GPU_SUMSQ_BLOCKS, GPU_THREADS, x, n, ctx->partials);
     GPU_LAUNCH(ctx, sumsq_final_kernel, 1, GPU_THREADS, ctx->partials, GPU_SUMSQ_BLOCKS);

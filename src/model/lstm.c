@@ -59,7 +59,14 @@ void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const fl
     if (dh0) be->add_cols(be, dh0, H, dh_rec, H, B, H);
     if (dc0) be->add_cols(be, dc0, H, dc, H, B, H);
     lstm_weight_grads(be, w, T, B, x, reverse, cache);
-    if (dx) be->gemm(be, false, false, T * B, w->in, G, 1.0f, cache->gates, G, w->W_ih, w->in, 1.0f, dx, w->in);
+    if (dx) lstm_input_grad(be, w, T, B, cache, dx);
+}
+
+void lstm_input_grad(Backend *be, const LstmWeights *w, int T, int B, const LstmCache *cache,
+                     float *dx) {
+    int G = 4 * w->H;
+    /* dx (T*B, in) += dz (T*B, 4H) W_ih (4H, in) */
+    be->gemm(be, false, false, T * B, w->in, G, 1.0f, cache->gates, G, w->W_ih, w->in, 1.0f, dx, w->in);
 }
 
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,

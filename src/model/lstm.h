@@ -56,6 +56,13 @@ void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const fl
                        const float *dc_final, float *dx, float *dh0, float *dc0, float *dc,
                        float *dh_rec);
 
+/* After lstm_seq_backward (cache->gates hold dz), the gradient into the
+ * inputs: dx (T, B, in) +=. What lstm_seq_backward does when given dx; a
+ * caller that runs two layers concurrently into one dx calls it after
+ * both. */
+void lstm_input_grad(Backend *be, const LstmWeights *w, int T, int B, const LstmCache *cache,
+                     float *dx);
+
 /* One forward step at time t of a forward layer (the decoder): x_t (B, in)
  * in, state from slot t to slot t + 1. */
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,

@@ -526,18 +526,26 @@ static void encoder_forward(Seq2Seq *m) {
             const float *below = l == 1 ? a->e0 : a->enc[l - 1].cache.h + (size_t)B * K;
             apply_dropout(m, L->x, below, (size_t)S * B * K, DROP_ENC_LAYER + l, 0);
         }
-        be->zero(be, L->cache.h, (size_t)B * size * sizeof(float)); /* start slot 0 */
-        be->zero(be, L->cache.c, (size_t)B * size * sizeof(float));
-        lstm_seq_forward(be, &L->w, S, B, L->x, a->keep_src, false, &L->cache);
-        if (l == 0 && d->bidirectional) {
+        bool both = l == 0 && d->bidirectional;
+        if (both) {
+            /* the two directions share only their input: lane 1 runs the
+             * reverse one, lane 0 the forward one, concurrently on a GPU */
+            be->fork(be);
             Layer *R = &a->enc_bwd;
             size_t start = (size_t)S * B * size; /* a reverse layer starts at slot S */
             be->zero(be, R->cache.h + start, (size_t)B * size * sizeof(float));
             be->zero(be, R->cache.c + start, (size_t)B * size * sizeof(float));
             lstm_seq_forward(be, &R->w, S, B, L->x, a->keep_src, true, &R->cache);
             /* e0 = [forward outputs (slots 1..S); backward outputs (slots 0..S-1)] */
-            be->copy_cols(be, a->e0, K, L->cache.h + (size_t)B * size, size, S * B, size);
             be->copy_cols(be, a->e0 + size, K, R->cache.h, size, S * B, size);
+            be->lane(be, 0);
+        }
+        be->zero(be, L->cache.h, (size_t)B * size * sizeof(float)); /* start slot 0 */
+        be->zero(be, L->cache.c, (size_t)B * size * sizeof(float));
+        lstm_seq_forward(be, &L->w, S, B, L->x, a->keep_src, false, &L->cache);
+        if (both) {
+            be->copy_cols(be, a->e0, K, L->cache.h + (size_t)B * size, size, S * B, size);
+            be->join(be);
         }
     }
     /* final states: slot S of the top forward layer; slot 0 of the reverse one */
@@ -886,10 +894,17 @@ static void encoder_backward(Seq2Seq *m) {
             dc_fwd = a->dcf_f;
             dc_bwd = a->dcf_b;
         }
-        lstm_seq_backward(be, &L0->w, S, B, L0->x, a->keep_src, false, &L0->cache, a->dh_f, dc_fwd,
-                          L0->dx, NULL, NULL, L0->dc, L0->dh_rec);
+        /* the directions concurrently (lanes, as in the forward pass); both
+         * add into the one input gradient, so that waits for the join */
+        be->fork(be);
         lstm_seq_backward(be, &R->w, S, B, L0->x, a->keep_src, true, &R->cache, a->dh_b, dc_bwd,
-                          L0->dx, NULL, NULL, R->dc, R->dh_rec);
+                          NULL, NULL, NULL, R->dc, R->dh_rec);
+        be->lane(be, 0);
+        lstm_seq_backward(be, &L0->w, S, B, L0->x, a->keep_src, false, &L0->cache, a->dh_f, dc_fwd,
+                          NULL, NULL, NULL, L0->dc, L0->dh_rec);
+        be->join(be);
+        lstm_input_grad(be, &L0->w, S, B, &L0->cache, L0->dx);
+        lstm_input_grad(be, &R->w, S, B, &R->cache, L0->dx);
     } else {
         lstm_seq_backward(be, &L0->w, S, B, L0->x, a->keep_src, false, &L0->cache, a->dE[0], dc_fwd,
                           L0->dx, NULL, NULL, L0->dc, L0->dh_rec);

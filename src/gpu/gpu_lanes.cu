@@ -1,0 +1,148 @@
+/* gpu_lanes.cu: the lanes of the CUDA backend (backend.h: fork, lane,
+ * join; docs/gpu.md, "Lanes"). Lane 0 is the backend's stream; lane 1 is
+ * a second stream with its own cuBLAS handle and workspace (two handles,
+ * not one switched between streams: a handle's workspace must not be used
+ * by two streams at once).
+ *
+ * fork, lane and join are ops of the stream like any other
+ * (gpu_internal.cuh), so that they are recorded and replayed with the
+ * work around them (NMT_CUDA_GRAPHS): running an op sets the lane that
+ * the ops after it go to (GpuContext.exec_lane, read by gpu_exec_stream
+ * and gpu_exec_blas). A fork records an event on lane 0 that lane 1
+ * waits for; a join records one on lane 1 that lane 0 waits for. Under
+ * stream capture the fork's wait brings lane 1's stream into the capture
+ * and the join brings it back, as CUDA requires before the capture ends.
+ *
+ * With NMT_CUDA_LANES=0 there is no second stream: lane 1's work goes to
+ * lane 0 in call order, the order the CPU backend uses. The slots keep
+ * track of fork and join either way, so that misuse (a host wait between
+ * fork and join, a join without a fork) is an error with both settings. */
+#include "gpu/gpu_internal.cuh"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the ops ---- */
+
+typedef struct {
+    int what; /* LANE_FORK, LANE_SELECT or LANE_JOIN */
+    int lane; /* LANE_SELECT: the lane */
+} GpuLaneOp;
+
+enum { LANE_FORK, LANE_SELECT, LANE_JOIN };
+
+static void lane_exec(GpuContext *c, const void *payload) {
+    GpuLaneOp op;
+    memcpy(&op, payload, sizeof op);
+    switch (op.what) {
+    case LANE_FORK: /* lane 1 starts after everything before on lane 0 */
+        c->counters.host_calls += 2;
+        if (GPU_CUDA(c, cudaEventRecord(c->forked, c->stream)))
+            GPU_CUDA(c, cudaStreamWaitEvent(c->side, c->forked, 0));
+        c->exec_lane = 1;
+        break;
+    case LANE_SELECT:
+        c->exec_lane = op.lane;
+        break;
+    case LANE_JOIN: /* lane 0 goes on after everything on lane 1 */
+        c->counters.host_calls += 2;
+        if (GPU_CUDA(c, cudaEventRecord(c->joined, c->side)))
+            GPU_CUDA(c, cudaStreamWaitEvent(c->stream, c->joined, 0));
+        c->exec_lane = 0;
+        break;
+    }
+}
+
+static void submit_lane_op(GpuContext *c, int what, int lane) {
+    if (!c->side) return; /* NMT_CUDA_LANES=0: one stream, call order */
+    GpuLaneOp op = {what, lane};
+    gpu_submit(c, lane_exec, &op, sizeof op);
+}
+
+/* ---- the slots ---- */
+
+void gpu_fork(Backend *be) {
+    GPU_ENTER(be);
+    if (ctx->in_fork) {
+        gpu_record(ctx, "fork", "called again before join (backend.h: lanes)", __FILE__, __LINE__);
+        return;
+    }
+    ctx->in_fork = true;
+    ctx->slot_lane = 1;
+    ctx->counters.lane_forks++;
+    submit_lane_op(ctx, LANE_FORK, 1);
+}
+
+void gpu_lane(Backend *be, int lane) {
+    GPU_ENTER(be);
+    if (!ctx->in_fork || (lane != 0 && lane != 1)) {
+        char why[96];
+        snprintf(why, sizeof why, "lane %d %s (backend.h: lanes)", lane,
+                 ctx->in_fork ? "does not exist" : "selected outside fork and join");
+        gpu_record(ctx, "lane", why, __FILE__, __LINE__);
+        return;
+    }
+    if (lane == ctx->slot_lane) return;
+    ctx->slot_lane = lane;
+    submit_lane_op(ctx, LANE_SELECT, lane);
+}
+
+void gpu_join(Backend *be) {
+    GPU_ENTER(be);
+    if (!ctx->in_fork) {
+        gpu_record(ctx, "join", "called without a fork (backend.h: lanes)", __FILE__, __LINE__);
+        return;
+    }
+    ctx->in_fork = false;
+    ctx->slot_lane = 0;
+    submit_lane_op(ctx, LANE_JOIN, 0);
+}
+
+bool gpu_no_fork(GpuContext *c, const char *what) {
+    if (!c->in_fork) return true;
+    gpu_record(c, what, "waits for the device between fork and join (backend.h: lanes)",
+               __FILE__, __LINE__);
+    return false;
+}
+
+/* A segment that ends between fork and join (gpu_graph.cu cuts one at its
+ * GpuVar limit) must not leave lane 1 running past its end: a captured
+ * graph has to end with every stream joined. So the cut joins, and the
+ * next segment forks again and reselects the lane: lane 1's work then
+ * waits for lane 0's before the cut too, which only removes overlap. */
+bool gpu_lanes_cut(GpuContext *c) {
+    if (!c->in_fork) return false;
+    submit_lane_op(c, LANE_JOIN, 0);
+    return true;
+}
+
+void gpu_lanes_refork(GpuContext *c) {
+    submit_lane_op(c, LANE_FORK, 1);
+    if (c->slot_lane == 0) submit_lane_op(c, LANE_SELECT, 0);
+}
+
+/* ---- creation ---- */
+
+static bool env_off(const char *name) {
+    const char *v = getenv(name);
+    return v && !strcmp(v, "0");
+}
+
+bool gpu_lanes_create(GpuContext *c) {
+    if (env_off("NMT_CUDA_LANES")) return true;
+    return GPU_CUDA(c, cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking)) &&
+           gpu_blas_handle_create(c, c->side, &c->cublas_side, &c->cublas_ws_side) &&
+           GPU_CUDA(c, cudaEventCreateWithFlags(&c->forked, cudaEventDisableTiming)) &&
+           GPU_CUDA(c, cudaEventCreateWithFlags(&c->joined, cudaEventDisableTiming));
+}
+
+void gpu_lanes_destroy(GpuContext *c) {
+    /* teardown: errors die with the backend */
+    if (c->side) cudaStreamSynchronize(c->side);
+    if (c->cublas_side) c->blas->destroy(c->cublas_side);
+    if (c->cublas_ws_side) cudaFree(c->cublas_ws_side);
+    if (c->forked) cudaEventDestroy(c->forked);
+    if (c->joined) cudaEventDestroy(c->joined);
+    if (c->side) cudaStreamDestroy(c->side);
+    c->side = NULL;
+}
