@@ -31,26 +31,18 @@ typedef struct {
 
 enum { LANE_FORK, LANE_SELECT, LANE_JOIN };
 
+/* the work queued on `to` from now on waits for all queued on `from` */
+static void wait_for(GpuContext *c, cudaStream_t to, cudaStream_t from, cudaEvent_t ev) {
+    c->counters.host_calls += 2;
+    if (GPU_CUDA(c, cudaEventRecord(ev, from))) GPU_CUDA(c, cudaStreamWaitEvent(to, ev, 0));
+}
+
 static void lane_exec(GpuContext *c, const void *payload) {
     GpuLaneOp op;
     memcpy(&op, payload, sizeof op);
-    switch (op.what) {
-    case LANE_FORK: /* lane 1 starts after everything before on lane 0 */
-        c->counters.host_calls += 2;
-        if (GPU_CUDA(c, cudaEventRecord(c->forked, c->stream)))
-            GPU_CUDA(c, cudaStreamWaitEvent(c->side, c->forked, 0));
-        c->exec_lane = 1;
-        break;
-    case LANE_SELECT:
-        c->exec_lane = op.lane;
-        break;
-    case LANE_JOIN: /* lane 0 goes on after everything on lane 1 */
-        c->counters.host_calls += 2;
-        if (GPU_CUDA(c, cudaEventRecord(c->joined, c->side)))
-            GPU_CUDA(c, cudaStreamWaitEvent(c->stream, c->joined, 0));
-        c->exec_lane = 0;
-        break;
-    }
+    if (op.what == LANE_FORK) wait_for(c, c->side, c->stream, c->forked);
+    if (op.what == LANE_JOIN) wait_for(c, c->stream, c->side, c->joined);
+    c->exec_lane = op.lane;
 }
 
 static void submit_lane_op(GpuContext *c, int what, int lane) {
