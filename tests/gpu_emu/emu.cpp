@@ -231,17 +231,18 @@ static void emu_stream_order_init(void) {
     emu_set_stream_order(s && *s ? s : "first");
 }
 
-static EmuStream *emu_stream_new(const char *what) {
+/* kind: "stream", "legacy default stream", "graph lane stream" */
+static EmuStream *emu_stream_new(const char *kind) {
     EmuStream *s = new EmuStream();
     s->id = emu_stream_ids++;
-    snprintf(s->name, sizeof s->name, "%s (stream #%d)", what, s->id);
+    snprintf(s->name, sizeof s->name, "%s #%d", kind, s->id);
     emu_streams.push_back(s);
     return s;
 }
 
 static EmuStream *emu_stream_of(cudaStream_t s) {
     if (s) return s;
-    if (!emu_legacy) emu_legacy = emu_stream_new("the legacy default stream");
+    if (!emu_legacy) emu_legacy = emu_stream_new("legacy default stream");
     return emu_legacy;
 }
 
@@ -453,7 +454,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsig
     EmuGraphExec *x = new EmuGraphExec();
     x->lanes = graph->lanes;
     x->side.push_back(NULL);
-    for (size_t l = 1; l < x->lanes.size(); l++) x->side.push_back(emu_stream_new("a graph lane"));
+    for (size_t l = 1; l < x->lanes.size(); l++) x->side.push_back(emu_stream_new("graph lane stream"));
     *exec = x;
     return cudaSuccess;
 }
@@ -575,7 +576,7 @@ cudaError_t cudaDeviceSynchronize(void) {
     return cudaSuccess;
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
-    *s = emu_stream_new("a created stream");
+    *s = emu_stream_new("stream");
     return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
