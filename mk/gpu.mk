@@ -33,7 +33,13 @@
 #                     the attention sweep only. Works in CUDA=0 and CUDA=1 builds.
 #                     $(BUILD)/gpu-emu/nmt is nmt linked the same way, for
 #                     the training, checkpoint and decoding round trips of
-#                     tests/test_gpu_emu.sh.
+#                     tests/test_gpu_emu.sh. EMU_STREAM_ORDER=last runs the
+#                     latest-created stream first where the default (first)
+#                     runs the main stream first (tests/gpu_emu/cuda_runtime.h).
+#   make gpu-emu-selftest  builds tests/gpu_emu/emu_selftest.cpp against the
+#                     emulator alone and runs it: the emulator's streams,
+#                     events, scheduler orders and multi-stream capture
+#                     (under a second).
 
 GPU_BUNDLE ?= $(BUILD)/gpu-bundle
 GPU_BUNDLE_STRIP ?= 1
@@ -45,7 +51,7 @@ GPU_BUNDLE_CONFIGS := configs/de-en-2x512.json
 # libraries left to the GPU machine: glibc's, the dynamic loader, CUDA's
 GPU_BUNDLE_SKIP := /(libc|libm|libdl|librt|libpthread|libresolv|libutil|ld-linux[^/]*)\.so|/lib(cuda|cudart|cublas|cublasLt|curand|nvrtc|nvJitLink|nvidia)[^/]*\.so
 
-.PHONY: gpu-bundle gpu-check gpu-emu-check
+.PHONY: gpu-bundle gpu-check gpu-emu-check gpu-emu-selftest
 
 gpu-bundle:
 	$(MAKE) CUDA=1 $(GPU_BUNDLE_BINS)
@@ -107,3 +113,10 @@ $(GPU_EMU)/nmt: $(BUILD)/src/main.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) 
 GPU_EMU_SWEEP_STRIDE ?= 17
 gpu-emu-check: $(GPU_EMU)/test_gpu_parity
 	NMT_PARITY_SWEEP_STRIDE=$(GPU_EMU_SWEEP_STRIDE) $(GPU_EMU)/test_gpu_parity
+
+# the emulator's own checks (streams, events, capture), on emu.o alone
+$(GPU_EMU)/emu_selftest: tests/gpu_emu/emu_selftest.cpp $(GPU_EMU)/emu.o $(GPU_EMU_HDR)
+	$(CXX) $(GPU_EMU_FLAGS) -o $@ $< $(GPU_EMU)/emu.o $(BLAS_LIBS)
+
+gpu-emu-selftest: $(GPU_EMU)/emu_selftest
+	$(GPU_EMU)/emu_selftest

@@ -1,13 +1,16 @@
 /* cublas_v2.h (emulator): the cuBLAS calls of nmt's CUDA backend, emulated
  * with a column-major cblas_sgemm after the same argument checks as cuBLAS
- * (so a wrong leading dimension fails here as on the GPU). See
- * cuda_runtime.h beside this file. */
+ * (so a wrong leading dimension fails here as on the GPU). Each handle is
+ * distinct; its work is queued on the stream cublasSetStream bound it to
+ * (the legacy default stream before that). See cuda_runtime.h beside this
+ * file. */
 #ifndef NMT_GPU_EMU_CUBLAS_V2_H
 #define NMT_GPU_EMU_CUBLAS_V2_H
 
 #include "cuda_runtime.h"
 
-typedef void *cublasHandle_t;
+struct EmuBlas;
+typedef EmuBlas *cublasHandle_t;
 typedef enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7 } cublasStatus_t;
 typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
 typedef enum { CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3 } cublasMath_t;

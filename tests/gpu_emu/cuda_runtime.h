@@ -15,18 +15,61 @@
  * it with garbage so that missing zeroing shows; copies abort on overlapping
  * ranges (undefined on a GPU).
  *
- * Stream capture and graphs: between cudaStreamBeginCapture and
- * cudaStreamEndCapture, kernel launches, copies, memsets and cuBLAS calls
- * are recorded (arguments by value, memory read when the graph runs), not
- * run; cudaGraphLaunch runs them in order. As on a GPU, a copy between
- * device and pageable host memory (not from cudaMallocHost) or a
- * synchronisation during capture is an error that invalidates the capture.
+ * Streams: work given to a stream (a kernel launch, a memset, a copy, a
+ * cuBLAS call on a handle bound to it; stream 0 and a handle without a
+ * stream use the legacy default stream, one more stream object with no
+ * implicit synchronisation, i.e. as if every other stream were
+ * non-blocking) is queued on it, not run. It runs when the host waits:
+ * cudaStreamSynchronize (until that stream's queue is empty),
+ * cudaEventSynchronize (until the event's position has run),
+ * cudaDeviceSynchronize, cudaFree and cudaFreeHost (the whole device), and
+ * cudaStreamDestroy (that stream's work); at exit nothing runs. A copy
+ * from pageable host memory reads it at the call (CUDA stages it before
+ * cudaMemcpyAsync returns); one from pinned memory (cudaMallocHost) reads
+ * it when it runs, and a copy to the host writes it when it runs, so a
+ * pinned buffer refilled early, or a result read before the wait, shows.
+ * cuBLAS's host alpha and beta are read at the call.
+ * cudaEventRecord(e, s) remembers (s, items queued on s so far);
+ * cudaStreamWaitEvent(s2, e) queues a marker on s2 that holds it until
+ * that many items of s ran (an event never recorded: no marker; a later
+ * record moves the event for later waits only).
+ *
+ * The scheduler: draining runs, item by item, the head of a stream that
+ * can run (work, or a marker whose event position has run) until the
+ * host's target is reached. Which stream goes first is EMU_STREAM_ORDER
+ * (or emu_set_stream_order): "first" (default) the earliest-created
+ * stream, i.e. the backend's main stream, so that other streams run as
+ * late as their dependencies allow and a missing join (main reading a side
+ * stream's result without waiting) reads stale data; "last" the
+ * latest-created, so that other streams run as early as allowed and a
+ * missing fork (a side stream reading main's result without waiting)
+ * reads stale data. The parity test passes in both orders only when every
+ * cross-stream dependency is an event wait. Nothing able to run while the
+ * target is not reached aborts with "cuda emulator: deadlock".
+ *
+ * Stream capture and graphs: cudaStreamBeginCapture(s) makes s lane 0 of
+ * a new graph; work given to a capturing stream is appended to its lane
+ * (arguments by value, memory read when the graph runs), not queued. A
+ * stream that waits on an event recorded in the capture joins it as a new
+ * lane (the fork); cudaStreamEndCapture on lane 0 returns
+ * cudaErrorStreamCaptureUnjoined (no graph) unless lane 0 waited, directly
+ * or through other lanes, on an event recorded on each other lane after
+ * its last work (the join); every lane leaves capture either way.
+ * cudaGraphLaunch(exec, s) queues lane 0 on s and each other lane on a
+ * stream of the exec (made at instantiate, so later-created than the
+ * backend's), markers translated to those streams' positions: replays
+ * follow the scheduler as plain work does. As on a GPU, a copy between
+ * device and pageable host memory, a synchronisation (including cudaFree)
+ * during capture, or a capturing stream waiting on an event recorded
+ * outside the capture is an error that invalidates the capture. One
+ * capture at a time.
  *
  * What it checks: indexing, launch shapes, barriers and shuffles, in-place
  * aliasing, the memory slots, the cuBLAS transposition (cuBLAS is emulated
  * with a column-major cblas_sgemm after cuBLAS's own argument checks). What
  * it cannot: races between blocks or between threads between two barriers,
- * device math's last bits, speed. It is no substitute for a GPU run
+ * overlap of two streams' kernels (a queued item runs whole), device math's
+ * last bits, speed. It is no substitute for a GPU run
  * (docs/gpu-runs.md). */
 #ifndef NMT_GPU_EMU_CUDA_RUNTIME_H
 #define NMT_GPU_EMU_CUDA_RUNTIME_H
@@ -59,7 +102,11 @@ typedef enum {
     cudaErrorInvalidPitchValue = 12,
     cudaErrorNoDevice = 100,
     cudaErrorStreamCaptureUnsupported = 900,
-    cudaErrorStreamCaptureInvalidated = 901
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorStreamCaptureUnmatched = 903,
+    cudaErrorStreamCaptureUnjoined = 904,
+    cudaErrorStreamCaptureIsolation = 905,
+    cudaErrorCapturedEvent = 907
 } cudaError_t;
 typedef enum {
     cudaMemcpyHostToHost,
@@ -67,7 +114,8 @@ typedef enum {
     cudaMemcpyDeviceToHost,
     cudaMemcpyDeviceToDevice
 } cudaMemcpyKind;
-typedef void *cudaStream_t;
+struct EmuStream;
+typedef EmuStream *cudaStream_t; /* NULL: the legacy default stream */
 #define cudaStreamNonBlocking 1
 typedef enum {
     cudaStreamCaptureModeGlobal = 0,
@@ -75,15 +123,19 @@ typedef enum {
     cudaStreamCaptureModeRelaxed = 2
 } cudaStreamCaptureMode;
 struct EmuGraph;
+struct EmuGraphExec;
 typedef EmuGraph *cudaGraph_t;
-typedef EmuGraph *cudaGraphExec_t;
-typedef int *cudaEvent_t;
+typedef EmuGraphExec *cudaGraphExec_t;
+struct EmuEvent;
+typedef EmuEvent *cudaEvent_t;
 #define cudaEventDisableTiming 2
 
 cudaError_t cudaGetDeviceCount(int *n); /* 1, or 0 with EMU_NO_GPU=1 */
 cudaError_t cudaSetDevice(int device);
+cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t emu_malloc(void **p, size_t n);
 template <class T>
@@ -113,10 +165,18 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
 cudaError_t cudaEventSynchronize(cudaEvent_t e);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
-/* during capture: adds the work to the graph and returns true */
-bool emu_capture(std::function<void()> work);
 const char *cudaGetErrorString(cudaError_t e);
 const char *cudaGetErrorName(cudaError_t e);
+
+/* ---- emulator only ---- */
+
+/* queues work on s, or appends it to s's lane while s is captured */
+void emu_enqueue(cudaStream_t s, std::function<void()> work);
+/* aborts on a launch shape that CUDA refuses (at the call, not when it runs) */
+void emu_check_launch(dim3 grid, dim3 block);
+/* "first" or "last", as EMU_STREAM_ORDER (which it overrides); aborts on
+ * anything else. For tests/gpu_emu/emu_selftest.cpp. */
+void emu_set_stream_order(const char *order);
 
 /* ---- device side ---- */
 
@@ -163,10 +223,10 @@ inline float atomicAdd(float *p, float v) {
 void emu_run(dim3 grid, dim3 block, std::function<void()> body);
 
 template <class K, class... A>
-void emu_launch(cudaStream_t, K kernel, dim3 grid, dim3 block, A... args) {
+void emu_launch(cudaStream_t s, K kernel, dim3 grid, dim3 block, A... args) {
+    emu_check_launch(grid, block);
     std::function<void()> body = [=]() { kernel(args...); };
-    if (emu_capture([=]() { emu_run(grid, block, body); })) return;
-    emu_run(grid, block, body);
+    emu_enqueue(s, [=]() { emu_run(grid, block, body); });
 }
 
 #endif

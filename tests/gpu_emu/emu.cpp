@@ -1,11 +1,14 @@
 /* emu.cpp (emulator): the CPU emulation of the CUDA runtime and cuBLAS
  * declared in cuda_runtime.h and cublas_v2.h beside this file (the model is
- * described there), plus gpu_info for the emulated build. Built and linked
+ * described there): fibers for CUDA threads, stream queues and their
+ * scheduler, events, capture into multi-lane graphs, copies, cuBLAS; plus
+ * gpu_info for the emulated build. Built and linked
  * by `make gpu-emu-check` (mk/gpu.mk) with the .cu files of src/gpu/
  * compiled by g++. */
 #include <cblas.h>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <ucontext.h>
 #include <utility>
 #include <vector>
@@ -130,13 +133,18 @@ static void emu_run_warp(int w, int end) {
 
 /* Each block: start every thread, run each until it waits or returns; when
  * none can run, release the waiting ones; until all have returned. */
-void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
-    int n = (int)(block.x * block.y * block.z);
+void emu_check_launch(dim3 grid, dim3 block) {
+    unsigned long n = (unsigned long)block.x * block.y * block.z;
     if (n < 1 || n > 1024 || grid.x < 1 || grid.y < 1 || grid.z < 1) {
         fprintf(stderr, "cuda emulator: bad launch (%u %u %u) x (%u %u %u)\n", grid.x, grid.y,
                 grid.z, block.x, block.y, block.z);
         abort();
     }
+}
+
+void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
+    emu_check_launch(grid, block);
+    int n = (int)(block.x * block.y * block.z);
     if (!emu_stacks && !(emu_stacks = (char *)malloc(1024 * EMU_STACK))) abort();
     if (emu_schedule < 0) emu_schedule_init();
     blockDim = block;
@@ -177,25 +185,195 @@ void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
     }
 }
 
+/* ---- streams and the scheduler ---- */
+
+/* One entry of a stream's queue: work, or a wait marker (work empty) that
+ * holds the stream until `on` has run `upto` items (cudaStreamWaitEvent). */
+struct EmuItem {
+    std::function<void()> work;
+    const EmuStream *on;
+    uint64_t upto;
+};
+
+struct EmuStream {
+    int id;                     /* creation order: the scheduler's priority */
+    char name[48];              /* for messages */
+    std::deque<EmuItem> queue;  /* what has not run yet */
+    uint64_t queued, done;      /* items ever queued, ever run */
+    EmuGraph *capture;          /* the graph it is captured into, or NULL */
+    int lane;                   /* its lane in that graph (0: the origin) */
+};
+
+/* Live streams in creation order. A destroyed stream leaves the list but
+ * is never freed: events and other streams' wait markers may still name
+ * it (its queue is empty then, so every wait on it holds); a few hundred
+ * bytes per stream. */
+static std::vector<EmuStream *> emu_streams;
+static int emu_stream_ids;
+static EmuStream *emu_legacy; /* stream 0 and handles without a stream */
+
+/* EMU_STREAM_ORDER: which stream runs first when several can (header of
+ * cuda_runtime.h): the earliest-created (main) or the latest-created */
+enum { EMU_MAIN_FIRST, EMU_MAIN_LAST };
+static int emu_stream_order = -1;
+
+void emu_set_stream_order(const char *order) {
+    if (!strcmp(order, "first")) emu_stream_order = EMU_MAIN_FIRST;
+    else if (!strcmp(order, "last")) emu_stream_order = EMU_MAIN_LAST;
+    else {
+        fprintf(stderr, "cuda emulator: EMU_STREAM_ORDER=%s: want first or last\n", order);
+        abort();
+    }
+}
+
+static void emu_stream_order_init(void) {
+    const char *s = getenv("EMU_STREAM_ORDER");
+    emu_set_stream_order(s && *s ? s : "first");
+}
+
+/* kind: "stream", "legacy default stream", "graph lane stream" */
+static EmuStream *emu_stream_new(const char *kind) {
+    EmuStream *s = new EmuStream();
+    s->id = emu_stream_ids++;
+    snprintf(s->name, sizeof s->name, "%s #%d", kind, s->id);
+    emu_streams.push_back(s);
+    return s;
+}
+
+static EmuStream *emu_stream_of(cudaStream_t s) {
+    if (s) return s;
+    if (!emu_legacy) emu_legacy = emu_stream_new("legacy default stream");
+    return emu_legacy;
+}
+
+static void emu_push(EmuStream *s, std::function<void()> work, const EmuStream *on,
+                     uint64_t upto) {
+    s->queue.push_back(EmuItem{std::move(work), on, upto});
+    s->queued++;
+}
+
+static bool emu_head_runnable(const EmuStream *s) {
+    if (s->queue.empty()) return false;
+    const EmuItem &head = s->queue.front();
+    return head.work || head.on->done >= head.upto;
+}
+
+/* the stream whose head runs next, or NULL when none can run */
+static EmuStream *emu_pick(void) {
+    if (emu_stream_order < 0) emu_stream_order_init();
+    size_t n = emu_streams.size();
+    for (size_t i = 0; i < n; i++) {
+        EmuStream *s = emu_streams[emu_stream_order == EMU_MAIN_FIRST ? i : n - 1 - i];
+        if (emu_head_runnable(s)) return s;
+    }
+    return NULL;
+}
+
+static void emu_run_head(EmuStream *s) {
+    EmuItem head = std::move(s->queue.front());
+    s->queue.pop_front();
+    if (head.work) head.work();
+    s->done++;
+}
+
+[[noreturn]] static void emu_deadlock(const char *target) {
+    fflush(stdout);
+    fprintf(stderr, "cuda emulator: deadlock: waiting for %s, but no stream can run:\n", target);
+    for (EmuStream *s : emu_streams) {
+        if (s->queue.empty()) continue;
+        const EmuItem &head = s->queue.front();
+        fprintf(stderr, "  %s: %zu items left, the next waits for %s to have run %llu items "
+                        "(it ran %llu)\n", s->name, s->queue.size(), head.on->name,
+                (unsigned long long)head.upto, (unsigned long long)head.on->done);
+    }
+    abort();
+}
+
+/* runs what can run, in the stream order, until reached() */
+template <class Reached>
+static void emu_drain(Reached reached, const char *target) {
+    while (!reached()) {
+        EmuStream *s = emu_pick();
+        if (!s) emu_deadlock(target);
+        emu_run_head(s);
+    }
+}
+
+static void emu_sync_stream(EmuStream *s) {
+    emu_drain([s]() { return s->queue.empty(); }, s->name);
+}
+
+static void emu_sync_device(void) {
+    emu_drain([]() {
+        for (EmuStream *s : emu_streams)
+            if (!s->queue.empty()) return false;
+        return true;
+    }, "the whole device");
+}
+
+/* runs s's work, then takes it off the scheduler's list (see emu_streams) */
+static void emu_stream_retire(EmuStream *s) {
+    emu_sync_stream(s);
+    for (size_t i = 0; i < emu_streams.size(); i++)
+        if (emu_streams[i] == s) {
+            emu_streams.erase(emu_streams.begin() + (long)i);
+            break;
+        }
+    if (emu_legacy == s) emu_legacy = NULL;
+}
+
 /* ---- stream capture and graphs ---- */
 
-struct EmuGraph {
-    std::vector<std::function<void()>> work;
+/* a captured item: work, or a wait marker (work empty) that holds its lane
+ * until lane `lane` has run `upto` of its items */
+struct EmuGraphItem {
+    std::function<void()> work;
+    int lane;
+    uint64_t upto;
 };
-static EmuGraph *emu_capturing;  /* the graph being captured, or NULL */
-static bool emu_capture_broken;  /* an illegal call happened during capture */
+
+struct EmuGraph {
+    uint64_t id; /* events recorded in the capture name it */
+    std::vector<std::vector<EmuGraphItem>> lanes; /* lane 0: the origin stream's */
+    std::vector<EmuStream *> lane_stream;          /* during capture */
+    bool broken;                                    /* an illegal call happened */
+};
+
+struct EmuGraphExec {
+    std::vector<std::vector<EmuGraphItem>> lanes;
+    std::vector<EmuStream *> side; /* side[L] runs lane L >= 1 (side[0] unused) */
+};
+
+struct EmuEvent {
+    enum { UNRECORDED, ON_STREAM, CAPTURED } state;
+    const EmuStream *stream; /* ON_STREAM: (stream, items queued on it then) */
+    uint64_t pos;
+    uint64_t capture_id;     /* CAPTURED: (graph, lane, items on the lane then) */
+    int lane;
+    uint64_t index;
+};
+
+static EmuGraph *emu_capturing; /* the graph being captured, or NULL */
+static uint64_t emu_graph_ids;
 static std::vector<std::pair<const char *, size_t>> emu_pinned; /* cudaMallocHost blocks */
 
-bool emu_capture(std::function<void()> work) {
-    if (!emu_capturing) return false;
-    emu_capturing->work.push_back(std::move(work));
-    return true;
+void emu_enqueue(cudaStream_t stream, std::function<void()> work) {
+    EmuStream *s = emu_stream_of(stream);
+    if (s->capture) s->capture->lanes[s->lane].push_back(EmuGraphItem{std::move(work), 0, 0});
+    else emu_push(s, std::move(work), NULL, 0);
+}
+
+/* an error that invalidates the capture: EndCapture then fails */
+static cudaError_t emu_break_capture(const char *why, cudaError_t e) {
+    fprintf(stderr, "cuda emulator: %s: the capture is invalidated\n", why);
+    if (emu_capturing) emu_capturing->broken = true;
+    return e;
 }
 
 /* a call that is illegal during capture: it breaks the capture */
 static cudaError_t emu_capture_unsupported(const char *what) {
     fprintf(stderr, "cuda emulator: %s during stream capture\n", what);
-    emu_capture_broken = true;
+    emu_capturing->broken = true;
     return cudaErrorStreamCaptureUnsupported;
 }
 
@@ -206,36 +384,99 @@ static bool emu_is_pinned(const void *p, size_t n) {
     return false;
 }
 
-cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
-    if (emu_capturing) return cudaErrorInvalidValue;
-    emu_capturing = new EmuGraph;
-    emu_capture_broken = false;
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
+    if (emu_capturing) return cudaErrorInvalidValue; /* one capture at a time */
+    EmuStream *s = emu_stream_of(stream);
+    EmuGraph *g = new EmuGraph();
+    g->id = ++emu_graph_ids;
+    g->lanes.emplace_back();
+    g->lane_stream.push_back(s);
+    s->capture = g;
+    s->lane = 0;
+    emu_capturing = g;
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *graph) {
-    if (!emu_capturing) return cudaErrorInvalidValue;
+/* The first lane > 0 whose last item lane 0's end does not wait for
+ * (directly, or through a lane it waits for), or 0 when all are joined:
+ * need[L] is how many items of lane L the end of lane 0 depends on. */
+static int emu_unjoined_lane(const EmuGraph *g) {
+    size_t n = g->lanes.size();
+    std::vector<uint64_t> need(n, 0), scanned(n, 0);
+    need[0] = g->lanes[0].size();
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t l = 0; l < n; l++)
+            for (; scanned[l] < need[l]; scanned[l]++) {
+                const EmuGraphItem &it = g->lanes[l][scanned[l]];
+                if (!it.work && it.upto > need[it.lane]) {
+                    need[it.lane] = it.upto;
+                    grew = true;
+                }
+            }
+    }
+    for (size_t l = 1; l < n; l++)
+        if (need[l] < g->lanes[l].size()) return (int)l;
+    return 0;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
+    EmuStream *s = emu_stream_of(stream);
     EmuGraph *g = emu_capturing;
-    emu_capturing = NULL;
-    if (emu_capture_broken) {
-        delete g;
+    if (!g || s->capture != g) return cudaErrorInvalidValue;
+    if (s->lane != 0) {
         *graph = NULL;
+        return emu_break_capture("cudaStreamEndCapture on a stream that joined the capture, "
+                                 "not the one that began it", cudaErrorStreamCaptureUnmatched);
+    }
+    for (EmuStream *l : g->lane_stream) l->capture = NULL;
+    emu_capturing = NULL;
+    *graph = NULL;
+    if (g->broken) {
+        delete g;
         return cudaErrorStreamCaptureInvalidated;
     }
+    int lane = emu_unjoined_lane(g);
+    if (lane) {
+        fprintf(stderr, "cuda emulator: cudaStreamEndCapture: %s joined the capture but the "
+                        "origin stream never waited on an event recorded on it after its last "
+                        "work (a missing join)\n", g->lane_stream[lane]->name);
+        delete g;
+        return cudaErrorStreamCaptureUnjoined;
+    }
+    g->lane_stream.clear();
     *graph = g;
     return cudaSuccess;
 }
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long) {
     if (!graph) return cudaErrorInvalidValue;
-    *exec = new EmuGraph(*graph);
+    EmuGraphExec *x = new EmuGraphExec();
+    x->lanes = graph->lanes;
+    x->side.push_back(NULL);
+    for (size_t l = 1; l < x->lanes.size(); l++) x->side.push_back(emu_stream_new("graph lane stream"));
+    *exec = x;
     return cudaSuccess;
 }
 
-cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t) {
+/* lane 0 goes to s, the others to the exec's streams; a marker (lane,
+ * upto) waits for that lane's stream to reach its position at the launch
+ * plus upto */
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     if (emu_capturing) return emu_capture_unsupported("cudaGraphLaunch");
     if (!exec) return cudaErrorInvalidValue;
-    for (auto &w : exec->work) w();
+    size_t n = exec->lanes.size();
+    std::vector<EmuStream *> to(n);
+    std::vector<uint64_t> base(n);
+    for (size_t l = 0; l < n; l++) {
+        to[l] = l ? exec->side[l] : emu_stream_of(stream);
+        base[l] = to[l]->queued;
+    }
+    for (size_t l = 0; l < n; l++)
+        for (const EmuGraphItem &it : exec->lanes[l]) {
+            if (it.work) emu_push(to[l], it.work, NULL, 0);
+            else emu_push(to[l], nullptr, to[it.lane], base[it.lane] + it.upto);
+        }
     return cudaSuccess;
 }
 
@@ -244,18 +485,78 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     return cudaSuccess;
 }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    if (!exec) return cudaSuccess;
+    for (size_t l = 1; l < exec->side.size(); l++) emu_stream_retire(exec->side[l]);
     delete exec;
     return cudaSuccess;
 }
 
+/* ---- events ---- */
+
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) {
-    *e = new int(0);
+    *e = new EmuEvent();
+    (*e)->state = EmuEvent::UNRECORDED;
     return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
-cudaError_t cudaEventSynchronize(cudaEvent_t) {
-    return emu_capturing ? emu_capture_unsupported("cudaEventSynchronize") : cudaSuccess;
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t stream) {
+    EmuStream *s = emu_stream_of(stream);
+    if (s->capture) {
+        e->state = EmuEvent::CAPTURED;
+        e->capture_id = s->capture->id;
+        e->lane = s->lane;
+        e->index = s->capture->lanes[s->lane].size();
+    } else {
+        e->state = EmuEvent::ON_STREAM;
+        e->stream = s;
+        e->pos = s->queued;
+    }
+    return cudaSuccess;
 }
+
+/* s waits on e, recorded in the capture under way: s joins it if needed */
+static cudaError_t emu_wait_captured(EmuStream *s, const EmuEvent *e) {
+    EmuGraph *g = emu_capturing;
+    if (!g || e->capture_id != g->id)
+        return emu_break_capture("cudaStreamWaitEvent on an event recorded in a capture that "
+                                 "has ended", cudaErrorCapturedEvent);
+    if (!s->capture) { /* the fork: s becomes a new lane */
+        s->capture = g;
+        s->lane = (int)g->lanes.size();
+        g->lanes.emplace_back();
+        g->lane_stream.push_back(s);
+    }
+    g->lanes[s->lane].push_back(EmuGraphItem{nullptr, e->lane, e->index});
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e, unsigned) {
+    EmuStream *s = emu_stream_of(stream);
+    switch (e->state) {
+    case EmuEvent::UNRECORDED:
+        return cudaSuccess; /* as on CUDA: nothing to wait for */
+    case EmuEvent::CAPTURED:
+        return emu_wait_captured(s, e);
+    case EmuEvent::ON_STREAM:
+        if (s->capture)
+            return emu_break_capture("a capturing stream waits on an event recorded outside "
+                                     "the capture", cudaErrorStreamCaptureIsolation);
+        emu_push(s, nullptr, e->stream, e->pos);
+        return cudaSuccess;
+    }
+    return cudaErrorInvalidValue;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    if (emu_capturing) return emu_capture_unsupported("cudaEventSynchronize");
+    if (e->state == EmuEvent::CAPTURED) return cudaErrorCapturedEvent;
+    if (e->state == EmuEvent::UNRECORDED) return cudaSuccess;
+    const EmuStream *s = e->stream;
+    uint64_t pos = e->pos;
+    emu_drain([s, pos]() { return s->done >= pos; }, "an event");
+    return cudaSuccess;
+}
+
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
     delete e;
     return cudaSuccess;
@@ -269,15 +570,25 @@ cudaError_t cudaGetDeviceCount(int *n) {
     return *n ? cudaSuccess : cudaErrorNoDevice;
 }
 cudaError_t cudaSetDevice(int) { return cudaSuccess; }
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
-    static int stream;
-    *s = &stream;
+cudaError_t cudaDeviceSynchronize(void) {
+    if (emu_capturing) return emu_capture_unsupported("cudaDeviceSynchronize");
+    emu_sync_device();
     return cudaSuccess;
 }
-cudaError_t cudaStreamSynchronize(cudaStream_t) {
-    return emu_capturing ? emu_capture_unsupported("cudaStreamSynchronize") : cudaSuccess;
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
+    *s = emu_stream_new("stream");
+    return cudaSuccess;
 }
-cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+    if (emu_capturing) return emu_capture_unsupported("cudaStreamSynchronize");
+    emu_sync_stream(emu_stream_of(s));
+    return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    if (!s) return cudaErrorInvalidValue;
+    emu_stream_retire(s);
+    return cudaSuccess;
+}
 
 cudaError_t emu_malloc(void **p, size_t n) {
     *p = n <= ((size_t)1 << 36) ? malloc(n) : NULL;
@@ -285,7 +596,14 @@ cudaError_t emu_malloc(void **p, size_t n) {
     memset(*p, 0xff, n); /* NaN floats, -1 ints: the backend must zero */
     return cudaSuccess;
 }
+/* cudaFree and cudaFreeHost wait for the whole device first, as on CUDA
+ * (queued work may still use the block) */
+static void emu_free_sync(const char *what) {
+    if (emu_capturing) emu_capture_unsupported(what);
+    emu_sync_device();
+}
 cudaError_t cudaFree(void *p) {
+    emu_free_sync("cudaFree");
     free(p);
     return cudaSuccess;
 }
@@ -295,6 +613,7 @@ cudaError_t emu_malloc_host(void **p, size_t n) {
     return e;
 }
 cudaError_t cudaFreeHost(void *p) {
+    emu_free_sync("cudaFreeHost");
     for (size_t i = 0; i < emu_pinned.size(); i++)
         if (emu_pinned[i].first == p) {
             emu_pinned.erase(emu_pinned.begin() + (long)i);
@@ -303,9 +622,8 @@ cudaError_t cudaFreeHost(void *p) {
     free(p);
     return cudaSuccess;
 }
-cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t) {
-    if (emu_capture([=]() { memset(p, v, n); })) return cudaSuccess;
-    memset(p, v, n);
+cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s) {
+    emu_enqueue(s, [=]() { memset(p, v, n); });
     return cudaSuccess;
 }
 
@@ -317,48 +635,96 @@ static void emu_no_overlap(const char *what, const void *d, size_t dn, const voi
     }
 }
 
+/* The host side of a copy of `rows` rows of `width` bytes (the source
+ * span is sn bytes): during capture a copy with pageable host memory
+ * breaks it (CUDA cannot capture one); else true when the source is
+ * pageable host memory, which CUDA stages before the call returns, so the
+ * copy must read it now. */
+static bool emu_copy_reads_now(EmuStream *s, cudaMemcpyKind kind, void *d, size_t dn,
+                               const void *src, size_t sn, cudaError_t *err) {
+    bool from_pageable = kind == cudaMemcpyHostToDevice && !emu_is_pinned(src, sn);
+    bool to_pageable = kind == cudaMemcpyDeviceToHost && !emu_is_pinned(d, dn);
+    *err = cudaSuccess;
+    if (s->capture && (from_pageable || to_pageable))
+        *err = emu_capture_unsupported("a copy with pageable host memory");
+    return from_pageable;
+}
+
 cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind kind,
-                            cudaStream_t) {
+                            cudaStream_t stream) {
     emu_no_overlap("cudaMemcpyAsync", d, n, s, n);
-    if (emu_capturing) {
-        /* CUDA cannot capture a copy to or from pageable host memory */
-        if ((kind == cudaMemcpyHostToDevice && !emu_is_pinned(s, n)) ||
-            (kind == cudaMemcpyDeviceToHost && !emu_is_pinned(d, n)))
-            return emu_capture_unsupported("a copy with pageable host memory");
-        emu_capture([=]() { memcpy(d, s, n); });
+    cudaError_t err;
+    if (emu_copy_reads_now(emu_stream_of(stream), kind, d, n, s, n, &err)) {
+        if (err) return err;
+        std::vector<char> staged((const char *)s, (const char *)s + n);
+        emu_enqueue(stream, [d, n, staged]() { memcpy(d, staged.data(), n); });
         return cudaSuccess;
     }
-    memcpy(d, s, n);
+    if (err) return err;
+    emu_enqueue(stream, [=]() { memcpy(d, s, n); });
     return cudaSuccess;
 }
 
 cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spitch,
-                              size_t width, size_t height, cudaMemcpyKind, cudaStream_t) {
+                              size_t width, size_t height, cudaMemcpyKind kind,
+                              cudaStream_t stream) {
     if (dpitch < width || spitch < width) return cudaErrorInvalidPitchValue;
-    if (height)
-        emu_no_overlap("cudaMemcpy2DAsync", d, (height - 1) * dpitch + width, s,
-                       (height - 1) * spitch + width);
-    auto work = [=]() {
+    if (!height) return cudaSuccess;
+    size_t dn = (height - 1) * dpitch + width, sn = (height - 1) * spitch + width;
+    emu_no_overlap("cudaMemcpy2DAsync", d, dn, s, sn);
+    cudaError_t err;
+    if (emu_copy_reads_now(emu_stream_of(stream), kind, d, dn, s, sn, &err)) {
+        if (err) return err;
+        std::vector<char> staged(width * height); /* the rows, packed */
+        for (size_t r = 0; r < height; r++)
+            memcpy(staged.data() + r * width, (const char *)s + r * spitch, width);
+        emu_enqueue(stream, [=]() {
+            for (size_t r = 0; r < height; r++)
+                memcpy((char *)d + r * dpitch, staged.data() + r * width, width);
+        });
+        return cudaSuccess;
+    }
+    if (err) return err;
+    emu_enqueue(stream, [=]() {
         for (size_t r = 0; r < height; r++)
             memcpy((char *)d + r * dpitch, (const char *)s + r * spitch, width);
-    };
-    if (!emu_capture(work)) work();
+    });
     return cudaSuccess;
 }
 
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 const char *cudaGetErrorString(cudaError_t e) { return e ? "emulated CUDA error" : "no error"; }
-const char *cudaGetErrorName(cudaError_t e) { return e ? "cudaErrorEmulated" : "cudaSuccess"; }
+const char *cudaGetErrorName(cudaError_t e) {
+    switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureUnmatched: return "cudaErrorStreamCaptureUnmatched";
+    case cudaErrorStreamCaptureUnjoined: return "cudaErrorStreamCaptureUnjoined";
+    case cudaErrorStreamCaptureIsolation: return "cudaErrorStreamCaptureIsolation";
+    case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
+    default: return "cudaErrorEmulated";
+    }
+}
 
 /* ---- cuBLAS ---- */
 
+struct EmuBlas {
+    cudaStream_t stream; /* NULL: the legacy default stream */
+};
+
 cublasStatus_t cublasCreate(cublasHandle_t *h) {
-    static int handle;
-    *h = &handle;
+    *h = new EmuBlas();
     return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasDestroy(cublasHandle_t) { return CUBLAS_STATUS_SUCCESS; }
-cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t) { return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasDestroy(cublasHandle_t h) {
+    delete h; /* its queued work holds no reference to it */
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
+    h->stream = s;
+    return CUBLAS_STATUS_SUCCESS;
+}
 cublasStatus_t cublasSetWorkspace(cublasHandle_t, void *, size_t) { return CUBLAS_STATUS_SUCCESS; }
 cublasStatus_t cublasSetMathMode(cublasHandle_t, cublasMath_t) { return CUBLAS_STATUS_SUCCESS; }
 const char *cublasGetStatusString(cublasStatus_t s) {
@@ -367,7 +733,7 @@ const char *cublasGetStatusString(cublasStatus_t s) {
 
 static int emu_max1(int a) { return a > 1 ? a : 1; }
 
-cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m,
+cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                            int n, int k, const float *alpha, const float *A, int lda,
                            const float *B, int ldb, const float *beta, float *C, int ldc) {
     if (m < 0 || n < 0 || k < 0 || lda < emu_max1(ta == CUBLAS_OP_N ? m : k) ||
@@ -376,12 +742,11 @@ cublasStatus_t cublasSgemm(cublasHandle_t, cublasOperation_t ta, cublasOperation
     if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
     /* host scalars are read at the call, also when it is captured */
     float al = *alpha, be = *beta;
-    auto work = [=]() {
+    emu_enqueue(h->stream, [=]() {
         cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
                     tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, al, A, lda, B, ldb,
                     be, C, ldc);
-    };
-    if (!emu_capture(work)) work();
+    });
     return CUBLAS_STATUS_SUCCESS;
 }
 

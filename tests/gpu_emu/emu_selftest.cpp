@@ -1,0 +1,460 @@
+/* emu_selftest.cpp: checks of the CPU emulator's streams (tests/gpu_emu/,
+ * the model is described in cuda_runtime.h): work waits for the host to
+ * synchronise; events fork and join streams in both scheduler orders
+ * (EMU_STREAM_ORDER first and last); a missing join or fork reads stale
+ * data; a captured fork/join graph replays; an unjoined capture fails;
+ * pageable uploads are staged at the call, pinned ones read when they run;
+ * cuBLAS work goes to its handle's stream. Built by mk/gpu.mk against
+ * emu.o alone (`make gpu-emu-selftest`), run by tests/test_gpu_emu.sh.
+ * Prints "emu_selftest: N passed, M failed" and exits 1 on a failure.
+ *
+ * Device memory is host memory in the emulator, so the checks read it
+ * directly, also before a synchronisation, to see what has run. Every
+ * check compares a value that an emulator running work at once, or
+ * ignoring a wait, would change. */
+#include <csignal>
+#include <cstdarg>
+#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cublas_v2.h"
+
+static int passed, failed;
+
+static void check(bool ok, const char *fmt, ...) {
+    if (ok) {
+        passed++;
+        return;
+    }
+    failed++;
+    va_list ap;
+    va_start(ap, fmt);
+    printf("FAIL: ");
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+}
+
+/* the two streams of the backend's bidirectional encoder: main is created
+ * first, side second */
+static cudaStream_t main_s, side_s;
+static const char *order_name = "first";
+
+/* ---- kernels ---- */
+
+/* dst[0] = v */
+__global__ void set_kernel(float *dst, float v) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = v;
+}
+
+/* dst[i] = src[i] * mul + add for i < n (grid-stride) */
+__global__ void axpb_kernel(float *dst, const float *src, float mul, float add, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        dst[i] = src[i] * mul + add;
+}
+
+static void set(cudaStream_t s, float *dst, float v) { emu_launch(s, set_kernel, 1, 32, dst, v); }
+
+static void axpb(cudaStream_t s, float *dst, const float *src, float mul, float add) {
+    emu_launch(s, axpb_kernel, 2, 32, dst, src, mul, add, 1);
+}
+
+/* n device floats, all v (nothing queued may touch them yet) */
+static float *dev_floats(int n, float v) {
+    float *p = NULL;
+    if (cudaMalloc(&p, n * sizeof(float)) != cudaSuccess) abort();
+    for (int i = 0; i < n; i++) p[i] = v;
+    return p;
+}
+
+static void fork_streams(cudaEvent_t fork) {
+    cudaEventRecord(fork, main_s);
+    cudaStreamWaitEvent(side_s, fork, 0);
+}
+
+static void join_streams(cudaEvent_t join) {
+    cudaEventRecord(join, side_s);
+    cudaStreamWaitEvent(main_s, join, 0);
+}
+
+/* ---- deferral ---- */
+
+static void test_deferred(void) {
+    float *x = dev_floats(4, 0.f);
+    set(main_s, x, 1.f);
+    cudaMemsetAsync(x + 1, 0, sizeof(float), main_s);
+    check(x[0] == 0.f, "a kernel ran before any synchronisation (x = %g)", x[0]);
+    x[1] = 5.f;
+    cudaStreamSynchronize(main_s);
+    check(x[0] == 1.f && x[1] == 0.f,
+          "cudaStreamSynchronize did not run the stream's work (x = %g, %g)", x[0], x[1]);
+
+    /* an event synchronisation runs up to the event, not beyond */
+    cudaEvent_t e;
+    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    set(main_s, x, 2.f);
+    cudaEventRecord(e, main_s);
+    set(main_s, x + 2, 3.f);
+    cudaEventSynchronize(e);
+    check(x[0] == 2.f && x[2] == 0.f,
+          "cudaEventSynchronize: want work before the event only (x = %g, %g)", x[0], x[2]);
+    cudaDeviceSynchronize();
+    check(x[2] == 3.f, "cudaDeviceSynchronize left work queued (x[2] = %g)", x[2]);
+
+    /* a copy to the host writes it when it runs */
+    float host = -1.f;
+    cudaMemcpyAsync(&host, x, sizeof host, cudaMemcpyDeviceToHost, main_s);
+    check(host == -1.f, "a download wrote the host before the synchronisation");
+    cudaStreamSynchronize(main_s);
+    check(host == 2.f, "the download after the synchronisation: %g, want 2", host);
+
+    /* cudaFree waits for the whole device */
+    float *tmp = dev_floats(1, 0.f);
+    set(side_s, x + 3, 4.f);
+    cudaFree(tmp);
+    check(x[3] == 4.f, "cudaFree did not run the queued work first (x[3] = %g)", x[3]);
+
+    /* cudaStreamDestroy runs the stream's work */
+    cudaStream_t third;
+    cudaStreamCreateWithFlags(&third, cudaStreamNonBlocking);
+    check(third != main_s && third != side_s && main_s != side_s, "streams are not distinct");
+    set(third, x, 6.f);
+    cudaStreamDestroy(third);
+    check(x[0] == 6.f, "cudaStreamDestroy did not run the stream's work (x = %g)", x[0]);
+    cudaEventDestroy(e);
+    cudaFree(x);
+}
+
+/* ---- fork and join ---- */
+
+/* main: x = 1; fork; side: y = x + 1; join; main: z = 10 y. Returns z
+ * after synchronising main (with_fork / with_join false leave a wait out). */
+static float fork_join(bool with_fork, bool with_join) {
+    float *v = dev_floats(3, 0.f), *x = v, *y = v + 1, *z = v + 2;
+    cudaEvent_t fork, join;
+    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&join, cudaEventDisableTiming);
+    set(main_s, x, 1.f);
+    if (with_fork) fork_streams(fork);
+    axpb(side_s, y, x, 1.f, 1.f);
+    if (with_join) join_streams(join);
+    axpb(main_s, z, y, 10.f, 0.f);
+    cudaStreamSynchronize(main_s);
+    float r = *z;
+    cudaDeviceSynchronize();
+    cudaEventDestroy(fork);
+    cudaEventDestroy(join);
+    cudaFree(v);
+    return r;
+}
+
+static void test_fork_join(void) {
+    float z = fork_join(true, true);
+    check(z == 20.f, "fork and join (order %s): z = %g, want 20", order_name, z);
+}
+
+/* main's work runs as far as it can before the side stream's: without the
+ * join, main reads y before side wrote it */
+static void test_missing_join_first(void) {
+    float z = fork_join(true, false);
+    check(z == 0.f, "a missing join (order first): z = %g, want the stale 0", z);
+}
+
+/* the side stream runs as early as it can: without the fork it reads x
+ * before main wrote it (y = 0 + 1, z = 10) */
+static void test_missing_fork_last(void) {
+    float z = fork_join(false, true);
+    check(z == 10.f, "a missing fork (order last): z = %g, want the stale 10", z);
+}
+
+/* a wait takes the event's position when it is queued; recording the
+ * event again moves it for later waits only (order last: side runs as soon
+ * as it may) */
+static void test_event_rerecord_last(void) {
+    float *v = dev_floats(3, 0.f), *x = v, *y = v + 1, *w = v + 2;
+    cudaEvent_t e;
+    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    set(main_s, x, 1.f);
+    cudaEventRecord(e, main_s);
+    cudaStreamWaitEvent(side_s, e, 0);
+    axpb(side_s, y, x, 1.f, 0.f);
+    set(main_s, x, 2.f);
+    cudaEventRecord(e, main_s);
+    cudaStreamWaitEvent(side_s, e, 0);
+    axpb(side_s, w, x, 1.f, 0.f);
+    cudaDeviceSynchronize();
+    check(*y == 1.f && *w == 2.f,
+          "events recorded twice (order last): y = %g, w = %g, want 1 and 2", *y, *w);
+    cudaEventDestroy(e);
+    cudaFree(v);
+}
+
+static void test_unrecorded_event(void) {
+    float *y = dev_floats(1, 0.f);
+    cudaEvent_t e;
+    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    check(cudaStreamWaitEvent(side_s, e, 0) == cudaSuccess,
+          "waiting on a never-recorded event failed");
+    set(side_s, y, 7.f);
+    cudaStreamSynchronize(side_s);
+    check(*y == 7.f, "work after a wait on a never-recorded event: %g, want 7", *y);
+    cudaEventDestroy(e);
+    cudaFree(y);
+}
+
+/* ---- copies ---- */
+
+static void test_copies(void) {
+    float *d = dev_floats(4, 0.f);
+    float host = 1.f;
+    cudaMemcpyAsync(d, &host, sizeof host, cudaMemcpyHostToDevice, main_s);
+    host = 2.f; /* pageable: CUDA staged it at the call */
+    float rows[4] = {1.f, -1.f, 3.f, -1.f};
+    cudaMemcpy2DAsync(d + 2, sizeof(float), rows, 2 * sizeof(float), sizeof(float), 2,
+                      cudaMemcpyHostToDevice, main_s);
+    rows[0] = rows[2] = 9.f;
+    cudaStreamSynchronize(main_s);
+    check(d[0] == 1.f, "a pageable upload read the host at run time: %g, want 1", d[0]);
+    check(d[2] == 1.f && d[3] == 3.f, "a pageable 2D upload: %g %g, want 1 3", d[2], d[3]);
+
+    float *pinned = NULL;
+    cudaMallocHost(&pinned, sizeof(float));
+    *pinned = 1.f;
+    cudaMemcpyAsync(d + 1, pinned, sizeof(float), cudaMemcpyHostToDevice, main_s);
+    *pinned = 2.f; /* pinned: read when the copy runs */
+    cudaStreamSynchronize(main_s);
+    check(d[1] == 2.f, "a pinned upload was read at the call: %g, want 2", d[1]);
+    cudaFreeHost(pinned);
+    cudaFree(d);
+}
+
+/* ---- cuBLAS ---- */
+
+/* C (2x2, column-major) = A B, on a handle bound to the side stream: it
+ * runs on that stream, and only main's wait on it orders main after it */
+static void test_cublas(void) {
+    cublasHandle_t on_main, on_side, no_stream;
+    cublasCreate(&on_main);
+    cublasCreate(&on_side);
+    cublasCreate(&no_stream);
+    check(on_main != on_side && on_side != no_stream, "cublasCreate gave the same handle twice");
+    cublasSetStream(on_main, main_s);
+    cublasSetStream(on_side, side_s);
+    float *m = dev_floats(14, 0.f), *A = m, *B = m + 4, *C = m + 8, *out = m + 12;
+    const float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}; /* B = identity: C = A */
+    memcpy(A, a, sizeof a);
+    memcpy(B, b, sizeof b);
+    float alpha = 1.f, beta = 0.f;
+    cublasSgemm(on_side, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &alpha, A, 2, B, 2, &beta, C, 2);
+    alpha = 5.f; /* host scalars are read at the call */
+    check(C[3] == 0.f, "a gemm ran before any synchronisation (C[3] = %g)", C[3]);
+    axpb(main_s, out, C + 3, 1.f, 0.f); /* no join */
+    cudaStreamSynchronize(main_s);
+    if (!strcmp(order_name, "first"))
+        check(*out == 0.f, "a side-stream gemm ran before main's unjoined read: %g", *out);
+    cudaEvent_t join;
+    cudaEventCreateWithFlags(&join, cudaEventDisableTiming);
+    cudaEventRecord(join, side_s);
+    cudaStreamWaitEvent(main_s, join, 0);
+    axpb(main_s, out + 1, C + 3, 1.f, 0.f);
+    cudaStreamSynchronize(main_s);
+    check(out[1] == 4.f, "a side-stream gemm joined into main (order %s): %g, want 4",
+          order_name, out[1]);
+    cudaDeviceSynchronize();
+
+    /* a handle without a stream uses the legacy default stream */
+    cublasSgemm(no_stream, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 2, &alpha, A, 2, B, 2, &beta, C, 2);
+    cudaStreamSynchronize(side_s);
+    check(C[1] == 2.f, "a gemm on a handle without a stream ran with side's sync: %g", C[1]);
+    cudaDeviceSynchronize();
+    check(C[1] == 15.f, "a gemm on a handle without a stream: %g, want 5 * 3", C[1]);
+    cudaEventDestroy(join);
+    cudaFree(m);
+    cublasDestroy(on_main);
+    cublasDestroy(on_side);
+    cublasDestroy(no_stream);
+}
+
+/* ---- capture ---- */
+
+/* captures main: x2 = 2 in; fork; side: y = x2 + 1; join; main: out = 10 y */
+static cudaError_t capture_fork_join(float *in, float *x2, float *y, float *out,
+                                     cudaGraph_t *graph) {
+    cudaEvent_t fork, join;
+    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&join, cudaEventDisableTiming);
+    cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    axpb(main_s, x2, in, 2.f, 0.f);
+    fork_streams(fork);
+    axpb(side_s, y, x2, 1.f, 1.f);
+    join_streams(join);
+    axpb(main_s, out, y, 10.f, 0.f);
+    cudaError_t e = cudaStreamEndCapture(main_s, graph);
+    cudaEventDestroy(fork);
+    cudaEventDestroy(join);
+    return e;
+}
+
+static void upload(float *dst, float v) {
+    cudaMemcpyAsync(dst, &v, sizeof v, cudaMemcpyHostToDevice, main_s);
+}
+
+static void test_graph_replay(void) {
+    float *v = dev_floats(5, 0.f), *in = v, *x2 = v + 1, *y = v + 2, *out = v + 3, *saved = v + 4;
+    cudaGraph_t graph = NULL;
+    cudaError_t e = capture_fork_join(in, x2, y, out, &graph);
+    check(e == cudaSuccess && graph, "capturing a fork and a join: error %d", (int)e);
+    if (!graph) return;
+    cudaDeviceSynchronize();
+    check(*x2 == 0.f && *y == 0.f && *out == 0.f, "captured work ran at capture");
+    cudaGraphExec_t exec = NULL;
+    cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    /* two launches, each with its own input, then one synchronisation: a
+     * side lane must wait for its own launch's fork */
+    upload(in, 3.f);
+    cudaGraphLaunch(exec, main_s);
+    cudaMemcpyAsync(saved, out, sizeof(float), cudaMemcpyDeviceToDevice, main_s);
+    upload(in, 5.f);
+    cudaGraphLaunch(exec, main_s);
+    cudaStreamSynchronize(main_s);
+    check(*saved == 70.f && *out == 110.f,
+          "graph replays (order %s): %g and %g, want 70 and 110", order_name, *saved, *out);
+    upload(in, 7.f);
+    cudaGraphLaunch(exec, main_s);
+    cudaStreamSynchronize(main_s);
+    check(*out == 150.f, "a third replay (order %s): %g, want 150", order_name, *out);
+    cudaGraphExecDestroy(exec);
+    cudaFree(v);
+}
+
+/* lanes that are not joined back into the origin, or are joined only
+ * before their last work, fail the capture with 904; a join through
+ * another lane is a join */
+static void test_unjoined(void) {
+    float *y = dev_floats(2, 0.f);
+    cudaEvent_t fork, join;
+    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&join, cudaEventDisableTiming);
+    cudaGraph_t graph = (cudaGraph_t)&graph;
+    cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    fork_streams(fork);
+    set(side_s, y, 1.f);
+    cudaError_t e = cudaStreamEndCapture(main_s, &graph);
+    check(e == cudaErrorStreamCaptureUnjoined && e == 904 && !graph,
+          "an unjoined capture: error %d, graph %p; want 904 and none", (int)e, (void *)graph);
+    /* both streams left the capture */
+    set(side_s, y, 9.f);
+    check(cudaStreamSynchronize(side_s) == cudaSuccess && *y == 9.f,
+          "the side stream after an unjoined capture: %g, want 9", *y);
+
+    graph = (cudaGraph_t)&graph;
+    cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    fork_streams(fork);
+    set(side_s, y, 1.f);
+    join_streams(join);
+    set(side_s, y + 1, 2.f); /* after the join */
+    e = cudaStreamEndCapture(main_s, &graph);
+    check(e == cudaErrorStreamCaptureUnjoined && !graph,
+          "work after the join: error %d, want 904", (int)e);
+
+    cudaStream_t third;
+    cudaStreamCreateWithFlags(&third, cudaStreamNonBlocking);
+    cudaEvent_t fork2, join2;
+    cudaEventCreateWithFlags(&fork2, cudaEventDisableTiming);
+    cudaEventCreateWithFlags(&join2, cudaEventDisableTiming);
+    cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    fork_streams(fork);
+    cudaEventRecord(fork2, side_s);
+    cudaStreamWaitEvent(third, fork2, 0);
+    set(third, y + 1, 3.f);
+    cudaEventRecord(join2, third);
+    cudaStreamWaitEvent(side_s, join2, 0);
+    join_streams(join);
+    e = cudaStreamEndCapture(main_s, &graph);
+    check(e == cudaSuccess && graph, "a join through another lane: error %d", (int)e);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(third);
+    cudaEventDestroy(fork2);
+    cudaEventDestroy(join2);
+    cudaEventDestroy(fork);
+    cudaEventDestroy(join);
+    cudaFree(y);
+}
+
+/* what invalidates a capture: a synchronisation, a pageable copy, a wait
+ * on an event recorded outside it */
+static void test_capture_breaks(void) {
+    float *d = dev_floats(1, 0.f);
+    cudaGraph_t graph;
+    cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    set(main_s, d, 1.f);
+    cudaError_t s = cudaStreamSynchronize(main_s);
+    cudaError_t e = cudaStreamEndCapture(main_s, &graph);
+    check(s != cudaSuccess && e == cudaErrorStreamCaptureInvalidated && !graph,
+          "a synchronisation during capture: %d then %d", (int)s, (int)e);
+
+    float host = 1.f;
+    cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    cudaMemcpyAsync(d, &host, sizeof host, cudaMemcpyHostToDevice, main_s);
+    e = cudaStreamEndCapture(main_s, &graph);
+    check(e == cudaErrorStreamCaptureInvalidated && !graph, "a pageable copy during capture: %d",
+          (int)e);
+
+    cudaEvent_t outside;
+    cudaEventCreateWithFlags(&outside, cudaEventDisableTiming);
+    cudaEventRecord(outside, side_s);
+    cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    s = cudaStreamWaitEvent(main_s, outside, 0);
+    e = cudaStreamEndCapture(main_s, &graph);
+    check(s != cudaSuccess && e == cudaErrorStreamCaptureInvalidated && !graph,
+          "a wait on an event from outside the capture: %d then %d", (int)s, (int)e);
+    cudaDeviceSynchronize();
+    check(*d == 0.f, "work of an invalidated capture ran");
+    cudaEventDestroy(outside);
+    cudaFree(d);
+}
+
+/* an unknown stream order aborts (in a child process) */
+static void test_bad_order(void) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(3);
+        emu_set_stream_order("sideways");
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+          "emu_set_stream_order(\"sideways\") did not abort");
+}
+
+int main(void) {
+    cudaStreamCreateWithFlags(&main_s, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&side_s, cudaStreamNonBlocking);
+    const char *orders[2] = {"first", "last"};
+    for (const char *order : orders) {
+        order_name = order;
+        emu_set_stream_order(order);
+        test_deferred();
+        test_fork_join();
+        test_unrecorded_event();
+        test_copies();
+        test_cublas();
+        test_graph_replay();
+        test_unjoined();
+        test_capture_breaks();
+        if (!strcmp(order, "first")) test_missing_join_first();
+        else {
+            test_missing_fork_last();
+            test_event_rerecord_last();
+        }
+    }
+    test_bad_order();
+    cudaStreamDestroy(main_s);
+    cudaStreamDestroy(side_s);
+    printf("emu_selftest: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
