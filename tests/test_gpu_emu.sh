@@ -2,9 +2,12 @@
 # test_gpu_emu.sh: the CUDA backend on the CPU emulator of tests/gpu_emu/
 # (mk/gpu.mk), on machines without a GPU. No substitute for a GPU run.
 #  1. The CPU-GPU parity test with the CUDA kernels compiled by g++
-#     (gpu-emu-check): the kernels' indexing, barriers and reductions; then
-#     its slot tests with blocks, warps and threads run in reverse and in
-#     shuffled order (a result that depends on the order is a race).
+#     (gpu-emu-check): the kernels' indexing, barriers and reductions; the
+#     emulator's own self-test (streams, events, capture); then the parity
+#     slot tests with blocks, warps and threads run in reverse and in
+#     shuffled order (a result that depends on the order is a race), and
+#     the parity test with the streams in the other order (a missing
+#     cross-stream wait shows in one of the two).
 #  2. nmt itself on the emulated backend (build/gpu-emu/nmt): the host side
 #     of a GPU run. Three training steps with train.device=cuda give the
 #     CPU's losses and validation BLEU; checkpoints cross devices both ways
@@ -36,6 +39,24 @@ else
   bad "the emulated parity test did not report (see above)"
 fi
 
+# 1a. the emulator's own checks: work deferred until the host waits, event
+# forks and joins in both stream orders, capture with a fork and a join,
+# graph replays, when copies read host memory, cuBLAS handles' streams
+if ! make -s gpu-emu-selftest > "$tmp/selftest.log" 2>&1; then
+  grep -E '^FAIL' "$tmp/selftest.log"
+fi
+line=$(grep -E '^emu_selftest: [0-9]+ passed, [0-9]+ failed' "$tmp/selftest.log" | tail -1)
+if [ -n "$line" ]; then
+  p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+  f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
+  pass=$((pass + p))
+  fail=$((fail + f))
+  echo "$line"
+else
+  tail -5 "$tmp/selftest.log"
+  bad "the emulator's self-test did not report (see above)"
+fi
+
 # 1b. the slot tests again with the blocks, warps and threads in reverse and
 # in shuffled order (EMU_SCHEDULE, tests/gpu_emu/emu.cpp): a kernel whose
 # result depends on the order (a missing barrier between warps) fails here
@@ -45,6 +66,16 @@ for sched in reverse shuffle; do
   check "[ -n '$line' ]" "the slot tests in $sched order: $(grep -E 'FAIL|test_gpu_parity:' "$tmp/sched.log" | head -5)"
   echo "EMU_SCHEDULE=$sched: ${line:-failed}"
 done
+
+# 1c. the whole parity test (one model of the sweep) with the latest-created
+# stream run first where it can (EMU_STREAM_ORDER=last): work on a second
+# stream then runs as early as its event waits allow, so a missing fork
+# reads stale data, as the default order (the main stream first) shows a
+# missing join
+EMU_STREAM_ORDER=last NMT_PARITY_SWEEP_STRIDE=72 "$ROOT/build/gpu-emu/test_gpu_parity" > "$tmp/order.log" 2>&1
+line=$(grep -E '^test_gpu_parity: [0-9]+ passed, 0 failed' "$tmp/order.log")
+check "[ -n '$line' ]" "the parity test with EMU_STREAM_ORDER=last: $(grep -E 'FAIL|test_gpu_parity:|deadlock' "$tmp/order.log" | head -5)"
+echo "EMU_STREAM_ORDER=last: ${line:-failed}"
 
 # 2. nmt on the emulated backend
 EMU=$ROOT/build/gpu-emu/nmt

@@ -26,7 +26,8 @@
  * cudaStreamDestroy (that stream's work); at exit nothing runs. A copy
  * from pageable host memory reads it at the call (CUDA stages it before
  * cudaMemcpyAsync returns); one from pinned memory (cudaMallocHost) reads
- * it when it runs, and a copy to the host writes it when it runs, so a
+ * it when it runs, and a copy to the host writes it when it runs (CUDA
+ * finishes one to pageable memory before returning; stricter here), so a
  * pinned buffer refilled early, or a result read before the wait, shows.
  * cuBLAS's host alpha and beta are read at the call.
  * cudaEventRecord(e, s) remembers (s, items queued on s so far);
@@ -64,8 +65,9 @@
  * outside the capture is an error that invalidates the capture. One
  * capture at a time.
  *
- * What it checks: indexing, launch shapes, barriers and shuffles, in-place
- * aliasing, the memory slots, the cuBLAS transposition (cuBLAS is emulated
+ * What it checks: indexing, launch shapes (at the launch), barriers and
+ * shuffles, in-place aliasing, the memory slots, cross-stream ordering
+ * (forks and joins, in and out of capture), the cuBLAS transposition (cuBLAS is emulated
  * with a column-major cblas_sgemm after cuBLAS's own argument checks). What
  * it cannot: races between blocks or between threads between two barriers,
  * overlap of two streams' kernels (a queued item runs whole), device math's

@@ -454,7 +454,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsig
     EmuGraphExec *x = new EmuGraphExec();
     x->lanes = graph->lanes;
     x->side.push_back(NULL);
-    for (size_t l = 1; l < x->lanes.size(); l++) x->side.push_back(emu_stream_new("graph lane stream"));
+    for (size_t l = 1; l < x->lanes.size(); l++)
+        x->side.push_back(emu_stream_new("graph lane stream"));
     *exec = x;
     return cudaSuccess;
 }
