@@ -126,6 +126,15 @@ check "same_losses run-cuda/train.csv run-graphs/train.csv" \
   "graphs: losses differ: $(cut -d, -f1-4,11 run-graphs/train.csv | tr '\n' ' ')"
 check "grep -Eq 'train: cuda: .* in [0-9]+ host calls \([0-9]+ graph launches' train-graphs.log" \
   "graphs: no usage line: $(grep 'cuda:' train-graphs.log)"
+# NMT_CUDA_LANES=0: the encoder's two directions on one stream instead of
+# two (docs/gpu.md, "Lanes") train bit for bit alike (the same kernels and
+# sums, only the streams differ); the default run logs its forks
+NMT_CUDA_LANES=0 train onestream cuda "$EMU"
+check "[ $? -eq 0 ]" "training with NMT_CUDA_LANES=0: $(tail -3 train-onestream.log)"
+check "cmp -s <(cut -d, -f1-4,7,11 run-cuda/train.csv) <(cut -d, -f1-4,7,11 run-onestream/train.csv)" \
+  "one stream trains otherwise: $(diff <(cut -d, -f1-4,7 run-cuda/train.csv) <(cut -d, -f1-4,7 run-onestream/train.csv) | head -4)"
+check "grep -Eq 'train: cuda: .*host waits, [1-9][0-9]* lane forks' train-cuda.log" \
+  "no lane forks in the usage line: $(grep 'cuda:' train-cuda.log)"
 NMT_CUDA_GRAPHS=1 NMT_CUDA_GRAPHS_MAX=2 "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 \
   --nbest 2 < data/valid.src > graphs-b2.cuda 2> graphs-tr.err
 check "[ $? -eq 0 ]" "translate with NMT_CUDA_GRAPHS=1: $(tail -2 graphs-tr.err)"
