@@ -42,8 +42,8 @@ static void gemm_exec(GpuContext *c, const void *payload) {
     memcpy(&g, payload, sizeof g);
     c->counters.host_calls++;
     if (!g.count)
-        GPU_CUBLAS(c, c->blas->sgemm(gpu_exec_blas(c), g.ta, g.tb, g.m, g.n, g.k, &g.alpha, g.A, g.lda,
-                                     g.B, g.ldb, &g.beta, g.C, g.ldc));
+        GPU_CUBLAS(c, c->blas->sgemm(gpu_exec_blas(c), g.ta, g.tb, g.m, g.n, g.k, &g.alpha, g.A,
+                                     g.lda, g.B, g.ldb, &g.beta, g.C, g.ldc));
     else
         GPU_CUBLAS(c, c->blas->sgemm_strided_batched(gpu_exec_blas(c), g.ta, g.tb, g.m, g.n, g.k,
                                                      &g.alpha, g.A, g.lda, g.stride_a, g.B,
