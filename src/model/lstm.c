@@ -64,9 +64,14 @@ void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const fl
 
 void lstm_input_grad(Backend *be, const LstmWeights *w, int T, int B, const LstmCache *cache,
                      float *dx) {
+    lstm_input_grad_cols(be, w, T * B, cache->gates, 0, w->in, dx, w->in);
+}
+
+void lstm_input_grad_cols(Backend *be, const LstmWeights *w, int rows, const float *dz, int col0,
+                          int cols, float *dx, int ldx) {
     int G = 4 * w->H;
-    /* dx (T*B, in) += dz (T*B, 4H) W_ih (4H, in) */
-    be->gemm(be, false, false, T * B, w->in, G, 1.0f, cache->gates, G, w->W_ih, w->in, 1.0f, dx, w->in);
+    /* dx (rows, cols) += dz (rows, 4H) W_ih[:, col0 .. col0 + cols) (4H, cols) */
+    be->gemm(be, false, false, rows, cols, G, 1.0f, dz, G, w->W_ih + col0, w->in, 1.0f, dx, ldx);
 }
 
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,
@@ -90,5 +95,5 @@ void lstm_step_backward(Backend *be, const LstmWeights *w, int t, int B, const f
     be->lstm_backward(be, B, H, dz_t, slot(cache, cache->c, (size_t)t, B, H),
                       slot(cache, cache->c, (size_t)t + 1, B, H), keep_t, dh_t, dc, dh_prev);
     be->gemm(be, false, false, B, H, G, 1.0f, dz_t, G, w->W_hh, H, 1.0f, dh_prev, H);
-    if (dx_t) be->gemm(be, false, false, B, w->in, G, 1.0f, dz_t, G, w->W_ih, w->in, 1.0f, dx_t, w->in);
+    if (dx_t) lstm_input_grad_cols(be, w, B, dz_t, 0, w->in, dx_t, w->in);
 }

@@ -63,6 +63,12 @@ void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const fl
 void lstm_input_grad(Backend *be, const LstmWeights *w, int T, int B, const LstmCache *cache,
                      float *dx);
 
+/* The gradient into input columns col0 .. col0 + cols of `rows` rows, from
+ * their dz (rows, 4H) (time steps' gates after backward): dx (rows, cols;
+ * leading dimension ldx) += dz W_ih[:, col0 .. col0 + cols). */
+void lstm_input_grad_cols(Backend *be, const LstmWeights *w, int rows, const float *dz, int col0,
+                          int cols, float *dx, int ldx);
+
 /* One forward step at time t of a forward layer (the decoder): x_t (B, in)
  * in, state from slot t to slot t + 1. */
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,

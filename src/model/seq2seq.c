@@ -63,7 +63,8 @@ typedef struct {
     float *dkeys;        /* (S, B, K) */
     float *dhh;          /* (T, B, H) gradient of hd, from the training forward */
     float *dwcin;        /* (B, wc_in) */
-    float *dpre;         /* (B, H) */
+    float *dpre;         /* (T, B, H) gradient of hh's pre-activation, every step
+                            (one dW_c GEMM after the steps) */
     float *dctx;         /* (B, K) */
     float *dh_top;       /* (B, H) */
     float *dh_tmp;       /* (B, H) */
@@ -312,7 +313,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     ab->dkeys = a->dkeys;
     ab->dkp = attn && attention_projects_keys(d) ? takef(ar, (size_t)n * S * B * qd) : a->dkeys;
     a->dwcin = takef(ar, (size_t)B * (d->wc_in ? d->wc_in : 1));
-    a->dpre = takef(ar, (size_t)B * H);
+    a->dpre = takef(ar, (size_t)T * B * H);
     a->dctx = takef(ar, (size_t)B * K);
     a->dh_top = takef(ar, (size_t)B * H);
     a->dh_tmp = takef(ar, (size_t)B * H);
@@ -779,8 +780,16 @@ static void dec_stack_step_backward(Seq2Seq *m, int t, const float *dtop) {
             apply_dropout(m, dh, dx_up, (size_t)B * H, DROP_DEC_LAYER + l + 1, (uint64_t)t * B * H);
         }
         be->add_cols(be, dh, H, L->dh_rec, H, B, H);
-        lstm_step_backward(be, &L->w, t, B, m->ones, &L->cache, dh, L->dc,
-                           L->dx + (size_t)t * B * L->w.in, L->dh_rec);
+        float *dx_t = L->dx + (size_t)t * B * L->w.in;
+        lstm_step_backward(be, &L->w, t, B, m->ones, &L->cache, dh, L->dc, l ? dx_t : NULL,
+                           L->dh_rec);
+        /* layer 0's input is [w_t; feed or context]: the step needs the
+         * gradient of the second part only; decoder_backward adds the
+         * first (into dw) for all steps at once */
+        int E = m->d.E, in = L->w.in;
+        if (l == 0 && in > E)
+            lstm_input_grad_cols(be, &L->w, B, L->cache.gates + (size_t)t * B * 4 * H, E, in - E,
+                                 dx_t + E, in);
     }
 }
 
@@ -800,15 +809,14 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
         float *dw_t = a->dw + (size_t)t * B * E;
         if (d->style == ATTN_STYLE_NONE) {
             dec_stack_step_backward(m, t, dhh_t);
-            be->add_cols(be, dw_t, E, dx0, in0, B, E);
             continue;
         }
-        /* hh = tanh(Wc wcin): dpre, then dWc and dwcin */
-        const float *hh_t = a->hh + (size_t)t * B * H, *wcin = a->wcin + (size_t)t * B * wc;
-        be->zero(be, a->dpre, (size_t)B * H * sizeof(float));
-        be->tanh_backward(be, a->dpre, dhh_t, hh_t, (size_t)B * H);
-        be->gemm(be, true, false, H, wc, B, 1.0f, a->dpre, H, wcin, wc, 1.0f, dWc, wc);
-        be->gemm(be, false, false, B, wc, H, 1.0f, a->dpre, H, Wc, wc, 0.0f, a->dwcin, wc);
+        /* hh = tanh(Wc wcin): dpre (zeroed with the gradients), then dwcin;
+         * dWc for all steps after the loop */
+        const float *hh_t = a->hh + (size_t)t * B * H;
+        float *dpre_t = a->dpre + (size_t)t * B * H;
+        be->tanh_backward(be, dpre_t, dhh_t, hh_t, (size_t)B * H);
+        be->gemm(be, false, false, B, wc, H, 1.0f, dpre_t, H, Wc, wc, 0.0f, a->dwcin, wc);
         AttnStep st = step(m, t);
         if (d->style == ATTN_STYLE_LUONG) {
             /* wcin = [c_t; h_t^top]; the query is h_t^top */
@@ -817,7 +825,6 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
             attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, drop_seed(m, DROP_ATTN),
                                     attn_drop_offset(m, t), a->dctx, a->dh_top, &a->as);
             dec_stack_step_backward(m, t, a->dh_top);
-            be->add_cols(be, dw_t, E, dx0, in0, B, E);
         } else {
             /* bahdanau: wcin = [s_t; c_t; w_t]; input [w_t; c_t]; query s_{t-1} */
             be->copy_cols(be, a->dh_top, H, a->dwcin, wc, B, H);
@@ -826,12 +833,15 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
             be->copy_cols(be, a->dctx, K, a->dwcin + H, wc, B, K);
             be->add_cols(be, a->dctx, K, dx0 + E, in0, B, K);
             be->add_cols(be, dw_t, E, a->dwcin + H + K, wc, B, E);
-            be->add_cols(be, dw_t, E, dx0, in0, B, E);
             be->zero(be, a->dq_carry, (size_t)B * H * sizeof(float));
             attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t), &st, drop_seed(m, DROP_ATTN),
                                     attn_drop_offset(m, t), a->dctx, a->dq_carry, &a->as);
         }
     }
+    /* every step at once: dWc += dpre^T wcin, dw += dz W_ih[:, :E] of layer 0 */
+    if (d->style != ATTN_STYLE_NONE)
+        be->gemm(be, true, false, H, wc, T * B, 1.0f, a->dpre, H, a->wcin, wc, 1.0f, dWc, wc);
+    lstm_input_grad_cols(be, &L0->w, T * B, L0->cache.gates, 0, E, a->dw, E);
     int LH = d->L_d * H;
     for (int l = 0; l < d->L_d; l++) {
         Layer *L = &a->dec[l];
