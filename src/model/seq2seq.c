@@ -640,7 +640,8 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
     int in0 = d->dec_in, wc = d->wc_in;
     float *x0 = L0->x + ds(m, t) * B * in0;
     const float *w_t = a->w + ds(m, t) * B * E;
-    be->copy_cols(be, x0, in0, w_t, E, B, E);
+    /* a whole sequence has every step's w_t in place already (decoder_forward) */
+    if (m->stepwise) be->copy_cols(be, x0, in0, w_t, E, B, E);
     AttnStep st = step(m, t);
     uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = attn_drop_offset(m, t);
     if (d->style == ATTN_STYLE_BAHDANAU) {
@@ -650,7 +651,7 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
         float *wcin = a->wcin + ds(m, t) * B * wc;
         be->copy_cols(be, wcin, wc, dec_top(m, t + 1), H, B, H);
         be->copy_cols(be, wcin + H, wc, st.c, K, B, K);
-        be->copy_cols(be, wcin + H + K, wc, w_t, E, B, E);
+        if (m->stepwise) be->copy_cols(be, wcin + H + K, wc, w_t, E, B, E);
     } else {
         if (d->input_feed) {
             const float *prev = t ? hh_at(m, t - 1) : m->zeros;
@@ -675,6 +676,12 @@ static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
     int B = m->B * m->G, T = m->T, E = m->d.E; /* decoder rows */
     be->embedding_forward(be, a->w, P(m, m->layout.idx.tgt_emb), a->tgt_in, T * B, E);
     apply_dropout(m, a->w, a->w, (size_t)T * B * E, DROP_TGT_EMB, 0);
+    /* w_t into layer 0's input (and Bahdanau's W_c input) for every step at
+     * once: one copy instead of one a step */
+    const ModelDims *d = &m->d;
+    be->copy_cols(be, a->dec[0].x, d->dec_in, a->w, E, T * B, E);
+    if (d->style == ATTN_STYLE_BAHDANAU)
+        be->copy_cols(be, a->wcin + d->H + d->K, d->wc_in, a->w, E, T * B, E);
     for (int t = 0; t < T; t++) decoder_step(m, aw, t);
 }
 
