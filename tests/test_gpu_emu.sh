@@ -28,16 +28,23 @@ if make -s gpu-emu-check > "$log" 2>&1; then
 else
   cat "$log"
 fi
-line=$(grep -E '^test_gpu_parity: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
-if [ -n "$line" ]; then
+# add_counts LOG PROGRAM WHAT: adds the "PROGRAM: N passed, M failed" line
+# of LOG to this test's counts, or fails when PROGRAM did not report
+add_counts() {
+  local line p f
+  line=$(grep -E "^$2: [0-9]+ passed, [0-9]+ failed" "$1" | tail -1)
+  if [ -z "$line" ]; then
+    tail -5 "$1"
+    bad "$3 did not report (see above)"
+    return
+  fi
   p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
   f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
   pass=$((pass + p))
   fail=$((fail + f))
   echo "$line"
-else
-  bad "the emulated parity test did not report (see above)"
-fi
+}
+add_counts "$log" test_gpu_parity "the emulated parity test"
 
 # 1a. the emulator's own checks: work deferred until the host waits, event
 # forks and joins in both stream orders, capture with a fork and a join,
@@ -45,17 +52,7 @@ fi
 if ! make -s gpu-emu-selftest > "$tmp/selftest.log" 2>&1; then
   grep -E '^FAIL' "$tmp/selftest.log"
 fi
-line=$(grep -E '^emu_selftest: [0-9]+ passed, [0-9]+ failed' "$tmp/selftest.log" | tail -1)
-if [ -n "$line" ]; then
-  p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
-  f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
-  pass=$((pass + p))
-  fail=$((fail + f))
-  echo "$line"
-else
-  tail -5 "$tmp/selftest.log"
-  bad "the emulator's self-test did not report (see above)"
-fi
+add_counts "$tmp/selftest.log" emu_selftest "the emulator's self-test"
 
 # 1b. the slot tests again with the blocks, warps and threads in reverse and
 # in shuffled order (EMU_SCHEDULE, tests/gpu_emu/emu.cpp): a kernel whose

@@ -644,6 +644,7 @@ static void test_lane_misuse(void) {
         CHECK(e != NULL && strstr(e, what[i]) && strstr(e, "lanes"),
               "lanes: %s misused is recorded: %s", what[i], e ? e : "(none)");
         printf("  lanes: %-50s %s\n", what[i], e ? e : "(no error)");
+        b->release(b, x); /* also after an error, and between fork and join */
         b->destroy(b);
     }
 }

@@ -144,7 +144,8 @@ static void *gpu_alloc(Backend *be, size_t bytes) {
 
 static void gpu_release(Backend *be, void *ptr) {
     GpuContext *ctx = gpu_ctx(be);
-    if (!ptr || !gpu_no_fork(ctx, "release")) return;
+    if (!ptr) return;
+    gpu_no_fork(ctx, "release"); /* misuse is recorded; cudaFree waits for the device anyway */
     gpu_flush(ctx); /* recorded work may use it */
     cudaError_t e = cudaFree(ptr);
     if (!ctx->failed) GPU_CUDA(ctx, e);

@@ -204,11 +204,14 @@ struct EmuStream {
     int lane;                   /* its lane in that graph (0: the origin) */
 };
 
-/* Live streams in creation order. A destroyed stream leaves the list but
- * is never freed: events and other streams' wait markers may still name
- * it (its queue is empty then, so every wait on it holds); a few hundred
- * bytes per stream. */
-static std::vector<EmuStream *> emu_streams;
+/* Live streams in creation order. A destroyed stream leaves the list for
+ * emu_retired but is never freed: events and other streams' wait markers
+ * may still name it (its queue is empty then, so every wait on it holds);
+ * a few hundred bytes per stream. The lists themselves are never
+ * destroyed (allocated, not static objects), so that their streams are
+ * still reachable when LeakSanitizer looks at exit. */
+static std::vector<EmuStream *> &emu_streams = *new std::vector<EmuStream *>;
+static std::vector<EmuStream *> &emu_retired = *new std::vector<EmuStream *>;
 static int emu_stream_ids;
 static EmuStream *emu_legacy; /* stream 0 and handles without a stream */
 
@@ -317,6 +320,7 @@ static void emu_stream_retire(EmuStream *s) {
     for (size_t i = 0; i < emu_streams.size(); i++)
         if (emu_streams[i] == s) {
             emu_streams.erase(emu_streams.begin() + (long)i);
+            emu_retired.push_back(s);
             break;
         }
     if (emu_legacy == s) emu_legacy = NULL;
