@@ -622,10 +622,11 @@ static void test_lanes(void) {
 }
 
 /* Misuse of the lanes is an error, never a silent race: a host wait
- * between fork and join, a join without a fork, an unknown lane. */
+ * between fork and join, a second fork, a join without a fork, an unknown
+ * lane. */
 static void test_lane_misuse(void) {
-    const char *what[] = {"download", "join", "lane"};
-    for (int i = 0; i < 3; i++) {
+    const char *what[] = {"download", "fork", "join", "lane"};
+    for (int i = 0; i < 4; i++) {
         char err[256];
         Backend *b = cuda_backend_create(0, err, sizeof err);
         CHECK(b != NULL, "a CUDA backend for lane misuse: %s", err);
@@ -635,6 +636,9 @@ static void test_lane_misuse(void) {
             b->fork(b);
             b->download(b, h, x, sizeof h);
         } else if (i == 1) {
+            b->fork(b);
+            b->fork(b);
+        } else if (i == 2) {
             b->join(b);
         } else {
             b->fork(b);

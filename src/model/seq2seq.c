@@ -313,7 +313,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     ab->dkeys = a->dkeys;
     ab->dkp = attn && attention_projects_keys(d) ? takef(ar, (size_t)n * S * B * qd) : a->dkeys;
     a->dwcin = takef(ar, (size_t)B * (d->wc_in ? d->wc_in : 1));
-    a->dpre = takef(ar, (size_t)T * B * H);
+    a->dpre = takef(ar, (size_t)(attn ? T : 1) * B * H);
     a->dctx = takef(ar, (size_t)B * K);
     a->dh_top = takef(ar, (size_t)B * H);
     a->dh_tmp = takef(ar, (size_t)B * H);
