@@ -770,18 +770,17 @@ void seq2seq_download_logits(Seq2Seq *m, float *host) {
 /* ---- backward ---------------------------------------------------------- */
 
 /* dh (B, H) (=) the gradient into layer l's output at step t from above
- * (the next layer's input gradient through its dropout mask, or `top` for
- * the top layer) plus the recurrent gradient of step t + 1. */
-static void dec_stack_step_backward(Seq2Seq *m, int t, const float *dtop) {
+ * (the next layer's input gradient through its dropout mask, or dtop for
+ * the top layer) plus the recurrent gradient of step t + 1. dtop is the
+ * top layer's dh itself: it is changed. */
+static void dec_stack_step_backward(Seq2Seq *m, int t, float *dtop) {
     Backend *be = m->be;
     Acts *a = &m->a;
     int B = m->B, H = m->d.H;
     for (int l = m->d.L_d - 1; l >= 0; l--) {
         Layer *L = &a->dec[l];
-        float *dh = a->dh_tmp;
-        if (l == m->d.L_d - 1) {
-            be->copy(be, dh, dtop, (size_t)B * H * sizeof(float));
-        } else {
+        float *dh = l == m->d.L_d - 1 ? dtop : a->dh_tmp;
+        if (l < m->d.L_d - 1) {
             const Layer *up = &a->dec[l + 1];
             const float *dx_up = up->dx + (size_t)t * B * H;
             apply_dropout(m, dh, dx_up, (size_t)B * H, DROP_DEC_LAYER + l + 1, (uint64_t)t * B * H);
