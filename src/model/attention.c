@@ -146,16 +146,19 @@ void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *
 
 void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
                              const AttnBatch *ab, int t, const float *q, const AttnStep *st,
-                             uint64_t drop_seed, uint64_t drop_offset, const float *dc, float *dq,
-                             AttnScratch *sc) {
+                             uint64_t drop_seed, uint64_t drop_offset, const float *dc, int ld_dc,
+                             float *dq, AttnScratch *sc) {
     NMT_ASSERT(ab->G <= 1);
     int B = ab->B, S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
     size_t BS = (size_t)B * S, SBq = (size_t)S * B * qd;
+    /* the head contexts' gradient (B, n K), leading dimension ld_cat */
     const float *dcat = dc;
+    int ld_cat = ld_dc;
     if (n > 1) {
-        be->gemm(be, true, false, K, n * K, B, 1.0f, dc, K, st->cat, n * K, 1.0f, w->dWo, n * K);
-        be->gemm(be, false, false, B, n * K, K, 1.0f, dc, K, w->Wo, n * K, 0.0f, sc->dcat, n * K);
+        be->gemm(be, true, false, K, n * K, B, 1.0f, dc, ld_dc, st->cat, n * K, 1.0f, w->dWo, n * K);
+        be->gemm(be, false, false, B, n * K, K, 1.0f, dc, ld_dc, w->Wo, n * K, 0.0f, sc->dcat, n * K);
         dcat = sc->dcat;
+        ld_cat = n * K;
     }
     const float *center = window_center(d, ab, st, t);
     int window = d->mode == ATTN_MODE_GLOBAL ? 0 : d->window;
@@ -165,10 +168,10 @@ void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights 
     for (int j = 0; j < n; j++) {
         const float *weights = st->weights + j * BS;
         /* dw[b] (1, S) = dcat_j[b] keys_b^T; dkeys_b (S, K) += weights[b]^T dcat_j[b] */
-        be->gemm_batched(be, false, true, 1, S, K, 1.0f, dcat + (size_t)j * K, n * K, n * K,
+        be->gemm_batched(be, false, true, 1, S, K, 1.0f, dcat + (size_t)j * K, ld_cat, ld_cat,
                          ab->keys, B * K, K, 0.0f, sc->dw, S, S, B);
         be->gemm_batched(be, true, false, S, K, 1, 1.0f, weights, S, S, dcat + (size_t)j * K,
-                         n * K, n * K, 1.0f, ab->dkeys, B * K, K, B);
+                         ld_cat, ld_cat, 1.0f, ab->dkeys, B * K, K, B);
         if (st->dropped) /* the forward's mask, drawn again */
             be->dropout(be, sc->dw, sc->dw, BS, d->attn_dropout, drop_seed, drop_offset + j * BS);
         be->attn_softmax_backward(be, B, S, st->probs + j * BS, st->pre_drop + j * BS,

@@ -76,12 +76,13 @@ void attention_prepare(Backend *be, const ModelDims *d, const AttnWeights *w, At
 void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *w,
                             const AttnBatch *ab, int t, const float *q, AttnStep *st,
                             uint64_t drop_seed, uint64_t drop_offset);
-/* dc (B, K) in; dq (B, H) +=. drop_seed, drop_offset: those of the step's
- * forward (the dropout mask is drawn again). */
+/* dc (B, K; leading dimension ld_dc) in; dq (B, H) +=. drop_seed,
+ * drop_offset: those of the step's forward (the dropout mask is drawn
+ * again). */
 void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
                              const AttnBatch *ab, int t, const float *q, const AttnStep *st,
-                             uint64_t drop_seed, uint64_t drop_offset, const float *dc, float *dq,
-                             AttnScratch *sc);
+                             uint64_t drop_seed, uint64_t drop_offset, const float *dc, int ld_dc,
+                             float *dq, AttnScratch *sc);
 /* dkeys += the key gradient collected in dkp; weight gradients of the key
  * projections. Once per batch, after every step's backward. */
 void attention_finish_backward(Backend *be, const ModelDims *d, const AttnWeights *w,

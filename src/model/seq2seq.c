@@ -825,11 +825,11 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
         be->gemm(be, false, false, B, wc, H, 1.0f, dpre_t, H, Wc, wc, 0.0f, a->dwcin, wc);
         AttnStep st = step(m, t);
         if (d->style == ATTN_STYLE_LUONG) {
-            /* wcin = [c_t; h_t^top]; the query is h_t^top */
+            /* wcin = [c_t; h_t^top]; the query is h_t^top; the context's
+             * gradient is read where it is, in dwcin */
             be->copy_cols(be, a->dh_top, H, a->dwcin + K, wc, B, H);
-            be->copy_cols(be, a->dctx, K, a->dwcin, wc, B, K);
             attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, drop_seed(m, DROP_ATTN),
-                                    attn_drop_offset(m, t), a->dctx, a->dh_top, &a->as);
+                                    attn_drop_offset(m, t), a->dwcin, wc, a->dh_top, &a->as);
             dec_stack_step_backward(m, t, a->dh_top);
         } else {
             /* bahdanau: wcin = [s_t; c_t; w_t]; input [w_t; c_t]; query s_{t-1} */
@@ -841,7 +841,7 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
             be->add_cols(be, dw_t, E, a->dwcin + H + K, wc, B, E);
             be->zero(be, a->dq_carry, (size_t)B * H * sizeof(float));
             attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t), &st, drop_seed(m, DROP_ATTN),
-                                    attn_drop_offset(m, t), a->dctx, a->dq_carry, &a->as);
+                                    attn_drop_offset(m, t), a->dctx, K, a->dq_carry, &a->as);
         }
     }
     /* every step at once: dWc += dpre^T wcin, dw += dz W_ih[:, :E] of layer 0 */
