@@ -163,7 +163,8 @@ static void gpu_download(Backend *be, void *host_dst, const void *src, size_t by
     GpuContext *ctx = gpu_ctx(be);
     if (!bytes) return;
     ctx->counters.host_waits++;
-    if (gpu_no_fork(ctx, "download")) gpu_flush(ctx);
+    gpu_no_fork(ctx, "download"); /* misuse is recorded: zeros below */
+    gpu_flush(ctx);
     if (!ctx->failed &&
         GPU_CUDA(ctx, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost,
                                       ctx->stream)) &&
@@ -260,9 +261,9 @@ static void gpu_destroy(Backend *be) {
     nmt_free(be);
 }
 
-static bool env_on(const char *name) {
+bool gpu_env_flag(const char *name, bool unset) {
     const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
+    return v && *v ? strcmp(v, "0") != 0 : unset;
 }
 
 extern "C" int cuda_backend_available(void) {
@@ -378,8 +379,8 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
     ctx->blas = blas;
     fill_table(be);
     ctx->device = device;
-    ctx->sync_debug = env_on("NMT_SYNC_DEBUG");
-    ctx->tf32 = env_on("NMT_TF32");
+    ctx->sync_debug = gpu_env_flag("NMT_SYNC_DEBUG", false);
+    ctx->tf32 = gpu_env_flag("NMT_TF32", false);
 
     bool ok =
         GPU_CUDA(ctx, cudaSetDevice(device)) &&
@@ -389,7 +390,7 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
         GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double))) &&
         /* graphs only without NMT_SYNC_DEBUG, which waits inside segments */
-        (!env_on("NMT_CUDA_GRAPHS") || ctx->sync_debug || gpu_graphs_create(ctx));
+        (!gpu_env_flag("NMT_CUDA_GRAPHS", false) || ctx->sync_debug || gpu_graphs_create(ctx));
     if (!ok || ctx->failed) {
         snprintf(err, err_size, "CUDA backend setup failed: %s", ctx->error);
         gpu_destroy(be);

@@ -114,6 +114,10 @@ static inline cublasHandle_t gpu_exec_blas(GpuContext *c) {
     return c->exec_lane && c->side ? c->cublas_side : c->cublas;
 }
 
+/* An on/off switch of the environment (NMT_TF32=1, NMT_CUDA_LANES=0): `unset`
+ * when the variable is unset or empty, false when it is "0", else true. */
+bool gpu_env_flag(const char *name, bool unset);
+
 /* Records the first error (later ones are dropped) and sets failed. */
 void gpu_record(GpuContext *c, const char *what, const char *detail, const char *file, int line);
 /* Each returns true when the call succeeded; else records and returns false.

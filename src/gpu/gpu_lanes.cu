@@ -19,7 +19,6 @@
  * fork and join, a join without a fork) is an error with both settings. */
 #include "gpu/gpu_internal.cuh"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- the ops ---- */
@@ -115,13 +114,8 @@ void gpu_lanes_refork(GpuContext *c) {
 
 /* ---- creation ---- */
 
-static bool env_off(const char *name) {
-    const char *v = getenv(name);
-    return v && !strcmp(v, "0");
-}
-
 bool gpu_lanes_create(GpuContext *c) {
-    if (env_off("NMT_CUDA_LANES")) return true;
+    if (!gpu_env_flag("NMT_CUDA_LANES", true)) return true;
     return GPU_CUDA(c, cudaStreamCreateWithFlags(&c->side, cudaStreamNonBlocking)) &&
            gpu_blas_handle_create(c, c->side, &c->cublas_side, &c->cublas_ws_side) &&
            GPU_CUDA(c, cudaEventCreateWithFlags(&c->forked, cudaEventDisableTiming)) &&

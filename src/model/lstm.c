@@ -88,12 +88,13 @@ void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const fl
 }
 
 void lstm_step_backward(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
-                        LstmCache *cache, const float *dh_t, float *dc, float *dx_t,
+                        LstmCache *cache, const float *dh_t, float *dc, float *dx_t, int dx_col0,
                         float *dh_prev) {
     int H = w->H, G = 4 * H;
     float *dz_t = cache->gates + (size_t)t * B * G; /* the gates, until this call */
     be->lstm_backward(be, B, H, dz_t, slot(cache, cache->c, (size_t)t, B, H),
                       slot(cache, cache->c, (size_t)t + 1, B, H), keep_t, dh_t, dc, dh_prev);
     be->gemm(be, false, false, B, H, G, 1.0f, dz_t, G, w->W_hh, H, 1.0f, dh_prev, H);
-    if (dx_t) lstm_input_grad_cols(be, w, B, dz_t, 0, w->in, dx_t, w->in);
+    if (dx_t && dx_col0 < w->in)
+        lstm_input_grad_cols(be, w, B, dz_t, dx_col0, w->in - dx_col0, dx_t + dx_col0, w->in);
 }

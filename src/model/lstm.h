@@ -76,11 +76,14 @@ void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const fl
 
 /* One backward step at time t (forward layer). dh_t (B, H): all gradient
  * into h at slot t + 1. dc (B, H): in, gradient into c at slot t + 1; out,
- * into slot t. Time t's gates become its dz. dx_t (B, in) += (NULL: not
- * needed). dh_prev (B, H) (=) the gradient into h at slot t. Weight
- * gradients are not touched: call lstm_weight_grads once for all steps. */
+ * into slot t. Time t's gates become its dz. dx_t (B, in) += the
+ * gradient of input columns dx_col0 .. in (the others are left alone, for
+ * a caller that takes them for all steps at once with
+ * lstm_input_grad_cols; dx_t NULL: none needed). dh_prev (B, H) (=) the
+ * gradient into h at slot t. Weight gradients are not touched: call
+ * lstm_weight_grads once for all steps. */
 void lstm_step_backward(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
-                        LstmCache *cache, const float *dh_t, float *dc, float *dx_t,
+                        LstmCache *cache, const float *dh_t, float *dc, float *dx_t, int dx_col0,
                         float *dh_prev);
 
 /* Once every step's backward has run (cache->gates hold dz):

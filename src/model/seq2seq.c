@@ -786,16 +786,11 @@ static void dec_stack_step_backward(Seq2Seq *m, int t, float *dtop) {
             apply_dropout(m, dh, dx_up, (size_t)B * H, DROP_DEC_LAYER + l + 1, (uint64_t)t * B * H);
         }
         be->add_cols(be, dh, H, L->dh_rec, H, B, H);
-        float *dx_t = L->dx + (size_t)t * B * L->w.in;
-        lstm_step_backward(be, &L->w, t, B, m->ones, &L->cache, dh, L->dc, l ? dx_t : NULL,
-                           L->dh_rec);
         /* layer 0's input is [w_t; feed or context]: the step needs the
          * gradient of the second part only; decoder_backward adds the
          * first (into dw) for all steps at once */
-        int E = m->d.E, in = L->w.in;
-        if (l == 0 && in > E)
-            lstm_input_grad_cols(be, &L->w, B, L->cache.gates + (size_t)t * B * 4 * H, E, in - E,
-                                 dx_t + E, in);
+        lstm_step_backward(be, &L->w, t, B, m->ones, &L->cache, dh, L->dc,
+                           L->dx + (size_t)t * B * L->w.in, l ? 0 : m->d.E, L->dh_rec);
     }
 }
 
