@@ -154,8 +154,7 @@ void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights 
     /* the head contexts' gradient (B, n K), leading dimension ld_cat */
     const float *dcat = dc;
     int ld_cat = ld_dc;
-    if (n > 1) {
-        be->gemm(be, true, false, K, n * K, B, 1.0f, dc, ld_dc, st->cat, n * K, 1.0f, w->dWo, n * K);
+    if (n > 1) { /* dWo for all steps in attention_finish_backward */
         be->gemm(be, false, false, B, n * K, K, 1.0f, dc, ld_dc, w->Wo, n * K, 0.0f, sc->dcat, n * K);
         dcat = sc->dcat;
         ld_cat = n * K;
@@ -181,9 +180,9 @@ void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights 
         float *dWq;
         const float *Wq = query_proj(d, w, j, &dWq);
         const float *qp = Wq ? st->qp + (size_t)j * B * qd : q;
-        /* the gradient of the (projected) query goes to dqp, or straight to dq */
-        float *dqp = Wq ? sc->dqp : dq;
-        if (Wq) be->zero(be, sc->dqp, (size_t)B * qd * sizeof(float));
+        /* the gradient of the (projected) query goes to this step's dqp
+         * (zeroed before the first step), or straight to dq */
+        float *dqp = Wq ? sc->dqp + ((size_t)j * sc->T + t) * B * qd : dq;
         const float *kp = ab->kp + (attention_projects_keys(d) ? j * SBq : 0);
         float *dkp = ab->dkp + (attention_projects_keys(d) ? j * SBq : 0);
         if (d->score == ATTN_SCORE_CONCAT || d->score == ATTN_SCORE_ADDITIVE) {
@@ -196,10 +195,8 @@ void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights 
             be->gemm_batched(be, true, false, S, qd, 1, scale, sc->dscores, S, S, qp, qd, qd, 1.0f,
                              dkp, B * qd, qd, B);
         }
-        if (Wq) {
-            be->gemm(be, true, false, qd, H, B, 1.0f, sc->dqp, qd, q, H, 1.0f, dWq, H);
-            be->gemm(be, false, false, B, H, qd, 1.0f, sc->dqp, qd, Wq, H, 1.0f, dq, H);
-        }
+        if (Wq) /* dWq for all steps in attention_finish_backward */
+            be->gemm(be, false, false, B, H, qd, 1.0f, dqp, qd, Wq, H, 1.0f, dq, H);
     }
     if (gaussian) {
         be->zero(be, sc->du, (size_t)B * sizeof(float));
@@ -207,22 +204,37 @@ void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights 
         be->gemm(be, true, false, 1, H, B, 1.0f, sc->du, 1, st->ptanh, H, 1.0f, w->dvp, H);
         /* dptanh (B, H) = du (B, 1) vp (1, H), then through tanh into dpre */
         be->gemm(be, false, false, B, H, 1, 1.0f, sc->du, 1, w->vp, H, 0.0f, sc->dptanh, H);
-        be->zero(be, sc->dpre, (size_t)B * H * sizeof(float));
-        be->tanh_backward(be, sc->dpre, sc->dptanh, st->ptanh, (size_t)B * H);
-        be->gemm(be, true, false, H, H, B, 1.0f, sc->dpre, H, q, H, 1.0f, w->dWp, H);
-        be->gemm(be, false, false, B, H, H, 1.0f, sc->dpre, H, w->Wp, H, 1.0f, dq, H);
+        /* this step's dpre (zeroed before the first step); dWp for all
+         * steps in attention_finish_backward */
+        float *dpre = sc->dpre + (size_t)t * B * H;
+        be->tanh_backward(be, dpre, sc->dptanh, st->ptanh, (size_t)B * H);
+        be->gemm(be, false, false, B, H, H, 1.0f, dpre, H, w->Wp, H, 1.0f, dq, H);
     }
 }
 
 void attention_finish_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
-                               AttnBatch *ab) {
+                               AttnBatch *ab, const AttnScratch *sc, const AttnSteps *all) {
+    NMT_ASSERT(ab->G <= 1);
+    int qd = attention_qdim(d), SB = ab->S * ab->B, TB = sc->T * ab->B, H = d->H, K = d->K;
+    int n = d->heads;
+    for (int j = 0; j < n; j++) {
+        float *dWq;
+        const float *Wq = query_proj(d, w, j, &dWq);
+        if (Wq) /* dWq_j (qd, H) += dqp_j^T (qd, T*B) q (T*B, H) */
+            be->gemm(be, true, false, qd, H, TB, 1.0f, sc->dqp + (size_t)j * TB * qd, qd, all->q, H,
+                     1.0f, dWq, H);
+    }
+    if (n > 1) /* dWo (K, n K) += dc^T (K, T*B) cat (T*B, n K) */
+        be->gemm(be, true, false, K, n * K, TB, 1.0f, all->dc, all->ld_dc, all->cat, n * K, 1.0f, w->dWo,
+                 n * K);
+    if (d->mode == ATTN_MODE_LOCAL_P) /* dWp (H, H) += dpre^T (H, T*B) q (T*B, H) */
+        be->gemm(be, true, false, H, H, TB, 1.0f, sc->dpre, H, all->q, H, 1.0f, w->dWp, H);
     if (!attention_projects_keys(d)) return; /* dkp was dkeys itself */
-    int qd = attention_qdim(d), SB = ab->S * ab->B;
-    for (int j = 0; j < d->heads; j++) {
+    for (int j = 0; j < n; j++) {
         float *dW;
         const float *W = key_proj(d, w, j, &dW);
         const float *dkp = ab->dkp + (size_t)j * SB * qd;
-        be->gemm(be, false, false, SB, d->K, qd, 1.0f, dkp, qd, W, d->K, 1.0f, ab->dkeys, d->K);
-        be->gemm(be, true, false, qd, d->K, SB, 1.0f, dkp, qd, ab->keys, d->K, 1.0f, dW, d->K);
+        be->gemm(be, false, false, SB, K, qd, 1.0f, dkp, qd, W, K, 1.0f, ab->dkeys, K);
+        be->gemm(be, true, false, qd, K, SB, 1.0f, dkp, qd, ab->keys, K, 1.0f, dW, K);
     }
 }

@@ -5,9 +5,11 @@
  * additive: W2 k; dot with several heads: Wk k). Per step,
  * attention_step_forward turns the query (B, H) into the context (B, K)
  * and keeps what its backward needs in an AttnStep; attention_step_backward
- * adds into the query gradient, the projected-key gradient and the weight
- * gradients; attention_finish_backward turns the projected-key gradient
- * into the key gradient once per batch. Forward steps also serve beam
+ * adds into the query gradient, the projected-key gradient and the small
+ * weight gradients (v, vp) and keeps each step's projected-query gradient;
+ * attention_finish_backward turns the projected-key gradient into the key
+ * gradient and computes the large weight gradients (query and key
+ * projections, Wo, Wp) once per batch, one GEMM over all steps each. Forward steps also serve beam
  * search (G query rows per sentence, keys not copied); the backward ones
  * need G == 1. Per-step shapes below use B for the query rows G*B. */
 #ifndef NMT_MODEL_ATTENTION_H
@@ -48,18 +50,31 @@ typedef struct {
     float *c;       /* (B, K) */
 } AttnStep;
 
-/* Scratch for the backward of one step (reused across steps). */
+/* Scratch for the backward of one step (reused across steps), and the
+ * gradients every step keeps for the weight gradients that
+ * attention_finish_backward computes once for all steps. */
 typedef struct {
+    int T;          /* steps of the batch */
     float *dcat;    /* (B, n K) */
     float *dw;      /* (B, S) */
     float *dscores; /* (B, S) */
     float *dcenter; /* (B) */
     float *dp;      /* (B) */
-    float *dqp;     /* (B, qdim) */
     float *du;      /* (B) */
     float *dptanh;  /* (B, H) */
-    float *dpre;    /* (B, H) */
+    float *dqp;     /* (n, T, B, qdim) every step's projected-query gradient, zeroed
+                       before the first step; NULL without a query projection */
+    float *dpre;    /* (T, B, H) local-p: every step's gradient of Wp q, zeroed
+                       before the first step; NULL otherwise */
 } AttnScratch;
+
+/* What the weight gradients read for every step at once. */
+typedef struct {
+    const float *q;   /* (T, B, H) the queries of steps 0..T-1 */
+    const float *cat; /* (T, B, n K) the head contexts; read only when n > 1 */
+    const float *dc;  /* (T, B, ld_dc) the context gradients; read only when n > 1 */
+    int ld_dc;
+} AttnSteps;
 
 /* Size of the projected query and keys. */
 int attention_qdim(const ModelDims *d);
@@ -83,9 +98,11 @@ void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights 
                              const AttnBatch *ab, int t, const float *q, const AttnStep *st,
                              uint64_t drop_seed, uint64_t drop_offset, const float *dc, int ld_dc,
                              float *dq, AttnScratch *sc);
-/* dkeys += the key gradient collected in dkp; weight gradients of the key
- * projections. Once per batch, after every step's backward. */
+/* Once per batch, after every step's backward: dkeys += the key gradient
+ * collected in dkp; the weight gradients of the key projections, and those
+ * the steps left for all steps at once (the query projections from sc->dqp,
+ * Wo from all->dc, local-p's Wp from sc->dpre). */
 void attention_finish_backward(Backend *be, const ModelDims *d, const AttnWeights *w,
-                               AttnBatch *ab);
+                               AttnBatch *ab, const AttnScratch *sc, const AttnSteps *all);
 
 #endif

@@ -41,6 +41,8 @@ typedef struct {
     Layer dec[MODEL_MAX_LAYERS];
     AttnBatch ab;
     AttnStep steps_base; /* step t's buffers: base + t * stride (see step()) */
+    float *cat_all;      /* (T, B, n K) every step's head contexts (n > 1: dWo reads
+                            them at once); AttnStep.cat of step t is row block t */
     float *wcin;         /* (T, B, wc_in) */
     float *hh;           /* (T, B, H) attentional vectors */
     float *hd;           /* (T, B, H) after dropout */
@@ -62,10 +64,11 @@ typedef struct {
     float *dcf_f, *dcf_b; /* (B, D_e) */
     float *dkeys;        /* (S, B, K) */
     float *dhh;          /* (T, B, H) gradient of hd, from the training forward */
-    float *dwcin;        /* (B, wc_in) */
+    float *dwcin;        /* (B, wc_in) the gradient of W_c's input, or (T, B, wc_in)
+                            with several heads (dWo reads every step's context
+                            gradient at once); dwcin_at */
     float *dpre;         /* (T, B, H) gradient of hh's pre-activation, every step
                             (one dW_c GEMM after the steps) */
-    float *dctx;         /* (B, K) */
     float *dh_top;       /* (B, H) */
     float *dh_tmp;       /* (B, H) */
     float *dq_carry;     /* (B, H) bahdanau: query gradient for the previous step */
@@ -265,16 +268,17 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
             s.weights = attn_drop ? takef(ar, n * BS) : s.pre_drop;
             s.dropped = attn_dropping(m);
             s.c = takef(ar, (size_t)R * K);
-            s.cat = n > 1 ? takef(ar, (size_t)R * n * K) : s.c;
+            s.cat = s.c; /* several heads: in cat_all (step()) */
             if (t == 0) {
                 *st = s;
                 m->step_stride = ((ar->used - before + 63) & ~(size_t)63) / sizeof(float);
             }
         }
+        a->cat_all = n > 1 ? takef(ar, (size_t)Ts * R * n * K) : NULL;
         a->wcin = takef(ar, (size_t)Ts * R * d->wc_in);
         a->hh = takef(ar, (size_t)Ts * R * H);
     } else {
-        a->wcin = NULL;
+        a->cat_all = a->wcin = NULL;
         Layer *dtop = &a->dec[d->L_d - 1];
         a->hh = dtop->cache.h ? dtop->cache.h + (size_t)R * H : NULL; /* hh_t = h_t^top */
     }
@@ -312,9 +316,8 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     for (int l = 0; l < d->L_d; l++) carve_layer_grads(ar, &a->dec[l], T, B, l == 0 ? d->dec_in : H, H);
     ab->dkeys = a->dkeys;
     ab->dkp = attn && attention_projects_keys(d) ? takef(ar, (size_t)n * S * B * qd) : a->dkeys;
-    a->dwcin = takef(ar, (size_t)B * (d->wc_in ? d->wc_in : 1));
+    a->dwcin = takef(ar, (size_t)(attn && n > 1 ? T : 1) * B * (d->wc_in ? d->wc_in : 1));
     a->dpre = takef(ar, (size_t)(attn ? T : 1) * B * H);
-    a->dctx = takef(ar, (size_t)B * K);
     a->dh_top = takef(ar, (size_t)B * H);
     a->dh_tmp = takef(ar, (size_t)B * H);
     a->dq_carry = takef(ar, (size_t)B * H);
@@ -325,15 +328,17 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->dhfin = takef(ar, (size_t)B * K);
     a->dcfin = takef(ar, (size_t)B * K);
     AttnScratch *sc = &a->as;
+    bool local_p = d->mode == ATTN_MODE_LOCAL_P;
+    sc->T = T;
     sc->dcat = takef(ar, (size_t)B * n * K);
     sc->dw = takef(ar, (size_t)B * S);
     sc->dscores = takef(ar, (size_t)B * S);
     sc->dcenter = takef(ar, B);
     sc->dp = takef(ar, B);
-    sc->dqp = takef(ar, (size_t)B * (qd > H ? qd : H));
     sc->du = takef(ar, B);
     sc->dptanh = takef(ar, (size_t)B * H);
-    sc->dpre = takef(ar, (size_t)B * H);
+    sc->dqp = attn && attention_projects_query(d) ? takef(ar, (size_t)n * T * B * qd) : NULL;
+    sc->dpre = attn && local_p ? takef(ar, (size_t)T * B * H) : NULL;
     a->grad_begin = ar->base ? ar->base + grad_start : NULL;
     a->grad_end = ar->base ? ar->base + ar->used : NULL;
 }
@@ -344,8 +349,10 @@ static AttnStep step(const Seq2Seq *m, int t) {
     size_t off = ds(m, t) * m->step_stride;
 #define SHIFT(f) if (s.f) s.f += off
     SHIFT(qp); SHIFT(ptanh); SHIFT(u); SHIFT(p); SHIFT(scores); SHIFT(probs); SHIFT(weights);
-    SHIFT(pre_drop); SHIFT(cat); SHIFT(c);
+    SHIFT(pre_drop); SHIFT(c);
 #undef SHIFT
+    int n = m->d.heads;
+    s.cat = n > 1 ? m->a.cat_all + ds(m, t) * m->B * m->G * n * m->d.K : s.c;
     return s;
 }
 
@@ -769,6 +776,12 @@ void seq2seq_download_logits(Seq2Seq *m, float *host) {
 
 /* ---- backward ---------------------------------------------------------- */
 
+/* Step t's gradient of W_c's input (B, wc_in): one buffer for every step,
+ * or a block of its own per step with several heads (carve). */
+static float *dwcin_at(const Seq2Seq *m, int t) {
+    return m->a.dwcin + (m->d.heads > 1 ? (size_t)t * m->B * m->d.wc_in : 0);
+}
+
 /* dh (B, H) (=) the gradient into layer l's output at step t from above
  * (the next layer's input gradient through its dropout mask, or dtop for
  * the top layer) plus the recurrent gradient of step t + 1. dtop is the
@@ -817,26 +830,28 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
         const float *hh_t = a->hh + (size_t)t * B * H;
         float *dpre_t = a->dpre + (size_t)t * B * H;
         be->tanh_backward(be, dpre_t, dhh_t, hh_t, (size_t)B * H);
-        be->gemm(be, false, false, B, wc, H, 1.0f, dpre_t, H, Wc, wc, 0.0f, a->dwcin, wc);
+        float *dwcin = dwcin_at(m, t);
+        be->gemm(be, false, false, B, wc, H, 1.0f, dpre_t, H, Wc, wc, 0.0f, dwcin, wc);
         AttnStep st = step(m, t);
         if (d->style == ATTN_STYLE_LUONG) {
             /* wcin = [c_t; h_t^top]; the query is h_t^top; the context's
              * gradient is read where it is, in dwcin */
-            be->copy_cols(be, a->dh_top, H, a->dwcin + K, wc, B, H);
+            be->copy_cols(be, a->dh_top, H, dwcin + K, wc, B, H);
             attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, drop_seed(m, DROP_ATTN),
-                                    attn_drop_offset(m, t), a->dwcin, wc, a->dh_top, &a->as);
+                                    attn_drop_offset(m, t), dwcin, wc, a->dh_top, &a->as);
             dec_stack_step_backward(m, t, a->dh_top);
         } else {
-            /* bahdanau: wcin = [s_t; c_t; w_t]; input [w_t; c_t]; query s_{t-1} */
-            be->copy_cols(be, a->dh_top, H, a->dwcin, wc, B, H);
+            /* bahdanau: wcin = [s_t; c_t; w_t]; input [w_t; c_t]; query
+             * s_{t-1}; the context's gradient is collected in place, in
+             * dwcin's c_t columns */
+            be->copy_cols(be, a->dh_top, H, dwcin, wc, B, H);
             be->add_cols(be, a->dh_top, H, a->dq_carry, H, B, H);
             dec_stack_step_backward(m, t, a->dh_top);
-            be->copy_cols(be, a->dctx, K, a->dwcin + H, wc, B, K);
-            be->add_cols(be, a->dctx, K, dx0 + E, in0, B, K);
-            be->add_cols(be, dw_t, E, a->dwcin + H + K, wc, B, E);
+            be->add_cols(be, dwcin + H, wc, dx0 + E, in0, B, K);
+            be->add_cols(be, dw_t, E, dwcin + H + K, wc, B, E);
             be->zero(be, a->dq_carry, (size_t)B * H * sizeof(float));
             attention_step_backward(be, d, aw, &a->ab, t, dec_top(m, t), &st, drop_seed(m, DROP_ATTN),
-                                    attn_drop_offset(m, t), a->dctx, K, a->dq_carry, &a->as);
+                                    attn_drop_offset(m, t), dwcin + H, wc, a->dq_carry, &a->as);
         }
     }
     /* every step at once: dWc += dpre^T wcin, dw += dz W_ih[:, :E] of layer 0 */
@@ -935,7 +950,13 @@ void seq2seq_backward(Seq2Seq *m) {
     apply_dropout(m, a->dhh, a->dhh, (size_t)T * B * H, DROP_HD, 0);
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
     decoder_backward(m, &aw);
-    if (d->style != ATTN_STYLE_NONE) attention_finish_backward(be, d, &aw, &a->ab);
+    if (d->style != ATTN_STYLE_NONE) {
+        /* every step's query (Luong: h_t^top, rows 1..T; Bahdanau: h_{t-1}^top,
+         * rows 0..T-1) and context gradient (dwcin's c_t columns) */
+        bool luong = d->style == ATTN_STYLE_LUONG;
+        AttnSteps all = {dec_top(m, luong ? 1 : 0), a->cat_all, a->dwcin + (luong ? 0 : H), d->wc_in};
+        attention_finish_backward(be, d, &aw, &a->ab, &a->as, &all);
+    }
     bridge_backward(m);
     encoder_backward(m);
 }
