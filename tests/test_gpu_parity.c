@@ -1002,6 +1002,59 @@ static void test_step_traffic(void) {
     seq2seq_free(m);
 }
 
+/* A capture that CUDA refuses (cuda_backend_test_break_capture makes a call
+ * that is illegal while capturing just before op 3 of the segment, the
+ * scale on lane 1) loses no work and records no error: the segment runs
+ * op by op, and its key is refused from then on (no capture, no graph in
+ * the runs after). The ops: 0 upload x, 1 copy y = x, 2 fork, 3 x *= f on
+ * lane 1, 4 lane 0, 5 y *= 3, 6 join, 7 x += y. The failed capture stops
+ * on lane 1: the op-by-op run must start on lane 0 again, else the copy
+ * runs on lane 1 and lane 0's y *= 3 reads y before it (with the default
+ * EMU_STREAM_ORDER). f changes every run (a GpuVar). */
+static void test_refused_capture(Backend *gg) {
+    enum { N = 40 };
+    float hx[N], hc[N], hg[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)(i - 7);
+    float *xc = cpu->alloc(cpu, sizeof hx), *xg = gg->alloc(gg, sizeof hx);
+    float *yc = cpu->alloc(cpu, sizeof hx), *yg = gg->alloc(gg, sizeof hx);
+    CudaCounters a0, a1;
+    cuda_backend_counters(gg, &a0);
+    for (int run = 0; run < 4; run++) {
+        Backend *both[2] = {cpu, gg};
+        float *x[2] = {xc, xg}, *y[2] = {yc, yg};
+        if (run == 1) cuda_backend_test_break_capture(gg, 3); /* run 1 would be captured */
+        for (int k = 0; k < 2; k++) {
+            Backend *b = both[k];
+            b->upload(b, x[k], hx, sizeof hx);
+            b->copy(b, y[k], x[k], sizeof hx);
+            b->fork(b);
+            b->scale(b, x[k], N, 0.5f * (float)(run + 2));
+            b->lane(b, 0);
+            b->scale(b, y[k], N, 3.0f);
+            b->join(b);
+            b->add_cols(b, x[k], N, y[k], N, 1, N);
+        }
+        cpu->download(cpu, hc, xc, sizeof hc);
+        gg->download(gg, hg, xg, sizeof hg);
+        const char *e = cuda_backend_error(gg);
+        CHECK(!e && !memcmp(hc, hg, sizeof hc), "graphs: a refused capture, run %d: x[1] %g vs %g; %s",
+              run, hg[1], hc[1], e ? e : "no error");
+    }
+    cuda_backend_counters(gg, &a1);
+    long long failed = a1.capture_failures - a0.capture_failures;
+    long long captured = a1.graphs_captured - a0.graphs_captured;
+    long long launched = a1.graph_launches - a0.graph_launches;
+    CHECK(failed == 1 && captured == 0 && launched == 0,
+          "graphs: a refused capture is not tried again: %lld failed, %lld captured, %lld graph launches "
+          "(want 1, 0, 0)", failed, captured, launched);
+    printf("  %-58s %lld failed, %lld captured, %lld graph launches in 4 runs\n",
+           "graphs: a capture CUDA refuses runs op by op", failed, captured, launched);
+    cpu->release(cpu, xc);
+    gg->release(gg, xg);
+    cpu->release(cpu, yc);
+    gg->release(gg, yg);
+}
+
 /* NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA graphs"): a backend that records
  * the work between host waits and replays a segment it saw before as a
  * CUDA graph. Five Adam steps on batches of one shape but different tokens,
@@ -1096,6 +1149,7 @@ static void test_graphs(void) {
         cpu->release(cpu, yc);
         gg->release(gg, yg);
     }
+    test_refused_capture(gg);
     const char *sets[] = {"model.attention.style=luong", "model.attention.score=general",
                           "model.attention.heads=2", "model.input_feed=true",
                           "model.attention.dropout=0.1"};

@@ -295,6 +295,11 @@ extern "C" int cuda_backend_counters(Backend *be, CudaCounters *out) {
     return ctx ? 0 : -1;
 }
 
+extern "C" void cuda_backend_test_break_capture(Backend *be, long long at_op) {
+    GpuContext *ctx = cuda_context_of(be);
+    if (ctx) gpu_graphs_test_break_capture(ctx, at_op);
+}
+
 static void fill_table(Backend *be) {
     be->name = "cuda";
     be->host_memory = false;

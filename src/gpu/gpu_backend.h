@@ -72,6 +72,8 @@ typedef struct {
                                (a graph replays a segment without the host) */
     long long graph_launches;  /* NMT_CUDA_GRAPHS: segments run as a cached graph */
     long long graphs_captured; /* NMT_CUDA_GRAPHS: segments captured into a graph */
+    long long capture_failures; /* NMT_CUDA_GRAPHS: captures CUDA refused; such segments
+                                   run op by op (docs/gpu.md, "CUDA graphs") */
     long long lane_forks;      /* forks (backend.h, lanes) asked for, with or without
                                   NMT_CUDA_LANES */
 } CudaCounters;
@@ -79,6 +81,14 @@ typedef struct {
 /* Fills *out and returns 0 for a backend made by cuda_backend_create; -1
  * (and zeros) for any other backend or NULL. */
 int cuda_backend_counters(Backend *be, CudaCounters *out);
+
+/* For tests of a failed capture (NMT_CUDA_GRAPHS): the backend's next
+ * stream capture makes a call that CUDA refuses during a capture (it
+ * synchronises the stream) just before the segment's op `at_op` (0-based;
+ * at or past the segment's end: after its last op), as a library might.
+ * The backend must then run that segment op by op, with no error. No
+ * effect on other backends or without NMT_CUDA_GRAPHS. */
+void cuda_backend_test_break_capture(Backend *be, long long at_op);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,10 @@ int cuda_backend_counters(Backend *be, CudaCounters *out) {
     if (out) memset(out, 0, sizeof *out);
     return -1;
 }
+void cuda_backend_test_break_capture(Backend *be, long long at_op) {
+    (void)be;
+    (void)at_op;
+}
 #else
 typedef int gpu_backend_none_is_empty_with_cuda;
 #endif

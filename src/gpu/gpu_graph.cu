@@ -85,6 +85,10 @@ struct GpuGraphs {
     uint64_t clock;
     GpuSegKey seen[GPU_SEEN_SLOTS];
     uint64_t seen_at[GPU_SEEN_SLOTS]; /* clock of the last sighting */
+    bool seen_refused[GPU_SEEN_SLOTS]; /* its capture failed: run op by op */
+    bool warned;            /* a failed capture was logged */
+    long long break_at;     /* tests: the op of the next capture before which it
+                               makes a call CUDA refuses, or -1 */
 };
 
 /* ---- hashing ---- */
@@ -217,6 +221,7 @@ static void drop_graphs(GpuContext *c) {
     g->cache_n = 0;
     memset(g->seen, 0, sizeof g->seen);
     memset(g->seen_at, 0, sizeof g->seen_at);
+    memset(g->seen_refused, 0, sizeof g->seen_refused);
 }
 
 /* a free entry: a new one, or the least recently used one's */
@@ -231,33 +236,51 @@ static GpuGraphEntry *cache_slot(GpuContext *c) {
     return old;
 }
 
-/* true the second time (and later times) a key is seen */
-static bool seen_before(GpuGraphs *g, const GpuSegKey *k) {
+/* a key's slot in the table of keys seen, or -1 */
+static long seen_slot(const GpuGraphs *g, const GpuSegKey *k) {
     size_t a = k->h1 % GPU_SEEN_SLOTS, b = k->h2 % GPU_SEEN_SLOTS;
+    if (key_eq(&g->seen[a], k)) return (long)a;
+    if (key_eq(&g->seen[b], k)) return (long)b;
+    return -1;
+}
+
+enum { SEEN_FIRST, SEEN_AGAIN, SEEN_REFUSED };
+
+/* SEEN_AGAIN the second time (and later times) a key is seen, SEEN_REFUSED
+ * when its capture failed, else SEEN_FIRST (and the key is remembered) */
+static int seen_before(GpuGraphs *g, const GpuSegKey *k) {
     g->clock++;
-    if (key_eq(&g->seen[a], k) || key_eq(&g->seen[b], k)) return true;
+    long at = seen_slot(g, k);
+    if (at >= 0) return g->seen_refused[at] ? SEEN_REFUSED : SEEN_AGAIN;
+    size_t a = k->h1 % GPU_SEEN_SLOTS, b = k->h2 % GPU_SEEN_SLOTS;
     size_t older = g->seen_at[a] <= g->seen_at[b] ? a : b;
     g->seen[older] = *k;
     g->seen_at[older] = g->clock;
-    return false;
+    g->seen_refused[older] = false;
+    return SEEN_FIRST;
 }
 
 /* ---- running a segment ---- */
 
-/* the segment's ops in order, after its GpuVar values */
-static void run_ops(GpuContext *c) {
+/* the segment's ops in order, after its GpuVar values; a test's refused
+ * call (cuda_backend_test_break_capture) before op `break_at` */
+static void run_ops(GpuContext *c, long long break_at) {
     GpuGraphs *g = c->graphs;
     if (g->n_vars) {
         c->counters.host_calls++;
         GPU_CUDA(c, cudaMemcpyAsync(g->dev_vars, g->pinned, g->n_vars * sizeof(GpuVarVals),
                                     cudaMemcpyHostToDevice, c->stream));
     }
-    for (size_t at = 0; at < g->ops_len && !c->failed;) {
+    long long i = 0;
+    for (size_t at = 0; at < g->ops_len && !c->failed; i++) {
+        if (i == break_at) GPU_CUDA(c, cudaStreamSynchronize(gpu_exec_stream(c)));
+        if (c->failed) break;
         GpuOpHeader h;
         memcpy(&h, g->ops + at, sizeof h);
         h.exec(c, g->ops + at + sizeof h);
         at += sizeof h + h.bytes;
     }
+    if (break_at >= i && !c->failed) GPU_CUDA(c, cudaStreamSynchronize(gpu_exec_stream(c)));
 }
 
 /* the pinned block holds the vars and `uploads` bytes (a larger block has a
@@ -285,27 +308,65 @@ static void launch_graph(GpuContext *c, GpuGraphEntry *e) {
     GPU_CUDA(c, cudaGraphLaunch(e->exec, c->stream));
 }
 
+/* whether stream s (NULL: none) is out of every capture */
+static bool not_capturing(GpuContext *c, cudaStream_t s) {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    return !s || (GPU_CUDA(c, cudaStreamIsCapturing(s, &st)) && st == cudaStreamCaptureStatusNone);
+}
+
+/* A capture that failed (a call CUDA refused while capturing, a graph it
+ * would not instantiate) ran nothing on the device: captured work runs
+ * only when its graph is launched. So the failure is the capture's, not
+ * the work's: its error is cleared, the key is refused from now on, and
+ * the segment runs op by op, where an error is the work's own and stays
+ * recorded (so does a fault of earlier work that the capture's calls
+ * reported first: the ops report it again). Logged once. Not when a
+ * stream is still capturing: the ops' work would be captured again. */
+static void capture_failed(GpuContext *c, const GpuSegKey *key) {
+    GpuGraphs *g = c->graphs;
+    if (!not_capturing(c, c->stream) || !not_capturing(c, c->side)) return;
+    char why[sizeof c->error];
+    snprintf(why, sizeof why, "%s", c->error);
+    c->failed = false;
+    c->error[0] = '\0';
+    (void)cudaGetLastError(); /* a refused launch leaves its error pending */
+    c->exec_lane = 0;         /* where every segment starts */
+    long at = seen_slot(g, key);
+    if (at >= 0) g->seen_refused[at] = true;
+    c->counters.capture_failures++;
+    if (!g->warned)
+        nmt_log_warn("cuda: a CUDA graph capture failed, so that work runs without a graph "
+                     "(NMT_CUDA_GRAPHS; logged once): %s", why);
+    g->warned = true;
+    run_ops(c, -1);
+}
+
 static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
+    long long break_at = c->graphs->break_at;
+    c->graphs->break_at = -1;
     /* relaxed: nothing else runs on this process's CUDA context meanwhile,
      * and a library call that is merely "potentially unsafe" during capture
      * (cuBLAS setting a kernel attribute, say) must not break it. The
      * segment ran op by op once before (it is captured on its second
      * sighting), so every kernel it launches, ours and cuBLAS's, is loaded
      * already: no lazy module loading happens inside the capture. */
-    if (!GPU_CUDA(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed)))
-        return;
-    run_ops(c);
-    /* end the capture also after a failed op, so the stream is usable */
-    cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
-    if (c->failed) {
-        if (graph) cudaGraphDestroy(graph);
+    if (!GPU_CUDA(c, cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed))) {
+        capture_failed(c, key);
         return;
     }
-    bool ok = GPU_CUDA(c, e) && GPU_CUDA(c, cudaGraphInstantiate(&exec, graph, 0));
-    if (graph) ok = GPU_CUDA(c, cudaGraphDestroy(graph)) && ok; /* the exec keeps what it needs */
-    if (!ok) return;
+    run_ops(c, break_at);
+    /* end the capture also after a failed op, so the stream is usable */
+    cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
+    bool ok = !c->failed && GPU_CUDA(c, e) && GPU_CUDA(c, cudaGraphInstantiate(&exec, graph, 0));
+    /* the exec keeps what it needs */
+    if (graph) ok = GPU_CUDA(c, cudaGraphDestroy(graph)) && ok;
+    if (!ok) {
+        if (exec) cudaGraphExecDestroy(exec);
+        capture_failed(c, key);
+        return;
+    }
     GpuGraphEntry *slot = cache_slot(c);
     slot->key = *key;
     slot->exec = exec;
@@ -332,10 +393,10 @@ void gpu_flush(GpuContext *c) {
         GpuGraphEntry *hit = cache_find(g, &key);
         if (hit) {
             launch_graph(c, hit);
-        } else if (g->cache_max > 0 && seen_before(g, &key)) {
+        } else if (g->cache_max > 0 && seen_before(g, &key) == SEEN_AGAIN) {
             capture_and_launch(c, &key);
         } else {
-            run_ops(c);
+            run_ops(c, -1);
         }
         if (GPU_CUDA(c, cudaEventRecord(g->flushed, c->stream))) g->flushed_recorded = true;
     }
@@ -354,6 +415,7 @@ bool gpu_graphs_create(GpuContext *c) {
     }
     const char *max = getenv("NMT_CUDA_GRAPHS_MAX");
     g->cache_max = max && *max ? atoi(max) : GPU_GRAPHS_DEFAULT_MAX;
+    g->break_at = -1;
     if (g->cache_max < 0) g->cache_max = 0;
     g->cache = (GpuGraphEntry *)calloc(g->cache_max ? g->cache_max : 1, sizeof *g->cache);
     seg_reset(g);
@@ -365,6 +427,10 @@ bool gpu_graphs_create(GpuContext *c) {
     return GPU_CUDA(c, cudaMalloc(&g->dev_vars, GPU_VARS_BYTES)) &&
            GPU_CUDA(c, cudaEventCreateWithFlags(&g->flushed, cudaEventDisableTiming)) &&
            ensure_pinned(c, 0);
+}
+
+void gpu_graphs_test_break_capture(GpuContext *c, long long at_op) {
+    if (c->graphs) c->graphs->break_at = at_op;
 }
 
 void gpu_graphs_destroy(GpuContext *c) {

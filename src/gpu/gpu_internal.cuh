@@ -191,6 +191,8 @@ void gpu_lanes_refork(GpuContext *c);
 /* NMT_CUDA_GRAPHS=1 at creation: the recorder's state, or false and an error */
 bool gpu_graphs_create(GpuContext *c);
 void gpu_graphs_destroy(GpuContext *c);
+/* cuda_backend_test_break_capture (gpu_backend.h); nothing without graphs */
+void gpu_graphs_test_break_capture(GpuContext *c, long long at_op);
 
 /* A kernel launch as an op: the kernel, its launch shape and its arguments
  * converted to the kernel's parameter types, packed without padding

@@ -401,6 +401,16 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
     return cudaSuccess;
 }
 
+/* whether s is part of a capture (the origin or a stream that joined it),
+ * and whether that capture is still valid */
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *status) {
+    const EmuStream *s = emu_stream_of(stream);
+    *status = !s->capture           ? cudaStreamCaptureStatusNone
+              : s->capture->broken ? cudaStreamCaptureStatusInvalidated
+                                   : cudaStreamCaptureStatusActive;
+    return cudaSuccess;
+}
+
 /* The first lane > 0 whose last item lane 0's end does not wait for
  * (directly, or through a lane it waits for), or 0 when all are joined:
  * need[L] is how many items of lane L the end of lane 0 depends on. */

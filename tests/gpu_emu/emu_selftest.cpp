@@ -388,12 +388,30 @@ static void test_unjoined(void) {
 static void test_capture_breaks(void) {
     float *d = dev_floats(1, 0.f);
     cudaGraph_t graph;
+    /* cudaStreamIsCapturing: none, active, invalidated (also for a stream
+     * that joined the capture), none again after the end */
+    cudaStreamCaptureStatus st[5];
+    cudaEvent_t ev;
+    cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    cudaStreamIsCapturing(main_s, &st[0]);
     cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    cudaStreamIsCapturing(main_s, &st[1]);
     set(main_s, d, 1.f);
+    cudaEventRecord(ev, main_s);
+    cudaStreamWaitEvent(side_s, ev, 0); /* side_s joins the capture */
     cudaError_t s = cudaStreamSynchronize(main_s);
+    cudaStreamIsCapturing(side_s, &st[2]);
+    cudaStreamIsCapturing(main_s, &st[3]);
     cudaError_t e = cudaStreamEndCapture(main_s, &graph);
+    cudaStreamIsCapturing(side_s, &st[4]);
     check(s != cudaSuccess && e == cudaErrorStreamCaptureInvalidated && !graph,
           "a synchronisation during capture: %d then %d", (int)s, (int)e);
+    check(st[0] == cudaStreamCaptureStatusNone && st[1] == cudaStreamCaptureStatusActive &&
+              st[2] == cudaStreamCaptureStatusInvalidated && st[3] == cudaStreamCaptureStatusInvalidated &&
+              st[4] == cudaStreamCaptureStatusNone,
+          "cudaStreamIsCapturing before, during, after a refused call, after the end: %d %d %d %d %d",
+          (int)st[0], (int)st[1], (int)st[2], (int)st[3], (int)st[4]);
+    cudaEventDestroy(ev);
 
     float host = 1.f;
     cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
