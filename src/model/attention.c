@@ -98,6 +98,7 @@ void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *
     int Bs = ab->B, G = ab->G > 0 ? ab->G : 1, R = Bs * G;
     int S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
     size_t RS = (size_t)R * S, SBq = (size_t)S * Bs * qd;
+    int ld_cat = n > 1 ? n * K : st->ldc; /* one head: cat is c */
     if (d->mode == ATTN_MODE_LOCAL_P) {
         /* p = S_b * sigmoid(vp . tanh(Wp q)) */
         be->gemm(be, false, true, R, H, H, 1.0f, q, H, w->Wp, H, 0.0f, st->ptanh, H);
@@ -137,11 +138,12 @@ void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *
         } else if (weights != pre) {
             be->copy(be, weights, pre, RS * sizeof(float));
         }
-        /* per sentence b: cat rows (G, K) of head j = weights (G, S) keys_b (S, K) */
+        /* per sentence b: cat rows (G, K) of head j = weights (G, S) keys_b (S, K);
+         * row g*Bs + b of cat at ld_cat * (g*Bs + b) */
         be->gemm_batched(be, false, false, G, K, S, 1.0f, weights, Bs * S, S, ab->keys, Bs * K, K, 0.0f,
-                         st->cat + (size_t)j * K, Bs * n * K, n * K, Bs);
+                         st->cat + (size_t)j * K, Bs * ld_cat, ld_cat, Bs);
     }
-    if (n > 1) be->gemm(be, false, true, R, K, n * K, 1.0f, st->cat, n * K, w->Wo, n * K, 0.0f, st->c, K);
+    if (n > 1) be->gemm(be, false, true, R, K, n * K, 1.0f, st->cat, n * K, w->Wo, n * K, 0.0f, st->c, st->ldc);
 }
 
 void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights *w,

@@ -47,7 +47,9 @@ typedef struct {
     float *pre_drop;/* (n, B, S) before dropout (== weights when no dropout) */
     bool dropped;   /* weights = dropout(pre_drop); the mask is drawn again in backward */
     float *cat;     /* (B, n K) head contexts; == c when n == 1 */
-    float *c;       /* (B, K) */
+    float *c;       /* (B, K), leading dimension ldc: where the caller wants the
+                       context (the decoder: in its W_c input) */
+    int ldc;
 } AttnStep;
 
 /* Scratch for the backward of one step (reused across steps), and the

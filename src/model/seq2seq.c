@@ -267,8 +267,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
             s.pre_drop = takef(ar, n * BS);
             s.weights = attn_drop ? takef(ar, n * BS) : s.pre_drop;
             s.dropped = attn_dropping(m);
-            s.c = takef(ar, (size_t)R * K);
-            s.cat = s.c; /* several heads: in cat_all (step()) */
+            s.c = s.cat = NULL; /* in wcin and cat_all (step()) */
             if (t == 0) {
                 *st = s;
                 m->step_stride = ((ar->used - before + 63) & ~(size_t)63) / sizeof(float);
@@ -349,10 +348,17 @@ static AttnStep step(const Seq2Seq *m, int t) {
     size_t off = ds(m, t) * m->step_stride;
 #define SHIFT(f) if (s.f) s.f += off
     SHIFT(qp); SHIFT(ptanh); SHIFT(u); SHIFT(p); SHIFT(scores); SHIFT(probs); SHIFT(weights);
-    SHIFT(pre_drop); SHIFT(c);
+    SHIFT(pre_drop);
 #undef SHIFT
-    int n = m->d.heads;
-    s.cat = n > 1 ? m->a.cat_all + ds(m, t) * m->B * m->G * n * m->d.K : s.c;
+    /* the context goes straight into W_c's input: [c_t; h_t^top] (Luong),
+     * [s_t; c_t; w_t] (Bahdanau) */
+    const ModelDims *d = &m->d;
+    size_t R = (size_t)m->B * m->G;
+    if (m->a.wcin) {
+        s.c = m->a.wcin + ds(m, t) * R * d->wc_in + (d->style == ATTN_STYLE_BAHDANAU ? d->H : 0);
+        s.ldc = d->wc_in;
+    }
+    s.cat = d->heads > 1 ? m->a.cat_all + ds(m, t) * R * d->heads * d->K : s.c;
     return s;
 }
 
@@ -653,11 +659,10 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
     uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = attn_drop_offset(m, t);
     if (d->style == ATTN_STYLE_BAHDANAU) {
         attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t), &st, attn_seed, attn_off);
-        be->copy_cols(be, x0 + E, in0, st.c, K, B, K);
+        be->copy_cols(be, x0 + E, in0, st.c, st.ldc, B, K);
         dec_stack_step(m, t);
-        float *wcin = a->wcin + ds(m, t) * B * wc;
+        float *wcin = a->wcin + ds(m, t) * B * wc; /* c_t is in place already */
         be->copy_cols(be, wcin, wc, dec_top(m, t + 1), H, B, H);
-        be->copy_cols(be, wcin + H, wc, st.c, K, B, K);
         if (m->stepwise) be->copy_cols(be, wcin + H + K, wc, w_t, E, B, E);
     } else {
         if (d->input_feed) {
@@ -667,8 +672,7 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
         dec_stack_step(m, t);
         if (d->style == ATTN_STYLE_NONE) return; /* hh_t is h_t^top itself */
         attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, attn_seed, attn_off);
-        float *wcin = a->wcin + ds(m, t) * B * wc;
-        be->copy_cols(be, wcin, wc, st.c, K, B, K);
+        float *wcin = a->wcin + ds(m, t) * B * wc; /* c_t is in place already */
         be->copy_cols(be, wcin + K, wc, dec_top(m, t + 1), H, B, H);
     }
     float *hh_t = hh_at(m, t);
