@@ -18,6 +18,8 @@ NmtStatus backend_create_for(int device, int threads, const char *what, Backend 
     return *out ? NMT_OK : nmt_fail_nomem("creating the CPU backend");
 }
 
+const char *backend_error(Backend *be) { return cuda_backend_error(be); }
+
 void backend_log_usage(Backend *be, const char *who) {
     CudaCounters c;
     if (!be || cuda_backend_counters(be, &c) != 0) return;

@@ -16,4 +16,11 @@ NmtStatus backend_create_for(int device, int threads, const char *what, Backend 
  * NMT_CUDA_GRAPHS replayed. Nothing for other backends. */
 void backend_log_usage(Backend *be, const char *who);
 
+/* NULL while be works; else the first error of its device (CUDA: the call,
+ * source line and CUDA's message). A CUDA backend turns every slot into a
+ * no-op after its first error (downloads read zeros), so what was computed
+ * since is void: callers check before they trust a result, and never write
+ * a checkpoint or an output line after an error. The CPU backend has none. */
+const char *backend_error(Backend *be);
+
 #endif

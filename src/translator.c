@@ -575,6 +575,12 @@ static NmtStatus flush_batch(Translator *tr) {
                                                    wants_attention(tr) ? tr->out_attn : NULL);
             if (st) return st;
         }
+        const char *e = backend_error(tr->be); /* after a device error the outputs are void */
+        if (e)
+            return nmt_fail(NMT_ERR_RUNTIME,
+                            "the %s device failed: %s; stopped at input line %lld (the "
+                            "translations of the lines before it were written and are good)",
+                            tr->be->name, e, (long long)tr->line_index + 1);
     }
     int c = 0;
     int per = nbest; /* hypotheses stored per sentence */

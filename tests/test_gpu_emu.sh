@@ -188,4 +188,49 @@ for opts in "--model run-cpu/last.nmt --model run-cuda/last.nmt" "--model run-cp
   check "[ $? -eq 0 ]" "translate $opts on cuda: $(tail -2 tr.err)"
   check "cmp -s x.cpu x.cuda" "translate $opts: cuda otherwise than the CPU: $(diff x.cpu x.cuda | head -4)"
 done
+# 3. a device that fails mid-run (EMU_FAIL_AFTER_LAUNCHES=N: launches after
+# the first N fail, and every later CUDA call reports it, as after a fault
+# on a GPU; the backend's slots are no-ops from then on and downloads read
+# zeros). nmt must stop with the CUDA error and a non-zero status, and
+# write nothing computed after it: no checkpoint, no output line.
+launches=$(sed -nE 's/^cuda emulator: ([0-9]+) kernel launches.*/\1/p' train-cuda.log | tail -1)
+check "[ -n '$launches' ]" "the emulator did not count the run's launches: $(tail -2 train-cuda.log)"
+launches=${launches:-0}
+# (a) in step 4, after the checkpoint of step 3 (run-cuda took 3 steps and
+# saved): the checkpoint left is step 3's, the step is not logged
+EMU_FAIL_AFTER_LAUNCHES=$((launches + 40)) train fail4 cuda "$EMU" --set train.max_steps=6
+check "[ $? -eq 1 ]" "a device failing in step 4: not exit status 1: $(tail -2 train-fail4.log)"
+check "grep -q 'step 4: the cuda device failed: .*cudaErrorLaunchFailure.*stopped without saving' train-fail4.log" \
+  "a device failing in step 4: no such message: $(grep 'nmt train' train-fail4.log)"
+check "! grep -q '^train,4,' run-fail4/train.csv" "a device failing in step 4: the step was logged"
+"$NMT" translate --model run-fail4/last.nmt --device cpu --beam 2 --nbest 2 < data/valid.src > fail4.cpu 2> tr.err
+check "cmp -s fail4.cpu cuda-b2.cpu" \
+  "the checkpoint left by a failure in step 4 is not step 3's: $(diff fail4.cpu cuda-b2.cpu | head -4)"
+# (b) in the validation decode of step 3, after its update: no checkpoint
+# at all (before, the saves read zeros from the failed device and wrote
+# them as best.nmt and last.nmt)
+EMU_FAIL_AFTER_LAUNCHES=$((launches - 5)) train failv cuda "$EMU"
+check "[ $? -eq 1 ]" "a device failing in validation: not exit status 1: $(tail -2 train-failv.log)"
+check "grep -q 'validation at step 3: the cuda device failed' train-failv.log" \
+  "a device failing in validation: no such message: $(grep 'nmt train' train-failv.log)"
+check "[ ! -e run-failv/last.nmt ] && [ ! -e run-failv/best.nmt ]" \
+  "a device failing in validation: a checkpoint was written: $(ls run-failv)"
+# (c) translating (2-best lists: the barely trained model's best hypotheses
+# are mostly empty), in the third of four batches: the lists of the first
+# two batches are written and right, none after (before, the rest came out
+# as garbage read from the failed device, with status 0)
+"$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 --nbest 2 --batch 2 < data/valid.src \
+  > all.cuda 2> tr.err
+check "[ $? -eq 0 ] && [ \$(wc -l < all.cuda) -eq 16 ]" "translate in batches of 2 on cuda: $(tail -2 tr.err)"
+tl=$(sed -nE 's/^cuda emulator: ([0-9]+) kernel launches.*/\1/p' tr.err | tail -1)
+EMU_FAIL_AFTER_LAUNCHES=$((${tl:-0} * 5 / 8)) "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 \
+  --nbest 2 --batch 2 < data/valid.src > part.cuda 2> tr.err
+check "[ $? -eq 1 ]" "a device failing while translating: not exit status 1: $(tail -2 tr.err)"
+check "grep -q 'the cuda device failed: .*cudaErrorLaunchFailure.*stopped at input line [0-9]' tr.err" \
+  "a device failing while translating: no such message: $(grep 'nmt translate' tr.err)"
+n_part=$(wc -l < part.cuda)
+check "[ $n_part -ge 4 ] && [ $n_part -lt 16 ] && cmp -s part.cuda <(head -n $n_part all.cuda)" \
+  "a device failing while translating: the $n_part lines written are not the first of the full output"
+check "grep -q 'stopped at input line $((n_part / 2 + 1)) ' tr.err" \
+  "a device failing while translating: the message names another line than $((n_part / 2 + 1)): $(grep 'nmt translate' tr.err)"
 test_end

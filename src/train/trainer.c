@@ -61,6 +61,19 @@ static char *save_path(const Trainer *tr, const char *name) {
 
 /* ---- checkpoints ------------------------------------------------------- */
 
+/* NMT_OK while the device works; else the failure (backend_error): the run
+ * stops, writing nothing more. Every save checks first, after its
+ * downloads, so every checkpoint on disk holds a state from before the
+ * failure. `when` names the moment ("step 12", "saving last.nmt"). */
+static NmtStatus device_failed(const Trainer *tr, const char *when) {
+    const char *e = backend_error(tr->be);
+    if (!e) return NMT_OK;
+    return nmt_fail(NMT_ERR_RUNTIME,
+                    "%s: the %s device failed: %s; stopped without saving (the checkpoints "
+                    "already in %s are intact; continue with --resume)",
+                    when, tr->be->name, e, tr->cfg->train.save_dir);
+}
+
 /* The host address of n floats of backend memory for writing a checkpoint:
  * the memory itself on a host-memory backend, else a copy into *staging
  * (allocated here, freed by the caller). NULL when out of memory. */
@@ -104,6 +117,11 @@ static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
         }
         if (!ck.params || (tr->optim->m && (!ck.adam_m || !ck.adam_v)))
             st = nmt_fail_nomem("copying the parameters to the host for a checkpoint");
+    }
+    if (!st) { /* what the downloads read is void after a device error */
+        char when[96];
+        snprintf(when, sizeof when, "saving %s", name);
+        st = device_failed(tr, when);
     }
     if (!st) {
         ck.state = tr->st;
@@ -347,6 +365,9 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
     NmtStatus st = NMT_OK;
     if (tr->data.valid) {
         st = validate(tr, &ppl, &bleu);
+        char when[64];
+        snprintf(when, sizeof when, "validation at step %lld", (long long)tr->st.step);
+        if (!st) st = device_failed(tr, when);
         if (st) return st;
         if (tr->n_history == tr->cap_history) {
             int cap = tr->cap_history ? tr->cap_history * 2 : 64;
@@ -530,6 +551,10 @@ static NmtStatus train_loop(Trainer *tr) {
             seq2seq_backward(tr->model);
             norm = optimizer_grad_norm(tr->optim, seq2seq_grads(tr->model));
         }
+        char when[48];
+        snprintf(when, sizeof when, "step %lld", (long long)t);
+        st = device_failed(tr, when); /* before its loss or update is trusted */
+        if (st) return st;
         tr->st.epoch = pos.epoch;
         tr->st.batch_index = pos.batch_index;
         if (!isfinite(loss.loss) || !isfinite(norm)) {

@@ -103,6 +103,7 @@ typedef enum {
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidPitchValue = 12,
     cudaErrorNoDevice = 100,
+    cudaErrorLaunchFailure = 719,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorStreamCaptureInvalidated = 901,
     cudaErrorStreamCaptureUnmatched = 903,
@@ -230,9 +231,16 @@ inline float atomicAdd(float *p, float v) {
 /* runs body once per thread of every block of the grid */
 void emu_run(dim3 grid, dim3 block, std::function<void()> body);
 
+/* EMU_FAIL_AFTER_LAUNCHES=N: launches after the first N fail (not queued),
+ * and from then on, as after a fault on a GPU, every later launch, copy and
+ * synchronisation reports cudaErrorLaunchFailure, which cannot be cleared:
+ * the test of what nmt does when the device fails mid-run. */
+bool emu_launch_fails(void);
+
 template <class K, class... A>
 void emu_launch(cudaStream_t s, K kernel, dim3 grid, dim3 block, A... args) {
     emu_check_launch(grid, block);
+    if (emu_launch_fails()) return;
     std::function<void()> body = [=]() { kernel(args...); };
     emu_enqueue(s, [=]() { emu_run(grid, block, body); });
 }

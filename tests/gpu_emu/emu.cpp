@@ -25,6 +25,21 @@ int emu_live[1024];
 
 static long emu_launches, emu_threads;
 
+/* EMU_FAIL_AFTER_LAUNCHES (cuda_runtime.h): the sticky error once launches
+ * fail, else cudaSuccess */
+static cudaError_t emu_sticky;
+
+bool emu_launch_fails(void) {
+    static long limit = -2, queued;
+    if (limit == -2) {
+        const char *n = getenv("EMU_FAIL_AFTER_LAUNCHES");
+        limit = n && *n ? atol(n) : -1;
+    }
+    if (limit >= 0 && ++queued > limit) emu_sticky = cudaErrorLaunchFailure;
+    return emu_sticky != cudaSuccess;
+}
+
+
 /* ---- fibers: one per CUDA thread of the running block ---- */
 
 /* a fiber runs, waits at a block barrier (__syncthreads), waits at a warp
@@ -597,7 +612,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     if (emu_capturing) return emu_capture_unsupported("cudaStreamSynchronize");
     emu_sync_stream(emu_stream_of(s));
-    return cudaSuccess;
+    return emu_sticky;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
     if (!s) return cudaErrorInvalidValue;
@@ -667,6 +682,7 @@ static bool emu_copy_reads_now(EmuStream *s, cudaMemcpyKind kind, void *d, size_
 
 cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind kind,
                             cudaStream_t stream) {
+    if (emu_sticky) return emu_sticky;
     emu_no_overlap("cudaMemcpyAsync", d, n, s, n);
     cudaError_t err;
     if (emu_copy_reads_now(emu_stream_of(stream), kind, d, n, s, n, &err)) {
@@ -707,7 +723,7 @@ cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spit
     return cudaSuccess;
 }
 
-cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+cudaError_t cudaGetLastError(void) { return emu_sticky; }
 const char *cudaGetErrorString(cudaError_t e) { return e ? "emulated CUDA error" : "no error"; }
 const char *cudaGetErrorName(cudaError_t e) {
     switch (e) {
@@ -718,6 +734,7 @@ const char *cudaGetErrorName(cudaError_t e) {
     case cudaErrorStreamCaptureUnjoined: return "cudaErrorStreamCaptureUnjoined";
     case cudaErrorStreamCaptureIsolation: return "cudaErrorStreamCaptureIsolation";
     case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
     default: return "cudaErrorEmulated";
     }
 }
