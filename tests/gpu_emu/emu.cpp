@@ -39,7 +39,6 @@ bool emu_launch_fails(void) {
     return emu_sticky != cudaSuccess;
 }
 
-
 /* ---- fibers: one per CUDA thread of the running block ---- */
 
 /* a fiber runs, waits at a block barrier (__syncthreads), waits at a warp
