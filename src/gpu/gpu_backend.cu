@@ -242,6 +242,13 @@ bool gpu_blas_handle_create(GpuContext *c, cudaStream_t stream, cublasHandle_t *
                                                                  : CUBLAS_DEFAULT_MATH));
 }
 
+void gpu_blas_handle_destroy(GpuContext *c, cudaStream_t stream, cublasHandle_t handle,
+                             void *workspace) {
+    if (stream) cudaStreamSynchronize(stream);
+    if (handle) c->blas->destroy(handle);
+    if (workspace) cudaFree(workspace);
+}
+
 static void gpu_destroy(Backend *be) {
     if (!be) return;
     GpuContext *ctx = gpu_ctx(be);
@@ -249,9 +256,7 @@ static void gpu_destroy(Backend *be) {
         /* teardown errors are not recorded: nobody can read them any more */
         gpu_graphs_destroy(ctx);
         gpu_lanes_destroy(ctx);
-        if (ctx->stream) cudaStreamSynchronize(ctx->stream);
-        if (ctx->cublas) ctx->blas->destroy(ctx->cublas);
-        if (ctx->cublas_ws) cudaFree(ctx->cublas_ws);
+        gpu_blas_handle_destroy(ctx, ctx->stream, ctx->cublas, ctx->cublas_ws);
         if (ctx->partials) cudaFree(ctx->partials);
         if (ctx->host_result) cudaFreeHost(ctx->host_result);
         if (ctx->stream) cudaStreamDestroy(ctx->stream);

@@ -178,9 +178,13 @@ void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t
  * cuBLAS handle and events, or false and an error; and their release */
 bool gpu_lanes_create(GpuContext *c);
 void gpu_lanes_destroy(GpuContext *c);
-/* a cuBLAS handle on `stream` with its own workspace and the math mode */
+/* a cuBLAS handle on `stream` with its own workspace and the math mode;
+ * and at teardown (errors unrecorded), after the stream's work: the handle
+ * and the workspace released (each may be unset) */
 bool gpu_blas_handle_create(GpuContext *c, cudaStream_t stream, cublasHandle_t *handle,
                             void **workspace);
+void gpu_blas_handle_destroy(GpuContext *c, cudaStream_t stream, cublasHandle_t handle,
+                             void *workspace);
 /* Before a wait for the device (`what`: download, sum_squares, alloc,
  * release): false, with an error recorded, between fork and join. */
 bool gpu_no_fork(GpuContext *c, const char *what);

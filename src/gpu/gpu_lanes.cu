@@ -124,9 +124,7 @@ bool gpu_lanes_create(GpuContext *c) {
 
 void gpu_lanes_destroy(GpuContext *c) {
     /* teardown: errors die with the backend */
-    if (c->side) cudaStreamSynchronize(c->side);
-    if (c->cublas_side) c->blas->destroy(c->cublas_side);
-    if (c->cublas_ws_side) cudaFree(c->cublas_ws_side);
+    gpu_blas_handle_destroy(c, c->side, c->cublas_side, c->cublas_ws_side);
     if (c->forked) cudaEventDestroy(c->forked);
     if (c->joined) cudaEventDestroy(c->joined);
     if (c->side) cudaStreamDestroy(c->side);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -64,10 +65,18 @@ static char *save_path(const Trainer *tr, const char *name) {
 /* NMT_OK while the device works; else the failure (backend_error): the run
  * stops, writing nothing more. Every save checks first, after its
  * downloads, so every checkpoint on disk holds a state from before the
- * failure. `when` names the moment ("step 12", "saving last.nmt"). */
-static NmtStatus device_failed(const Trainer *tr, const char *when) {
+ * failure. The printf-style `fmt` names the moment ("step 12", "saving
+ * last.nmt"); it is formatted only on a failure. */
+static NmtStatus device_failed(const Trainer *tr, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static NmtStatus device_failed(const Trainer *tr, const char *fmt, ...) {
     const char *e = backend_error(tr->be);
     if (!e) return NMT_OK;
+    char when[96];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(when, sizeof when, fmt, ap);
+    va_end(ap);
     return nmt_fail(NMT_ERR_RUNTIME,
                     "%s: the %s device failed: %s; stopped without saving (the checkpoints "
                     "already in %s are intact; continue with --resume)",
@@ -118,11 +127,8 @@ static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
         if (!ck.params || (tr->optim->m && (!ck.adam_m || !ck.adam_v)))
             st = nmt_fail_nomem("copying the parameters to the host for a checkpoint");
     }
-    if (!st) { /* what the downloads read is void after a device error */
-        char when[96];
-        snprintf(when, sizeof when, "saving %s", name);
-        st = device_failed(tr, when);
-    }
+    /* after a device error the downloads above read void data */
+    if (!st) st = device_failed(tr, "saving %s", name);
     if (!st) {
         ck.state = tr->st;
         ck.n_history = tr->n_history;
@@ -365,9 +371,7 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
     NmtStatus st = NMT_OK;
     if (tr->data.valid) {
         st = validate(tr, &ppl, &bleu);
-        char when[64];
-        snprintf(when, sizeof when, "validation at step %lld", (long long)tr->st.step);
-        if (!st) st = device_failed(tr, when);
+        if (!st) st = device_failed(tr, "validation at step %lld", (long long)tr->st.step);
         if (st) return st;
         if (tr->n_history == tr->cap_history) {
             int cap = tr->cap_history ? tr->cap_history * 2 : 64;
@@ -551,9 +555,7 @@ static NmtStatus train_loop(Trainer *tr) {
             seq2seq_backward(tr->model);
             norm = optimizer_grad_norm(tr->optim, seq2seq_grads(tr->model));
         }
-        char when[48];
-        snprintf(when, sizeof when, "step %lld", (long long)t);
-        st = device_failed(tr, when); /* before its loss or update is trusted */
+        st = device_failed(tr, "step %lld", (long long)t); /* before its loss or update is trusted */
         if (st) return st;
         tr->st.epoch = pos.epoch;
         tr->st.batch_index = pos.batch_index;
