@@ -35,15 +35,21 @@
 #      the bench config once more with NMT_CUDA_LANES=0 (the encoder's two
 #      directions on one stream: what the second stream gains); an output
 #      without those numbers is a FAIL(parse);
-#   6. decoding speed (120 s): a model of the bench config's sizes trained
-#      150 steps on the GPU on the demo corpus, then `nmt translate --device
-#      cuda` of the 500 test sentences with --beam 1 and 5 (sentences/s from
-#      --progress, i.e. without loading the model), each again with
-#      NMT_CUDA_GRAPHS=1, whose output must be identical;
+#   6. decoding speed (120 s per model): a model of the bench config's
+#      sizes and one of the large config's (emb 512, hidden 1024), each
+#      trained 150 steps on the GPU on the demo corpus, then `nmt translate
+#      --device cuda` of the 500 test sentences with --beam 1 and 5
+#      (sentences/s from --progress, i.e. without loading the model); the
+#      bench-size model's each again with NMT_CUDA_GRAPHS=1, whose output
+#      must be identical;
 #   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
 #      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
-#      (formula: docs/gpu.md) as a fraction of it for nmt and PyTorch;
+#      (formula: docs/gpu.md) as a fraction of it for nmt and PyTorch; then
+#      (60 s per run) `reference.py decode --device cuda` translates step
+#      6's input with step 6's checkpoints, beam 1 and 5 (the same search,
+#      float32 on both sides): sentences/s, the ratio nmt/PyTorch, and the
+#      lines identical to nmt's, which must be at least 90%;
 #      "unavailable" (not a failure) when no python3 has torch with CUDA;
 #   8. compute-sanitizer memcheck over the parity test (every 9th model of
 #      its attention sweep) where the tool works on this machine (120 s; a
@@ -65,6 +71,7 @@ if [ -x "$here/test_gpu_parity" ]; then # a bundle: everything beside this scrip
     PARITY="$here/test_gpu_parity"
     BENCH="$here/bench_train"
     TORCH_BENCH="$here/torch_gpu_bench.py"
+    REFERENCE="$here/reference.py"
     BENCH_CONFIG="$here/configs/de-en-2x512.json"
     default_out="$here/gpu-out"
     commit=$(cat "$here/COMMIT" 2>/dev/null || echo unknown)
@@ -76,6 +83,7 @@ else
     PARITY="${NMT_BUILD:-$root/build}/tests/test_gpu_parity"
     BENCH="${NMT_BUILD:-$root/build}/bench/bench_train"
     TORCH_BENCH="$root/scripts/torch_gpu_bench.py"
+    REFERENCE="$root/scripts/reference.py"
     BENCH_CONFIG="$root/configs/de-en-2x512.json"
     default_out="$root/build/gpu-out"
     commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
@@ -206,15 +214,18 @@ TEST_N=500
 # first layer, luong general global, input feeding, dropout 0.3, label
 # smoothing 0.1, clip 5, Adam; PyTorch gets the same)
 BENCH_RUNS=("de-en|256|512|2|2|64,13,16|8000,8000" "large|512|1024|2|2|128,13,16|8000,8000")
-DEC_SIZES='"emb_dim": 256, "hidden": 512, "enc_layers": 2, "dec_layers": 2'
+# decoding runs (step 6, and PyTorch in step 7): name|model sizes
+DEC_RUNS=('de-en|"emb_dim": 256, "hidden": 512, "enc_layers": 2, "dec_layers": 2'
+          'large|"emb_dim": 512, "hidden": 1024, "enc_layers": 2, "dec_layers": 2')
 if [ "$QUICK" = 1 ]; then
     TRAIN_STEPS=${GPU_CHECK_TRAIN_STEPS:-60}
     BENCH_STEPS=2
     BENCH_WARMUP=1
-    DECODE_STEPS=20
+    DECODE_STEPS=300 # enough for varied output: the PyTorch rows compare lines
     TEST_N=100
     BENCH_RUNS=("de-en|32|64|2|2|8,7,9|100,120" "large|64|128|2|2|16,7,9|100,120")
-    DEC_SIZES='"emb_dim": 32, "hidden": 64, "enc_layers": 2, "dec_layers": 2'
+    DEC_RUNS=('de-en|"emb_dim": 32, "hidden": 64, "enc_layers": 2, "dec_layers": 2'
+              'large|"emb_dim": 64, "hidden": 128, "enc_layers": 2, "dec_layers": 2')
 fi
 dev_tag=$([ "$DEV" = cuda ] && echo GPU || echo "$DEV (dry run)")
 no_gpu=0
@@ -447,55 +458,72 @@ else
     done
 fi
 
-# 6. decoding speed: a model of the bench config's sizes trained briefly here
+# 6. decoding speed: for each of DEC_RUNS a model trained briefly here on
+# the demo corpus, translating the test set with beam 1 and 5; the bench-size
+# model also with NMT_CUDA_GRAPHS=1, whose output must be identical. Step 7
+# decodes the same checkpoints and input with PyTorch.
 echo "== decoding on $dev_tag (log: bench.log)"
+declare -A dec_model dec_sps
+# dec_tag NAME: the row names' infix ("" for de-en, " large" for large)
+dec_tag() { [ "$1" = de-en ] && echo "" || echo " $1"; }
 if [ "$no_gpu" = 1 ]; then
     row "decode nmt" "NO GPU" 0 "no GPU listed by nvidia-smi"
     failed=1
-elif ! lim=$(limit_for 120); then
-    row "decode nmt" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
 else
-    start=$(date +%s)
-    end_at=$((start + lim))
-    make_corpus "$blog"
-    write_config "$work/dec.json" run-dec "$DEC_SIZES, \"dropout\": 0.3"
-    echo "-- decode model: $DEC_SIZES, demo corpus, $DECODE_STEPS steps on $DEV" >>"$blog"
-    (cd "$work" && timeout -k 5 "$(left_of "$end_at")" "$NMT" train --config dec.json --quiet \
-        --set train.device="$DEV" --set train.max_steps="$DECODE_STEPS") >>"$blog" 2>&1
-    rc=$?
-    if [ "$rc" -ne 0 ]; then
-        took=$(($(date +%s) - start))
-        row "decode nmt" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$took" "training the decode model: $(tail -n 1 "$blog" | cut -c1-80)"
-        failed=1
-    else
+    for spec in "${DEC_RUNS[@]}"; do
+        IFS='|' read -r name sizes <<<"$spec"
+        tag=$(dec_tag "$name")
+        if ! lim=$(limit_for 120); then
+            row "decode nmt$tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+            continue
+        fi
+        start=$(date +%s)
+        end_at=$((start + lim))
+        make_corpus "$blog"
+        write_config "$work/dec-$name.json" "run-dec-$name" "$sizes, \"dropout\": 0.3"
+        echo "-- decode model $name: $sizes, demo corpus, $DECODE_STEPS steps on $DEV" >>"$blog"
+        (cd "$work" && timeout -k 5 "$(left_of "$end_at")" "$NMT" train --config "dec-$name.json" --quiet \
+            --set train.device="$DEV" --set train.max_steps="$DECODE_STEPS") >>"$blog" 2>&1
+        rc=$?
+        if [ "$rc" -ne 0 ]; then
+            took=$(($(date +%s) - start))
+            row "decode nmt$tag" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$took" "training the decode model: $(tail -n 1 "$blog" | cut -c1-80)"
+            failed=1
+            continue
+        fi
+        dec_model[$name]="$work/run-dec-$name/last.nmt"
         for beam in 1 5; do
+            hyp="$work/dec-$name-b$beam.txt"
             t1=$(date +%s)
-            sps=$(xlate "$work/run-dec/last.nmt" "$DEV" "$beam" "$work/dec-b$beam.txt" "$blog" "$(left_of "$end_at")")
+            sps=$(xlate "${dec_model[$name]}" "$DEV" "$beam" "$hyp" "$blog" "$(left_of "$end_at")")
             rc=$?
-            words=$(awk '{ n += NF } END { printf "%.1f", NR ? n / NR : 0 }' "$work/dec-b$beam.txt")
+            words=$(awk '{ n += NF } END { printf "%.1f", NR ? n / NR : 0 }' "$hyp")
             if [ "$rc" -ne 0 ]; then
-                row "decode nmt beam $beam" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$blog" | head -n 1 | cut -c1-80)"
+                row "decode nmt$tag beam $beam" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$blog" | head -n 1 | cut -c1-80)"
+                failed=1
+                continue
+            fi
+            dec_sps[$name $beam]=$sps
+            extra=""
+            [ "$name" = de-en ] && [ "$beam" = 5 ] && [ -n "${demo_sps_b5:-}" ] && extra="; demo-size model (step 3): $demo_sps_b5 sent/s"
+            row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)$extra"
+            [ "$name" = de-en ] || continue
+            # again with graphs: the same output, and the speed
+            t1=$(date +%s)
+            sps=$(NMT_CUDA_GRAPHS=1 xlate "${dec_model[$name]}" "$DEV" "$beam" "${hyp%.txt}-graphs.txt" "$blog" "$(left_of "$end_at")")
+            rc=$?
+            if [ "$rc" -ne 0 ]; then
+                row "decode nmt beam $beam graphs" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$blog" | head -n 1 | cut -c1-80)"
+                failed=1
+            elif ! cmp -s "$hyp" "${hyp%.txt}-graphs.txt"; then
+                row "decode nmt beam $beam graphs" "FAIL" "$(($(date +%s) - t1))" "NMT_CUDA_GRAPHS=1 translates otherwise: $(diff "$hyp" "${hyp%.txt}-graphs.txt" | grep -c '^<') lines differ"
                 failed=1
             else
-                extra=""
-                [ "$beam" = 5 ] && [ -n "${demo_sps_b5:-}" ] && extra="; demo-size model (step 3): $demo_sps_b5 sent/s"
-                row "decode nmt beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out (bench sizes, trained $DECODE_STEPS steps here)$extra"
-                # again with graphs: the same output, and the speed
-                t1=$(date +%s)
-                sps=$(NMT_CUDA_GRAPHS=1 xlate "$work/run-dec/last.nmt" "$DEV" "$beam" "$work/dec-b$beam-graphs.txt" "$blog" "$(left_of "$end_at")")
-                rc=$?
-                if [ "$rc" -ne 0 ]; then
-                    row "decode nmt beam $beam graphs" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$blog" | head -n 1 | cut -c1-80)"
-                    failed=1
-                elif ! cmp -s "$work/dec-b$beam.txt" "$work/dec-b$beam-graphs.txt"; then
-                    row "decode nmt beam $beam graphs" "FAIL" "$(($(date +%s) - t1))" "NMT_CUDA_GRAPHS=1 translates otherwise: $(diff "$work/dec-b$beam.txt" "$work/dec-b$beam-graphs.txt" | grep -c '^<') lines differ"
-                    failed=1
-                else
-                    row "decode nmt beam $beam graphs" "pass" "$(($(date +%s) - t1))" "$sps sent/s with NMT_CUDA_GRAPHS=1, output identical$(grep -o 'translate: cuda: .*' "$blog" | tail -n 1 | cut -c18-130 | sed 's/^/; /')"
-                fi
+                dec_sps[$name $beam graphs]=$sps
+                row "decode nmt beam $beam graphs" "pass" "$(($(date +%s) - t1))" "$sps sent/s with NMT_CUDA_GRAPHS=1, output identical$(grep -o 'translate: cuda: .*' "$blog" | tail -n 1 | cut -c18-130 | sed 's/^/; /')"
             fi
         done
-    fi
+    done
 fi
 
 # 7. PyTorch with cuDNN LSTMs: same sizes, same batches, TF32 allowed
@@ -537,6 +565,7 @@ else
             t=$(cat "$work/torch.txt")
             if [ "$rc" -eq 3 ]; then
                 row "PyTorch $name" "unavailable" "$took" "$(key "$t" unavailable | cut -c1-90) (not a failure)"
+                PY=""
                 break
             elif timed_out "$rc"; then
                 row "PyTorch $name" "timeout" "$took" "over ${lim}s (not a failure)"
@@ -567,6 +596,51 @@ else
             row "TF32 GEMM rate" "info" 0 "$(awk -v a="$tf32_gflops" -v b="${fp32_gflops:-0}" 'BEGIN { printf "%.1f TFLOP/s (square sgemm, fp32 %.1f); model FLOP/s as a fraction:", a / 1000, b / 1000 }')$fr"
         fi
     fi
+    # PyTorch decoding (reference.py decode: the same greedy and batched beam
+    # search as nmt, step for step; nn.LSTM encoder, LSTMCell decoder, no
+    # TF32 on either side) of step 6's checkpoints and input, 64 sentences a
+    # batch like nmt: sentences/s and the ratio nmt/PyTorch, and the lines
+    # identical to nmt's translation on the same device: under 90% fails
+    for spec in "${DEC_RUNS[@]}"; do
+        name=${spec%%|*}
+        tag=$(dec_tag "$name")
+        [ -n "$PY" ] && [ -n "${dec_model[$name]:-}" ] || continue
+        for beam in 1 5; do
+            [ -n "${dec_sps[$name $beam]:-}" ] || continue
+            if ! lim=$(limit_for 60); then
+                row "PyTorch decode$tag beam $beam" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+                continue
+            fi
+            start=$(date +%s)
+            hyp="$work/dec-$name-b$beam.txt"
+            cmd=("$PY" "$REFERENCE" decode --device "$DEV" --model "${dec_model[$name]}" --input "$work/data/test.src"
+                --beam "$beam" --batch 64 --out "$work/pt-$name-b$beam.txt")
+            echo "-- decode $name, beam $beam: ${cmd[*]}" >>"$plog"
+            env LD_LIBRARY_PATH="$orig_ld_library_path" PYTHONUNBUFFERED=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/torch.txt" 2>&1
+            rc=$?
+            cat "$work/torch.txt" >>"$plog"
+            took=$(($(date +%s) - start))
+            if timed_out "$rc"; then
+                row "PyTorch decode$tag beam $beam" "timeout" "$took" "over ${lim}s (not a failure)"
+                continue
+            elif [ "$rc" -ne 0 ]; then
+                row "PyTorch decode$tag beam $beam" "error($rc)" "$took" "$(tail -n 1 "$work/torch.txt" | cut -c1-80) (not a failure)"
+                continue
+            fi
+            pt=$(sed -n 's/^decode: [0-9]* sentences, .* s: \([0-9.]*\) sentences\/s.*/\1/p' "$work/torch.txt" | head -n 1)
+            read -r same total <<<"$(same_lines "$hyp" "$work/pt-$name-b$beam.txt")"
+            detail=$(awk -v p="${pt:-0}" -v n="${dec_sps[$name $beam]}" -v g="${dec_sps[$name $beam graphs]:-}" \
+                'BEGIN { printf "%s sent/s; nmt/PyTorch %s", p, (p > 0 && n > 0) ? sprintf("%.2fx", n / p) : "n/a"
+                         if (g != "" && p > 0) printf ", with graphs %.2fx", g / p }')
+            detail="$detail; $same of $total lines as nmt's"
+            if [ "$total" -ne "$TEST_N" ] || [ $((100 * same)) -lt $((90 * total)) ]; then
+                row "PyTorch decode$tag beam $beam" "FAIL" "$took" "$detail (under 90%: torch.log)"
+                failed=1
+            else
+                row "PyTorch decode$tag beam $beam" "pass" "$took" "$detail"
+            fi
+        done
+    done
 fi
 
 # 8. memory checker, where the machine's runtime allows it (last: the

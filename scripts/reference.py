@@ -30,6 +30,7 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
 import sys
 import time
@@ -961,6 +962,7 @@ CKPT_MAGIC = b"NMTCKPT\0"
 CKPT_TAGS = ("CONF", "STOK", "TTOK", "TENS", "PARM", "OPTM", "STAT", "HIST")
 TOKENIZER_TAG_LEN = 8            # "NMTTOK", format version, kind (src/data/tokenizer.c)
 TOKENIZER_SPM = 0
+TOKENIZER_WORD = 1
 
 
 def read_checkpoint(path):
@@ -1008,18 +1010,60 @@ def read_checkpoint(path):
     return cfg, body("STOK"), body("TTOK"), tensors, params
 
 
-def write_spm_models(src_tok, tgt_tok, out_dir):
-    """Writes the checkpoint's SentencePiece models (the payload after the
-    tokenizer tag is the model proto) as out_dir/src.model and tgt.model."""
-    paths = []
-    for side, tok in (("src", src_tok), ("tgt", tgt_tok)):
-        if len(tok) < TOKENIZER_TAG_LEN or tok[:6] != b"NMTTOK" or tok[7] != TOKENIZER_SPM:
-            raise SystemExit("decode: the %s tokenizer is not SentencePiece (only spm models are supported)" % side)
-        path = os.path.join(out_dir, side + ".model")
+class SpmTokenizer:
+    """A SentencePiece tokenizer of a checkpoint, run through the spm_encode
+    and spm_decode tools (the model is written to a file first)."""
+
+    def __init__(self, payload, path):
+        self.path = path
         with open(path, "wb") as f:
-            f.write(tok[TOKENIZER_TAG_LEN:])
-        paths.append(path)
-    return paths
+            f.write(payload)
+
+    def encode(self, lines):
+        return [[int(x) for x in l.split()] for l in spm_run("spm_encode", self.path, lines, "id")]
+
+    def decode(self, id_lists):
+        return spm_run("spm_decode", self.path, [" ".join(map(str, y)) for y in id_lists], "id")
+
+
+# nmt's word tokenizer splits on these (src/data/word_vocab.h)
+WORD_SPACE = re.compile("[ \t\n\v\f\r\u0085\u00a0\u1680\u2000-\u200b\u2028\u2029"
+                        "\u202f\u205f\u3000\ufeff]+")
+
+
+class WordTokenizer:
+    """nmt's word tokenizer (src/data/word_vocab.c): whitespace-separated
+    words, the vocabulary's text form "word<TAB>count" a line in id order;
+    unknown words (and text spelled like a special) are UNK; decoding joins
+    the words with one space and skips PAD, BOS and EOS."""
+
+    def __init__(self, payload, side):
+        self.pieces = []
+        for n, line in enumerate(payload.decode("utf-8", "surrogateescape").split("\n")[:-1], 1):
+            word, tab, count = line.rpartition("\t")
+            if not tab or not count.isdigit():
+                raise SystemExit("decode: the %s word vocabulary, line %d: not word<TAB>count" % (side, n))
+            self.pieces.append(word)
+        self.ids = {w: i for i, w in enumerate(self.pieces) if i >= 4}
+
+    def encode(self, lines):
+        return [[self.ids.get(w, UNK) for w in WORD_SPACE.split(l) if w] for l in lines]
+
+    def decode(self, id_lists):
+        return [" ".join(self.pieces[i] for i in y if i not in (PAD, BOS, EOS)) for y in id_lists]
+
+
+def checkpoint_tokenizers(src_tok, tgt_tok, out_dir):
+    """The checkpoint's tokenizers (SentencePiece or word): (source, target).
+    SentencePiece models are written to out_dir/src.model and tgt.model."""
+    toks = []
+    for side, tok in (("src", src_tok), ("tgt", tgt_tok)):
+        if len(tok) < TOKENIZER_TAG_LEN or tok[:6] != b"NMTTOK" or tok[7] not in (TOKENIZER_SPM, TOKENIZER_WORD):
+            raise SystemExit("decode: the %s tokenizer is neither SentencePiece nor word" % side)
+        payload = tok[TOKENIZER_TAG_LEN:]
+        toks.append(SpmTokenizer(payload, os.path.join(out_dir, side + ".model")) if tok[7] == TOKENIZER_SPM
+                    else WordTokenizer(payload, side))
+    return toks
 
 
 def spm_run(tool, model, lines, fmt):
@@ -1115,12 +1159,17 @@ class Decoder:
     - a sentence stops when no row is left, or when its best finished score
       is >= max over its live rows of log p / lp(limit);
     - finished sentences stay in the batch (their rows are computed and
-      ignored) unless drop_finished, which compacts the batch instead."""
+      ignored) unless drop_finished, which compacts the batch instead.
+
+    Every tensor lives on the model's device (the source batch must be
+    there too); a step reads back to the host only what the search loop
+    tests, as a PyTorch user would write it."""
 
     def __init__(self, model, beam, alpha, max_len_a, max_len_b, max_decode_T, drop_finished=False):
         self.m, self.G, self.alpha = model, beam, alpha
         self.a, self.b, self.max_T = max_len_a, max_len_b, max_decode_T
         self.drop = drop_finished
+        self.dev = model.out.weight.device
 
     def lp(self, n):
         return ((5.0 + n) / 6.0) ** self.alpha if self.alpha > 0 else 1.0
@@ -1152,7 +1201,7 @@ class Decoder:
         m = self.m
         keys, h_fin, c_fin = m.encode(src, src_len)                              # (B, S, K)
         wk = m.attn_Wa(keys)
-        mask = torch.arange(keys.shape[1]).unsqueeze(0) < src_len.unsqueeze(1)
+        mask = torch.arange(keys.shape[1], device=self.dev).unsqueeze(0) < src_len.unsqueeze(1)
         h, c = m.init_state(h_fin, c_fin)
         if G > 1:
             h, c = [x.repeat(G, 1) for x in h], [x.repeat(G, 1) for x in c]
@@ -1165,7 +1214,8 @@ class Decoder:
         T = min(max(self.limit(n) for n in lens), self.max_T)
         keys, wk, mask, h, c = self.setup(src, src_len, 1)
         hh = keys.new_zeros(B, self.m.H)
-        prev = torch.full((B,), BOS, dtype=torch.long)
+        dev = self.dev
+        prev = torch.full((B,), BOS, dtype=torch.long, device=dev)
         out = [[] for _ in range(B)]
         done = [False] * B
         rows = list(range(B))            # sentence of each batch row (drop_finished)
@@ -1189,9 +1239,9 @@ class Decoder:
                 else:
                     out[b].append(tok)
                     keep.append(i)
-            prev = best.masked_fill(torch.tensor([done[b] for b in rows]), EOS)
+            prev = best.masked_fill(torch.tensor([done[b] for b in rows], device=dev), EOS)
             if self.drop and active and len(keep) < len(rows):
-                idx = torch.tensor(keep)
+                idx = torch.tensor(keep, device=dev)
                 rows = [rows[i] for i in keep]
                 prev, hh = prev[idx], hh[idx]
                 h, c = [x[idx] for x in h], [x[idx] for x in c]
@@ -1207,20 +1257,23 @@ class Decoder:
         keys, wk, mask, h, c = self.setup(src, src_len, G)
         V = self.m.out.out_features
         ninf = float("-inf")
-        sent = torch.arange(B0)                                  # sentence of each batch column
-        limit = torch.tensor([min(self.limit(n), T) for n in lens], dtype=torch.long)
-        lp_limit = torch.tensor([self.lp(int(n)) for n in limit.tolist()], dtype=torch.float64)
+        dev = self.dev
+        i64, f64 = dict(dtype=torch.long, device=dev), dict(dtype=torch.float64, device=dev)
+        sent = torch.arange(B0, device=dev)                      # sentence of each batch column
+        limits = [min(self.limit(n), T) for n in lens]
+        limit = torch.tensor(limits, **i64)
+        lp_limit = torch.tensor([self.lp(n) for n in limits], **f64)
         B = B0
         R = G * B
         hh = keys.new_zeros(R, self.m.H)
-        prev = torch.full((R,), BOS, dtype=torch.long)
-        logp = torch.full((R,), ninf, dtype=torch.float64)
+        prev = torch.full((R,), BOS, **i64)
+        logp = torch.full((R,), ninf, **f64)
         logp[:B] = 0.0                                           # one live row per sentence at first
-        hist = torch.zeros((T, R), dtype=torch.long)
-        done = torch.zeros(B, dtype=torch.bool)
-        best_score = torch.full((B0,), ninf, dtype=torch.float64)
+        hist = torch.zeros((T, R), **i64)
+        done = torch.zeros(B, dtype=torch.bool, device=dev)
+        best_score = torch.full((B0,), ninf, **f64)
         best = [[] for _ in range(B0)]
-        g_of = torch.arange(G).repeat_interleave(G)              # candidate i = g*G + j
+        g_of = torch.arange(G, device=dev).repeat_interleave(G)  # candidate i = g*G + j
         for t in range(T):
             if bool(done.all()):
                 break
@@ -1228,7 +1281,7 @@ class Decoder:
             vals, ids = torch.log_softmax(logits, 1).topk(G, 1)                                          # (R, G)
             cand = (logp.unsqueeze(1) + vals.double()).view(G, B, G).transpose(0, 1).reshape(B, G * G)
             tok = ids.view(G, B, G).transpose(0, 1).reshape(B, G * G)
-            row = g_of.unsqueeze(0) * B + torch.arange(B).unsqueeze(1)
+            row = g_of.unsqueeze(0) * B + torch.arange(B, device=dev).unsqueeze(1)
             # rank by log p (descending), ties by row then token
             o1 = (g_of.unsqueeze(0) * V + tok).argsort(1)
             o2 = torch.sort(cand.gather(1, o1), dim=1, descending=True, stable=True).indices
@@ -1250,9 +1303,9 @@ class Decoder:
                     best_score[b] = mx[j]
                     best[b] = hist[:t, r].tolist() + ([] if y == EOS else [y])
             # the next rows: the k-th live candidate of column j goes to row k*B + j
-            parent = torch.arange(R)
-            new_logp = torch.full((R,), ninf, dtype=torch.float64)
-            new_prev = torch.full((R,), EOS, dtype=torch.long)
+            parent = torch.arange(R, device=dev)
+            new_logp = torch.full((R,), ninf, **f64)
+            new_prev = torch.full((R,), EOS, **i64)
             jj, ii = live.nonzero(as_tuple=True)
             dest = before[jj, ii] * B + jj
             parent[dest] = rs[jj, ii]
@@ -1267,7 +1320,7 @@ class Decoder:
             hh, logp, prev = hh[parent], new_logp, new_prev
             if self.drop and bool(done.any()) and not bool(done.all()):
                 keep = (~done).nonzero().flatten()
-                rows_k = (torch.arange(G).unsqueeze(1) * B + keep.unsqueeze(0)).reshape(-1)
+                rows_k = (torch.arange(G, device=dev).unsqueeze(1) * B + keep.unsqueeze(0)).reshape(-1)
                 B = keep.numel()
                 R = G * B
                 sent, done = sent[keep], done[keep]
@@ -1292,7 +1345,9 @@ class Decoder:
 def cmd_decode(a):
     """Translates --input with an nmt checkpoint, batched as nmt translate
     batches (consecutive --batch lines, empty lines skipped), and times the
-    decoding (encoder and search) only."""
+    decoding (encoder and search) only, on --device (cpu or cuda: then the
+    batches are on the GPU before the clock starts, and it stops after a
+    synchronisation)."""
     import tempfile
     torch.zeros(2, 2) @ torch.zeros(2, 2)                                     # loads the BLAS
     if a.threads > 0:
@@ -1301,10 +1356,10 @@ def cmd_decode(a):
     cfg, stok, ttok, tensors, params = read_checkpoint(a.model)
     tmp = tempfile.mkdtemp(prefix="nmt-decode-")
     try:
-        src_model, tgt_model = write_spm_models(stok, ttok, tmp)
+        src_tok, tgt_tok = checkpoint_tokenizers(stok, ttok, tmp)
         with open(a.input, encoding="utf-8", errors="replace", newline="\n") as f:
             lines = [l.rstrip("\n").rstrip("\r") for l in f]
-        src_ids = [[int(x) for x in l.split()] for l in spm_run("spm_encode", src_model, lines, "id")]
+        src_ids = src_tok.encode(lines)
         rows = {n: r for n, _, r, _ in tensors}
         if "src_emb" not in rows or "tgt_emb" not in rows:
             raise SystemExit("decode: %s has no src_emb/tgt_emb tensors" % a.model)
@@ -1314,6 +1369,12 @@ def cmd_decode(a):
         load_nmt_weights(model, d, tensors, params)
         del params
         model.eval()
+        if a.device.startswith("cuda") and not torch.cuda.is_available():
+            raise SystemExit("decode: --device %s: this torch (%s) sees no CUDA device" % (a.device, torch.__version__))
+        dev = torch.device(a.device)
+        torch.backends.cuda.matmul.allow_tf32 = a.tf32                       # CUDA only: float32 unless
+        torch.backends.cudnn.allow_tf32 = a.tf32                             # asked, as nmt's default
+        model.to(dev)
         dec_cfg = cfg.get("decode", {})
         beam = a.beam or dec_cfg.get("beam", 5)
         batch = a.batch or dec_cfg.get("batch", 64)
@@ -1336,26 +1397,28 @@ def cmd_decode(a):
                 src = torch.zeros((S, len(seqs)), dtype=torch.long)
                 for j, s in enumerate(seqs):
                     src[:len(s), j] = torch.tensor(s)
-                yield cols, src, torch.tensor([len(s) for s in seqs])
+                yield cols, src.to(dev), torch.tensor([len(s) for s in seqs]).to(dev)
 
         all_batches = list(batches())
         if a.warmup and all_batches:                                          # one sentence, untimed
             cols, src, src_len = all_batches[0]
             dec.translate(src[:src_len[0], :1], src_len[:1])
         out = [[] for _ in lines]
+        sync(a.device)
         t0 = time.perf_counter()
         for cols, src, src_len in all_batches:
             for k, y in zip(cols, dec.translate(src, src_len)):
                 out[k] = y
+        sync(a.device)
         dt = time.perf_counter() - t0
         n_sent = sum(1 for s in src_ids if s)
         n_tok = sum(len(y) for y in out)
-        text = spm_run("spm_decode", tgt_model, [" ".join(map(str, y)) for y in out], "id")
+        text = tgt_tok.decode(out)
         text = [t if src_ids[k] else "" for k, t in enumerate(text)]
         with (open(a.out, "w", encoding="utf-8") if a.out else sys.stdout) as f:
             f.write("".join(t + "\n" for t in text))
-        print("decode: torch %s, %d threads, beam %d, batch %d, alpha %g, max length %g*S+%d%s" % (
-            torch.__version__, torch.get_num_threads(), beam, batch, alpha, la, lb,
+        print("decode: torch %s, device %s, %d threads, beam %d, batch %d, alpha %g, max length %g*S+%d%s" % (
+            torch.__version__, a.device, torch.get_num_threads(), beam, batch, alpha, la, lb,
             ", finished sentences leave the batch" if a.drop_finished else ""), file=sys.stderr)
         print("decode: %d sentences, %d target tokens (EOS not counted) in %.3f s: "
               "%.2f sentences/s, %.1f target tokens/s" % (
@@ -1373,7 +1436,7 @@ def cmd_decode(a):
             file=sys.stderr)
     finally:
         import shutil
-        if a.keep_spm:
+        if a.keep_spm and all(os.path.exists(os.path.join(tmp, side + ".model")) for side in ("src", "tgt")):
             os.makedirs(a.keep_spm, exist_ok=True)
             for side in ("src", "tgt"):
                 shutil.copy(os.path.join(tmp, side + ".model"), os.path.join(a.keep_spm, side + ".model"))
@@ -1437,6 +1500,8 @@ def main(argv):
     dd.add_argument("--no-warmup", dest="warmup", action="store_false",
                     help="skip the untimed one-sentence warm-up")
     dd.add_argument("--keep-spm", default="", help="also copy the SentencePiece models here")
+    dd.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    dd.add_argument("--tf32", action="store_true", help="on CUDA, allow TF32 in matrix products and cuDNN")
     a = ap.parse_args(argv)
     if a.cmd == "bench" and bool(a.src_ids) != bool(a.tgt_ids):
         ap.error("--src-ids and --tgt-ids go together")
