@@ -46,7 +46,7 @@
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
 #      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
 #      (formula: docs/gpu.md) as a fraction of it for nmt and PyTorch; then
-#      (60 s per run) `reference.py decode --device cuda` translates step
+#      (90 s per model) `reference.py decode --device cuda` translates step
 #      6's input with step 6's checkpoints, beam 1 and 5 (the same search,
 #      float32 on both sides): sentences/s, the ratio nmt/PyTorch, and the
 #      lines identical to nmt's, which must be at least 90%;
@@ -605,35 +605,40 @@ else
         name=${spec%%|*}
         tag=$(dec_tag "$name")
         [ -n "$PY" ] && [ -n "${dec_model[$name]:-}" ] || continue
-        for beam in 1 5; do
-            [ -n "${dec_sps[$name $beam]:-}" ] || continue
-            if ! lim=$(limit_for 60); then
-                row "PyTorch decode$tag beam $beam" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
-                continue
-            fi
-            start=$(date +%s)
-            hyp="$work/dec-$name-b$beam.txt"
-            cmd=("$PY" "$REFERENCE" decode --device "$DEV" --model "${dec_model[$name]}" --input "$work/data/test.src"
-                --beam "$beam" --batch 64 --out "$work/pt-$name-b$beam.txt")
-            echo "-- decode $name, beam $beam: ${cmd[*]}" >>"$plog"
-            env LD_LIBRARY_PATH="$orig_ld_library_path" PYTHONUNBUFFERED=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/torch.txt" 2>&1
-            rc=$?
-            cat "$work/torch.txt" >>"$plog"
-            took=$(($(date +%s) - start))
-            if timed_out "$rc"; then
-                row "PyTorch decode$tag beam $beam" "timeout" "$took" "over ${lim}s (not a failure)"
-                continue
-            elif [ "$rc" -ne 0 ]; then
-                row "PyTorch decode$tag beam $beam" "error($rc)" "$took" "$(tail -n 1 "$work/torch.txt" | cut -c1-80) (not a failure)"
-                continue
-            fi
-            pt=$(sed -n 's/^decode: [0-9]* sentences, .* s: \([0-9.]*\) sentences\/s.*/\1/p' "$work/torch.txt" | head -n 1)
-            read -r same total <<<"$(same_lines "$hyp" "$work/pt-$name-b$beam.txt")"
+        beams=""
+        for beam in 1 5; do [ -n "${dec_sps[$name $beam]:-}" ] && beams="$beams${beams:+,}$beam"; done
+        [ -n "$beams" ] || continue
+        if ! lim=$(limit_for 90); then
+            row "PyTorch decode$tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+            continue
+        fi
+        # one process for both beams (one start of Python and CUDA)
+        start=$(date +%s)
+        cmd=("$PY" "$REFERENCE" decode --device "$DEV" --model "${dec_model[$name]}" --input "$work/data/test.src"
+            --beam "$beams" --batch 64 --out "$work/pt-$name-b{beam}.txt")
+        echo "-- decode $name: ${cmd[*]}" >>"$plog"
+        env LD_LIBRARY_PATH="$orig_ld_library_path" PYTHONUNBUFFERED=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/torch.txt" 2>&1
+        rc=$?
+        cat "$work/torch.txt" >>"$plog"
+        took=$(($(date +%s) - start))
+        if timed_out "$rc"; then
+            row "PyTorch decode$tag" "timeout" "$took" "over ${lim}s (not a failure)"
+            continue
+        elif [ "$rc" -ne 0 ]; then
+            row "PyTorch decode$tag" "error($rc)" "$took" "$(tail -n 1 "$work/torch.txt" | cut -c1-80) (not a failure)"
+            continue
+        fi
+        k=0
+        for beam in ${beams//,/ }; do
+            k=$((k + 1))
+            # the k-th "N sentences ... sentences/s" line is beam k's
+            pt=$(sed -n 's/^decode: [0-9]* sentences, .* s: \([0-9.]*\) sentences\/s.*/\1/p' "$work/torch.txt" | sed -n "${k}p")
+            read -r same total <<<"$(same_lines "$work/dec-$name-b$beam.txt" "$work/pt-$name-b$beam.txt" 2>/dev/null)"
             detail=$(awk -v p="${pt:-0}" -v n="${dec_sps[$name $beam]}" -v g="${dec_sps[$name $beam graphs]:-}" \
                 'BEGIN { printf "%s sent/s; nmt/PyTorch %s", p, (p > 0 && n > 0) ? sprintf("%.2fx", n / p) : "n/a"
                          if (g != "" && p > 0) printf ", with graphs %.2fx", g / p }')
-            detail="$detail; $same of $total lines as nmt's"
-            if [ "$total" -ne "$TEST_N" ] || [ $((100 * same)) -lt $((90 * total)) ]; then
+            detail="$detail; ${same:-0} of ${total:-0} lines as nmt's"
+            if [ "${total:-0}" -ne "$TEST_N" ] || [ $((100 * ${same:-0})) -lt $((90 * total)) ]; then
                 row "PyTorch decode$tag beam $beam" "FAIL" "$took" "$detail (under 90%: torch.log)"
                 failed=1
             else

@@ -1376,7 +1376,7 @@ def cmd_decode(a):
         torch.backends.cudnn.allow_tf32 = a.tf32                             # asked, as nmt's default
         model.to(dev)
         dec_cfg = cfg.get("decode", {})
-        beam = a.beam or dec_cfg.get("beam", 5)
+        beams = a.beam or [dec_cfg.get("beam", 5)]
         batch = a.batch or dec_cfg.get("batch", 64)
         alpha = dec_cfg.get("length_penalty", 0.6) if a.length_penalty is None else a.length_penalty
         if dec_cfg.get("coverage_penalty", 0) > 0:
@@ -1385,7 +1385,6 @@ def cmd_decode(a):
         la, lb = dec_cfg.get("max_len_a", 1.5), dec_cfg.get("max_len_b", 10)
         max_len = cfg.get("data", {}).get("max_len", 80)
         max_src = a.max_src_len or max(2 * max_len, 100)                     # as cmd_translate.c
-        dec = Decoder(model, beam, alpha, la, lb, int(la * max_src) + lb, a.drop_finished)
 
         def batches():
             for i in range(0, len(src_ids), batch):
@@ -1400,29 +1399,32 @@ def cmd_decode(a):
                 yield cols, src.to(dev), torch.tensor([len(s) for s in seqs]).to(dev)
 
         all_batches = list(batches())
-        if a.warmup and all_batches:                                          # one sentence, untimed
-            cols, src, src_len = all_batches[0]
-            dec.translate(src[:src_len[0], :1], src_len[:1])
-        out = [[] for _ in lines]
-        sync(a.device)
-        t0 = time.perf_counter()
-        for cols, src, src_len in all_batches:
-            for k, y in zip(cols, dec.translate(src, src_len)):
-                out[k] = y
-        sync(a.device)
-        dt = time.perf_counter() - t0
         n_sent = sum(1 for s in src_ids if s)
-        n_tok = sum(len(y) for y in out)
-        text = tgt_tok.decode(out)
-        text = [t if src_ids[k] else "" for k, t in enumerate(text)]
-        with (open(a.out, "w", encoding="utf-8") if a.out else sys.stdout) as f:
-            f.write("".join(t + "\n" for t in text))
-        print("decode: torch %s, device %s, %d threads, beam %d, batch %d, alpha %g, max length %g*S+%d%s" % (
-            torch.__version__, a.device, torch.get_num_threads(), beam, batch, alpha, la, lb,
-            ", finished sentences leave the batch" if a.drop_finished else ""), file=sys.stderr)
-        print("decode: %d sentences, %d target tokens (EOS not counted) in %.3f s: "
-              "%.2f sentences/s, %.1f target tokens/s" % (
-                  n_sent, n_tok, dt, n_sent / dt, n_tok / dt), file=sys.stderr)
+        for beam in beams:
+            dec = Decoder(model, beam, alpha, la, lb, int(la * max_src) + lb, a.drop_finished)
+            if a.warmup and all_batches:                                      # one sentence, untimed
+                cols, src, src_len = all_batches[0]
+                dec.translate(src[:src_len[0], :1], src_len[:1])
+            out = [[] for _ in lines]
+            sync(a.device)
+            t0 = time.perf_counter()
+            for cols, src, src_len in all_batches:
+                for k, y in zip(cols, dec.translate(src, src_len)):
+                    out[k] = y
+            sync(a.device)
+            dt = time.perf_counter() - t0
+            n_tok = sum(len(y) for y in out)
+            text = tgt_tok.decode(out)
+            text = [t if src_ids[k] else "" for k, t in enumerate(text)]
+            path = a.out.replace("{beam}", str(beam))
+            with (open(path, "w", encoding="utf-8") if path else sys.stdout) as f:
+                f.write("".join(t + "\n" for t in text))
+            print("decode: torch %s, device %s, %d threads, beam %d, batch %d, alpha %g, max length %g*S+%d%s" % (
+                torch.__version__, a.device, torch.get_num_threads(), beam, batch, alpha, la, lb,
+                ", finished sentences leave the batch" if a.drop_finished else ""), file=sys.stderr)
+            print("decode: %d sentences, %d target tokens (EOS not counted) in %.3f s: "
+                  "%.2f sentences/s, %.1f target tokens/s" % (
+                      n_sent, n_tok, dt, n_sent / dt, n_tok / dt), file=sys.stderr)
         n = openblas_threads()
         libs = set()
         with open("/proc/self/maps") as f:
@@ -1445,6 +1447,17 @@ def cmd_decode(a):
 
 
 # ----------------------------------------------------------------------------
+
+def beam_list(text):
+    """--beam of decode: "5" or "1,5" (positive integers)."""
+    try:
+        beams = [int(x) for x in text.split(",")]
+    except ValueError:
+        beams = []
+    if not beams or min(beams) < 1:
+        raise argparse.ArgumentTypeError("%r: want positive beam sizes, e.g. 5 or 1,5" % text)
+    return beams
+
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
@@ -1488,7 +1501,9 @@ def main(argv):
     dd.add_argument("--model", required=True, help="an nmt checkpoint (.nmt)")
     dd.add_argument("--input", required=True, help="source text, one sentence a line")
     dd.add_argument("--out", default="", help="translations (default: standard output)")
-    dd.add_argument("--beam", type=int, default=0, help="1: greedy (default: the model's decode.beam)")
+    dd.add_argument("--beam", type=beam_list, default=None,
+                    help="1: greedy; several as 1,5, each a run of its own, --out naming {beam} "
+                         "(default: the model's decode.beam)")
     dd.add_argument("--batch", type=int, default=0, help="sentences a batch (default: decode.batch)")
     dd.add_argument("--length-penalty", type=float, default=None,
                     help="GNMT alpha (default: decode.length_penalty)")
@@ -1505,6 +1520,8 @@ def main(argv):
     a = ap.parse_args(argv)
     if a.cmd == "bench" and bool(a.src_ids) != bool(a.tgt_ids):
         ap.error("--src-ids and --tgt-ids go together")
+    if a.cmd == "decode" and a.beam and len(a.beam) > 1 and "{beam}" not in a.out:
+        ap.error("--beam %s: several beams need --out naming {beam} (one file each)" % ",".join(map(str, a.beam)))
     return {"fixtures": cmd_fixtures, "check": cmd_check, "bench": cmd_bench,
             "decode": cmd_decode}[a.cmd](a)
 
