@@ -20,6 +20,13 @@ NmtStatus backend_create_for(int device, int threads, const char *what, Backend 
 
 const char *backend_error(Backend *be) { return cuda_backend_error(be); }
 
+void backend_explain_nomem(Backend *be, const char *hint) {
+    size_t free_bytes, total_bytes;
+    if (be && cuda_backend_memory(be, &free_bytes, &total_bytes) == 0)
+        nmt_error_suffix("; %s has %.1f MB free of %.0f MB", be->name, free_bytes / 1e6, total_bytes / 1e6);
+    if (hint && *hint) nmt_error_suffix("; %s", hint);
+}
+
 void backend_log_usage(Backend *be, const char *who) {
     CudaCounters c;
     if (!be || cuda_backend_counters(be, &c) != 0) return;

@@ -16,6 +16,13 @@ NmtStatus backend_create_for(int device, int threads, const char *what, Backend 
  * NMT_CUDA_GRAPHS replayed. Nothing for other backends. */
 void backend_log_usage(Backend *be, const char *who);
 
+/* After an allocation of be failed: appends what the device has to the
+ * current error message, e.g. "; cuda has 312 MB free of 143771 MB" (the
+ * memory other processes or earlier allocations hold), then `hint` (the
+ * settings that size the request) as "; HINT". Nothing about the device for
+ * the CPU backend, whose memory is the machine's. */
+void backend_explain_nomem(Backend *be, const char *hint);
+
 /* NULL while be works; else the first error of its device (CUDA: the call,
  * source line and CUDA's message). A CUDA backend turns every slot into a
  * no-op after its first error (downloads read zeros), so what was computed

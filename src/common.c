@@ -38,6 +38,14 @@ void nmt_error_prefix(const char *fmt, ...) {
     error_message[used + rest] = '\0';
 }
 
+void nmt_error_suffix(const char *fmt, ...) {
+    size_t used = strnlen(error_message, sizeof error_message - 1);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error_message + used, sizeof error_message - used, fmt, ap);
+    va_end(ap);
+}
+
 const char *nmt_error_message(void) { return error_message; }
 void nmt_error_clear(void) { error_message[0] = '\0'; }
 

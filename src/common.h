@@ -33,6 +33,8 @@ NmtStatus nmt_fail(NmtStatus status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Prepends "context: " to the current message (e.g. the config file name). */
 void nmt_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Appends text to the current message (a hint, e.g. "; lower KEY"). */
+void nmt_error_suffix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *nmt_error_message(void);
 void nmt_error_clear(void);
 /* 0 for NMT_OK, 2 for usage and config errors, 1 for everything else. */

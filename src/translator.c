@@ -390,6 +390,12 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     if (!st) {
         ModelLimits lim = {tr->batch, tr->max_src, 1, tr->stride, tr->beam, 0};
         st = seq2seq_create(tr->be, &d, lim, &model);
+        if (st == NMT_ERR_NOMEM) {
+            char hint[256];
+            snprintf(hint, sizeof hint, "%s: lower --batch (%d), --beam (%d) or --max-src-len (%d)", path,
+                     tr->batch, tr->beam, tr->max_src);
+            backend_explain_nomem(tr->be, hint);
+        }
     }
     if (!st && ck.n_floats != seq2seq_layout(model)->total)
         st = nmt_fail(NMT_ERR_FORMAT, "%s: %zu weights, the model of its config has %zu", path, ck.n_floats,

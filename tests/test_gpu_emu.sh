@@ -16,6 +16,10 @@
 #     with a shortlist; a CPU run resumes on "cuda", its next step matches
 #     resuming on the CPU, and the checkpoint "cuda" then writes holds the
 #     CPU's weights).
+#  3. A device that fails mid-run: nmt stops with CUDA's error and writes
+#     nothing computed after it.
+#  4. A device without the memory asked for: a message with the sizes, the
+#     device's free memory and the settings to lower; nothing written.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_gpu_emu
@@ -233,4 +237,28 @@ check "[ $n_part -ge 4 ] && [ $n_part -lt 16 ] && cmp -s part.cuda <(head -n $n_
   "a device failing while translating: the $n_part lines written are not the first of the full output"
 check "grep -q 'stopped at input line $((n_part / 2 + 1)) ' tr.err" \
   "a device failing while translating: the message names another line than $((n_part / 2 + 1)): $(grep 'nmt translate' tr.err)"
+
+# 4. out of device memory (EMU_DEVICE_MEMORY: the emulated GPU's size): a
+# clear message with the sizes asked for, what the device has free, and the
+# settings to lower; exit status 1; nothing written. The limit is what the
+# 3-step run held at most plus 10 MB, so the backend fits and the models
+# below do not: hidden 2048 (about 180 MB of weights), and translating 4096
+# sentences a batch with 64 beams.
+peak=$(sed -nE 's/^cuda emulator: .* ([0-9]+) bytes of device memory at most/\1/p' train-cuda.log | tail -1)
+check "[ -n '$peak' ]" "the emulator did not report its peak device memory: $(tail -1 train-cuda.log)"
+limit=$((${peak:-0} + 10000000))
+EMU_DEVICE_MEMORY=$limit train oom cuda "$EMU" --set model.hidden=2048
+check "[ $? -eq 1 ]" "a model too big for the device: not exit status 1: $(tail -2 train-oom.log)"
+check "grep -Eq 'nmt train: out of memory on cuda for the model: [0-9.]+ MB of weights, as much for their gradients, and [0-9.]+ MB of activations for batches up to 8 x [0-9]+ x [0-9]+; cuda has [0-9.]+ MB free of [0-9]+ MB; lower train.batch_sentences \\(8\\) or train.batch_tokens \\(0\\), data.max_len \\(12\\)' train-oom.log" \
+  "a model too big for the device: no such message: $(grep 'nmt train' train-oom.log)"
+check "[ ! -e run-oom ]" "a model too big for the device: the save folder was made: $(ls run-oom 2>&1 | head -3)"
+EMU_DEVICE_MEMORY=$limit "$EMU" translate --model run-cuda/last.nmt --device cuda --batch 4096 --beam 64 \
+  < data/valid.src > oom.out 2> tr.err
+check "[ $? -eq 1 ] && [ ! -s oom.out ]" "translating beyond the device's memory: not exit status 1 with no output: $(tail -2 tr.err)"
+check "grep -Eq 'nmt translate: out of memory on cuda for the model: .*; cuda has [0-9.]+ MB free of [0-9]+ MB; run-cuda/last.nmt: lower --batch \\(4096\\), --beam \\(64\\) or --max-src-len \\([0-9]+\\)' tr.err" \
+  "translating beyond the device's memory: no such message: $(grep 'nmt translate' tr.err)"
+# a device too full for the backend itself (its cuBLAS workspaces)
+EMU_DEVICE_MEMORY=1000000 "$EMU" translate --model run-cuda/last.nmt --device cuda < data/valid.src > oom.out 2> tr.err
+check "[ $? -ne 0 ] && grep -Eq 'CUDA backend setup failed: .*out of memory.*; device 0 has 1 MB free of 1 MB' tr.err" \
+  "a device too full for the backend: $(grep 'nmt translate' tr.err)"
 test_end

@@ -300,6 +300,19 @@ extern "C" int cuda_backend_counters(Backend *be, CudaCounters *out) {
     return ctx ? 0 : -1;
 }
 
+extern "C" int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes) {
+    GpuContext *ctx = cuda_context_of(be);
+    size_t f = 0, t = 0;
+    bool ok = false;
+    if (ctx && !ctx->failed) {
+        ok = cudaMemGetInfo(&f, &t) == cudaSuccess;
+        if (!ok) cudaGetLastError(); /* not recorded: a question, not work */
+    }
+    if (free_bytes) *free_bytes = ok ? f : 0;
+    if (total_bytes) *total_bytes = ok ? t : 0;
+    return ok ? 0 : -1;
+}
+
 extern "C" void cuda_backend_test_break_capture(Backend *be, long long at_op) {
     GpuContext *ctx = cuda_context_of(be);
     if (ctx) gpu_graphs_test_break_capture(ctx, at_op);
@@ -402,8 +415,15 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         /* graphs only without NMT_SYNC_DEBUG, which waits inside segments */
         (!gpu_env_flag("NMT_CUDA_GRAPHS", false) || ctx->sync_debug || gpu_graphs_create(ctx));
     if (!ok || ctx->failed) {
-        snprintf(err, err_size, "CUDA backend setup failed: %s", ctx->error);
+        int len = snprintf(err, err_size, "CUDA backend setup failed: %s", ctx->error);
+        bool out_of_memory = strstr(ctx->error, "cudaErrorMemoryAllocation") != NULL;
         gpu_destroy(be);
+        /* what the device has without this backend's blocks */
+        size_t free_bytes, total_bytes;
+        if (out_of_memory && len >= 0 && (size_t)len < err_size &&
+            cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+            snprintf(err + len, err_size - (size_t)len, "; device %d has %.0f MB free of %.0f MB (other processes?)",
+                     device, free_bytes / 1e6, total_bytes / 1e6);
         return NULL;
     }
     return be;

@@ -82,6 +82,11 @@ typedef struct {
  * (and zeros) for any other backend or NULL. */
 int cuda_backend_counters(Backend *be, CudaCounters *out);
 
+/* The device's free and total memory in bytes (cudaMemGetInfo) for a
+ * backend made by cuda_backend_create: 0, or -1 (and zeros) for any other
+ * backend, NULL, or when CUDA cannot say. Records no error. */
+int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes);
+
 /* For tests of a failed capture (NMT_CUDA_GRAPHS): the backend's next
  * stream capture makes a call that CUDA refuses during a capture (it
  * synchronises the stream) just before the segment's op `at_op` (0-based;

@@ -30,6 +30,12 @@ int cuda_backend_counters(Backend *be, CudaCounters *out) {
     if (out) memset(out, 0, sizeof *out);
     return -1;
 }
+int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes) {
+    (void)be;
+    if (free_bytes) *free_bytes = 0;
+    if (total_bytes) *total_bytes = 0;
+    return -1;
+}
 void cuda_backend_test_break_capture(Backend *be, long long at_op) {
     (void)be;
     (void)at_op;

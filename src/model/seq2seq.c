@@ -408,10 +408,11 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     m->h_best = nmt_malloc((size_t)2 * rows * beam * sizeof(float));
     if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->h_ids ||
         !m->h_f || !m->h_idx || !m->dec_len || !m->h_best) {
+        size_t weights = m->layout.total * sizeof(float);
         seq2seq_free(m);
-        return nmt_fail(NMT_ERR_NOMEM, "out of memory for the model (%.1f MB of activations for "
-                        "batches up to %d x %d x %d)", m ? measure.used / 1e6 : 0.0,
-                        lim.max_B, lim.max_S, lim.max_T);
+        return nmt_fail(NMT_ERR_NOMEM, "out of memory on %s for the model: %.1f MB of weights, as much "
+                        "for their gradients, and %.1f MB of activations for batches up to %d x %d x %d",
+                        be->name, weights / 1e6, measure.used / 1e6, lim.max_B, lim.max_S, lim.max_T);
     }
     for (size_t r = 0; r < rows; r++) m->h_f[r] = 1.0f;
     be->upload(be, m->ones, m->h_f, rows * sizeof(float));

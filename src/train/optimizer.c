@@ -21,7 +21,8 @@ NmtStatus optimizer_create(Backend *be, const TrainConfig *tc, size_t n, Optimiz
         o->v = be->alloc(be, n * sizeof(float));
         if (!o->m || !o->v) {
             optimizer_free(o);
-            return nmt_fail(NMT_ERR_NOMEM, "out of memory for the Adam moments (%.1f MB)", 8.0 * n / 1e6);
+            return nmt_fail(NMT_ERR_NOMEM, "out of memory on %s for the Adam moments (%.1f MB)", be->name,
+                            8.0 * n / 1e6);
         }
     }
     *out = o;

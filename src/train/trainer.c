@@ -417,6 +417,18 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
 
 /* ---- setup and the loop ------------------------------------------------ */
 
+/* After the model or the optimizer state did not fit: what the device has,
+ * and the settings that size them. */
+static void explain_nomem(const Trainer *tr) {
+    const Config *cfg = tr->cfg;
+    char hint[320];
+    snprintf(hint, sizeof hint,
+             "lower train.batch_sentences (%d) or train.batch_tokens (%d), data.max_len (%d), "
+             "decode.beam (%d: validation decoding), or the model's sizes",
+             cfg->train.batch_sentences, cfg->train.batch_tokens, cfg->data.max_len, cfg->decode.beam);
+    backend_explain_nomem(tr->be, hint);
+}
+
 static NmtStatus setup(Trainer *tr) {
     const Config *cfg = tr->cfg;
     const TrainConfig *tc = &cfg->train;
@@ -445,11 +457,15 @@ static NmtStatus setup(Trainer *tr) {
     }
     ModelDims dims;
     st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->data.src_tok), tokenizer_vocab_size(tr->data.tgt_tok), &dims);
-    if (!st) st = seq2seq_create(tr->be, &dims, ml, &tr->model);
+    if (!st) {
+        st = seq2seq_create(tr->be, &dims, ml, &tr->model);
+        if (st == NMT_ERR_NOMEM) explain_nomem(tr);
+    }
     if (!st) st = seq2seq_init_params(tr->model, (float)cfg->model.init_range, (uint64_t)tc->seed);
     if (st) return st;
     tr->n_params = seq2seq_layout(tr->model)->total;
     st = optimizer_create(tr->be, tc, tr->n_params, &tr->optim);
+    if (st == NMT_ERR_NOMEM) explain_nomem(tr);
     if (st) return st;
     tr->config_json = config_to_json(cfg);
     if (!tr->config_json) return nmt_fail_nomem("setting up training");

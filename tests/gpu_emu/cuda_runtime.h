@@ -12,8 +12,11 @@
  * (emu.cpp), so that a result that depends on it shows. __shared__ is a
  * static variable (shared by the block that is running). atomicAdd is a
  * plain add (one OS thread). Device memory is host memory; cudaMalloc fills
- * it with garbage so that missing zeroing shows; copies abort on overlapping
- * ranges (undefined on a GPU).
+ * it with garbage so that missing zeroing shows, and fails with
+ * cudaErrorMemoryAllocation past EMU_DEVICE_MEMORY bytes held at once
+ * (default 64 GiB; cudaMemGetInfo reports against it, and the exit line the
+ * most ever held); cudaFree of anything else aborts; copies abort on
+ * overlapping ranges (undefined on a GPU).
  *
  * Streams: work given to a stream (a kernel launch, a memset, a copy, a
  * cuBLAS call on a handle bound to it; stream 0 and a handle without a
@@ -146,6 +149,8 @@ cudaError_t cudaMalloc(T **p, size_t n) {
     return emu_malloc((void **)p, n);
 }
 cudaError_t cudaFree(void *p);
+/* EMU_DEVICE_MEMORY (bytes, default 64 GiB) less what cudaMalloc holds */
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 cudaError_t emu_malloc_host(void **p, size_t n); /* remembered as pinned */
 template <class T>
 cudaError_t cudaMallocHost(T **p, size_t n) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <deque>
 #include <ucontext.h>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -619,11 +620,37 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
     return cudaSuccess;
 }
 
-cudaError_t emu_malloc(void **p, size_t n) {
-    *p = n <= ((size_t)1 << 36) ? malloc(n) : NULL;
+/* Device memory: EMU_DEVICE_MEMORY bytes at most live at once (default
+ * 64 GiB), counted over cudaMalloc's blocks (pinned host memory is not) */
+static std::unordered_map<void *, size_t> emu_device_blocks;
+static size_t emu_device_used, emu_device_peak;
+
+static size_t emu_device_limit(void) {
+    static size_t limit;
+    if (!limit) {
+        const char *s = getenv("EMU_DEVICE_MEMORY");
+        limit = s && *s ? (size_t)strtoull(s, NULL, 10) : (size_t)1 << 36;
+    }
+    return limit;
+}
+
+static cudaError_t emu_alloc_block(void **p, size_t n) {
+    *p = malloc(n);
     if (!*p) return cudaErrorMemoryAllocation;
     memset(*p, 0xff, n); /* NaN floats, -1 ints: the backend must zero */
     return cudaSuccess;
+}
+
+cudaError_t emu_malloc(void **p, size_t n) {
+    *p = NULL;
+    if (n > emu_device_limit() - emu_device_used) return cudaErrorMemoryAllocation;
+    cudaError_t e = emu_alloc_block(p, n);
+    if (e == cudaSuccess) {
+        emu_device_blocks[*p] = n;
+        emu_device_used += n;
+        if (emu_device_used > emu_device_peak) emu_device_peak = emu_device_used;
+    }
+    return e;
 }
 /* cudaFree and cudaFreeHost wait for the whole device first, as on CUDA
  * (queued work may still use the block) */
@@ -633,11 +660,24 @@ static void emu_free_sync(const char *what) {
 }
 cudaError_t cudaFree(void *p) {
     emu_free_sync("cudaFree");
+    if (!p) return cudaSuccess;
+    auto it = emu_device_blocks.find(p);
+    if (it == emu_device_blocks.end()) {
+        fprintf(stderr, "cuda emulator: cudaFree of %p, not a block of cudaMalloc\n", p);
+        abort();
+    }
+    emu_device_used -= it->second;
+    emu_device_blocks.erase(it);
     free(p);
     return cudaSuccess;
 }
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes) {
+    *free_bytes = emu_device_limit() - emu_device_used;
+    *total_bytes = emu_device_limit();
+    return cudaSuccess;
+}
 cudaError_t emu_malloc_host(void **p, size_t n) {
-    cudaError_t e = emu_malloc(p, n);
+    cudaError_t e = emu_alloc_block(p, n);
     if (e == cudaSuccess) emu_pinned.push_back({(const char *)*p, n});
     return e;
 }
@@ -723,7 +763,10 @@ cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spit
 }
 
 cudaError_t cudaGetLastError(void) { return emu_sticky; }
-const char *cudaGetErrorString(cudaError_t e) { return e ? "emulated CUDA error" : "no error"; }
+const char *cudaGetErrorString(cudaError_t e) {
+    if (e == cudaErrorMemoryAllocation) return "out of memory"; /* CUDA's words */
+    return e ? "emulated CUDA error" : "no error";
+}
 const char *cudaGetErrorName(cudaError_t e) {
     switch (e) {
     case cudaSuccess: return "cudaSuccess";
@@ -734,6 +777,7 @@ const char *cudaGetErrorName(cudaError_t e) {
     case cudaErrorStreamCaptureIsolation: return "cudaErrorStreamCaptureIsolation";
     case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
     default: return "cudaErrorEmulated";
     }
 }
@@ -806,6 +850,6 @@ extern "C" void gpu_info_describe(char *buf, size_t size) {
 __attribute__((destructor)) static void emu_report(void) {
     fflush(stdout); /* keep the test's own lines whole */
     if (emu_launches)
-        fprintf(stderr, "cuda emulator: %ld kernel launches, %ld threads\n", emu_launches,
-                emu_threads);
+        fprintf(stderr, "cuda emulator: %ld kernel launches, %ld threads, %zu bytes of device memory at most\n",
+                emu_launches, emu_threads, emu_device_peak);
 }
