@@ -20,10 +20,17 @@ NmtStatus backend_create_for(int device, int threads, const char *what, Backend 
 
 const char *backend_error(Backend *be) { return cuda_backend_error(be); }
 
-void backend_explain_nomem(Backend *be, const char *hint) {
+void backend_memory_note(Backend *be, char *buf, size_t size) {
     size_t free_bytes, total_bytes;
+    if (size) buf[0] = '\0';
     if (be && cuda_backend_memory(be, &free_bytes, &total_bytes) == 0)
-        nmt_error_suffix("; %s has %.1f MB free of %.0f MB", be->name, free_bytes / 1e6, total_bytes / 1e6);
+        snprintf(buf, size, "; %s has %.1f MB free of %.0f MB", be->name, free_bytes / 1e6, total_bytes / 1e6);
+}
+
+void backend_explain_nomem(Backend *be, const char *hint) {
+    char note[128];
+    backend_memory_note(be, note, sizeof note);
+    nmt_error_suffix("%s", note);
     if (hint && *hint) nmt_error_suffix("; %s", hint);
 }
 

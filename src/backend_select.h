@@ -16,6 +16,10 @@ NmtStatus backend_create_for(int device, int threads, const char *what, Backend 
  * NMT_CUDA_GRAPHS replayed. Nothing for other backends. */
 void backend_log_usage(Backend *be, const char *who);
 
+/* "; cuda has F MB free of T MB" (cudaMemGetInfo) for a CUDA backend, ""
+ * for the CPU backend, into buf (size bytes). */
+void backend_memory_note(Backend *be, char *buf, size_t size);
+
 /* After an allocation of be failed: appends what the device has to the
  * current error message, e.g. "; cuda has 312 MB free of 143771 MB" (the
  * memory other processes or earlier allocations hold), then `hint` (the

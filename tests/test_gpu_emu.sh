@@ -108,6 +108,8 @@ check "[ $? -eq 0 ]" "training on the CPU: $(tail -3 train-cpu.log)"
 train cuda cuda "$EMU"
 check "[ $? -eq 0 ]" "training on the emulated cuda: $(tail -3 train-cuda.log)"
 check "grep -q 'device cuda' train-cuda.log" "the emulated run did not train on cuda: $(grep '^train:' train-cuda.log)"
+check "grep -Eq '^train: memory on the cuda: .*; cuda has [0-9.]+ MB free of [0-9]+ MB$' train-cuda.log" \
+  "no device memory in the memory line: $(grep '^train: memory' train-cuda.log)"
 # step losses (train.csv rows of kind train) agree to 1e-4 relative, validation BLEU exactly
 same_losses() {
   awk -F, 'FNR == 1 { next } NR == FNR { if ($1 == "train") a[$2] = $4; else v[$2] = $11; next }

@@ -145,6 +145,47 @@ static void get_both(const void *c, const void *g, void *hc, void *hg, size_t by
     gpu->download(gpu, hg, g, bytes);
 }
 
+/* Where the worst comparison since the last report went wrong, printed
+ * when that report fails: a GPU run happens rarely and its log is all the
+ * next session has to find the fault by (a tail past a multiple of 32, a
+ * half never written, NaN...). */
+static char worst_detail[256];
+static double worst_detail_err = -1.0;
+
+/* Keeps the detail of this comparison if it is the worst one since the last
+ * report: the worst entry, how many entries differ by more than 1e-4 of
+ * max |c| and the first of them, NaN on the GPU, and GPU zeros where the CPU
+ * is not zero. */
+static void note_detail(const float *c, const float *g, size_t n, double err, double den) {
+    if (!(err > worst_detail_err)) return;
+    size_t worst = 0, first = n, differ = 0, nan_g = 0, zero_g = 0;
+    double worst_d = -1.0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(g[i]) && !isnan(c[i])) nan_g++;
+        if (g[i] == 0.0f && c[i] != 0.0f) zero_g++;
+        if (c[i] == g[i] || (isnan(c[i]) && isnan(g[i]))) continue;
+        double d = fabs((double)g[i] - (double)c[i]);
+        if (!isfinite(d)) d = INFINITY;
+        if (d > worst_d) {
+            worst_d = d;
+            worst = i;
+        }
+        if (d > 1e-4 * den) {
+            differ++;
+            if (first == n) first = i;
+        }
+    }
+    worst_detail_err = err;
+    if (worst_d < 0) {
+        snprintf(worst_detail, sizeof worst_detail, "all %zu entries equal", n);
+        return;
+    }
+    snprintf(worst_detail, sizeof worst_detail,
+             "worst at [%zu] of %zu: cpu %.7g gpu %.7g; %zu entries differ by > 1e-4 of max |cpu| "
+             "(first at [%zu]); gpu NaN at %zu, gpu 0 where cpu is not at %zu",
+             worst, n, c[worst], g[worst], differ, first < n ? first : 0, nan_g, zero_g);
+}
+
 /* max |g - c| / max |c| (floored at 1e-6); equal entries (infinities
  * included) and NaN in both count as agreement, a NaN in one as infinite
  * error */
@@ -159,12 +200,15 @@ static double rel_err_f(const float *c, const float *g, size_t n) {
         if (!(d <= num)) num = isfinite(d) ? d : INFINITY;
         if (isfinite(c[i]) && fabs(c[i]) > den) den = fabs(c[i]);
     }
+    note_detail(c, g, n, num / den, den);
     return num / den;
 }
 
 static void report(const char *what, double err, double tol) {
     printf("  %-58s rel err %.3g (tol %.0e)\n", what, err, tol);
     CHECK(err <= tol, "%s: GPU vs CPU rel err %g > %g", what, err, tol);
+    if (!(err <= tol) && worst_detail_err >= 0) printf("    where: %s\n", worst_detail);
+    worst_detail_err = -1.0;
 }
 
 /* compares a whole buffer of the two backends */

@@ -501,11 +501,13 @@ static NmtStatus setup(Trainer *tr) {
                      (long long)batcher_batches_in_epoch(tr->train_batches), attn_style_names[d.style],
                      tr->be->name);
         double param_mb = tr->n_params * sizeof(float) / 1e6;
+        char device_note[128];
+        backend_memory_note(tr->be, device_note, sizeof device_note);
         nmt_log_info("train: memory on the %s: %.1f MB parameters and gradients, %.1f MB optimizer state, "
-                     "%.1f MB activations (batches up to %d x %d x %d, decoding up to %d steps)",
+                     "%.1f MB activations (batches up to %d x %d x %d, decoding up to %d steps)%s",
                      tr->be->name, 2 * param_mb, optimizer_state_bytes(tr->optim) / 1e6,
                      seq2seq_arena_bytes(tr->model) / 1e6, ml.max_B, ml.max_S, ml.max_T,
-                     ml.max_decode_T);
+                     ml.max_decode_T, device_note);
     }
     return st;
 }
