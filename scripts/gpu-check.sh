@@ -527,6 +527,32 @@ else
 fi
 
 # 7. PyTorch with cuDNN LSTMs: same sizes, same batches, TF32 allowed
+
+# torch_run NAME LIMIT CMD...: runs a PyTorch command with the machine's own
+# library path, output in $work/torch.txt and torch.log; sets took. 0 when it
+# ran; else a row for NAME, never a failure: 2 when torch has no CUDA (exit
+# status 3: "unavailable"), 1 for a timeout or another error.
+torch_run() {
+    local name=$1 limit=$2 start rc
+    shift 2
+    start=$(date +%s)
+    echo "-- $name: $*" >>"$plog"
+    env LD_LIBRARY_PATH="$orig_ld_library_path" PYTHONUNBUFFERED=1 timeout -k 5 "$limit" "$@" >"$work/torch.txt" 2>&1
+    rc=$?
+    cat "$work/torch.txt" >>"$plog"
+    took=$(($(date +%s) - start))
+    if [ "$rc" -eq 3 ]; then
+        row "$name" "unavailable" "$took" "$(key "$(cat "$work/torch.txt")" unavailable | cut -c1-90) (not a failure)"
+        return 2
+    elif timed_out "$rc"; then
+        row "$name" "timeout" "$took" "over ${limit}s (not a failure)"
+        return 1
+    elif [ "$rc" -ne 0 ]; then
+        row "$name" "error($rc)" "$took" "$(tail -n 1 "$work/torch.txt" | cut -c1-80) (not a failure)"
+        return 1
+    fi
+    return 0
+}
 echo "== PyTorch on $dev_tag (log: torch.log)"
 tf32_gflops=""
 if [ "$no_gpu" = 1 ]; then
@@ -553,27 +579,15 @@ else
                 row "PyTorch $name" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
                 continue
             fi
-            start=$(date +%s)
             cmd=("$PY" "$TORCH_BENCH" --device "$DEV" --tf32 ${peak:+"$peak"} --emb "$E" --hidden "$H" --enc-layers "$Le"
                 --dec-layers "$Ld" --batch "$B" --src-len "$S" --tgt-len "$T" --src-vocab "$Vs" --tgt-vocab "$Vt"
                 --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
-            echo "-- $name: ${cmd[*]}" >>"$plog"
-            env LD_LIBRARY_PATH="$orig_ld_library_path" PYTHONUNBUFFERED=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/torch.txt" 2>&1
-            rc=$?
-            cat "$work/torch.txt" >>"$plog"
-            took=$(($(date +%s) - start))
+            torch_run "PyTorch $name" "$lim" "${cmd[@]}"
+            case $? in
+                2) PY=""; break ;;
+                1) continue ;;
+            esac
             t=$(cat "$work/torch.txt")
-            if [ "$rc" -eq 3 ]; then
-                row "PyTorch $name" "unavailable" "$took" "$(key "$t" unavailable | cut -c1-90) (not a failure)"
-                PY=""
-                break
-            elif timed_out "$rc"; then
-                row "PyTorch $name" "timeout" "$took" "over ${lim}s (not a failure)"
-                continue
-            elif [ "$rc" -ne 0 ]; then
-                row "PyTorch $name" "error($rc)" "$took" "$(tail -n 1 "$work/torch.txt" | cut -c1-80) (not a failure)"
-                continue
-            fi
             [ -n "$peak" ] && tf32_gflops=$(printf '%s\n' "$t" | sed -n 's/^gemm tf32 GFLOP\/s ([^)]*): //p') &&
                 fp32_gflops=$(printf '%s\n' "$t" | sed -n 's/^gemm fp32 GFLOP\/s ([^)]*): //p')
             peak=""
@@ -613,21 +627,8 @@ else
             continue
         fi
         # one process for both beams (one start of Python and CUDA)
-        start=$(date +%s)
-        cmd=("$PY" "$REFERENCE" decode --device "$DEV" --model "${dec_model[$name]}" --input "$work/data/test.src"
-            --beam "$beams" --batch 64 --out "$work/pt-$name-b{beam}.txt")
-        echo "-- decode $name: ${cmd[*]}" >>"$plog"
-        env LD_LIBRARY_PATH="$orig_ld_library_path" PYTHONUNBUFFERED=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/torch.txt" 2>&1
-        rc=$?
-        cat "$work/torch.txt" >>"$plog"
-        took=$(($(date +%s) - start))
-        if timed_out "$rc"; then
-            row "PyTorch decode$tag" "timeout" "$took" "over ${lim}s (not a failure)"
-            continue
-        elif [ "$rc" -ne 0 ]; then
-            row "PyTorch decode$tag" "error($rc)" "$took" "$(tail -n 1 "$work/torch.txt" | cut -c1-80) (not a failure)"
-            continue
-        fi
+        torch_run "PyTorch decode$tag" "$lim" "$PY" "$REFERENCE" decode --device "$DEV" --model "${dec_model[$name]}" \
+            --input "$work/data/test.src" --beam "$beams" --batch 64 --out "$work/pt-$name-b{beam}.txt" || continue
         k=0
         for beam in ${beams//,/ }; do
             k=$((k + 1))
