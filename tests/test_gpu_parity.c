@@ -488,24 +488,44 @@ static void test_lstm(int B, int H, const float *hkeep, bool with_bias) {
     report(name, fmax(buf_err(z), fmax(buf_err(dc), buf_err(carry))), OP_TOL);
 }
 
-static void test_embedding(int V, int E, int N) {
+/* pad_run: the last third of the positions are id 0 in a row (padding) */
+static void test_embedding(int V, int E, int N, bool pad_run) {
     char name[96];
     int32_t *ids = malloc((size_t)N * sizeof *ids);
     for (int i = 0; i < N; i++) ids[i] = i % 3 == 0 ? 2 : (int32_t)(urand() * V); /* repeats */
+    if (pad_run)
+        for (int i = N - N / 3; i < N; i++) ids[i] = 0;
     ids[N - 1] = V - 1;
     IBuf id = ibuf_from(ids, (size_t)N);
     Buf table = buf_rand((size_t)V * E, -1, 1), out = buf_rand((size_t)N * E, -1, 1);
     BOTH(be->embedding_forward(be, P(out), P(table), P(id), N, E));
     snprintf(name, sizeof name, "embedding_forward V=%d E=%d N=%d", V, E, N);
     cmp_exact(name, out.c, out.g, out.n * sizeof(float));
-    Buf dt = buf_rand((size_t)V * E, -1, 1);
-    BOTH(be->embedding_backward(be, P(dt), P(out), P(id), N, E));
-    snprintf(name, sizeof name, "embedding_backward V=%d E=%d N=%d (repeated ids)", V, E, N);
-    cmp(name, dt, OP_TOL);
+    /* the gradient of each position its own (the forward's output repeats
+     * rows, and equal terms add up alike in any order) */
+    Buf dt = buf_rand((size_t)V * E, -1, 1), dout = buf_rand((size_t)N * E, -1, 1);
+    BOTH(be->embedding_backward(be, P(dt), P(dout), P(id), N, E));
+    /* each element gets its additions in position order, as on the CPU */
+    snprintf(name, sizeof name, "embedding_backward V=%d E=%d N=%d (repeated ids%s)", V, E, N,
+             pad_run ? ", a run of 0s" : "");
+    cmp_exact(name, dt.c, dt.g, dt.n * sizeof(float));
     free(ids);
 }
 
 /* ======================= attention ======================= */
+
+/* The GPU gave the same bits twice (g1, g2: the results of two runs of a
+ * slot on the same inputs): no atomics or other order-dependent sums. */
+static void gpu_twice_same(const char *what, const void *g1, const void *g2, size_t bytes) {
+    void *h1 = malloc(bytes ? bytes : 1), *h2 = malloc(bytes ? bytes : 1);
+    gpu->download(gpu, h1, g1, bytes);
+    gpu->download(gpu, h2, g2, bytes);
+    int same = memcmp(h1, h2, bytes) == 0;
+    printf("  %-58s %s\n", what, same ? "the same bits twice" : "DIFFERENT RUN TO RUN");
+    CHECK(same, "%s: two GPU runs on the same inputs differ", what);
+    free(h1);
+    free(h2);
+}
 
 static void test_additive(int B, int S, int A) {
     char name[96];
@@ -517,12 +537,20 @@ static void test_additive(int B, int S, int A) {
     cmp(name, sc, OP_TOL);
     float *hds = hrand(ns, -1, 1);
     hds[ns / 2] = 0.0f; /* a masked position */
-    Buf ds = buf_from(hds, ns), dk = buf_rand(nk, -1, 1), dq = buf_rand(nq, -1, 1);
-    Buf dv = buf_rand((size_t)A, -1, 1);
+    float *hdk = hrand(nk, -1, 1), *hdq = hrand(nq, -1, 1), *hdv = hrand((size_t)A, -1, 1);
+    Buf ds = buf_from(hds, ns), dk = buf_from(hdk, nk), dq = buf_from(hdq, nq), dv = buf_from(hdv, (size_t)A);
     BOTH(be->additive_score_backward(be, B, S, A, P(k), P(q), P(v), P(ds), P(dk), P(dq), P(dv)));
     snprintf(name, sizeof name, "additive_score_backward B=%d S=%d A=%d: dk, dq, dv", B, S, A);
     report(name, fmax(buf_err(dk), fmax(buf_err(dq), buf_err(dv))), OP_TOL);
+    /* again on the GPU from the same values: dv sums over b in a fixed order */
+    Buf dk2 = buf_from(hdk, nk), dq2 = buf_from(hdq, nq), dv2 = buf_from(hdv, (size_t)A);
+    gpu->additive_score_backward(gpu, B, S, A, k.g, q.g, v.g, ds.g, dk2.g, dq2.g, dv2.g);
+    snprintf(name, sizeof name, "additive_score_backward B=%d S=%d A=%d: dv run to run", B, S, A);
+    gpu_twice_same(name, dv.g, dv2.g, (size_t)A * sizeof(float));
     free(hds);
+    free(hdk);
+    free(hdq);
+    free(hdv);
 }
 
 /* hcenter NULL: global */
@@ -554,6 +582,7 @@ static void test_attention(void) {
     test_additive(1, 7, 37);
     test_additive(5, 9, 130);
     test_additive(3, 1, 5);
+    test_additive(70, 4, 45); /* three rounds of 32 rows, the last short */
 
     int32_t len3[3] = {6, 4, 1}, len1[1] = {7};
     test_softmax("global B=3 S=6", 3, 6, len3, NULL, 0, 0);
@@ -1370,8 +1399,9 @@ int main(void) {
     float keep5[5] = {1, 0, 1, 1, 0}, keep1[1] = {1};
     test_lstm(5, 37, keep5, true);
     test_lstm(1, 130, keep1, false);
-    test_embedding(29, 37, 50);
-    test_embedding(1001, 70, 300);
+    test_embedding(29, 37, 50, false);
+    test_embedding(1001, 70, 300, false);
+    test_embedding(300, 33, 97, true);
     test_attention();
     test_xent(37, 1001, 0.1f);
     test_xent(5, 29, 0.0f);

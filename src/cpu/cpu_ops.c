@@ -257,10 +257,12 @@ void cpu_additive_score_backward(Backend *be, int B, int S, int A, const float *
 #pragma omp parallel for schedule(static) if ((long)B * S * A > CPU_PAR_MIN / 4)
     for (int blk = 0; blk < nblk; blk++) {
         int a0 = blk * CPU_COL_BLOCK, a1 = cpu_min_int(A, a0 + CPU_COL_BLOCK);
+        /* dv: each row b's terms summed over s, then the rows' sums in b
+         * order (the CUDA kernel's order too) */
         float dv_acc[CPU_COL_BLOCK] = {0};
         for (int b = 0; b < B; b++) {
             const float *q = qproj + (size_t)b * A;
-            float dq_acc[CPU_COL_BLOCK] = {0};
+            float dq_acc[CPU_COL_BLOCK] = {0}, dv_b[CPU_COL_BLOCK] = {0};
             for (int s = 0; s < S; s++) {
                 float ds = dscores[(size_t)b * S + s];
                 if (ds == 0.0f) continue;
@@ -270,12 +272,15 @@ void cpu_additive_score_backward(Backend *be, int B, int S, int A, const float *
                 for (int a = a0; a < a1; a++) {
                     float dvt, dpre;
                     attn_math_additive_backward(ds, v[a], k[a], q[a], &dvt, &dpre);
-                    dv_acc[a - a0] += dvt;
+                    dv_b[a - a0] += dvt;
                     dq_acc[a - a0] += dpre;
                     dk[a] += dpre;
                 }
             }
-            for (int a = a0; a < a1; a++) dqproj[(size_t)b * A + a] += dq_acc[a - a0];
+            for (int a = a0; a < a1; a++) {
+                dqproj[(size_t)b * A + a] += dq_acc[a - a0];
+                dv_acc[a - a0] += dv_b[a - a0];
+            }
         }
         for (int a = a0; a < a1; a++) dv[a] += dv_acc[a - a0];
     }

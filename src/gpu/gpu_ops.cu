@@ -10,8 +10,9 @@
  * Launch shapes: elementwise kernels run one thread per element over a
  * grid-stride loop (gpu_blocks); bias_backward runs one 32 x 8 block per 32
  * columns (fixed-order reduction: the same bits on every run);
- * embedding_backward scatters with atomicAdd (repeated ids: the order of
- * the additions, and so the last bits, may vary from run to run). */
+ * embedding_backward gives each table row to one warp, which adds the
+ * positions of its rows in order (the CPU's order: the same bits as the
+ * CPU, on every run). */
 #include "gpu/gpu_internal.cuh"
 
 #include <curand_kernel.h>
@@ -210,19 +211,50 @@ void gpu_embedding_forward(Backend *be, float *out, const float *table, const in
                ids, N, E);
 }
 
-/* Repeated ids add into the same row: atomicAdd (order not fixed). */
+/* embedding_backward: warps that own table rows (row r belongs to owner
+ * r % EMB_OWNERS), EMB_OWNER_WARPS of them a block */
+#define EMB_OWNERS 128
+#define EMB_OWNER_WARPS 4
+
+/* Grid (columns / 32, EMB_OWNERS / EMB_OWNER_WARPS), blocks of
+ * EMB_OWNER_WARPS warps. A warp owns some table rows and 32 columns (a
+ * lane each): it reads the ids 32 at a time, and the positions whose row it
+ * owns (a ballot), in position order, it adds into the row, keeping the row
+ * in a register while the next such position has the same id. So each
+ * element gets its additions in position order, as in the CPU's loop (the
+ * same bits, on every run), with no atomics. All lanes take part in every
+ * ballot and shuffle (lanes past E only skip their memory accesses). */
 __global__ void embedding_backward_kernel(float *dtable, const float *dout, const int32_t *ids,
                                           int N, int E) {
-    size_t total = (size_t)N * E;
-    GPU_GRID_STRIDE(i, total) atomicAdd(&dtable[(size_t)ids[i / E] * E + i % E], dout[i]);
+    int lane = threadIdx.x & 31, owner = blockIdx.y * EMB_OWNER_WARPS + (threadIdx.x >> 5);
+    int col = blockIdx.x * 32 + lane;
+    bool has_col = col < E;
+    int row = -1;
+    float acc = 0.0f;
+    for (int base = 0; base < N; base += 32) {
+        int id = base + lane < N ? ids[base + lane] : -1;
+        unsigned mine = __ballot_sync(0xffffffffu, id >= 0 && id % EMB_OWNERS == owner);
+        while (mine) { /* the same for the whole warp */
+            int src = __ffs(mine) - 1;
+            mine &= mine - 1;
+            int r = __shfl_sync(0xffffffffu, id, src);
+            if (r != row) {
+                if (row >= 0 && has_col) dtable[(size_t)row * E + col] = acc;
+                row = r;
+                if (has_col) acc = dtable[(size_t)row * E + col];
+            }
+            if (has_col) acc += dout[(size_t)(base + src) * E + col];
+        }
+    }
+    if (row >= 0 && has_col) dtable[(size_t)row * E + col] = acc;
 }
 
 void gpu_embedding_backward(Backend *be, float *dtable, const float *dout,
                             const int32_t *ids, int N, int E) {
     GPU_ENTER(be);
     if (N <= 0 || E <= 0) return;
-    GPU_LAUNCH(ctx, embedding_backward_kernel, gpu_blocks((size_t)N * E), GPU_THREADS, dtable,
-               dout, ids, N, E);
+    dim3 grid((E + 31) / 32, EMB_OWNERS / EMB_OWNER_WARPS);
+    GPU_LAUNCH(ctx, embedding_backward_kernel, grid, 32 * EMB_OWNER_WARPS, dtable, dout, ids, N, E);
 }
 
 /* ---- local-p centre ---- */

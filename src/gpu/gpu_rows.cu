@@ -11,7 +11,8 @@
  * the attention rows in float. Shapes:
  * - additive_score_forward: one warp per (s, b) score;
  * - additive_score_backward: one thread per (b, a) walking s in order
- *   (dkproj and dqproj without races), dv by one atomicAdd per (b, a);
+ *   (dkproj and dqproj without races); dv adds the b's terms in b order
+ *   (the CPU's order: the same bits on every run);
  * - softmax rows, loss rows, top-k: one block per row;
  * - sum_squares: GPU_SUMSQ_BLOCKS fixed blocks, then one block adds their
  *   partial sums in a fixed order (the same bits on every run). */
@@ -22,8 +23,8 @@
 
 /* threads of an attention-softmax row block (rows are source-length short) */
 #define ATTN_THREADS 128
-/* threads (a multiple of 32) of an additive-backward block, over A */
-#define ADD_BWD_THREADS 128
+/* b lanes of an additive-backward block (32 columns a each) */
+#define ADD_BWD_BLANES 32
 
 struct GpuMaxOp {
     __device__ float operator()(float a, float b) const { return kernel_maxf(a, b); }
@@ -60,29 +61,46 @@ void gpu_additive_score_forward(Backend *be, int B, int S, int A, const float *k
                GPU_THREADS, B, S, A, kproj, qproj, v, scores);
 }
 
-/* Grid (B, A blocks of ADD_BWD_THREADS): thread (b, a) walks s in order,
- * skipping zero score gradients (masked positions) as the CPU does. B is in
- * gridDim.x (up to 2^31 - 1), not gridDim.y (at most 65535). */
+/* Grid (A / 32), blocks of 32 x ADD_BWD_BLANES: thread (x, y) has column
+ * a = 32 blockIdx.x + x and the rows b = y, y + ADD_BWD_BLANES, ...; for
+ * each b it walks s in order, skipping zero score gradients (masked
+ * positions) as the CPU does, adds into dkproj and dqproj (nobody else
+ * writes those elements) and sums the b's dv term over s. After each round
+ * of ADD_BWD_BLANES rows, lane y = 0 adds the round's terms in b order: dv
+ * gets the CPU's sum in the CPU's order (cpu_additive_score_backward), the
+ * same bits on every run, with no atomics. */
 __global__ void additive_score_backward_kernel(int B, int S, int A, const float *kproj,
                                                const float *qproj, const float *v,
                                                const float *dscores, float *dkproj,
                                                float *dqproj, float *dv) {
-    int a = blockIdx.y * blockDim.x + threadIdx.x, b = blockIdx.x;
-    if (a >= A) return;
-    float q = qproj[(size_t)b * A + a], va = v[a];
-    float dq = 0.0f, dva = 0.0f;
-    for (int s = 0; s < S; s++) {
-        float ds = dscores[(size_t)b * S + s];
-        if (ds == 0.0f) continue;
-        size_t r = ((size_t)s * B + b) * A + a;
-        float dvt, dpre;
-        attn_math_additive_backward(ds, va, kproj[r], q, &dvt, &dpre);
-        dva += dvt;
-        dq += dpre;
-        dkproj[r] += dpre;
+    __shared__ float terms[ADD_BWD_BLANES][33];
+    int x = threadIdx.x, y = threadIdx.y, a = blockIdx.x * 32 + x;
+    bool has_a = a < A;
+    float va = has_a ? v[a] : 0.0f, dv_acc = 0.0f;
+    for (int b0 = 0; b0 < B; b0 += ADD_BWD_BLANES) { /* the same rounds for every thread */
+        int b = b0 + y;
+        float dva = 0.0f;
+        if (has_a && b < B) {
+            float q = qproj[(size_t)b * A + a], dq = 0.0f;
+            for (int s = 0; s < S; s++) {
+                float ds = dscores[(size_t)b * S + s];
+                if (ds == 0.0f) continue;
+                size_t r = ((size_t)s * B + b) * A + a;
+                float dvt, dpre;
+                attn_math_additive_backward(ds, va, kproj[r], q, &dvt, &dpre);
+                dva += dvt;
+                dq += dpre;
+                dkproj[r] += dpre;
+            }
+            dqproj[(size_t)b * A + a] += dq;
+        }
+        terms[y][x] = dva;
+        __syncthreads();
+        if (y == 0)
+            for (int j = 0; j < ADD_BWD_BLANES && b0 + j < B; j++) dv_acc += terms[j][x];
+        __syncthreads();
     }
-    dqproj[(size_t)b * A + a] += dq;
-    atomicAdd(&dv[a], dva);
+    if (y == 0 && has_a) dv[a] += dv_acc;
 }
 
 void gpu_additive_score_backward(Backend *be, int B, int S, int A, const float *kproj,
@@ -90,9 +108,8 @@ void gpu_additive_score_backward(Backend *be, int B, int S, int A, const float *
                                  float *dkproj, float *dqproj, float *dv) {
     GPU_ENTER(be);
     if (B <= 0 || S <= 0 || A <= 0) return;
-    dim3 grid(B, (A + ADD_BWD_THREADS - 1) / ADD_BWD_THREADS);
-    GPU_LAUNCH(ctx, additive_score_backward_kernel, grid, ADD_BWD_THREADS, B, S, A, kproj, qproj,
-               v, dscores, dkproj, dqproj, dv);
+    GPU_LAUNCH(ctx, additive_score_backward_kernel, (A + 31) / 32, dim3(32, ADD_BWD_BLANES), B, S,
+               A, kproj, qproj, v, dscores, dkproj, dqproj, dv);
 }
 
 /* ---- masked attention softmax: one block per row b ---- */

@@ -227,6 +227,39 @@ T __shfl_xor_sync(unsigned mask, T v, int lane_mask) {
     return r;
 }
 
+/* The lanes of the running thread's warp named by mask must all call it,
+ * and none of them may have returned (undefined on a GPU: aborts here). */
+void emu_check_warp_mask(unsigned mask, const char *what);
+
+/* lane src's v, for every calling lane (mask: as __shfl_xor_sync) */
+template <class T>
+T __shfl_sync(unsigned mask, T v, int src_lane) {
+    emu_check_warp_mask(mask, "__shfl_sync");
+    int t = emu_flat_tid();
+    memcpy(&emu_slot[t], &v, sizeof v);
+    emu_warp_barrier();
+    T r;
+    memcpy(&r, &emu_slot[(t & ~31) | (src_lane & 31)], sizeof r);
+    emu_warp_barrier();
+    return r;
+}
+
+/* bit i set when lane i of the warp (in mask) passed a non-zero p */
+inline unsigned __ballot_sync(unsigned mask, int p) {
+    emu_check_warp_mask(mask, "__ballot_sync");
+    int t = emu_flat_tid(), w = t & ~31;
+    emu_slot[t] = p != 0;
+    emu_warp_barrier();
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++)
+        if ((mask >> i & 1u) && emu_slot[w + i] != 0.0) r |= 1u << i;
+    emu_warp_barrier();
+    return r;
+}
+
+/* 1 + the index of the lowest set bit; 0 for 0 */
+inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+
 inline float atomicAdd(float *p, float v) {
     float old = *p;
     *p = old + v;

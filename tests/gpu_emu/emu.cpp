@@ -72,6 +72,18 @@ void emu_barrier(void) {
     swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
 }
 
+void emu_check_warp_mask(unsigned mask, const char *what) {
+    int n = (int)(blockDim.x * blockDim.y * blockDim.z), w = emu_cur & ~31;
+    for (int i = 0; i < 32; i++) {
+        if (!(mask >> i & 1u)) continue;
+        if (w + i >= n || !emu_live[w + i]) {
+            fprintf(stderr, "cuda emulator: %s with lane %d in its mask, which %s\n", what, i,
+                    w + i >= n ? "the block does not have" : "has returned");
+            abort();
+        }
+    }
+}
+
 void emu_warp_barrier(void) {
     emu_fiber[emu_cur].state = EMU_WAIT_WARP;
     swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);

@@ -4,7 +4,8 @@
  * (EMU_STREAM_ORDER first and last); a missing join or fork reads stale
  * data; a captured fork/join graph replays; an unjoined capture fails;
  * pageable uploads are staged at the call, pinned ones read when they run;
- * cuBLAS work goes to its handle's stream. Built by mk/gpu.mk against
+ * cuBLAS work goes to its handle's stream; warp ballots and shuffles read
+ * the caller's warp, and a mask naming a returned lane aborts. Built by mk/gpu.mk against
  * emu.o alone (`make gpu-emu-selftest`), run by tests/test_gpu_emu.sh.
  * Prints "emu_selftest: N passed, M failed" and exits 1 on a failure.
  *
@@ -449,6 +450,52 @@ static void test_bad_order(void) {
           "emu_set_stream_order(\"sideways\") did not abort");
 }
 
+/* out[t] = the ballot of lanes with lane % 3 == 0, and lane 5's value of
+ * 100 + lane, for each thread t of a 64-thread block (two warps) */
+__global__ void warp_vote_kernel(unsigned *ballots, int *shuffled) {
+    int t = threadIdx.x, lane = t & 31;
+    ballots[t] = __ballot_sync(0xffffffffu, lane % 3 == 0);
+    shuffled[t] = __shfl_sync(0xffffffffu, 100 + t, 5);
+}
+
+/* a ballot whose mask names a lane that has returned */
+__global__ void exited_lane_kernel(unsigned *out) {
+    if (threadIdx.x == 7) return;
+    out[threadIdx.x] = __ballot_sync(0xffffffffu, 1);
+}
+
+/* __ballot_sync and __shfl_sync read the lanes of the caller's warp; a mask
+ * naming a returned lane aborts (undefined on a GPU) */
+static void test_warp_vote(void) {
+    unsigned *ballots = NULL;
+    int *shuffled = NULL;
+    if (cudaMalloc(&ballots, 64 * sizeof(unsigned)) != cudaSuccess ||
+        cudaMalloc(&shuffled, 64 * sizeof(int)) != cudaSuccess)
+        abort();
+    emu_launch(main_s, warp_vote_kernel, 1, 64, ballots, shuffled);
+    cudaStreamSynchronize(main_s);
+    unsigned want = 0;
+    for (int i = 0; i < 32; i += 3) want |= 1u << i;
+    bool ok = true;
+    for (int t = 0; t < 64; t++) ok = ok && ballots[t] == want && shuffled[t] == 100 + (t & ~31) + 5;
+    check(ok, "__ballot_sync / __shfl_sync: thread 40 got %#x and %d, want %#x and %d", ballots[40],
+          shuffled[40], want, 100 + 32 + 5);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(3);
+        emu_launch(main_s, exited_lane_kernel, 1, 32, ballots);
+        cudaStreamSynchronize(main_s);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+          "a ballot naming a returned lane did not abort");
+    cudaFree(ballots);
+    cudaFree(shuffled);
+}
+
 int main(void) {
     cudaStreamCreateWithFlags(&main_s, cudaStreamNonBlocking);
     cudaStreamCreateWithFlags(&side_s, cudaStreamNonBlocking);
@@ -471,6 +518,7 @@ int main(void) {
         }
     }
     test_bad_order();
+    test_warp_vote();
     cudaStreamDestroy(main_s);
     cudaStreamDestroy(side_s);
     printf("emu_selftest: %d passed, %d failed\n", passed, failed);
