@@ -129,6 +129,37 @@ check "same_losses run-cuda/train.csv run-graphs/train.csv" \
   "graphs: losses differ: $(cut -d, -f1-4,11 run-graphs/train.csv | tr '\n' ' ')"
 check "grep -Eq 'train: cuda: .* in [0-9]+ host calls \([0-9]+ graph launches' train-graphs.log" \
   "graphs: no usage line: $(grep 'cuda:' train-graphs.log)"
+# Determinism: with the emulated device's blocks, warps and threads run in
+# two different shuffled orders, three training steps of a Luong concat
+# model (the additive score: its dv sums over rows) give the same weights
+# and Adam moments to the byte: no sum depends on the order in which the
+# device runs threads (an atomicAdd scatter would)
+for seed in 1 2; do
+  EMU_SCHEDULE=shuffle EMU_SEED=$seed train det cuda "$EMU" \
+    --set model.attention.score=concat
+  check "[ $? -eq 0 ]" "training in shuffled order $seed: $(tail -3 train-det.log)"
+  mv run-det "run-det$seed"
+done
+# same_weights A B: two checkpoints hold the same weights and Adam moments
+# to the byte (PARM and OPTM; STAT holds the wall-clock seconds)
+same_weights() {
+  python3 - "$1" "$2" <<'PY'
+import struct, sys
+def sections(path):
+    data = open(path, "rb").read()
+    (size,) = struct.unpack_from("<Q", data, 16)  # docs/checkpoint-format.md
+    found, off = {}, 24
+    while off < 24 + size:
+        (length,) = struct.unpack_from("<Q", data, off + 4)
+        found[data[off:off + 4]] = data[off + 12:off + 12 + length]
+        off += 12 + length
+    return found
+a, b = sections(sys.argv[1]), sections(sys.argv[2])
+sys.exit(0 if all(t in a and a[t] == b.get(t) for t in (b"PARM", b"OPTM")) else 1)
+PY
+}
+check "same_weights run-det1/last.nmt run-det2/last.nmt" \
+  "two shuffled orders of the device's threads trained different weights"
 # NMT_CUDA_LANES=0: the encoder's two directions on one stream instead of
 # two (docs/gpu.md, "Lanes") train bit for bit alike (the same kernels and
 # sums, only the streams differ); the default run logs its forks
