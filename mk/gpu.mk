@@ -5,7 +5,7 @@
 #                     $(BUILD)/gpu-bundle/, ignored by git) with: nmt (a
 #                     copy of $(BIN)), test_gpu_parity, bench_train,
 #                     gpu-check.sh, torch_gpu_bench.py (the PyTorch side of
-#                     the benchmark), reference.py, configs/de-en-2x512.json (the
+#                     the benchmark), reference.py, ckpt_same.py, configs/de-en-2x512.json (the
 #                     bench config), COMMIT, lib/ (every shared library that
 #                     ldd lists and that is neither glibc's nor CUDA's:
 #                     libopenblas (the build the binaries link), libgomp,
@@ -46,7 +46,7 @@ GPU_BUNDLE_STRIP ?= 1
 GPU_BUNDLE_MAX_KB ?= 60000
 GPU_BUNDLE_BINS := $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
 # what gpu-check.sh needs beside the binaries (configs keep their folder)
-GPU_BUNDLE_FILES := scripts/gpu-check.sh scripts/torch_gpu_bench.py scripts/reference.py
+GPU_BUNDLE_FILES := scripts/gpu-check.sh scripts/torch_gpu_bench.py scripts/reference.py scripts/ckpt_same.py
 GPU_BUNDLE_CONFIGS := configs/de-en-2x512.json
 # libraries left to the GPU machine: glibc's, the dynamic loader, CUDA's
 GPU_BUNDLE_SKIP := /(libc|libm|libdl|librt|libpthread|libresolv|libutil|ld-linux[^/]*)\.so|/lib(cuda|cudart|cublas|cublasLt|curand|nvrtc|nvJitLink|nvidia)[^/]*\.so

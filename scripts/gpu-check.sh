@@ -22,6 +22,8 @@
 #      must fall by 0.5 nats from its first logged value and stay within
 #      GPU_CHECK_TRAIN_TOL (0.02) relative of the CPU loss at every logged
 #      step (train.csv, every 10 steps); both curves go into train.log;
+#      then the GPU run again: the same weights and Adam moments to the bit
+#      (scripts/ckpt_same.py; 60 s);
 #   4. checkpoints across devices (90 s): the GPU-trained last.nmt translates
 #      the test set (beam 5) with --device cpu and --device cuda, the
 #      CPU-trained one likewise; each pair must agree on >= 90% of the lines;
@@ -72,6 +74,7 @@ if [ -x "$here/test_gpu_parity" ]; then # a bundle: everything beside this scrip
     BENCH="$here/bench_train"
     TORCH_BENCH="$here/torch_gpu_bench.py"
     REFERENCE="$here/reference.py"
+    CKPT_SAME="$here/ckpt_same.py"
     BENCH_CONFIG="$here/configs/de-en-2x512.json"
     default_out="$here/gpu-out"
     commit=$(cat "$here/COMMIT" 2>/dev/null || echo unknown)
@@ -84,6 +87,7 @@ else
     BENCH="${NMT_BUILD:-$root/build}/bench/bench_train"
     TORCH_BENCH="$root/scripts/torch_gpu_bench.py"
     REFERENCE="$root/scripts/reference.py"
+    CKPT_SAME="$root/scripts/ckpt_same.py"
     BENCH_CONFIG="$root/configs/de-en-2x512.json"
     default_out="$root/build/gpu-out"
     commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
@@ -359,6 +363,29 @@ else
         failed=1
     else
         row "train $dev_tag vs CPU" "pass" "$took" "$detail"
+    fi
+    # 3b. the same training again on the device: the same weights and Adam
+    # moments to the bit (no kernel sums in an order that can change)
+    if [ "${trc[gpu]}" -eq 0 ] && lim2=$(limit_for 60); then
+        t1=$(date +%s)
+        echo "-- the same training again: --set train.device=$DEV --set train.save_dir=run-gpu2" >>"$tlog"
+        (cd "$work" && timeout -k 5 "$lim2" "$NMT" train --config train.json --quiet \
+            --set train.device="$DEV" --set train.max_steps="$TRAIN_STEPS" --set train.save_dir=run-gpu2) >>"$tlog" 2>&1
+        rc=$?
+        if [ "$rc" -ne 0 ]; then
+            row "train $dev_tag twice" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "the second run: $(tail -n 1 "$tlog" | cut -c1-80)"
+            failed=1
+        else
+            same=$(env LD_LIBRARY_PATH="$orig_ld_library_path" python3 "$CKPT_SAME" "$work/run-gpu/last.nmt" "$work/run-gpu2/last.nmt" 2>&1)
+            rc=$?
+            echo "   ckpt_same.py: $same" >>"$tlog"
+            case $rc in
+                0) row "train $dev_tag twice" "pass" "$(($(date +%s) - t1))" "$same" ;;
+                127) row "train $dev_tag twice" "unavailable" "$(($(date +%s) - t1))" "no python3 to compare the checkpoints" ;;
+                *) row "train $dev_tag twice" "FAIL" "$(($(date +%s) - t1))" "$(printf '%s' "$same" | cut -c1-100) (run to run)"
+                   failed=1 ;;
+            esac
+        fi
     fi
     # 4. each checkpoint translates the test set on both devices
     start=$(date +%s)

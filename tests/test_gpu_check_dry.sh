@@ -28,6 +28,9 @@ row() { grep -E "^$1 " "$out/summary.txt" | head -1; }
 check "row 'train cpu \\(dry run\\) vs CPU' | grep -qE ' pass +[0-9]+  [0-9]+ steps: cpu loss [0-9.]+->[0-9.]+'" \
   "training row: $(row 'train cpu')"
 check "row 'checkpoints GPU<->CPU' | grep -q ' pass '" "checkpoint row: $(row 'checkpoints')"
+# the training run again: the same weights and Adam moments to the bit
+check "row 'train cpu \\(dry run\\) twice' | grep -qE ' pass +[0-9]+  identical: [1-9][0-9]* weights, [1-9][0-9]* optimizer values'" \
+  "training twice row: $(row 'train cpu (dry run) twice')"
 for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench nmt large graphs' \
   'bench nmt de-en one-stream'; do
   # numbers parsed from bench_train's output: none may be zero or NaN

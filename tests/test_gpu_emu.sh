@@ -140,26 +140,9 @@ for seed in 1 2; do
   check "[ $? -eq 0 ]" "training in shuffled order $seed: $(tail -3 train-det.log)"
   mv run-det "run-det$seed"
 done
-# same_weights A B: two checkpoints hold the same weights and Adam moments
-# to the byte (PARM and OPTM; STAT holds the wall-clock seconds)
-same_weights() {
-  python3 - "$1" "$2" <<'PY'
-import struct, sys
-def sections(path):
-    data = open(path, "rb").read()
-    (size,) = struct.unpack_from("<Q", data, 16)  # docs/checkpoint-format.md
-    found, off = {}, 24
-    while off < 24 + size:
-        (length,) = struct.unpack_from("<Q", data, off + 4)
-        found[data[off:off + 4]] = data[off + 12:off + 12 + length]
-        off += 12 + length
-    return found
-a, b = sections(sys.argv[1]), sections(sys.argv[2])
-sys.exit(0 if all(t in a and a[t] == b.get(t) for t in (b"PARM", b"OPTM")) else 1)
-PY
-}
-check "same_weights run-det1/last.nmt run-det2/last.nmt" \
-  "two shuffled orders of the device's threads trained different weights"
+# (scripts/ckpt_same.py: the PARM and OPTM sections; STAT holds seconds)
+same=$(python3 "$ROOT/scripts/ckpt_same.py" run-det1/last.nmt run-det2/last.nmt)
+check "[ $? -eq 0 ]" "two shuffled orders of the device's threads trained different weights: $same"
 # NMT_CUDA_LANES=0: the encoder's two directions on one stream instead of
 # two (docs/gpu.md, "Lanes") train bit for bit alike (the same kernels and
 # sums, only the streams differ); the default run logs its forks
