@@ -1372,13 +1372,8 @@ def cmd_decode(a):
         if a.device.startswith("cuda") and not torch.cuda.is_available():
             raise SystemExit("decode: --device %s: this torch (%s) sees no CUDA device" % (a.device, torch.__version__))
         dev = torch.device(a.device)
-        # CUDA only: float32 unless asked, as nmt's default (the stable switch
-        # for matmuls; cuDNN, its RNNs too, follows its legacy one where it exists)
-        torch.set_float32_matmul_precision("high" if a.tf32 else "highest")
-        try:
-            torch.backends.cudnn.allow_tf32 = a.tf32
-        except Exception:  # noqa: BLE001 (a torch without the legacy switch)
-            pass
+        from torch_gpu_bench import set_tf32                                 # beside this script
+        set_tf32(torch, a.tf32)                     # CUDA only: float32 unless asked, as nmt's default
         model.to(dev)
         dec_cfg = cfg.get("decode", {})
         beams = a.beam or [dec_cfg.get("beam", 5)]

@@ -125,6 +125,17 @@ def print_flops(a):
     return fl
 
 
+def set_tf32(torch, on):
+    """TF32 on or off in CUDA matmuls (the stable switch, torch >= 1.12) and
+    in cuDNN, its RNNs too (its legacy switch, where the torch has it).
+    reference.py decode uses it too."""
+    torch.set_float32_matmul_precision("high" if on else "highest")
+    try:
+        torch.backends.cudnn.allow_tf32 = on
+    except Exception:  # noqa: BLE001 (a torch without the legacy switch)
+        pass
+
+
 def main(argv):
     a = parse_args(argv)
     fl = print_flops(a)
@@ -143,16 +154,7 @@ def main(argv):
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     on_gpu = dev.startswith("cuda")
-    def set_tf32(on):
-        # the stable switch for matmuls (torch >= 1.12); cuDNN (its RNNs too)
-        # follows torch.backends.cudnn.allow_tf32
-        torch.set_float32_matmul_precision("high" if on else "highest")
-        try:
-            torch.backends.cudnn.allow_tf32 = on
-        except Exception:  # noqa: BLE001 (a torch without the legacy switch)
-            pass
-
-    set_tf32(a.tf32)
+    set_tf32(torch, a.tf32)
     torch.backends.cudnn.benchmark = True
     nn = torch.nn
     print("torch: %s, cuda %s, cudnn %s, device %s, TF32 %s" % (
@@ -290,7 +292,7 @@ def main(argv):
         x = torch.randn(n, n, device=dev)
         y = torch.randn(n, n, device=dev)
         for tf32 in (True, False):
-            set_tf32(tf32)
+            set_tf32(torch, tf32)
             torch.matmul(x, y)
             sync()
             reps, bestt = (20 if on_gpu else 3), 1e30
@@ -302,7 +304,7 @@ def main(argv):
                 bestt = min(bestt, (time.perf_counter() - t0) / reps)
             print("gemm %s GFLOP/s (%d^3 sgemm, torch.matmul): %.1f" % ("tf32" if tf32 else "fp32", n,
                                                                          2.0 * n ** 3 / bestt / 1e9))
-        set_tf32(a.tf32)
+        set_tf32(torch, a.tf32)
     return 0
 
 

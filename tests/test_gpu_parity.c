@@ -223,14 +223,21 @@ static double buf_err(Buf b) {
 
 static void cmp(const char *what, Buf b, double tol) { report(what, buf_err(b), tol); }
 
+/* whether `bytes` bytes at x (on backend bx) and at y (on by) are equal */
+static int same_bits(Backend *bx, const void *x, Backend *by, const void *y, size_t bytes) {
+    void *hx = malloc(bytes ? bytes : 1), *hy = malloc(bytes ? bytes : 1);
+    bx->download(bx, hx, x, bytes);
+    by->download(by, hy, y, bytes);
+    int same = memcmp(hx, hy, bytes) == 0;
+    free(hx);
+    free(hy);
+    return same;
+}
+
 static void cmp_exact(const char *what, const void *c, const void *g, size_t bytes) {
-    void *hc = malloc(bytes ? bytes : 1), *hg = malloc(bytes ? bytes : 1);
-    get_both(c, g, hc, hg, bytes);
-    int same = memcmp(hc, hg, bytes) == 0;
+    int same = same_bits(cpu, c, gpu, g, bytes);
     printf("  %-58s %s\n", what, same ? "identical" : "DIFFERENT");
     CHECK(same, "%s: GPU and CPU results differ", what);
-    free(hc);
-    free(hg);
 }
 
 /* ======================= memory ======================= */
@@ -517,14 +524,9 @@ static void test_embedding(int V, int E, int N, bool pad_run) {
 /* The GPU gave the same bits twice (g1, g2: the results of two runs of a
  * slot on the same inputs): no atomics or other order-dependent sums. */
 static void gpu_twice_same(const char *what, const void *g1, const void *g2, size_t bytes) {
-    void *h1 = malloc(bytes ? bytes : 1), *h2 = malloc(bytes ? bytes : 1);
-    gpu->download(gpu, h1, g1, bytes);
-    gpu->download(gpu, h2, g2, bytes);
-    int same = memcmp(h1, h2, bytes) == 0;
+    int same = same_bits(gpu, g1, gpu, g2, bytes);
     printf("  %-58s %s\n", what, same ? "the same bits twice" : "DIFFERENT RUN TO RUN");
     CHECK(same, "%s: two GPU runs on the same inputs differ", what);
-    free(h1);
-    free(h2);
 }
 
 static void test_additive(int B, int S, int A) {
