@@ -419,11 +419,14 @@ int main(int argc, char **argv) {
                gpu_total, gpu_used - gpu_base);
     if (on_gpu && timed)
         printf("cuda per step: %.0f kernel launches, %.0f GEMMs, %.0f host calls, %.1f graph launches, "
-               "%.0f lane forks; %lld graphs captured in all, %lld captures failed (NMT_CUDA_GRAPHS %s)\n",
+               "%.0f lane forks, %.0f persistent recurrences; %lld graphs captured in all, %lld captures "
+               "failed (NMT_CUDA_GRAPHS %s)\n",
                (double)(cc1.launches - cc0.launches) / timed,
                (double)(cc1.cublas_calls - cc0.cublas_calls) / timed, (double)(cc1.host_calls - cc0.host_calls) / timed,
                (double)(cc1.graph_launches - cc0.graph_launches) / timed,
-               (double)(cc1.lane_forks - cc0.lane_forks) / timed, cc1.graphs_captured, cc1.capture_failures,
+               (double)(cc1.lane_forks - cc0.lane_forks) / timed,
+               (double)(cc1.persistent_runs - cc0.persistent_runs) / timed, cc1.graphs_captured,
+               cc1.capture_failures,
                getenv("NMT_CUDA_GRAPHS") && strcmp(getenv("NMT_CUDA_GRAPHS"), "0") ? "on" : "off");
     printf("GEMM GFLOP per step: %.3f\n", flops_per_step / 1e9);
     printf("achieved GFLOP/s: %.2f\n", flops_per_step / step_time / 1e9);

@@ -38,8 +38,8 @@
 #                     runs the main stream first (tests/gpu_emu/cuda_runtime.h).
 #   make gpu-emu-selftest  builds tests/gpu_emu/emu_selftest.cpp against the
 #                     emulator alone and runs it: the emulator's streams,
-#                     events, scheduler orders and multi-stream capture
-#                     (under a second).
+#                     events, scheduler orders, multi-stream capture and
+#                     cooperative launches (under a second).
 
 GPU_BUNDLE ?= $(BUILD)/gpu-bundle
 GPU_BUNDLE_STRIP ?= 1

@@ -93,6 +93,31 @@ struct Backend {
                           const float *c, const float *keep, const float *dh, float *dc,
                           float *dh_carry);
 
+    /* ---- LSTM recurrence over a whole sequence (the encoder's layers) ----
+     * What one layer does after its input GEMM (model/lstm.h has the slot
+     * layout): for each time t in order (reverse: T-1 down to 0),
+     * z = gates[t] + h_prev W_hh^T, then lstm_forward(z, no bias, c_prev,
+     * h_prev, c, h, keep[t]), the previous state being slot t (reverse:
+     * t + 1) and the new one slot t + 1 (reverse: t).
+     * W_hh (4H, H). gates (T, B, 4H): in, x W_ih^T + b; out, the activated
+     * gates. h, c (T + 1, B, H): the start state in slot 0 (reverse: slot
+     * T); the other slots (=). keep (T, B). The CPU runs it step by step
+     * with the slots above; the CUDA backend may run it as one persistent
+     * kernel (docs/gpu.md, "Persistent recurrence"). */
+    void (*lstm_seq_recurrence)(Backend *be, int T, int B, int H, const float *W_hh,
+                                float *gates, float *h, float *c, const float *keep,
+                                bool reverse);
+    /* Its backward, for each time in the opposite order:
+     * dh[t] += dh_rec; lstm_backward(gates[t], c_prev, c, keep[t], dh[t],
+     * dc, dh_rec); dh_rec += dz_t W_hh. gates: in, the activated gates; out,
+     * dz. dh (T, B, H): in, the gradient into each output; changed (each
+     * step's total). dc (B, H): in, the gradient into the cell of the last
+     * state written (slot T, reverse: slot 0); out, into the start state's.
+     * dh_rec (B, H) (=): the gradient into the start state's h. */
+    void (*lstm_seq_recurrence_backward)(Backend *be, int T, int B, int H, const float *W_hh,
+                                         float *gates, const float *c, const float *keep,
+                                         bool reverse, float *dh, float *dc, float *dh_rec);
+
     /* ---- embeddings ---- */
     /* out (N, E) (=) table[ids[i]] */
     void (*embedding_forward)(Backend *be, float *out, const float *table, const int32_t *ids,

@@ -39,7 +39,8 @@ void backend_log_usage(Backend *be, const char *who) {
     if (!be || cuda_backend_counters(be, &c) != 0) return;
     nmt_log_info("%s: cuda: %lld kernel launches and %lld GEMMs in %lld host calls "
                  "(%lld graph launches, %lld graphs captured, %lld captures failed), %lld host waits, "
-                 "%lld lane forks",
+                 "%lld lane forks, %lld persistent recurrences",
                  who, c.launches, c.cublas_calls, c.host_calls, c.graph_launches,
-                 c.graphs_captured, c.capture_failures, c.host_waits, c.lane_forks);
+                 c.graphs_captured, c.capture_failures, c.host_waits, c.lane_forks,
+                 c.persistent_runs);
 }

@@ -1071,7 +1071,8 @@ static int slots_set(const Backend *b) {
            SLOT_SET(gemm) && SLOT_SET(gemm_batched) && SLOT_SET(add_bias) &&
            SLOT_SET(bias_backward) && SLOT_SET(tanh_forward) && SLOT_SET(tanh_backward) &&
            SLOT_SET(dropout) &&
-           SLOT_SET(lstm_forward) && SLOT_SET(lstm_backward) && SLOT_SET(embedding_forward) &&
+           SLOT_SET(lstm_forward) && SLOT_SET(lstm_backward) && SLOT_SET(lstm_seq_recurrence) &&
+           SLOT_SET(lstm_seq_recurrence_backward) && SLOT_SET(embedding_forward) &&
            SLOT_SET(embedding_backward) && SLOT_SET(additive_score_forward) &&
            SLOT_SET(additive_score_backward) && SLOT_SET(attn_softmax_forward) &&
            SLOT_SET(attn_softmax_backward) && SLOT_SET(local_p_forward) &&

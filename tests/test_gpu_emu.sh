@@ -7,7 +7,8 @@
 #     slot tests with blocks, warps and threads run in reverse and in
 #     shuffled order (a result that depends on the order is a race), and
 #     the parity test with the streams in the other order (a missing
-#     cross-stream wait shows in one of the two).
+#     cross-stream wait shows in one of the two), and with the persistent
+#     recurrence (NMT_CUDA_PERSISTENT=1).
 #  2. nmt itself on the emulated backend (build/gpu-emu/nmt): the host side
 #     of a GPU run. Three training steps with train.device=cuda give the
 #     CPU's losses and validation BLEU; checkpoints cross devices both ways
@@ -77,6 +78,15 @@ EMU_STREAM_ORDER=last NMT_PARITY_SWEEP_STRIDE=72 "$ROOT/build/gpu-emu/test_gpu_p
 line=$(grep -E '^test_gpu_parity: [0-9]+ passed, 0 failed' "$tmp/order.log")
 check "[ -n '$line' ]" "the parity test with EMU_STREAM_ORDER=last: $(grep -E 'FAIL|test_gpu_parity:|deadlock' "$tmp/order.log" | head -5)"
 echo "EMU_STREAM_ORDER=last: ${line:-failed}"
+
+# 1d. the whole parity test (every 36th model of the sweep) with the
+# persistent recurrence (NMT_CUDA_PERSISTENT=1): each encoder layer's
+# recurrence, forward and backward, runs as one cooperative kernel whose
+# blocks wait for each other at a grid barrier every step
+NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=36 "$ROOT/build/gpu-emu/test_gpu_parity" > "$tmp/persist.log" 2>&1
+line=$(grep -E '^test_gpu_parity: [0-9]+ passed, 0 failed' "$tmp/persist.log")
+check "[ -n '$line' ]" "the parity test with NMT_CUDA_PERSISTENT=1: $(grep -E 'FAIL|test_gpu_parity:|emulator' "$tmp/persist.log" | head -5)"
+echo "NMT_CUDA_PERSISTENT=1: ${line:-failed}"
 
 # 2. nmt on the emulated backend
 EMU=$ROOT/build/gpu-emu/nmt

@@ -50,6 +50,9 @@ static double gemm_tol = 1e-4;
  * skipped in that run (the default run checks the models; the benchmark
  * step of scripts/gpu-check.sh trains with TF32). */
 static int tf32;
+/* NMT_CUDA_PERSISTENT: whether the whole models run the persistent
+ * recurrence (the slot tests switch it on and off, then back to this) */
+static int persist_env;
 
 /* ---- random numbers (a private SplitMix64) ---- */
 
@@ -238,6 +241,14 @@ static void cmp_exact(const char *what, const void *c, const void *g, size_t byt
     int same = same_bits(cpu, c, gpu, g, bytes);
     printf("  %-58s %s\n", what, same ? "identical" : "DIFFERENT");
     CHECK(same, "%s: GPU and CPU results differ", what);
+}
+
+/* The GPU gave the same bits twice (g1, g2: the results of two runs of a
+ * slot on the same inputs): no atomics or other order-dependent sums. */
+static void gpu_twice_same(const char *what, const void *g1, const void *g2, size_t bytes) {
+    int same = same_bits(gpu, g1, gpu, g2, bytes);
+    printf("  %-58s %s\n", what, same ? "the same bits twice" : "DIFFERENT RUN TO RUN");
+    CHECK(same, "%s: two GPU runs on the same inputs differ", what);
 }
 
 /* ======================= memory ======================= */
@@ -495,6 +506,96 @@ static void test_lstm(int B, int H, const float *hkeep, bool with_bias) {
     report(name, fmax(buf_err(z), fmax(buf_err(dc), buf_err(carry))), OP_TOL);
 }
 
+/* The recurrence over T steps (lstm_seq_recurrence and its backward):
+ * sentences of lengths len[b] (keep 0 after them), the start state random.
+ * On a CUDA backend, persistent = 1 asks for the persistent kernel, 0 for
+ * the step path; the calls must then count want_runs persistent runs (the
+ * forward, its repeat, which must give the same bits, and the backward;
+ * in a fork lane 0's too; 0 where the plan does not apply). The self-test's
+ * backend is left alone (-1). With fork, the recurrence runs on lane 1 next
+ * to one on lane 0, as the encoder's two directions do. */
+static void test_recurrence(int T, int B, int H, const int *len, bool reverse, int persistent,
+                            bool fork, int want_runs) {
+    char name[128], what[64];
+    size_t n = (size_t)B * H, states = (size_t)(T + 1) * n, ng = (size_t)T * B * 4 * H;
+    float *hkeep = malloc((size_t)T * B * sizeof *hkeep);
+    for (int t = 0; t < T; t++)
+        for (int b = 0; b < B; b++) hkeep[(size_t)t * B + b] = t < len[b] ? 1.0f : 0.0f;
+    float *hgates = hrand(ng, -2, 2), *hh = hrand(states, -1, 1), *hc = hrand(states, -1, 1);
+    Buf keep = buf_from(hkeep, (size_t)T * B), W = buf_rand(4 * (size_t)H * H, -0.3f, 0.3f);
+    Buf gates = buf_from(hgates, ng), h = buf_from(hh, states), c = buf_from(hc, states);
+    Buf other = buf_rand(ng, -2, 2); /* lane 0's work in a fork */
+    Buf oh = buf_rand(states, -1, 1), oc = buf_rand(states, -1, 1);
+    snprintf(what, sizeof what, "T=%d B=%d H=%d%s%s%s", T, B, H, reverse ? " reverse" : "",
+             persistent == 1 ? (want_runs ? " persistent" : " persistent asked, steps run")
+             : persistent == 0 ? " steps" : "",
+             fork ? " lane 1" : "");
+    CudaCounters before, after;
+    if (persistent >= 0)
+        CHECK(cuda_backend_set_persistent(gpu, persistent) == 0, "set_persistent %d", persistent);
+    cuda_backend_counters(gpu, &before);
+    BOTH(if (fork) be->fork(be);
+         be->lstm_seq_recurrence(be, T, B, H, P(W), P(gates), P(h), P(c), P(keep), reverse);
+         if (fork) {
+             be->lane(be, 0);
+             be->lstm_seq_recurrence(be, T, B, H, P(W), P(other), P(oh), P(oc), P(keep), !reverse);
+             be->join(be);
+         });
+    snprintf(name, sizeof name, "lstm_seq_recurrence %s: gates", what);
+    cmp(name, gates, STEP_TOL);
+    snprintf(name, sizeof name, "lstm_seq_recurrence %s: h, c", what);
+    report(name, fmax(buf_err(h), buf_err(c)), STEP_TOL);
+    if (fork) {
+        snprintf(name, sizeof name, "lstm_seq_recurrence %s: lane 0's h", what);
+        cmp(name, oh, STEP_TOL);
+    }
+    if (persistent == 1) {
+        Buf g2 = buf_from(hgates, ng), h2 = buf_from(hh, states), c2 = buf_from(hc, states);
+        if (fork) gpu->fork(gpu); /* the same plan as the first run's (half the blocks) */
+        gpu->lstm_seq_recurrence(gpu, T, B, H, W.g, g2.g, h2.g, c2.g, keep.g, reverse);
+        if (fork) gpu->join(gpu);
+        snprintf(name, sizeof name, "lstm_seq_recurrence %s: h run to run", what);
+        gpu_twice_same(name, h.g, h2.g, states * sizeof(float));
+    }
+    Buf dh = buf_rand((size_t)T * n, -1, 1), dc = buf_rand(n, -1, 1), dh_rec = buf_rand(n, -9, 9);
+    BOTH(be->lstm_seq_recurrence_backward(be, T, B, H, P(W), P(gates), P(c), P(keep), reverse,
+                                          P(dh), P(dc), P(dh_rec)));
+    snprintf(name, sizeof name, "lstm_seq_recurrence_backward %s: dz, dh", what);
+    report(name, fmax(buf_err(gates), buf_err(dh)), STEP_TOL);
+    snprintf(name, sizeof name, "lstm_seq_recurrence_backward %s: dc, dh_rec", what);
+    report(name, fmax(buf_err(dc), buf_err(dh_rec)), STEP_TOL);
+    cuda_backend_counters(gpu, &after);
+    long long runs = after.persistent_runs - before.persistent_runs;
+    if (persistent >= 0)
+        CHECK(runs == want_runs, "%s: %lld persistent runs, want %d", what, runs, want_runs);
+    if (persistent >= 0) cuda_backend_set_persistent(gpu, persist_env);
+    free(hkeep);
+    free(hgates);
+    free(hh);
+    free(hc);
+}
+
+/* Shapes for test_recurrence: B = 1; H that no block count divides; a
+ * batch whose padded rows are not a multiple of 8; lengths 0 and full. */
+static void test_recurrences(void) {
+    int len1[1] = {1}, len3[3] = {7, 3, 0}, len70[70];
+    for (int b = 0; b < 70; b++) len70[b] = 5 - b % 6;
+    int modes = selftest ? 1 : 2;
+    for (int m = 0; m < modes; m++) {
+        int p = selftest ? -1 : 1 - m; /* persistent, then steps */
+        test_recurrence(1, 1, 5, len1, false, p, false, p == 1 ? 3 : 0);
+        test_recurrence(7, 3, 37, len3, true, p, false, p == 1 ? 3 : 0);
+        test_recurrence(7, 3, 37, len3, false, p, false, p == 1 ? 3 : 0);
+        test_recurrence(5, 70, 33, len70, false, p, false, p == 1 ? 3 : 0);
+        test_recurrence(5, 70, 33, len70, true, p, true, p == 1 ? 4 : 0);
+    }
+    /* 1100 rows: more 4 x 4 tiles than threads on any device, so the step
+     * path runs even when the persistent kernel is asked for */
+    static int len1100[1100];
+    for (int b = 0; b < 1100; b++) len1100[b] = 3 - b % 4;
+    test_recurrence(3, 1100, 5, len1100, false, selftest ? -1 : 1, false, 0);
+}
+
 /* pad_run: the last third of the positions are id 0 in a row (padding) */
 static void test_embedding(int V, int E, int N, bool pad_run) {
     char name[96];
@@ -520,14 +621,6 @@ static void test_embedding(int V, int E, int N, bool pad_run) {
 }
 
 /* ======================= attention ======================= */
-
-/* The GPU gave the same bits twice (g1, g2: the results of two runs of a
- * slot on the same inputs): no atomics or other order-dependent sums. */
-static void gpu_twice_same(const char *what, const void *g1, const void *g2, size_t bytes) {
-    int same = same_bits(gpu, g1, gpu, g2, bytes);
-    printf("  %-58s %s\n", what, same ? "the same bits twice" : "DIFFERENT RUN TO RUN");
-    CHECK(same, "%s: two GPU runs on the same inputs differ", what);
-}
 
 static void test_additive(int B, int S, int A) {
     char name[96];
@@ -1377,6 +1470,8 @@ int main(void) {
     const char *tf = getenv("NMT_TF32");
     tf32 = tf && *tf && strcmp(tf, "0") != 0;
     if (tf32) gemm_tol = 1e-2;
+    const char *pe = getenv("NMT_CUDA_PERSISTENT");
+    persist_env = !selftest && pe && *pe && strcmp(pe, "0") != 0;
     cpu = cpu_backend_create(0);
     gpu = selftest ? cpu_backend_create(1) : cuda_backend_create(0, err, sizeof err);
     CHECK(cpu != NULL, "cpu backend");
@@ -1401,6 +1496,7 @@ int main(void) {
     float keep5[5] = {1, 0, 1, 1, 0}, keep1[1] = {1};
     test_lstm(5, 37, keep5, true);
     test_lstm(1, 130, keep1, false);
+    test_recurrences();
     test_embedding(29, 37, 50, false);
     test_embedding(1001, 70, 300, false);
     test_embedding(300, 33, 97, true);
@@ -1418,8 +1514,16 @@ int main(void) {
     const char *slots_only = getenv("NMT_PARITY_SLOTS_ONLY");
     if (slots_only && *slots_only && strcmp(slots_only, "0") != 0)
         printf("SKIP: NMT_PARITY_SLOTS_ONLY: traffic, error path, graphs and whole models\n");
-    else
+    else {
+        CudaCounters before, after;
+        cuda_backend_counters(gpu, &before);
         test_beyond_slots();
+        cuda_backend_counters(gpu, &after);
+        if (persist_env)
+            CHECK(after.persistent_runs > before.persistent_runs,
+                  "NMT_CUDA_PERSISTENT=1: the models ran the persistent recurrence (%lld runs)",
+                  after.persistent_runs - before.persistent_runs);
+    }
 
     for (int i = 0; i < n_allocs; i++) {
         cpu->release(cpu, allocs[0][i]);

@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "backend_steps.h"
 #include "common.h"
 
 typedef struct {
@@ -116,6 +117,8 @@ Backend *cpu_backend_create(int threads) {
 
     be->lstm_forward = cpu_lstm_forward;
     be->lstm_backward = cpu_lstm_backward;
+    be->lstm_seq_recurrence = backend_lstm_recurrence_steps;
+    be->lstm_seq_recurrence_backward = backend_lstm_recurrence_backward_steps;
     be->embedding_forward = cpu_embedding_forward;
     be->embedding_backward = cpu_embedding_backward;
 

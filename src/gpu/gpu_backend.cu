@@ -318,6 +318,13 @@ extern "C" void cuda_backend_test_break_capture(Backend *be, long long at_op) {
     if (ctx) gpu_graphs_test_break_capture(ctx, at_op);
 }
 
+extern "C" int cuda_backend_set_persistent(Backend *be, int on) {
+    GpuContext *ctx = cuda_context_of(be);
+    if (!ctx || (on && !ctx->persist_ready)) return -1;
+    ctx->persistent = on != 0;
+    return 0;
+}
+
 static void fill_table(Backend *be) {
     be->name = "cuda";
     be->host_memory = false;
@@ -340,6 +347,8 @@ static void fill_table(Backend *be) {
 
     be->lstm_forward = gpu_lstm_forward;
     be->lstm_backward = gpu_lstm_backward;
+    be->lstm_seq_recurrence = gpu_lstm_seq_recurrence;
+    be->lstm_seq_recurrence_backward = gpu_lstm_seq_recurrence_backward;
     be->embedding_forward = gpu_embedding_forward;
     be->embedding_backward = gpu_embedding_backward;
 
@@ -410,6 +419,7 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         GPU_CUDA(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking)) &&
         gpu_blas_handle_create(ctx, ctx->stream, &ctx->cublas, &ctx->cublas_ws) &&
         gpu_lanes_create(ctx) &&
+        gpu_persist_create(ctx) &&
         GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
         GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double))) &&
         /* graphs only without NMT_SYNC_DEBUG, which waits inside segments */

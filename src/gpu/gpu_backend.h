@@ -23,7 +23,14 @@
  *                     dropped)
  *   NMT_CUDA_LANES=0  run lane 1's work (backend.h, lanes: the encoder's
  *                     reverse direction) on the one stream instead of a
- *                     second one (default: a second stream) */
+ *                     second one (default: a second stream)
+ *   NMT_CUDA_PERSISTENT=1  run the encoder's LSTM recurrence (the slots
+ *                     lstm_seq_recurrence and its backward) as one
+ *                     cooperative kernel per layer with the recurrent
+ *                     weights resident in shared memory, where the shapes
+ *                     fit, instead of a GEMM and a cell kernel per step;
+ *                     off by default until a GPU run has checked it.
+ *                     docs/gpu.md, "Persistent recurrence" */
 #ifndef NMT_GPU_BACKEND_H
 #define NMT_GPU_BACKEND_H
 
@@ -76,6 +83,8 @@ typedef struct {
                                    run op by op (docs/gpu.md, "CUDA graphs") */
     long long lane_forks;      /* forks (backend.h, lanes) asked for, with or without
                                   NMT_CUDA_LANES */
+    long long persistent_runs; /* recurrences (forward or backward) run by the
+                                  persistent kernel (NMT_CUDA_PERSISTENT) */
 } CudaCounters;
 
 /* Fills *out and returns 0 for a backend made by cuda_backend_create; -1
@@ -94,6 +103,12 @@ int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes);
  * The backend must then run that segment op by op, with no error. No
  * effect on other backends or without NMT_CUDA_GRAPHS. */
 void cuda_backend_test_break_capture(Backend *be, long long at_op);
+
+/* For tests: turns the persistent recurrence (NMT_CUDA_PERSISTENT) on or
+ * off for a backend made by cuda_backend_create. 0, or -1 when be is no
+ * such backend or `on` asks for what the device cannot do (no cooperative
+ * launch). */
+int cuda_backend_set_persistent(Backend *be, int on);
 
 #ifdef __cplusplus
 }

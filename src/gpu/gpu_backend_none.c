@@ -40,6 +40,11 @@ void cuda_backend_test_break_capture(Backend *be, long long at_op) {
     (void)be;
     (void)at_op;
 }
+int cuda_backend_set_persistent(Backend *be, int on) {
+    (void)be;
+    (void)on;
+    return -1;
+}
 #else
 typedef int gpu_backend_none_is_empty_with_cuda;
 #endif

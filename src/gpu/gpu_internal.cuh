@@ -101,6 +101,12 @@ typedef struct GpuContext {
     bool failed;          /* an error was recorded: every slot is a no-op */
     char error[512];      /* the first error */
     CudaCounters counters; /* cuda_backend_counters */
+    /* the persistent LSTM recurrence (gpu_persist.cu): whether the slots
+     * use it (NMT_CUDA_PERSISTENT=1, or cuda_backend_set_persistent),
+     * whether the device can (cooperative launch), and the device's
+     * multiprocessors and opt-in shared memory per block */
+    bool persistent, persist_ready;
+    int sm_count, smem_optin;
     struct GpuGraphs *graphs; /* NMT_CUDA_GRAPHS=1: ops are recorded, else NULL (run at once) */
 } GpuContext;
 
@@ -146,6 +152,38 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
 #else
 #define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
     kernel<<<(grid), (block), 0, gpu_exec_stream(c)>>>(__VA_ARGS__)
+#endif
+
+/* cudaLaunchCooperativeKernel(kernel, grid, block, args, smem, stream): a
+ * grid whose blocks are all resident at once, so that they may wait for
+ * each other (gpu_grid_sync), with `smem` bytes of dynamic shared memory
+ * per block (GPU_DYNAMIC_SHARED). Returns the launch's error. */
+#ifdef NMT_CUDA_EMU
+#define GPU_COOP_CALL(c, kernel, grid, block, smem, ...) \
+    emu_launch_cooperative(gpu_exec_stream(c), kernel, dim3(grid), dim3(block), (size_t)(smem), __VA_ARGS__)
+#else
+template <class... P>
+cudaError_t gpu_coop_call(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block,
+                          size_t smem, const P &...args) {
+    void *argv[] = {const_cast<P *>(&args)...};
+    return cudaLaunchCooperativeKernel((const void *)kernel, grid, block, argv, smem, stream);
+}
+#define GPU_COOP_CALL(c, kernel, grid, block, smem, ...) \
+    gpu_coop_call(gpu_exec_stream(c), kernel, dim3(grid), dim3(block), (size_t)(smem), __VA_ARGS__)
+#endif
+
+/* In a kernel: `name`, a T * at the block's dynamic shared memory (16-byte
+ * aligned); and the wait of every thread of a cooperative grid for all the
+ * others (cooperative_groups' grid sync; the emulator's grid barrier). */
+#ifdef NMT_CUDA_EMU
+#define GPU_DYNAMIC_SHARED(T, name) T *name = (T *)emu_dynamic_shared()
+__device__ inline void gpu_grid_sync(void) { emu_grid_barrier(); }
+#else
+#include <cooperative_groups.h>
+#define GPU_DYNAMIC_SHARED(T, name)                                \
+    extern __shared__ __align__(16) unsigned char gpu_dyn_smem_[]; \
+    T *name = (T *)gpu_dyn_smem_
+__device__ inline void gpu_grid_sync(void) { cooperative_groups::this_grid().sync(); }
 #endif
 
 /* ---- the ops of the stream (gpu_graph.cu) ----
@@ -234,6 +272,8 @@ struct GpuKernelOp {
     long line;
     void (*kernel)(P...);
     unsigned grid[3], block[3];
+    unsigned smem;    /* dynamic shared memory, bytes (cooperative launches) */
+    int cooperative;  /* GPU_COOP_CALL instead of GPU_KERNEL_CALL */
     GpuPack<P...> args;
 };
 
@@ -242,7 +282,12 @@ void gpu_kernel_run(GpuContext *c, const GpuKernelOp<P...> &op, std::index_seque
     void (*kernel)(P...) = op.kernel;
     dim3 grid(op.grid[0], op.grid[1], op.grid[2]), block(op.block[0], op.block[1], op.block[2]);
     c->counters.host_calls++;
-    GPU_KERNEL_CALL(c, kernel, grid, block, GpuPackAt<I>::get(op.args)...);
+    if (op.cooperative) {
+        cudaError_t e = GPU_COOP_CALL(c, kernel, grid, block, op.smem, GpuPackAt<I>::get(op.args)...);
+        if (!gpu_check_cuda(c, e, op.name, op.file, (int)op.line)) return;
+    } else {
+        GPU_KERNEL_CALL(c, kernel, grid, block, GpuPackAt<I>::get(op.args)...);
+    }
     gpu_check_launch(c, op.name, op.file, (int)op.line);
 }
 
@@ -255,7 +300,8 @@ void gpu_kernel_exec(GpuContext *c, const void *payload) {
 
 template <class... P, class... A>
 void gpu_launch(GpuContext *c, const char *name, const char *file, int line,
-                void (*kernel)(P...), dim3 grid, dim3 block, const A &...args) {
+                void (*kernel)(P...), dim3 grid, dim3 block, unsigned smem, int cooperative,
+                const A &...args) {
     static_assert(sizeof...(P) == sizeof...(A), "a kernel launch with the wrong argument count");
     GpuKernelOp<P...> op;
     memset(&op, 0, sizeof op);
@@ -265,6 +311,8 @@ void gpu_launch(GpuContext *c, const char *name, const char *file, int line,
     op.kernel = kernel;
     op.grid[0] = grid.x, op.grid[1] = grid.y, op.grid[2] = grid.z;
     op.block[0] = block.x, op.block[1] = block.y, op.block[2] = block.z;
+    op.smem = smem;
+    op.cooperative = cooperative;
     gpu_pack_set(op.args, args...);
     c->counters.launches++;
     gpu_submit(c, gpu_kernel_exec<P...>, &op, sizeof op);
@@ -272,7 +320,12 @@ void gpu_launch(GpuContext *c, const char *name, const char *file, int line,
 
 /* kernel<<<grid, block>>>(args...) as an op, checked when it is enqueued */
 #define GPU_LAUNCH(c, kernel, grid, block, ...) \
-    gpu_launch((c), #kernel, __FILE__, __LINE__, kernel, dim3(grid), dim3(block), __VA_ARGS__)
+    gpu_launch((c), #kernel, __FILE__, __LINE__, kernel, dim3(grid), dim3(block), 0u, 0, __VA_ARGS__)
+/* the same as a cooperative launch (GPU_COOP_CALL) with smem bytes of
+ * dynamic shared memory */
+#define GPU_LAUNCH_COOP(c, kernel, grid, block, smem, ...)                                      \
+    gpu_launch((c), #kernel, __FILE__, __LINE__, kernel, dim3(grid), dim3(block), (unsigned)(smem), 1, \
+               __VA_ARGS__)
 
 /* Opens a slot: the context, or return when an error was recorded. */
 #define GPU_ENTER(be)               \
@@ -356,6 +409,15 @@ void gpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src
 void gpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, size_t n,
                      float lr, float beta1, float beta2, float eps, int t);
 void gpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr);
+
+/* gpu_persist.cu: the LSTM recurrence over a sequence; at creation, the
+ * device's limits and NMT_CUDA_PERSISTENT (false and an error on failure) */
+void gpu_lstm_seq_recurrence(Backend *be, int T, int B, int H, const float *W_hh, float *gates,
+                             float *h, float *c, const float *keep, bool reverse);
+void gpu_lstm_seq_recurrence_backward(Backend *be, int T, int B, int H, const float *W_hh,
+                                      float *gates, const float *c, const float *keep,
+                                      bool reverse, float *dh, float *dc, float *dh_rec);
+bool gpu_persist_create(GpuContext *c);
 
 /* gpu_rows.cu: attention scores and softmax, loss, sum of squares, top-k */
 void gpu_additive_score_forward(Backend *be, int B, int S, int A, const float *kproj,

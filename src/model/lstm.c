@@ -13,16 +13,8 @@ void lstm_seq_forward(Backend *be, const LstmWeights *w, int T, int B, const flo
     be->gemm(be, false, true, T * B, G, w->in, 1.0f, x, w->in, w->W_ih, w->in, 0.0f,
              cache->gates, G);
     be->add_bias(be, cache->gates, w->b, T * B, G);
-    for (int k = 0; k < T; k++) {
-        int t = reverse ? T - 1 - k : k;
-        size_t prev = lstm_prev_slot(t, reverse), next = reverse ? (size_t)t : (size_t)t + 1;
-        const float *h_prev = slot(cache, cache->h, prev, B, H);
-        const float *c_prev = slot(cache, cache->c, prev, B, H);
-        float *z = cache->gates + (size_t)t * B * G;
-        be->gemm(be, false, true, B, G, H, 1.0f, h_prev, H, w->W_hh, H, 1.0f, z, G);
-        be->lstm_forward(be, B, H, z, NULL, c_prev, h_prev, slot(cache, cache->c, next, B, H),
-                         slot(cache, cache->h, next, B, H), keep + (size_t)t * B);
-    }
+    /* then per step z += h_prev W_hh^T and the cell */
+    be->lstm_seq_recurrence(be, T, B, H, w->W_hh, cache->gates, cache->h, cache->c, keep, reverse);
 }
 
 void lstm_weight_grads(Backend *be, const LstmWeights *w, int T, int B, const float *x,
@@ -41,21 +33,11 @@ void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const fl
                        const float *keep, bool reverse, LstmCache *cache, float *dh,
                        const float *dc_final, float *dx, float *dh0, float *dc0, float *dc,
                        float *dh_rec) {
-    int H = w->H, G = 4 * H;
+    int H = w->H;
     if (dc_final) be->copy(be, dc, dc_final, (size_t)B * H * sizeof(float));
     else be->zero(be, dc, (size_t)B * H * sizeof(float));
-    be->zero(be, dh_rec, (size_t)B * H * sizeof(float));
-    for (int k = 0; k < T; k++) {
-        int t = reverse ? k : T - 1 - k; /* the opposite order of the forward pass */
-        size_t prev = lstm_prev_slot(t, reverse), next = reverse ? (size_t)t : (size_t)t + 1;
-        float *dh_t = dh + (size_t)t * B * H;
-        be->add_cols(be, dh_t, H, dh_rec, H, B, H); /* plus the recurrent gradient */
-        float *dz_t = cache->gates + (size_t)t * B * G; /* the gates, until this call */
-        be->lstm_backward(be, B, H, dz_t, slot(cache, cache->c, prev, B, H),
-                          slot(cache, cache->c, next, B, H), keep + (size_t)t * B, dh_t, dc, dh_rec);
-        /* dh_prev = carry part + dz W_hh */
-        be->gemm(be, false, false, B, H, G, 1.0f, dz_t, G, w->W_hh, H, 1.0f, dh_rec, H);
-    }
+    be->lstm_seq_recurrence_backward(be, T, B, H, w->W_hh, cache->gates, cache->c, keep, reverse,
+                                     dh, dc, dh_rec);
     if (dh0) be->add_cols(be, dh0, H, dh_rec, H, B, H);
     if (dc0) be->add_cols(be, dc0, H, dc, H, B, H);
     lstm_weight_grads(be, w, T, B, x, reverse, cache);

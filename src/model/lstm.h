@@ -41,7 +41,9 @@ static inline float *lstm_output(const LstmCache *c, int t, int B, int H, bool r
 static inline size_t lstm_prev_slot(int t, bool reverse) { return (size_t)(reverse ? t + 1 : t); }
 
 /* Runs the layer over x (T, B, in). The initial state must already be in
- * the start slot of cache->h and cache->c (zeros or a bridge). keep (T, B). */
+ * the start slot of cache->h and cache->c (zeros or a bridge). keep (T, B).
+ * The cache has one slot per step (ring 0): the recurrence is one Backend
+ * slot over all of them (lstm_seq_recurrence). */
 void lstm_seq_forward(Backend *be, const LstmWeights *w, int T, int B, const float *x,
                       const float *keep, bool reverse, LstmCache *cache);
 

@@ -3,11 +3,11 @@
  * (-x c++ -DNMT_CUDA_EMU, this folder first on the include path) and their
  * kernels run on a machine without a GPU (`make gpu-emu-check`, docs/gpu.md).
  *
- * Model: blocks run one after another; each CUDA thread of a block is a
- * ucontext fiber on the calling OS thread; __syncthreads and
- * __syncthreads_or are cooperative barriers over the block's live threads,
- * warp shuffles over the warp's (threads that returned count as arrived,
- * as on sm_70+). The order of the blocks and of the threads between
+ * Model: blocks run one after another (cooperative launches: below);
+ * each CUDA thread of a block is a ucontext fiber on the calling OS
+ * thread; __syncthreads and __syncthreads_or are cooperative barriers over
+ * the block's live threads, warp shuffles over the warp's (threads that
+ * returned count as arrived, as on sm_70+). The order of the blocks and of the threads between
  * barriers is 0, 1, ... or, with EMU_SCHEDULE=reverse or shuffle, another
  * (emu.cpp), so that a result that depends on it shows. __shared__ is a
  * static variable (shared by the block that is running). atomicAdd is a
@@ -17,6 +17,28 @@
  * (default 64 GiB; cudaMemGetInfo reports against it, and the exit line the
  * most ever held); cudaFree of anything else aborts; copies abort on
  * overlapping ranges (undefined on a GPU).
+ *
+ * Cooperative launches (emu_launch_cooperative, what
+ * cudaLaunchCooperativeKernel does on a GPU): every block of the grid is
+ * live at once, a fiber per thread of the grid. The blocks run in rounds,
+ * in the schedule's order (a new one each round with shuffle), each up to
+ * the grid barrier (emu_grid_barrier, cooperative_groups'
+ * this_grid().sync()) or its end; when every thread of the grid waits at
+ * it, the barrier is released and the next round starts. Each block has
+ * its own record of which threads returned (shuffles, __syncthreads_or)
+ * and its own dynamic shared memory (emu_dynamic_shared: the launch's
+ * bytes, 16-byte aligned, 0xff bytes at each launch, so that a read
+ * before a write gives NaN). Static __shared__ variables are one object
+ * for all the live blocks: a cooperative kernel must use dynamic shared
+ * memory only. The emulated device has EMU_SM_COUNT multiprocessors
+ * (default 8) like an sm_90 GPU's (H100, H200): 228 KiB of shared memory
+ * (1 KiB reserved per block), 2048 threads and 32 blocks each; a block may
+ * have 48 KiB of dynamic shared memory, or up to 227 KiB after
+ * cudaFuncSetAttribute. A launch with more than its kernel's limit fails
+ * with cudaErrorInvalidValue, one with more blocks than multiprocessors x
+ * cudaOccupancyMaxActiveBlocksPerMultiprocessor with
+ * cudaErrorCooperativeLaunchTooLarge, both at the call with nothing
+ * queued. A grid of more than 65536 threads aborts (the emulator's fibers).
  *
  * Streams: work given to a stream (a kernel launch, a memset, a copy, a
  * cuBLAS call on a handle bound to it; stream 0 and a handle without a
@@ -71,11 +93,21 @@
  * What it checks: indexing, launch shapes (at the launch), barriers and
  * shuffles, in-place aliasing, the memory slots, cross-stream ordering
  * (forks and joins, in and out of capture), the cuBLAS transposition (cuBLAS is emulated
- * with a column-major cblas_sgemm after cuBLAS's own argument checks). What
- * it cannot: races between blocks or between threads between two barriers,
- * overlap of two streams' kernels (a queued item runs whole), device math's
- * last bits, speed. It is no substitute for a GPU run
- * (docs/gpu-runs.md). */
+ * with a column-major cblas_sgemm after cuBLAS's own argument checks);
+ * grid barriers: a block that reads another's data without one, in some
+ * block order, and, aborting, a grid barrier in a launch that is not
+ * cooperative, a thread that returned while others wait at one, and a
+ * block whose live threads wait some at __syncthreads and some at the grid
+ * barrier (each would hang a GPU); a cooperative grid's size and shared
+ * memory against the emulated device. What it cannot: races between
+ * blocks or between threads between two barriers, overlap of two streams'
+ * kernels (a queued item runs whole, so two cooperative kernels never
+ * compete for the device), a real GPU's co-residency (its occupancy also
+ * depends on the kernel's registers, which the emulator does not know: a
+ * grid it accepts may be too large on the GPU; the persistent kernel's
+ * caller must ask the GPU's own occupancy, as it does), the speed of a
+ * grid barrier, device math's last bits, speed. It is no substitute for a
+ * GPU run (docs/gpu-runs.md). */
 #ifndef NMT_GPU_EMU_CUDA_RUNTIME_H
 #define NMT_GPU_EMU_CUDA_RUNTIME_H
 
@@ -106,7 +138,9 @@ typedef enum {
     cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidPitchValue = 12,
     cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
     cudaErrorLaunchFailure = 719,
+    cudaErrorCooperativeLaunchTooLarge = 720,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorStreamCaptureInvalidated = 901,
     cudaErrorStreamCaptureUnmatched = 903,
@@ -182,6 +216,39 @@ cudaError_t cudaEventDestroy(cudaEvent_t e);
 const char *cudaGetErrorString(cudaError_t e);
 const char *cudaGetErrorName(cudaError_t e);
 
+/* The emulated device (header): EMU_SM_COUNT multiprocessors (read at each
+ * call; default 8, anything but a whole number from 1 to 1024 aborts),
+ * cooperative launches, 232448 bytes (227 KiB) of dynamic shared memory
+ * per block with opt-in. Another attribute: cudaErrorInvalidValue; a
+ * device but 0: cudaErrorInvalidDevice. */
+typedef enum {
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrCooperativeLaunch = 95,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+} cudaDeviceAttr;
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device);
+
+/* the most dynamic shared memory a launch of the kernel may take (0 ..
+ * 232448 bytes; 49152 without the call), kept per kernel address */
+typedef enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 } cudaFuncAttribute;
+cudaError_t emu_func_set_attribute(const void *kernel, cudaFuncAttribute attr, int value);
+template <class K>
+cudaError_t cudaFuncSetAttribute(K kernel, cudaFuncAttribute attr, int value) {
+    return emu_func_set_attribute(reinterpret_cast<const void *>(kernel), attr, value);
+}
+
+/* blocks of block_size threads with dynamic_smem bytes each that fit on
+ * one emulated multiprocessor: min(2048 / block_size, 32, 233472 /
+ * (dynamic_smem + 1024)), whatever the kernel (the emulator knows no
+ * registers); block_size outside 1 .. 1024: cudaErrorInvalidValue */
+cudaError_t emu_occupancy(int *num_blocks, int block_size, size_t dynamic_smem);
+template <class K>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, K kernel,
+                                                          int block_size, size_t dynamic_smem) {
+    (void)kernel;
+    return emu_occupancy(num_blocks, block_size, dynamic_smem);
+}
+
 /* ---- emulator only ---- */
 
 /* queues work on s, or appends it to s's lane while s is captured */
@@ -191,6 +258,10 @@ void emu_check_launch(dim3 grid, dim3 block);
 /* "first" or "last", as EMU_STREAM_ORDER (which it overrides); aborts on
  * anything else. For tests/gpu_emu/emu_selftest.cpp. */
 void emu_set_stream_order(const char *order);
+/* "forward", "reverse" or "shuffle", as EMU_SCHEDULE (which it overrides;
+ * EMU_SEED still seeds the shuffle); aborts on anything else. For
+ * tests/gpu_emu/emu_selftest.cpp. */
+void emu_set_schedule(const char *schedule);
 
 /* ---- device side ---- */
 
@@ -198,7 +269,17 @@ void emu_barrier(void);   /* the running thread waits for the block */
 void emu_warp_barrier(void); /* the running thread waits for its warp */
 int emu_flat_tid(void);   /* x + y * blockDim.x + ... of the running thread */
 extern double emu_slot[1024]; /* one exchange slot per thread of the block */
-extern int emu_live[1024];    /* 1 while the thread has not returned */
+/* the running block's: 1 while the thread has not returned (a cooperative
+ * launch switches it per block) */
+extern int *emu_live;
+
+/* the running thread waits until every thread of the grid has reached it
+ * (cooperative_groups::this_grid().sync()); aborts in a launch that is not
+ * cooperative */
+void emu_grid_barrier(void);
+/* the running block's dynamic shared memory (header: cooperative launches
+ * only); aborts in a plain launch or when the launch asked for none */
+void *emu_dynamic_shared(void);
 
 inline void __syncthreads(void) { emu_barrier(); }
 
@@ -268,6 +349,9 @@ inline float atomicAdd(float *p, float v) {
 
 /* runs body once per thread of every block of the grid */
 void emu_run(dim3 grid, dim3 block, std::function<void()> body);
+/* the same with every block live at once, grid barriers and dynamic_smem
+ * bytes of dynamic shared memory per block (header) */
+void emu_run_cooperative(dim3 grid, dim3 block, size_t dynamic_smem, std::function<void()> body);
 
 /* EMU_FAIL_AFTER_LAUNCHES=N: launches after the first N fail (not queued),
  * and from then on, as after a fault on a GPU, every later launch, copy and
@@ -281,6 +365,25 @@ void emu_launch(cudaStream_t s, K kernel, dim3 grid, dim3 block, A... args) {
     if (emu_launch_fails()) return;
     std::function<void()> body = [=]() { kernel(args...); };
     emu_enqueue(s, [=]() { emu_run(grid, block, body); });
+}
+
+/* What cudaLaunchCooperativeKernel does on a GPU (header): at the call,
+ * without queuing anything, cudaErrorInvalidValue for more dynamic shared
+ * memory than the kernel's limit, cudaErrorCooperativeLaunchTooLarge for
+ * more blocks than the device holds at once, the sticky error of
+ * EMU_FAIL_AFTER_LAUNCHES; a bad shape aborts, as for emu_launch. Else
+ * the grid's run is queued on s (or captured) and cudaSuccess returned. */
+cudaError_t emu_check_cooperative(const void *kernel, dim3 grid, dim3 block, size_t dynamic_smem);
+
+template <class K, class... A>
+cudaError_t emu_launch_cooperative(cudaStream_t s, K kernel, dim3 grid, dim3 block,
+                                   size_t dynamic_smem, A... args) {
+    cudaError_t e =
+        emu_check_cooperative(reinterpret_cast<const void *>(kernel), grid, block, dynamic_smem);
+    if (e != cudaSuccess) return e;
+    std::function<void()> body = [=]() { kernel(args...); };
+    emu_enqueue(s, [=]() { emu_run_cooperative(grid, block, dynamic_smem, body); });
+    return cudaSuccess;
 }
 
 #endif

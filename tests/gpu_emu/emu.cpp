@@ -1,7 +1,8 @@
 /* emu.cpp (emulator): the CPU emulation of the CUDA runtime and cuBLAS
  * declared in cuda_runtime.h and cublas_v2.h beside this file (the model is
- * described there): fibers for CUDA threads, stream queues and their
- * scheduler, events, capture into multi-lane graphs, copies, cuBLAS; plus
+ * described there): fibers for CUDA threads, cooperative launches and the
+ * emulated device's limits, stream queues and their scheduler, events,
+ * capture into multi-lane graphs, copies, cuBLAS; plus
  * gpu_info for the emulated build. Built and linked
  * by `make gpu-emu-check` (mk/gpu.mk) with the .cu files of src/gpu/
  * compiled by g++. */
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <sys/mman.h>
 #include <ucontext.h>
 #include <unordered_map>
 #include <utility>
@@ -21,8 +23,6 @@ extern "C" {
 }
 
 dim3 threadIdx, blockIdx, blockDim, gridDim;
-double emu_slot[1024];
-int emu_live[1024];
 
 static long emu_launches, emu_threads;
 
@@ -40,36 +40,92 @@ bool emu_launch_fails(void) {
     return emu_sticky != cudaSuccess;
 }
 
-/* ---- fibers: one per CUDA thread of the running block ---- */
+/* ---- fibers: one per CUDA thread of the running block (of the whole
+ * grid in a cooperative launch) ---- */
 
 /* a fiber runs, waits at a block barrier (__syncthreads), waits at a warp
- * barrier (a shuffle: only the 32 threads of its warp), or has returned */
-enum { EMU_RUN, EMU_WAIT, EMU_WAIT_WARP, EMU_DONE };
+ * barrier (a shuffle: only the 32 threads of its warp), waits at the grid
+ * barrier (cooperative launches), or has returned */
+enum { EMU_RUN, EMU_WAIT, EMU_WAIT_WARP, EMU_WAIT_GRID, EMU_DONE };
 
 typedef struct {
     ucontext_t ctx;
     int state;
 } EmuFiber;
 
+/* Fiber i's stack is stack i % EMU_CHUNK of chunk i / EMU_CHUNK. A chunk
+ * is mapped when a launch first needs it (MAP_NORESERVE: only the pages a
+ * fiber touches take memory) and kept for later launches. A plain launch
+ * uses the first block's worth; a cooperative one up to EMU_MAX_FIBERS. */
 static const size_t EMU_STACK = 64 * 1024;
+static const size_t EMU_CHUNK = 1024;
+static const size_t EMU_MAX_FIBERS = 64 * EMU_CHUNK;
+static std::vector<EmuFiber> emu_fibers;
+static std::vector<char *> emu_stack_chunks;
+
 static ucontext_t emu_sched;
-static EmuFiber emu_fiber[1024];
-static char *emu_stacks;
-static int emu_cur;
 static std::function<void()> *emu_body;
+
+/* The running block: its fibers, the running thread's index in it, its
+ * live flags (a plain launch's are the array below; a cooperative launch
+ * switches them per block), its dynamic shared memory (cooperative
+ * launches only). The exchange slots are one array for all blocks, also
+ * in a cooperative launch: a thread writes its slot and reads the others'
+ * across a warp or block barrier, which the scheduler releases within the
+ * block's turn, so no other block runs in between. */
+static EmuFiber *emu_blk;
+static int emu_cur;
+static int emu_block_live[1024];
+double emu_slot[1024];
+int *emu_live = emu_block_live;
+static char *emu_smem;
+
+/* The cooperative launch that is running (NULL in a plain one): every
+ * block's live flags (block b's at b * threads) and dynamic shared memory
+ * (at b * smem_stride, 16-byte aligned). */
+struct EmuCoop {
+    std::vector<int> live;
+    char *smem;
+    size_t smem_bytes, smem_stride;
+};
+static EmuCoop *emu_coop;
 
 int emu_flat_tid(void) { return emu_cur; }
 
 static void emu_entry(void) {
     (*emu_body)();
-    emu_fiber[emu_cur].state = EMU_DONE;
+    emu_blk[emu_cur].state = EMU_DONE;
     emu_live[emu_cur] = 0;
-    swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
+    swapcontext(&emu_blk[emu_cur].ctx, &emu_sched);
 }
 
-void emu_barrier(void) {
-    emu_fiber[emu_cur].state = EMU_WAIT;
-    swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
+/* the running thread stops in `state` until the scheduler releases it */
+static void emu_wait(int state) {
+    emu_blk[emu_cur].state = state;
+    swapcontext(&emu_blk[emu_cur].ctx, &emu_sched);
+}
+
+void emu_barrier(void) { emu_wait(EMU_WAIT); }
+
+void emu_warp_barrier(void) { emu_wait(EMU_WAIT_WARP); }
+
+void emu_grid_barrier(void) {
+    if (!emu_coop) {
+        fprintf(stderr, "cuda emulator: grid barrier in a kernel not launched cooperatively\n");
+        abort();
+    }
+    emu_wait(EMU_WAIT_GRID);
+}
+
+void *emu_dynamic_shared(void) {
+    if (!emu_coop || !emu_coop->smem_bytes) {
+        fprintf(stderr, "cuda emulator: emu_dynamic_shared in %s\n",
+                !emu_coop ? "a kernel not launched cooperatively (the emulator gives dynamic "
+                            "shared memory to cooperative launches only)"
+                          : "a cooperative launch with no dynamic shared memory");
+        abort();
+    }
+    return emu_smem;
 }
 
 void emu_check_warp_mask(unsigned mask, const char *what) {
@@ -84,33 +140,36 @@ void emu_check_warp_mask(unsigned mask, const char *what) {
     }
 }
 
-void emu_warp_barrier(void) {
-    emu_fiber[emu_cur].state = EMU_WAIT_WARP;
-    swapcontext(&emu_fiber[emu_cur].ctx, &emu_sched);
-}
-
-/* The order in which blocks run, in which the warps of a block run up to
- * the next block barrier, and in which the threads of a warp run between
- * two barriers (EMU_SCHEDULE): "forward" (default: 0, 1, ...), "reverse",
- * or "shuffle" (a new permutation every time, seeded by EMU_SEED). CUDA
- * promises no order between blocks, nor between threads that do not
- * synchronise: a kernel whose results change with the order has a race
- * that the default order may hide. Atomic sums change in their
- * last bits with the order, as on a GPU. */
+/* The order in which blocks run (in each round of a cooperative launch),
+ * in which the warps of a block run up to the next block barrier, and in
+ * which the threads of a warp run between two barriers (EMU_SCHEDULE):
+ * "forward" (default: 0, 1, ...), "reverse", or "shuffle" (a new
+ * permutation every time, seeded by EMU_SEED). CUDA promises no order
+ * between blocks, nor between threads that do not synchronise: a kernel
+ * whose results change with the order has a race that the default order
+ * may hide. Atomic sums change in their last bits with the order, as on a
+ * GPU. */
 enum { EMU_FORWARD, EMU_REVERSE, EMU_SHUFFLE };
 static int emu_schedule = -1;
 static uint64_t emu_rng = 0x9e3779b97f4a7c15ULL;
 
+static int emu_parse_schedule(const char *s) {
+    if (!strcmp(s, "forward")) return EMU_FORWARD;
+    if (!strcmp(s, "reverse")) return EMU_REVERSE;
+    if (!strcmp(s, "shuffle")) return EMU_SHUFFLE;
+    fprintf(stderr, "cuda emulator: EMU_SCHEDULE=%s: want forward, reverse or shuffle\n", s);
+    abort();
+}
+
 static void emu_schedule_init(void) {
     const char *s = getenv("EMU_SCHEDULE"), *seed = getenv("EMU_SEED");
-    emu_schedule = EMU_FORWARD;
-    if (s && !strcmp(s, "reverse")) emu_schedule = EMU_REVERSE;
-    else if (s && !strcmp(s, "shuffle")) emu_schedule = EMU_SHUFFLE;
-    else if (s && *s && strcmp(s, "forward")) {
-        fprintf(stderr, "cuda emulator: EMU_SCHEDULE=%s: want forward, reverse or shuffle\n", s);
-        abort();
-    }
+    emu_schedule = emu_parse_schedule(s && *s ? s : "forward");
     if (seed && *seed) emu_rng ^= strtoull(seed, NULL, 10) * 0xbf58476d1ce4e5b9ULL;
+}
+
+void emu_set_schedule(const char *schedule) {
+    if (emu_schedule < 0) emu_schedule_init(); /* EMU_SEED */
+    emu_schedule = emu_parse_schedule(schedule);
 }
 
 static uint64_t emu_next(void) {
@@ -128,38 +187,70 @@ static void emu_order(std::vector<unsigned> &order, unsigned n) {
         for (unsigned i = n; i > 1; i--) std::swap(order[i - 1], order[emu_next() % i]);
 }
 
-/* Runs the threads of warp [w, end) that can run, in the schedule's order,
- * until each waits at __syncthreads or has returned: a warp whose live
- * threads all wait at a shuffle is released and runs on (threads that
- * returned count as arrived). One warp thus runs ahead of the others up to
- * the next block barrier, which is allowed on a GPU and exposes a warp
- * that reads shared memory another warp may already have overwritten. */
+/* Runs the threads of warp [w, end) of the running block that can run, in
+ * the schedule's order, until each waits at a block or grid barrier or
+ * has returned: a warp whose live threads all wait at a shuffle is
+ * released and runs on (threads that returned count as arrived). One warp
+ * thus runs ahead of the others up to the next block barrier, which is
+ * allowed on a GPU and exposes a warp that reads shared memory another
+ * warp may already have overwritten. */
 static void emu_run_warp(int w, int end) {
     std::vector<unsigned> order;
     for (;;) {
         emu_order(order, (unsigned)(end - w));
         for (unsigned i : order) {
             int t = w + (int)i;
-            if (emu_fiber[t].state != EMU_RUN) continue;
+            if (emu_blk[t].state != EMU_RUN) continue;
             emu_cur = t;
             threadIdx = dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y,
                              t / (blockDim.x * blockDim.y));
-            swapcontext(&emu_sched, &emu_fiber[t].ctx);
+            swapcontext(&emu_sched, &emu_blk[t].ctx);
         }
         int waiting = 0, live = 0;
         for (int t = w; t < end; t++) {
-            if (emu_fiber[t].state == EMU_DONE) continue;
+            if (emu_blk[t].state == EMU_DONE) continue;
             live++;
-            waiting += emu_fiber[t].state == EMU_WAIT_WARP;
+            waiting += emu_blk[t].state == EMU_WAIT_WARP;
         }
         if (!live || waiting != live) return;
         for (int t = w; t < end; t++)
-            if (emu_fiber[t].state == EMU_WAIT_WARP) emu_fiber[t].state = EMU_RUN;
+            if (emu_blk[t].state == EMU_WAIT_WARP) emu_blk[t].state = EMU_RUN;
     }
 }
 
-/* Each block: start every thread, run each until it waits or returns; when
- * none can run, release the waiting ones; until all have returned. */
+/* Runs the running block's n threads, each warp in turn up to the block
+ * barrier, which is released when all its live threads wait at it, until
+ * each thread has returned or waits at the grid barrier. Returns how many
+ * returned. */
+static int emu_run_block(int n) {
+    static std::vector<unsigned> warps;
+    for (;;) {
+        emu_order(warps, (unsigned)(n + 31) / 32);
+        for (unsigned w : warps) emu_run_warp(32 * (int)w, 32 * (int)w + 32 < n ? 32 * (int)w + 32 : n);
+        int done = 0, at_block = 0, at_grid = 0;
+        for (int t = 0; t < n; t++) {
+            int s = emu_blk[t].state;
+            if (s == EMU_WAIT_WARP) {
+                fprintf(stderr, "cuda emulator: a shuffle in a warp whose other threads wait "
+                                "at __syncthreads or the grid barrier (divergent warp)\n");
+                abort();
+            }
+            done += s == EMU_DONE;
+            at_block += s == EMU_WAIT;
+            at_grid += s == EMU_WAIT_GRID;
+        }
+        if (at_block && at_grid) {
+            fprintf(stderr, "cuda emulator: in block (%u %u %u), %d threads wait at __syncthreads "
+                            "and %d at the grid barrier (divergent barrier)\n",
+                    blockIdx.x, blockIdx.y, blockIdx.z, at_block, at_grid);
+            abort();
+        }
+        if (!at_block) return done;
+        for (int t = 0; t < n; t++)
+            if (emu_blk[t].state == EMU_WAIT) emu_blk[t].state = EMU_RUN; /* released */
+    }
+}
+
 void emu_check_launch(dim3 grid, dim3 block) {
     unsigned long n = (unsigned long)block.x * block.y * block.z;
     if (n < 1 || n > 1024 || grid.x < 1 || grid.y < 1 || grid.z < 1) {
@@ -169,47 +260,187 @@ void emu_check_launch(dim3 grid, dim3 block) {
     }
 }
 
-void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
+/* fibers 0 .. n - 1 and their stacks exist */
+static void emu_fibers_reserve(size_t n) {
+    if (emu_fibers.size() < n) emu_fibers.resize(n);
+    while (emu_stack_chunks.size() * EMU_CHUNK < n) {
+        void *p = mmap(NULL, EMU_CHUNK * EMU_STACK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            fprintf(stderr, "cuda emulator: no memory for the stacks of %zu fibers\n", n);
+            abort();
+        }
+        emu_stack_chunks.push_back((char *)p);
+    }
+}
+
+/* fiber i at the start of the kernel's body, ready to run */
+static void emu_fiber_start(size_t i) {
+    EmuFiber *f = &emu_fibers[i];
+    getcontext(&f->ctx);
+    f->ctx.uc_stack.ss_sp = emu_stack_chunks[i / EMU_CHUNK] + i % EMU_CHUNK * EMU_STACK;
+    f->ctx.uc_stack.ss_size = EMU_STACK;
+    f->ctx.uc_link = NULL;
+    makecontext(&f->ctx, emu_entry, 0);
+    f->state = EMU_RUN;
+}
+
+/* what every launch does first; `fibers`: how many it runs at once */
+static void emu_launch_begin(dim3 grid, dim3 block, std::function<void()> *body, size_t fibers) {
     emu_check_launch(grid, block);
-    int n = (int)(block.x * block.y * block.z);
-    if (!emu_stacks && !(emu_stacks = (char *)malloc(1024 * EMU_STACK))) abort();
     if (emu_schedule < 0) emu_schedule_init();
+    emu_fibers_reserve(fibers);
     blockDim = block;
     gridDim = grid;
-    emu_body = &body;
+    emu_body = body;
     emu_launches++;
-    std::vector<unsigned> blocks, warps;
+}
+
+/* blockIdx of the flat block index b (x fastest) */
+static dim3 emu_block_index(unsigned b) {
+    return dim3(b % gridDim.x, (b / gridDim.x) % gridDim.y, b / (gridDim.x * gridDim.y));
+}
+
+/* Each block in the schedule's order: start every thread, run them to
+ * their end (emu_run_block), on the first fibers and the plain live
+ * flags. */
+void emu_run(dim3 grid, dim3 block, std::function<void()> body) {
+    size_t n = (size_t)block.x * block.y * block.z;
+    emu_launch_begin(grid, block, &body, n);
+    emu_blk = emu_fibers.data();
+    emu_live = emu_block_live;
+    std::vector<unsigned> blocks;
     emu_order(blocks, grid.x * grid.y * grid.z);
-    for (unsigned flat : blocks) {
-        unsigned bx = flat % grid.x, by = (flat / grid.x) % grid.y, bz = flat / (grid.x * grid.y);
-        blockIdx = dim3(bx, by, bz);
-        for (int t = 0; t < n; t++) {
-            getcontext(&emu_fiber[t].ctx);
-            emu_fiber[t].ctx.uc_stack.ss_sp = emu_stacks + (size_t)t * EMU_STACK;
-            emu_fiber[t].ctx.uc_stack.ss_size = EMU_STACK;
-            emu_fiber[t].ctx.uc_link = NULL;
-            makecontext(&emu_fiber[t].ctx, emu_entry, 0);
-            emu_fiber[t].state = EMU_RUN;
+    for (unsigned b : blocks) {
+        blockIdx = emu_block_index(b);
+        for (size_t t = 0; t < n; t++) {
+            emu_fiber_start(t);
             emu_live[t] = 1;
         }
-        emu_threads += n;
-        int n_warps = (n + 31) / 32;
-        for (int done = 0; done < n;) {
-            /* each warp in turn, up to the block barrier (or its end) */
-            emu_order(warps, (unsigned)n_warps);
-            for (unsigned w : warps) emu_run_warp(32 * (int)w, 32 * (int)w + 32 < n ? 32 * (int)w + 32 : n);
-            done = 0;
-            for (int t = 0; t < n; t++) {
-                if (emu_fiber[t].state == EMU_WAIT_WARP) {
-                    fprintf(stderr, "cuda emulator: a shuffle in a warp whose other threads wait "
-                                    "at __syncthreads (divergent warp)\n");
-                    abort();
-                }
-                if (emu_fiber[t].state == EMU_DONE) done++;
-                else emu_fiber[t].state = EMU_RUN; /* barrier released */
-            }
-        }
+        emu_threads += (long)n;
+        emu_run_block((int)n);
     }
+}
+
+/* block b of the cooperative launch g (n threads a block) becomes the
+ * running one */
+static void emu_enter_block(EmuCoop *g, unsigned b, size_t n) {
+    blockIdx = emu_block_index(b);
+    emu_blk = &emu_fibers[b * n];
+    emu_live = &g->live[b * n];
+    emu_smem = g->smem ? g->smem + b * g->smem_stride : NULL;
+}
+
+/* Every thread of the grid starts; then rounds: each block in the
+ * schedule's order runs up to the grid barrier or its end; when all
+ * threads wait at the barrier, it is released for the next round. A round
+ * that ends with some threads returned and others waiting aborts (the
+ * barrier would never be released on a GPU). */
+void emu_run_cooperative(dim3 grid, dim3 block, size_t dynamic_smem, std::function<void()> body) {
+    size_t n = (size_t)block.x * block.y * block.z, blocks = (size_t)grid.x * grid.y * grid.z;
+    size_t total = n * blocks;
+    emu_launch_begin(grid, block, &body, total);
+    EmuCoop g;
+    g.live.assign(total, 1);
+    g.smem_bytes = dynamic_smem;
+    g.smem_stride = (dynamic_smem + 15) & ~(size_t)15;
+    g.smem = NULL;
+    if (dynamic_smem) {
+        if (!(g.smem = (char *)aligned_alloc(16, g.smem_stride * blocks))) abort();
+        memset(g.smem, 0xff, g.smem_stride * blocks); /* NaN floats until written */
+    }
+    for (size_t i = 0; i < total; i++) emu_fiber_start(i);
+    emu_threads += (long)total;
+    emu_coop = &g;
+    std::vector<unsigned> order;
+    for (;;) {
+        size_t done = 0;
+        emu_order(order, (unsigned)blocks);
+        for (unsigned b : order) {
+            emu_enter_block(&g, b, n);
+            done += (size_t)emu_run_block((int)n);
+        }
+        if (done == total) break;
+        if (done) {
+            fprintf(stderr, "cuda emulator: %zu of the grid's %zu threads returned while the "
+                            "others wait at a grid barrier (a GPU would hang)\n", done, total);
+            abort();
+        }
+        for (size_t i = 0; i < total; i++) emu_fibers[i].state = EMU_RUN; /* released */
+    }
+    emu_coop = NULL;
+    emu_smem = NULL;
+    emu_live = emu_block_live;
+    free(g.smem);
+}
+
+/* ---- the emulated device: attributes, occupancy, cooperative launches'
+ * checks (cuda_runtime.h); the numbers are an sm_90 GPU's ---- */
+
+static const int EMU_SMEM_DEFAULT = 48 * 1024;    /* a block's dynamic shared memory */
+static const int EMU_SMEM_OPTIN = 227 * 1024;     /* the same after cudaFuncSetAttribute */
+static const int EMU_SM_SMEM = 228 * 1024;        /* a multiprocessor's shared memory */
+static const int EMU_SM_SMEM_PER_BLOCK = 1024;    /* of which each block reserves */
+static const int EMU_SM_THREADS = 2048, EMU_SM_BLOCKS = 32;
+
+/* EMU_SM_COUNT, read at each call (so that a test may change it) */
+static int emu_sm_count(void) {
+    const char *s = getenv("EMU_SM_COUNT");
+    if (!s || !*s) return 8;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || v < 1 || v > 1024) {
+        fprintf(stderr, "cuda emulator: EMU_SM_COUNT=%s: want a whole number from 1 to 1024\n", s);
+        abort();
+    }
+    return (int)v;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device) {
+    if (device != 0) return cudaErrorInvalidDevice;
+    switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = emu_sm_count(); return cudaSuccess;
+    case cudaDevAttrCooperativeLaunch: *value = 1; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = EMU_SMEM_OPTIN; return cudaSuccess;
+    }
+    return cudaErrorInvalidValue;
+}
+
+/* cudaFuncSetAttribute's limits, by kernel address */
+static std::unordered_map<const void *, int> emu_func_smem;
+
+cudaError_t emu_func_set_attribute(const void *kernel, cudaFuncAttribute attr, int value) {
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > EMU_SMEM_OPTIN)
+        return cudaErrorInvalidValue;
+    emu_func_smem[kernel] = value;
+    return cudaSuccess;
+}
+
+cudaError_t emu_occupancy(int *num_blocks, int block_size, size_t dynamic_smem) {
+    if (block_size <= 0 || block_size > 1024) return cudaErrorInvalidValue;
+    size_t by_smem = EMU_SM_SMEM / (dynamic_smem + EMU_SM_SMEM_PER_BLOCK);
+    int n = EMU_SM_THREADS / block_size;
+    if (n > EMU_SM_BLOCKS) n = EMU_SM_BLOCKS;
+    *num_blocks = by_smem < (size_t)n ? (int)by_smem : n;
+    return cudaSuccess;
+}
+
+cudaError_t emu_check_cooperative(const void *kernel, dim3 grid, dim3 block, size_t dynamic_smem) {
+    emu_check_launch(grid, block);
+    auto limit = emu_func_smem.find(kernel);
+    if (dynamic_smem > (size_t)(limit == emu_func_smem.end() ? EMU_SMEM_DEFAULT : limit->second))
+        return cudaErrorInvalidValue;
+    int threads = (int)(block.x * block.y * block.z), per_sm = 0;
+    emu_occupancy(&per_sm, threads, dynamic_smem);
+    unsigned long long blocks = (unsigned long long)grid.x * grid.y * grid.z;
+    if (blocks > (unsigned long long)per_sm * emu_sm_count())
+        return cudaErrorCooperativeLaunchTooLarge;
+    if (blocks * threads > EMU_MAX_FIBERS) {
+        fprintf(stderr, "cuda emulator: a cooperative grid of %llu threads; the emulator runs at "
+                        "most %zu at once\n", blocks * threads, EMU_MAX_FIBERS);
+        abort();
+    }
+    return emu_launch_fails() ? emu_sticky : cudaSuccess;
 }
 
 /* ---- streams and the scheduler ---- */
@@ -776,8 +1007,12 @@ cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spit
 
 cudaError_t cudaGetLastError(void) { return emu_sticky; }
 const char *cudaGetErrorString(cudaError_t e) {
-    if (e == cudaErrorMemoryAllocation) return "out of memory"; /* CUDA's words */
-    return e ? "emulated CUDA error" : "no error";
+    switch (e) { /* CUDA's words */
+    case cudaSuccess: return "no error";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
+    default: return "emulated CUDA error";
+    }
 }
 const char *cudaGetErrorName(cudaError_t e) {
     switch (e) {
@@ -790,6 +1025,9 @@ const char *cudaGetErrorName(cudaError_t e) {
     case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
     case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorCooperativeLaunchTooLarge: return "cudaErrorCooperativeLaunchTooLarge";
     default: return "cudaErrorEmulated";
     }
 }

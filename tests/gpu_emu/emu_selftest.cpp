@@ -5,17 +5,28 @@
  * data; a captured fork/join graph replays; an unjoined capture fails;
  * pageable uploads are staged at the call, pinned ones read when they run;
  * cuBLAS work goes to its handle's stream; warp ballots and shuffles read
- * the caller's warp, and a mask naming a returned lane aborts. Built by mk/gpu.mk against
- * emu.o alone (`make gpu-emu-selftest`), run by tests/test_gpu_emu.sh.
- * Prints "emu_selftest: N passed, M failed" and exits 1 on a failure.
+ * the caller's warp, and a mask naming a returned lane aborts. Cooperative
+ * launches: a grid barrier orders blocks in every block order (and reads
+ * go stale without it), several in a loop give exact values, dynamic
+ * shared memory is per block and NaN at each launch, shuffles work per
+ * block, the device's attributes, occupancy and refused launches (nothing
+ * queued), capture and replay, and what aborts (a grid barrier in a plain
+ * launch, a divergent barrier, a returned thread, dynamic shared memory
+ * where there is none, a grid past the emulator's fibers). Built by
+ * mk/gpu.mk against emu.o alone (`make gpu-emu-selftest`), run by
+ * tests/test_gpu_emu.sh. Prints "emu_selftest: N passed, M failed" and
+ * exits 1 on a failure.
  *
  * Device memory is host memory in the emulator, so the checks read it
  * directly, also before a synchronisation, to see what has run. Every
  * check compares a value that an emulator running work at once, or
- * ignoring a wait, would change. */
+ * ignoring a wait, would change. What must abort runs in a child process
+ * (aborts()). The cooperative checks set their own schedule
+ * (emu_set_schedule) and EMU_SM_COUNT, and put back the environment's. */
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
+#include <functional>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -435,19 +446,26 @@ static void test_capture_breaks(void) {
     cudaFree(d);
 }
 
-/* an unknown stream order aborts (in a child process) */
-static void test_bad_order(void) {
+/* whether fn aborts, run in a child process with its messages dropped */
+static bool aborts(std::function<void()> fn) {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
         if (!freopen("/dev/null", "w", stderr)) _exit(3);
-        emu_set_stream_order("sideways");
+        fn();
         _exit(0);
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+/* an unknown stream order or schedule aborts */
+static void test_bad_order(void) {
+    check(aborts([]() { emu_set_stream_order("sideways"); }),
           "emu_set_stream_order(\"sideways\") did not abort");
+    check(aborts([]() { emu_set_schedule("sideways"); }),
+          "emu_set_schedule(\"sideways\") did not abort");
 }
 
 /* out[t] = the ballot of lanes with lane % 3 == 0, and lane 5's value of
@@ -480,20 +498,405 @@ static void test_warp_vote(void) {
     for (int t = 0; t < 64; t++) ok = ok && ballots[t] == want && shuffled[t] == 100 + (t & ~31) + 5;
     check(ok, "__ballot_sync / __shfl_sync: thread 40 got %#x and %d, want %#x and %d", ballots[40],
           shuffled[40], want, 100 + 32 + 5);
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stderr)) _exit(3);
-        emu_launch(main_s, exited_lane_kernel, 1, 32, ballots);
-        cudaStreamSynchronize(main_s);
-        _exit(0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    check(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+    check(aborts([ballots]() {
+              emu_launch(main_s, exited_lane_kernel, 1, 32, ballots);
+              cudaStreamSynchronize(main_s);
+          }),
           "a ballot naming a returned lane did not abort");
     cudaFree(ballots);
     cudaFree(shuffled);
+}
+
+/* ---- cooperative launches ---- */
+
+static const char *schedules[3] = {"forward", "reverse", "shuffle"};
+
+/* back to EMU_SCHEDULE's order (or the default) after a test that set its own */
+static void restore_schedule(void) {
+    const char *s = getenv("EMU_SCHEDULE");
+    emu_set_schedule(s && *s ? s : "forward");
+}
+
+/* the running thread's index in the grid, blocks and threads x fastest */
+__device__ inline int grid_flat_index(void) {
+    int b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    return b * (int)(blockDim.x * blockDim.y * blockDim.z) + t;
+}
+
+/* a[i] = i; the grid waits (with_barrier); out[i] = a[N - 1 - i], which
+ * another block wrote. The index is taken again after the wait, so a
+ * wrong blockIdx or threadIdx at a switch shows too. */
+__global__ void mirror_kernel(float *a, float *out, int with_barrier) {
+    a[grid_flat_index()] = (float)grid_flat_index();
+    if (with_barrier) emu_grid_barrier();
+    int n = (int)(gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z);
+    int i = grid_flat_index();
+    out[i] = a[n - 1 - i];
+}
+
+/* runs mirror_kernel cooperatively on (grid, block) and returns how many
+ * outputs are wrong (-1: the launch failed); *first: the first wrong one's
+ * index (-1: none) */
+static int mirror_errors(dim3 grid, dim3 block, int with_barrier, int *first) {
+    int n = (int)(grid.x * grid.y * grid.z * block.x * block.y * block.z);
+    float *a = dev_floats(n, -1.f), *out = dev_floats(n, -1.f);
+    cudaError_t e =
+        emu_launch_cooperative(main_s, mirror_kernel, grid, block, 0, a, out, with_barrier);
+    cudaStreamSynchronize(main_s);
+    int wrong = 0;
+    *first = -1;
+    for (int i = 0; i < n; i++) {
+        if (out[i] == (float)(n - 1 - i)) continue;
+        if (!wrong++) *first = i;
+    }
+    cudaFree(a);
+    cudaFree(out);
+    return e == cudaSuccess ? wrong : -1;
+}
+
+/* The grid barrier makes a block's read of another block's slice right
+ * in every block order. Without it the blocks that run first read stale
+ * data: in forward order blocks 0-3 of 8 (outputs from 0 on), in reverse
+ * blocks 4-7 (from 256 on), in a shuffle at least the first one. */
+static void test_coop_mirror(void) {
+    const int n = 8 * 64;
+    int stale[3], first[3];
+    for (int k = 0; k < 3; k++) {
+        emu_set_schedule(schedules[k]);
+        int wrong = mirror_errors(dim3(4, 2), dim3(32, 2), 1, &first[k]);
+        check(wrong == 0, "a grid barrier between blocks (schedule %s): %d wrong", schedules[k],
+              wrong);
+        stale[k] = mirror_errors(dim3(4, 2), dim3(32, 2), 0, &first[k]);
+    }
+    check(stale[0] == n / 2 && first[0] == 0 && stale[1] == n / 2 && first[1] == n / 2 &&
+              stale[2] > 0,
+          "without the grid barrier: %d, %d, %d stale reads from %d, %d, %d (forward, reverse, "
+          "shuffle), want %d from 0, %d from %d, some",
+          stale[0], stale[1], stale[2], first[0], first[1], first[2], n / 2, n / 2, n / 2);
+    restore_schedule();
+}
+
+/* steps rounds of dst[i] = src[(i + 1) % N] + 1 between a and b (a the
+ * input), the grid waiting after each: the result, in a after an even
+ * number of steps, is a0[(i + steps) % N] + steps */
+__global__ void pingpong_kernel(float *a, float *b, int steps) {
+    int N = (int)(gridDim.x * blockDim.x), i = grid_flat_index();
+    for (int s = 0; s < steps; s++) {
+        const float *src = s % 2 ? b : a;
+        float *dst = s % 2 ? a : b;
+        dst[i] = src[(i + 1) % N] + 1.f;
+        emu_grid_barrier();
+    }
+}
+
+static const int PP_BLOCKS = 16, PP_THREADS = 32, PP_STEPS = 10;
+
+/* how many of a's values differ from the ping-pong's result for a0[i] = i * scale */
+static int pingpong_errors(const float *a, float scale) {
+    int N = PP_BLOCKS * PP_THREADS, wrong = 0;
+    for (int i = 0; i < N; i++) wrong += a[i] != (float)((i + PP_STEPS) % N) * scale + PP_STEPS;
+    return wrong;
+}
+
+static void test_coop_pingpong(void) {
+    int N = PP_BLOCKS * PP_THREADS;
+    for (const char *sched : schedules) {
+        emu_set_schedule(sched);
+        float *a = dev_floats(N, 0.f), *b = dev_floats(N, -1.f);
+        for (int i = 0; i < N; i++) a[i] = (float)i;
+        cudaError_t e = emu_launch_cooperative(main_s, pingpong_kernel, PP_BLOCKS, PP_THREADS, 0, a,
+                                               b, PP_STEPS);
+        cudaStreamSynchronize(main_s);
+        int wrong = pingpong_errors(a, 1.f);
+        check(e == cudaSuccess && wrong == 0,
+              "%d grid barriers in a loop (schedule %s): error %d, %d wrong", PP_STEPS, sched,
+              (int)e, wrong);
+        cudaFree(a);
+        cudaFree(b);
+    }
+    restore_schedule();
+}
+
+/* first[i]: the block's dynamic shared word t as the kernel found it (0 if
+ * the memory was not 16-byte aligned); the block writes 1000 b + t there,
+ * and after its barrier and the grid's out[i] is word t + 1 */
+__global__ void dyn_shared_kernel(float *first, float *out) {
+    float *sm = (float *)emu_dynamic_shared();
+    int n = (int)blockDim.x, b = (int)blockIdx.x, t = (int)threadIdx.x, i = b * n + t;
+    first[i] = (uintptr_t)sm % 16 == 0 ? sm[t] : 0.f;
+    sm[t] = 1000.f * b + t;
+    __syncthreads();
+    emu_grid_barrier(); /* every block wrote before any reads */
+    out[i] = sm[(t + 1) % n];
+}
+
+/* each block has its own dynamic shared memory, NaN at every launch
+ * (1000 bytes: block 1's starts past a rounding to 16) */
+static void test_coop_dynamic_shared(void) {
+    const int blocks = 4, n = 64;
+    float *first = dev_floats(blocks * n, 0.f), *out = dev_floats(blocks * n, 0.f);
+    for (int launch = 0; launch < 2; launch++) {
+        cudaError_t e =
+            emu_launch_cooperative(main_s, dyn_shared_kernel, blocks, n, 1000, first, out);
+        cudaStreamSynchronize(main_s);
+        int not_nan = 0, wrong = 0;
+        for (int i = 0; i < blocks * n; i++) {
+            not_nan += !isnan(first[i]);
+            wrong += out[i] != 1000.f * (i / n) + (i % n + 1) % n;
+        }
+        check(e == cudaSuccess && not_nan == 0 && wrong == 0,
+              "dynamic shared memory (launch %d): error %d, %d words not NaN (or unaligned) at "
+              "the start, %d read back wrong",
+              launch + 1, (int)e, not_nan, wrong);
+    }
+    cudaFree(first);
+    cudaFree(out);
+}
+
+/* after a grid barrier (every block's threads live), per block b: lane
+ * 5's 1000 b + t, the ballot of lanes with (lane + b) % 3 == 0, and the
+ * block's __syncthreads_or of (b == 1 && t == 40) */
+__global__ void coop_warp_kernel(int *shuffled, unsigned *ballots, int *ors) {
+    emu_grid_barrier();
+    int b = (int)blockIdx.x, t = (int)threadIdx.x, i = grid_flat_index(), lane = t & 31;
+    shuffled[i] = __shfl_sync(0xffffffffu, 1000 * b + t, 5);
+    ballots[i] = __ballot_sync(0xffffffffu, (lane + b) % 3 == 0);
+    ors[i] = __syncthreads_or(b == 1 && t == 40);
+}
+
+static void test_coop_warp(void) {
+    const int blocks = 4, n = 64;
+    int *shuffled = NULL, *ors = NULL;
+    unsigned *ballots = NULL;
+    if (cudaMalloc(&shuffled, blocks * n * sizeof(int)) != cudaSuccess ||
+        cudaMalloc(&ors, blocks * n * sizeof(int)) != cudaSuccess ||
+        cudaMalloc(&ballots, blocks * n * sizeof(unsigned)) != cudaSuccess)
+        abort();
+    for (const char *sched : schedules) {
+        emu_set_schedule(sched);
+        emu_launch_cooperative(main_s, coop_warp_kernel, blocks, n, 0, shuffled, ballots, ors);
+        cudaStreamSynchronize(main_s);
+        int wrong = 0;
+        for (int i = 0; i < blocks * n; i++) {
+            int b = i / n, t = i % n;
+            unsigned want = 0;
+            for (int l = 0; l < 32; l++)
+                if ((l + b) % 3 == 0) want |= 1u << l;
+            wrong +=
+                shuffled[i] != 1000 * b + (t & ~31) + 5 || ballots[i] != want || ors[i] != (b == 1);
+        }
+        check(wrong == 0,
+              "shuffles, ballots and __syncthreads_or per block (schedule %s): %d wrong", sched,
+              wrong);
+    }
+    restore_schedule();
+    cudaFree(shuffled);
+    cudaFree(ors);
+    cudaFree(ballots);
+}
+
+/* *marker = v (block 0, thread 0) */
+__global__ void marker_kernel(float *marker, float v) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *marker = v;
+}
+/* the same, a distinct kernel for cudaFuncSetAttribute */
+__global__ void marker_kernel_big(float *marker, float v) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) *marker = v;
+}
+
+/* EMU_SM_COUNT as set, or unset for NULL */
+static void set_sm_count(const char *v) {
+    if (v) setenv("EMU_SM_COUNT", v, 1);
+    else unsetenv("EMU_SM_COUNT");
+}
+
+static void test_coop_device(void) {
+    const char *env = getenv("EMU_SM_COUNT");
+    char *saved = env ? strdup(env) : NULL;
+    int sms = 0, coop = 0, optin = 0, other = 0;
+    set_sm_count(NULL);
+    cudaError_t e1 = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    cudaError_t e2 = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0);
+    cudaError_t e3 = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    check(!e1 && !e2 && !e3 && sms == 8 && coop == 1 && optin == 232448,
+          "device attributes: %d %d %d (errors %d %d %d), want 8 1 232448", sms, coop, optin,
+          (int)e1, (int)e2, (int)e3);
+    check(cudaDeviceGetAttribute(&other, (cudaDeviceAttr)42, 0) == cudaErrorInvalidValue &&
+              cudaDeviceGetAttribute(&other, cudaDevAttrCooperativeLaunch, 1) ==
+                  cudaErrorInvalidDevice,
+          "an unknown attribute or device was not refused");
+    set_sm_count("3");
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    check(sms == 3, "EMU_SM_COUNT=3: %d multiprocessors", sms);
+    check(aborts([]() {
+              int v;
+              set_sm_count("3x");
+              cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0);
+          }),
+          "EMU_SM_COUNT=3x did not abort");
+    set_sm_count(NULL);
+
+    /* occupancy: threads, blocks, shared memory */
+    const int cases[6][3] = {{256, 0, 8},          {1024, 0, 2},     {32, 0, 32},
+                             {128, 100 * 1024, 2}, {256, 232448, 1}, {64, 232449, 0}};
+    for (const int *c : cases) {
+        int nb = -1;
+        cudaError_t e =
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, mirror_kernel, c[0], (size_t)c[1]);
+        check(e == cudaSuccess && nb == c[2],
+              "occupancy of %d threads and %d bytes: %d (error %d), want %d", c[0], c[1], nb,
+              (int)e, c[2]);
+    }
+    int nb;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, mirror_kernel, 0, 0) ==
+                  cudaErrorInvalidValue &&
+              cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, mirror_kernel, 1025, 0) ==
+                  cudaErrorInvalidValue,
+          "occupancy of 0 or 1025 threads was not refused");
+
+    /* cudaFuncSetAttribute's limits */
+    check(cudaFuncSetAttribute(marker_kernel_big, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               -1) == cudaErrorInvalidValue &&
+              cudaFuncSetAttribute(marker_kernel_big, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   232449) == cudaErrorInvalidValue &&
+              cudaFuncSetAttribute(marker_kernel_big, (cudaFuncAttribute)9, 1024) ==
+                  cudaErrorInvalidValue,
+          "cudaFuncSetAttribute took -1, 232449 bytes or an unknown attribute");
+    check(cudaFuncSetAttribute(marker_kernel_big, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               100 * 1024) == cudaSuccess,
+          "cudaFuncSetAttribute refused 100 KiB");
+
+    /* refused launches queue nothing; the limit is per kernel */
+    float *marker = dev_floats(1, 0.f);
+    cudaError_t big = emu_launch_cooperative(main_s, marker_kernel, 1, 32, 49153, marker, 1.f);
+    cudaError_t wide = emu_launch_cooperative(main_s, marker_kernel, 65, 256, 0, marker, 2.f);
+    set_sm_count("3");
+    cudaError_t wide3 = emu_launch_cooperative(main_s, marker_kernel, 25, 256, 0, marker, 3.f);
+    set_sm_count(NULL);
+    cudaError_t over =
+        emu_launch_cooperative(main_s, marker_kernel_big, 1, 32, 100 * 1024 + 1, marker, 4.f);
+    cudaStreamSynchronize(main_s);
+    check(big == cudaErrorInvalidValue && wide == cudaErrorCooperativeLaunchTooLarge &&
+              wide == 720 && wide3 == cudaErrorCooperativeLaunchTooLarge &&
+              over == cudaErrorInvalidValue,
+          "refused launches: %d %d %d %d, want 1 720 720 1", (int)big, (int)wide, (int)wide3,
+          (int)over);
+    check(*marker == 0.f, "a refused cooperative launch ran (marker %g)", *marker);
+    check(!strcmp(cudaGetErrorName(wide), "cudaErrorCooperativeLaunchTooLarge") &&
+              !strcmp(cudaGetErrorString(wide), "too many blocks in cooperative launch"),
+          "error 720's name and text: %s, %s", cudaGetErrorName(wide), cudaGetErrorString(wide));
+    cudaError_t fits = emu_launch_cooperative(main_s, marker_kernel, 1, 32, 49152, marker, 5.f);
+    cudaStreamSynchronize(main_s);
+    check(fits == cudaSuccess && *marker == 5.f,
+          "48 KiB on a kernel without the attribute: error %d, marker %g", (int)fits, *marker);
+    fits = emu_launch_cooperative(main_s, marker_kernel_big, 1, 32, 100 * 1024, marker, 6.f);
+    cudaStreamSynchronize(main_s);
+    check(fits == cudaSuccess && *marker == 6.f,
+          "100 KiB after cudaFuncSetAttribute: error %d, marker %g", (int)fits, *marker);
+    cudaFree(marker);
+
+    /* the largest grids the default device holds run */
+    int first;
+    int w1 = mirror_errors(64, 256, 1, &first), w2 = mirror_errors(16, 1024, 1, &first);
+    check(w1 == 0 && w2 == 0, "64 x 256 and 16 x 1024 cooperative grids: %d and %d wrong", w1, w2);
+    set_sm_count(saved);
+    free(saved);
+}
+
+/* a cooperative launch captured into a graph runs at each replay, on the
+ * memory as it is then */
+static void test_coop_capture(void) {
+    int N = PP_BLOCKS * PP_THREADS;
+    float *a = dev_floats(N, 0.f), *b = dev_floats(N, -1.f);
+    cudaGraph_t graph = NULL;
+    cudaStreamBeginCapture(main_s, cudaStreamCaptureModeRelaxed);
+    cudaError_t e =
+        emu_launch_cooperative(main_s, pingpong_kernel, PP_BLOCKS, PP_THREADS, 0, a, b, PP_STEPS);
+    cudaError_t end = cudaStreamEndCapture(main_s, &graph);
+    cudaDeviceSynchronize();
+    check(e == cudaSuccess && end == cudaSuccess && graph && b[0] == -1.f,
+          "capturing a cooperative launch: errors %d %d, b[0] = %g (want -1: not run)", (int)e,
+          (int)end, b[0]);
+    if (!graph) return;
+    cudaGraphExec_t exec = NULL;
+    cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    for (int replay = 1; replay <= 2; replay++) {
+        for (int i = 0; i < N; i++) a[i] = (float)(i * replay);
+        cudaGraphLaunch(exec, main_s);
+        cudaStreamSynchronize(main_s);
+        int wrong = pingpong_errors(a, (float)replay);
+        check(wrong == 0, "replay %d of a captured cooperative launch: %d wrong", replay, wrong);
+    }
+    cudaGraphExecDestroy(exec);
+    cudaFree(a);
+    cudaFree(b);
+}
+
+/* thread 0 of each block waits at __syncthreads, then at the grid, the
+ * others the other way round (released barrier by barrier, each thread
+ * would reach the end) */
+__global__ void divergent_barrier_kernel(float *out) {
+    if (threadIdx.x == 0) {
+        __syncthreads();
+        emu_grid_barrier();
+    } else {
+        emu_grid_barrier();
+        __syncthreads();
+    }
+    out[grid_flat_index()] = 1.f;
+}
+
+/* block 1 returns while the others wait at the grid barrier */
+__global__ void early_return_kernel(float *out) {
+    if (blockIdx.x == 1) return;
+    emu_grid_barrier();
+    out[grid_flat_index()] = 1.f;
+}
+
+/* dynamic shared memory read in a kernel (launched without any) */
+__global__ void dyn_read_kernel(float *out) {
+    out[grid_flat_index()] = *(float *)emu_dynamic_shared();
+}
+
+/* what aborts: a grid barrier outside a cooperative launch, a divergent
+ * barrier, a thread that returned while others wait at the grid, dynamic
+ * shared memory where the launch has none, a grid larger than the
+ * emulator's fibers */
+static void test_coop_aborts(void) {
+    float *out = dev_floats(4 * 64, 0.f);
+    check(aborts([out]() {
+              emu_launch(main_s, mirror_kernel, 2, 32, out, out + 64, 1);
+              cudaStreamSynchronize(main_s);
+          }),
+          "a grid barrier in a plain launch did not abort");
+    check(aborts([out]() {
+              emu_launch_cooperative(main_s, divergent_barrier_kernel, 2, 32, 0, out);
+              cudaStreamSynchronize(main_s);
+          }),
+          "threads at __syncthreads and at the grid barrier did not abort");
+    check(aborts([out]() {
+              emu_launch_cooperative(main_s, early_return_kernel, 4, 32, 0, out);
+              cudaStreamSynchronize(main_s);
+          }),
+          "a block that returned while others wait at the grid barrier did not abort");
+    check(aborts([out]() {
+              emu_launch(main_s, dyn_read_kernel, 1, 32, out);
+              cudaStreamSynchronize(main_s);
+          }),
+          "dynamic shared memory in a plain launch did not abort");
+    check(aborts([out]() {
+              emu_launch_cooperative(main_s, dyn_read_kernel, 1, 32, 0, out);
+              cudaStreamSynchronize(main_s);
+          }),
+          "dynamic shared memory in a launch with none did not abort");
+    check(aborts([out]() {
+              set_sm_count("64");
+              emu_launch_cooperative(main_s, marker_kernel, 128, 1024, 0, out, 1.f);
+          }),
+          "a cooperative grid of 131072 threads did not abort");
+    cudaFree(out);
 }
 
 int main(void) {
@@ -519,6 +922,13 @@ int main(void) {
     }
     test_bad_order();
     test_warp_vote();
+    test_coop_mirror();
+    test_coop_pingpong();
+    test_coop_dynamic_shared();
+    test_coop_warp();
+    test_coop_device();
+    test_coop_capture();
+    test_coop_aborts();
     cudaStreamDestroy(main_s);
     cudaStreamDestroy(side_s);
     printf("emu_selftest: %d passed, %d failed\n", passed, failed);
