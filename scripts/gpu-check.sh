@@ -8,7 +8,7 @@
 #   gpu-check.sh --print-env         print the LD_LIBRARY_PATH export line
 #                                    (the bundle's run.sh uses it) and stop
 #
-# Steps, each under its own time limit; steps 3-8 are also cut to what is
+# Steps, each under its own time limit; steps 2b-8 are also cut to what is
 # left of GPU_CHECK_BUDGET (default 480 s from the start), and one with under
 # 20 s left is "skipped", so that a slow step cannot eat the run:
 #   nvidia-smi -L and the driver; ldd of the binaries (libraries not found);
@@ -16,6 +16,10 @@
 #   1. the CPU-GPU parity test (every Backend slot, whole training steps,
 #      greedy and beam decoding) with NMT_SYNC_DEBUG=1 (210 s);
 #   2. again with NMT_TF32=1 (120 s): the GEMM slots at 1e-2, models skipped;
+#   2b. again with NMT_CUDA_PERSISTENT=1 (90 s; every 9th model of the
+#      attention sweep): the encoder's LSTM recurrence as one cooperative
+#      kernel per layer (docs/gpu.md, "Persistent recurrence"), row "parity
+#      persistent"; the test also wants the models to have taken that path;
 #   3. training GPU vs CPU (150 s): `nmt demo-corpus` and `nmt prepare`,
 #      then one small config (demo sizes) trained 200 steps with
 #      train.device=cuda and with train.device=cpu, same seed: the GPU loss
@@ -33,10 +37,13 @@
 #      batch of docs/benchmarks.md) and a larger one (emb 512, hidden 1024,
 #      B 128): target tokens/s, GPU memory, GEMM FLOPs per step, achieved
 #      FLOP/s, and cuBLAS alone on the same GEMM shapes; each config again
-#      with NMT_CUDA_GRAPHS=1 (host calls and graph launches per step), and
-#      the bench config once more with NMT_CUDA_LANES=0 (the encoder's two
-#      directions on one stream: what the second stream gains); an output
-#      without those numbers is a FAIL(parse);
+#      with NMT_CUDA_GRAPHS=1 (host calls and graph launches per step), the
+#      bench config once more with NMT_CUDA_LANES=0 (the encoder's two
+#      directions on one stream: what the second stream gains), and each
+#      config with NMT_CUDA_PERSISTENT=1 (tokens/s against the plain run's,
+#      and a note where bench_train counts no persistent recurrences: the
+#      path was not taken, a note and not a failure); an output without
+#      those numbers is a FAIL(parse);
 #   6. decoding speed (120 s per model): a model of the bench config's
 #      sizes and one of the large config's (emb 512, hidden 1024), each
 #      trained 150 steps on the GPU on the demo corpus, then `nmt translate
@@ -53,19 +60,27 @@
 #      float32 on both sides): sentences/s, the ratio nmt/PyTorch, and the
 #      lines identical to nmt's, which must be at least 90%;
 #      "unavailable" (not a failure) when no python3 has torch with CUDA;
-#   8. compute-sanitizer memcheck over the parity test (every 9th model of
-#      its attention sweep) where the tool works on this machine (120 s; a
-#      timeout is not a failure).
+#   8. compute-sanitizer over the parity test where the tool works on this
+#      machine: memcheck (every 9th model of the attention sweep; 120 s),
+#      then racecheck (shared-memory data hazards) and synccheck (barrier
+#      misuse) over its slot tests alone (NMT_PARITY_SLOTS_ONLY=1, which
+#      include the persistent kernels; 60 s each); an error the tool reports
+#      (its exit status, or a summary that counts errors) fails, a timeout
+#      does not.
 # Without a GPU every GPU step says "NO GPU" (the check fails, as it should
 # there). GPU_CHECK_DEVICE=cpu runs steps 3-7 with cpu in place of cuda, a
-# dry run of their logic; GPU_CHECK_QUICK=1 shrinks sizes and step counts.
+# dry run of their logic (the NMT_CUDA_* variants then run the CPU path
+# again); GPU_CHECK_QUICK=1 shrinks sizes and step counts.
 # Full logs go to $OUT when set, else build/gpu-out/ (tree) or gpu-out/
-# (bundle): 8 files (machine, parity, parity-tf32, train, bench, torch and
-# memcheck .log, summary.txt); scratch files (corpus, checkpoints) go to a
-# temporary folder, removed at the end (GPU_CHECK_KEEP=1 keeps it). A short
-# table is printed last. Exit status: 0 when every step that ran passed
-# (benchmark numbers never fail the check; a crash of nmt or bench_train
-# does; PyTorch's troubles do not).
+# (bundle): 11 files (machine, parity, parity-tf32, parity-persistent, train,
+# bench, torch, memcheck, racecheck and synccheck .log, summary.txt), the
+# .log files packed at the end into logs.tar.gz, since the device tool
+# returns at most 8 files (GPU_CHECK_PACK=0 leaves them loose, =1 packs
+# any number); scratch
+# files (corpus, checkpoints) go to a temporary folder, removed at the end
+# (GPU_CHECK_KEEP=1 keeps it). A short table is printed last. Exit status: 0
+# when every step that ran passed (benchmark numbers never fail the check; a
+# crash of nmt or bench_train does; PyTorch's troubles do not).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -x "$here/test_gpu_parity" ]; then # a bundle: everything beside this script
@@ -127,6 +142,16 @@ rows=()
 # row NAME RESULT SECONDS DETAIL
 row() { rows+=("$(printf '%-26s %-12s %6s  %s' "$1" "$2" "$3" "$4")"); }
 
+# limit_for N: N seconds, or less when the budget ends sooner; fails (prints
+# nothing) when under 20 s are left.
+limit_for() {
+    local left=$((deadline - $(date +%s) - 5))
+    [ "$left" -lt 20 ] && return 1
+    [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+}
+# left_of END: seconds until the epoch second END (at least 1)
+left_of() { local l=$(($1 - $(date +%s))); [ "$l" -lt 1 ] && l=1; echo "$l"; }
+timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; }
 # run_step NAME LOG LIMIT_S CMD...: runs CMD with a time limit, output to LOG
 run_step() {
     local name=$1 log=$2 limit=$3 start rc line
@@ -198,6 +223,15 @@ fi
 run_step "parity (NMT_SYNC_DEBUG=1)" "$out/parity.log" 210 env NMT_SYNC_DEBUG=1 "$PARITY"
 # 2. parity with TF32 tensor cores in cuBLAS (looser gemm tolerance)
 run_step "parity (NMT_TF32=1)" "$out/parity-tf32.log" 120 env NMT_TF32=1 "$PARITY"
+# 2b. parity with the persistent LSTM recurrence: the slot tests switch it
+# on and off themselves; this run has every whole model use it (and fails
+# where none did). Every 9th model of the sweep, within the budget.
+if plimit=$(limit_for 90); then
+    run_step "parity persistent" "$out/parity-persistent.log" "$plimit" \
+        env NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 "$PARITY"
+else
+    row "parity persistent" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+fi
 
 # ---- steps 3-7: training, checkpoints, benchmark, decoding, PyTorch ----
 # Knobs (environment): GPU_CHECK_DEVICE (cuda; cpu for a dry run of the
@@ -237,16 +271,6 @@ no_gpu=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX") || exit 1
 if [ "${GPU_CHECK_KEEP:-0}" = 1 ]; then echo "   scratch kept in $work"; else trap 'rm -rf "$work"' EXIT; fi
 
-# limit_for N: N seconds, or less when the budget ends sooner; fails (prints
-# nothing) when under 20 s are left.
-limit_for() {
-    local left=$((deadline - $(date +%s) - 5))
-    [ "$left" -lt 20 ] && return 1
-    [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
-}
-# left_of END: seconds until the epoch second END (at least 1)
-left_of() { local l=$(($1 - $(date +%s))); [ "$l" -lt 1 ] && l=1; echo "$l"; }
-timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; }
 # key LOGTEXT PREFIX: the value after "PREFIX: " on the first such line
 key() { printf '%s\n' "$1" | sed -n "s|^$2: ||p" | head -n 1; }
 # xlate MODEL DEVICE BEAM HYP LOG LIMIT: translates the test set; prints the
@@ -434,12 +458,15 @@ if [ "$no_gpu" = 1 ]; then
 else
     for spec in "${BENCH_RUNS[@]}"; do
         IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
-        # each config as is and with NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA
-        # graphs"); the first also with NMT_CUDA_LANES=0 ("Lanes")
-        for variant in plain graphs one-stream; do
-            graphs=0 lanes=1 tag=$name
+        # each config as is, with NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA
+        # graphs") and with NMT_CUDA_PERSISTENT=1 ("Persistent recurrence");
+        # the first also with NMT_CUDA_LANES=0 ("Lanes"). Every knob is set
+        # in every run, so that one exported by the caller changes nothing.
+        for variant in plain graphs one-stream persistent; do
+            graphs=0 lanes=1 persist=0 tag=$name
             [ "$variant" = graphs ] && graphs=1 tag="$name graphs"
             [ "$variant" = one-stream ] && lanes=0 tag="$name one-stream"
+            [ "$variant" = persistent ] && persist=1 tag="$name persistent"
             [ "$variant" = one-stream ] && [ "$spec" != "${BENCH_RUNS[0]}" ] && continue
             if ! lim=$(limit_for 100); then
                 row "bench nmt $tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
@@ -449,8 +476,9 @@ else
             cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
                 --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
                 --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
-            echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes ${cmd[*]}" >>"$blog"
-            env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" NMT_CUDA_LANES="$lanes" NMT_BENCH_SHAPES=1 timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
+            echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes NMT_CUDA_PERSISTENT=$persist ${cmd[*]}" >>"$blog"
+            env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" NMT_CUDA_LANES="$lanes" NMT_CUDA_PERSISTENT="$persist" NMT_BENCH_SHAPES=1 \
+                timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
             rc=$?
             cat "$work/bench.txt" >>"$blog"
             took=$(($(date +%s) - start))
@@ -468,18 +496,37 @@ else
                 mem=$(key "$b" "gpu memory MiB" | awk '{ gsub(/\(/, ""); printf "%s MiB in use of %s (model+arena %s MiB)", $1, $5, $6 }')
                 ceil=$(key "$b" "cublas ceiling GFLOP/s (same shapes)")
                 [ -z "$ceil" ] && ceil=$(key "$b" "sgemm ceiling GFLOP/s (same shapes)")
-                calls=$(key "$b" "cuda per step" | sed 's/ (NMT_CUDA_GRAPHS.*//')
+                cstep=$(key "$b" "cuda per step")
+                calls=$(printf '%s\n' "$cstep" | sed 's/ (NMT_CUDA_GRAPHS.*//')
                 if ! awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" \
                     'BEGIN { exit !(t + 0 > 0 && s + 0 > 0 && g + 0 > 0) }'; then
                     row "bench nmt $tag" "FAIL(parse)" "$took" "bench_train's output lacks tokens/s, s/step or GFLOP/step (bench.log)"
                     failed=1
                     continue
                 fi
-                lanes_gain=""
-                [ "$variant" = one-stream ] && lanes_gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" \
+                gain=""
+                [ "$variant" = one-stream ] && gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" \
                     'BEGIN { if (a > 0) printf "; two streams (the first row) train %.3fx as fast as one", a / b }')
+                if [ "$variant" = persistent ]; then
+                    gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" \
+                        'BEGIN { if (a > 0) printf "; the persistent recurrence trains %.3fx as fast as the plain run", b / a
+                                 else printf "; no plain run to compare" }')
+                    # whether the path was taken: "..., N persistent
+                    # recurrences;" in the "cuda per step" line (runs off the
+                    # GPU print no such line; an older bench_train no count).
+                    # A path not taken is a note, not a failure: the plan
+                    # declines shapes that do not fit the device.
+                    prec=$(printf '%s\n' "$cstep" | sed -n 's/.* \([0-9][0-9.]*\) persistent recurrences.*/\1/p')
+                    if [ -z "$cstep" ]; then
+                        [ "$DEV" = cuda ] && gain="$gain; no \"cuda per step\" line: persistent runs not counted"
+                    elif [ -z "$prec" ]; then
+                        gain="$gain; persistent recurrences not counted (bench_train without the count)"
+                    elif awk -v n="$prec" 'BEGIN { exit !(n == 0) }'; then
+                        gain="$gain; persistent path not taken (0 persistent recurrences per step: the step path ran)"
+                    fi
+                fi
                 row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
-                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}$lanes_gain"
+                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}$gain"
             fi
         done
     done
@@ -676,34 +723,63 @@ else
     done
 fi
 
-# 8. memory checker, where the machine's runtime allows it (last: the
-# least important step gets what is left of the budget)
-if [ -z "$gpu" ]; then
-    row "memcheck" "NO GPU" 0 "no GPU listed by nvidia-smi"
-elif ! command -v compute-sanitizer >/dev/null 2>&1; then
-    row "memcheck" "skipped" 0 "compute-sanitizer not on PATH"
-elif ! mlimit=$(limit_for 120); then
-    row "memcheck" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
-else
+# 8. compute-sanitizer over the parity test, where the machine's runtime
+# allows it (last: the least important steps get what is left of the
+# budget); memcheck first, then the race and barrier checkers.
+# sanitize TOOL LIMIT_S VAR=VALUE...: compute-sanitizer --tool TOOL over the
+# parity test, run with the environment VAR=VALUE..., output to TOOL.log
+# (its first line the command), row TOOL. The tool's own verdicts:
+# "unavailable" when it says it cannot run here and "timeout" past the
+# limit, neither a failure; else a FAIL on an exit status other than 0 (99:
+# --error-exitcode, the tool found errors; else the test's own) or on a
+# summary that counts errors, with the first error line; else "pass" with
+# the summary line. The summaries: "ERROR SUMMARY: N errors" (memcheck,
+# synccheck), "RACECHECK SUMMARY: N hazards displayed (E errors, W
+# warnings)" (racecheck: warnings alone pass).
+sanitize() {
+    local tool=$1 want=$2 log="$out/$1.log" lim start rc took summary errors first
+    shift 2
+    if [ -z "$gpu" ]; then
+        row "$tool" "NO GPU" 0 "no GPU listed by nvidia-smi"
+        return
+    elif ! command -v compute-sanitizer >/dev/null 2>&1; then
+        row "$tool" "skipped" 0 "compute-sanitizer not on PATH"
+        return
+    elif ! lim=$(limit_for "$want"); then
+        row "$tool" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+        return
+    fi
     start=$(date +%s)
-    echo "== memcheck: compute-sanitizer --tool memcheck $PARITY"
-    # every 9th model of the attention sweep: memcheck is slow
-    timeout -k 10 "$mlimit" env NMT_PARITY_SWEEP_STRIDE=9 \
-        compute-sanitizer --tool memcheck --error-exitcode 99 "$PARITY" \
-        >"$out/memcheck.log" 2>&1
+    echo "== $tool: $* compute-sanitizer --tool $tool $PARITY"
+    echo "-- $* compute-sanitizer --tool $tool --error-exitcode 99 $PARITY (limit ${lim}s)" >"$log"
+    timeout -k 10 "$lim" env "$@" compute-sanitizer --tool "$tool" --error-exitcode 99 "$PARITY" >>"$log" 2>&1
     rc=$?
     took=$(($(date +%s) - start))
-    if grep -qE 'Device not supported|error 999|Failed to initialize|LibraryNotLoaded' "$out/memcheck.log"; then
-        row "memcheck" "unavailable" "$took" "compute-sanitizer cannot run here (memcheck.log)"
-    elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-        row "memcheck" "timeout" "$took" "not finished in ${mlimit}s (not a failure)"
-    elif [ "$rc" -ne 0 ]; then
-        row "memcheck" "FAIL($rc)" "$took" "$(grep -m1 -E 'ERROR SUMMARY|Invalid|error' "$out/memcheck.log")"
+    summary=$(grep -E '(ERROR|RACECHECK) SUMMARY:' "$log" | tail -n 1 | sed 's/^=* *//')
+    errors=$(grep -E '(ERROR|RACECHECK) SUMMARY:' "$log" |
+        sed -E 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/; s/.*\(([0-9]+) errors?,.*/\1/' | awk '{ n += $1 } END { print n + 0 }')
+    # the first report of the tool ("Invalid __global__ read", "Error: Race
+    # reported", "Barrier error detected", "Program hit ...") or of the test
+    first=$(grep -m1 -E '^=+ +(Invalid|Error|Barrier|Race|Program hit|Uninitialized|Leaked)|^FAIL' "$log" | sed 's/^=* *//' | cut -c1-100)
+    if grep -qE 'Device not supported|error 999|Failed to initialize|LibraryNotLoaded' "$log"; then
+        row "$tool" "unavailable" "$took" "compute-sanitizer cannot run here ($tool.log)"
+    elif timed_out "$rc"; then
+        row "$tool" "timeout" "$took" "not finished in ${lim}s (not a failure)${first:+; reported before: $first}"
+    elif [ "$rc" -ne 0 ] || [ "$errors" -gt 0 ]; then
+        row "$tool" "FAIL$([ "$rc" -ne 0 ] && echo "($rc)")" "$took" "${first:-${summary:-$(tail -n 1 "$log" | cut -c1-100)}}"
         failed=1
     else
-        row "memcheck" "pass" "$took" "$(grep -m1 'ERROR SUMMARY' "$out/memcheck.log")"
+        row "$tool" "pass" "$took" "${summary:-exit 0, no summary line ($tool.log)}"
     fi
-fi
+}
+# memcheck over every 9th model of the attention sweep: memcheck is slow
+sanitize memcheck 120 NMT_PARITY_SWEEP_STRIDE=9
+# the race and barrier checkers over the slot tests, which run every kernel
+# with shared memory and barriers on awkward shapes (the persistent
+# recurrence among them); the whole models would run them again at more
+# shapes, too slowly under these tools
+sanitize racecheck 60 NMT_PARITY_SLOTS_ONLY=1
+sanitize synccheck 60 NMT_PARITY_SLOTS_ONLY=1
 
 row "beam decode GPU vs CPU" "in parity" 0 "greedy and beam tokens compared in the parity test"
 
@@ -715,4 +791,17 @@ row "beam decode GPU vs CPU" "in parity" 0 "greedy and beam tokens compared in t
     echo "total: $(($(date +%s) - t_begin)) s"
     echo "overall: $([ "$failed" -eq 0 ] && echo PASS || echo FAIL)"
 } | tee -a "$summary"
+
+# The device tool brings back at most 8 files from $OUT: with more, the logs
+# go into one archive beside summary.txt (GPU_CHECK_PACK: auto, the
+# default; 1 always; 0 never)
+pack=${GPU_CHECK_PACK:-auto}
+logs=$(cd "$out" && find . -maxdepth 1 -type f ! -name summary.txt ! -name logs.tar.gz -printf '%P\n' | sort)
+n_files=$(($(printf '%s' "$logs" | grep -c .) + 1))
+if [ -n "$logs" ] && { [ "$pack" = 1 ] || { [ "$pack" = auto ] && [ "$n_files" -gt 8 ]; }; }; then
+    # shellcheck disable=SC2086 # file names of this script's own: no spaces
+    if (cd "$out" && tar -czf logs.tar.gz $logs && rm -f $logs); then
+        echo "logs: $out/logs.tar.gz ($(echo $logs | wc -w) files; tar -xzf to read)"
+    fi
+fi
 exit "$failed"

@@ -7,6 +7,16 @@
 # test checks the rows of the steps that ran. The PyTorch rows (step 7) are
 # checked where Debian's /usr/bin/python3 has torch (python3-torch), and
 # said to be unchecked where it has not.
+#
+# Then the script runs once more on a fake GPU machine (a few seconds): a
+# fake nvidia-smi and compute-sanitizer first on PATH, and NMT_BIN and
+# NMT_BUILD pointing at a fake nmt (which fails: steps 3, 4 and 6 fail
+# fast), test_gpu_parity (prints the environment it got) and bench_train
+# (prints the lines the script reads, as on a GPU). That run checks the
+# parts only a GPU reaches otherwise: the persistent parity step's
+# environment, compute-sanitizer's verdicts (a pass, a racecheck error
+# found in the summary alone, a synccheck error by exit status), and the
+# persistent benchmark rows' notes from bench_train's "cuda per step" line.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_gpu_check_dry
@@ -18,7 +28,7 @@ if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
 else
   echo "test_gpu_check_dry: /usr/bin/python3 has no torch: the PyTorch rows are not checked"
 fi
-GPU_CHECK_DEVICE=cpu GPU_CHECK_QUICK=1 GPU_CHECK_PYTHON=$py OUT="$out" NMT_BIN="$NMT" \
+GPU_CHECK_PACK=0 GPU_CHECK_DEVICE=cpu GPU_CHECK_QUICK=1 GPU_CHECK_PYTHON=$py OUT="$out" NMT_BIN="$NMT" \
   timeout -k 5 300 bash scripts/gpu-check.sh > "$tmp/run.log" 2>&1
 rc=$?
 check "[ $rc -ne 124 ] && [ $rc -ne 137 ]" "gpu-check.sh ran over 300 s"
@@ -32,7 +42,7 @@ check "row 'checkpoints GPU<->CPU' | grep -q ' pass '" "checkpoint row: $(row 'c
 check "row 'train cpu \\(dry run\\) twice' | grep -qE ' pass +[0-9]+  identical: [1-9][0-9]* weights, [1-9][0-9]* optimizer values'" \
   "training twice row: $(row 'train cpu (dry run) twice')"
 for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench nmt large graphs' \
-  'bench nmt de-en one-stream'; do
+  'bench nmt de-en one-stream' 'bench nmt de-en persistent' 'bench nmt large persistent'; do
   # numbers parsed from bench_train's output: none may be zero or NaN
   check "row '$name' | grep -qE ' info +[0-9]+  [1-9][0-9]* tgt tok/s, [0-9.]*[1-9][0-9.]* ms/step, [0-9.]*[1-9][0-9.]* GFLOP/step = [0-9.]*[1-9][0-9.]* TFLOP/s'" \
     "$name row: $(row "$name")"
@@ -41,6 +51,20 @@ done
 check "row 'bench nmt de-en one-stream' | grep -qE 'two streams \\(the first row\\) train [0-9.]*[1-9][0-9.]*x as fast as one'" \
   "one-stream row: $(row 'bench nmt de-en one-stream')"
 check "! row 'bench nmt large one-stream' | grep -q ." "a one-stream row for the large config"
+# each config with NMT_CUDA_PERSISTENT=1 (the CPU path again here): the
+# ratio to the plain run, and no note on the cuda counts (the CPU has none)
+for name in de-en large; do
+  check "row 'bench nmt $name persistent' | grep -qE '; the persistent recurrence trains [0-9.]*[1-9][0-9.]*x as fast as the plain run$'" \
+    "$name persistent row: $(row "bench nmt $name persistent")"
+done
+# the parity runs need a GPU: NO GPU here (pass where there is one), the
+# persistent run's log kept
+check "row 'parity persistent' | grep -qE ' (NO GPU +[0-9]+  SKIP: no GPU|pass +[0-9]+  test_gpu_parity: [1-9][0-9]* passed, 0 failed)'" \
+  "parity persistent row: $(row 'parity persistent')"
+# compute-sanitizer: NO GPU here, never a failure where a GPU hides it
+for tool in memcheck racecheck synccheck; do
+  check "row '$tool' | grep -qE ' (NO GPU|skipped|unavailable|timeout|pass) '" "$tool row: $(row "$tool")"
+done
 for beam in 1 5; do
   check "row 'decode nmt beam $beam' | grep -qE ' info +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s, 100 sentences'" \
     "decode beam $beam row: $(row "decode nmt beam $beam")"
@@ -66,7 +90,110 @@ if [ "$py" != none ]; then
 fi
 check "! grep -qE 'FAIL\\(|TIMEOUT|MISSING' '$out/summary.txt'" \
   "a step failed: $(grep -E 'FAIL\(|TIMEOUT|MISSING' "$out/summary.txt")"
-for f in machine train bench; do
+for f in machine train bench parity-persistent; do
   check "[ -s '$out/$f.log' ]" "no $f.log"
 done
+
+# ---- the fake GPU machine ----
+fake=$tmp/fake
+mkdir -p "$fake/bin" "$fake/tests" "$fake/bench"
+cat > "$fake/bin/nvidia-smi" <<'SH'
+#!/usr/bin/env bash
+if [ "${1:-}" = -L ]; then echo "GPU 0: Fake GPU (UUID: GPU-fake)"; else echo "name, driver_version"; echo "Fake GPU, 0"; fi
+SH
+cat > "$fake/nmt" <<'SH'
+#!/usr/bin/env bash
+echo "fake nmt: does nothing" >&2
+exit 1
+SH
+# the parity test: the environment that matters, a pass (a failure where
+# the fake compute-sanitizer asks for one)
+cat > "$fake/tests/test_gpu_parity" <<'SH'
+#!/usr/bin/env bash
+echo "env: NMT_CUDA_PERSISTENT=${NMT_CUDA_PERSISTENT:-} NMT_PARITY_SWEEP_STRIDE=${NMT_PARITY_SWEEP_STRIDE:-} NMT_PARITY_SLOTS_ONLY=${NMT_PARITY_SLOTS_ONLY:-}"
+if [ -n "${FAKE_PARITY_FAIL:-}" ]; then
+  echo "FAIL: lstm_seq_recurrence: a fake failure"
+  echo "test_gpu_parity: 0 passed, 1 failed"
+  exit 1
+fi
+echo "test_gpu_parity: 1 passed, 0 failed"
+SH
+# compute-sanitizer runs the program, then reports as each tool would:
+# memcheck nothing; racecheck a hazard, exiting 0 all the same (only its
+# summary tells); under synccheck the test itself fails, the tool finding
+# nothing and exiting with the test's status (only that tells)
+cat > "$fake/bin/compute-sanitizer" <<'SH'
+#!/usr/bin/env bash
+echo "========= fake compute-sanitizer $*"
+tool=
+while [ $# -gt 1 ]; do
+  case $1 in --tool) tool=$2; shift 2 ;; --error-exitcode) shift 2 ;; *) break ;; esac
+done
+[ "$tool" = synccheck ] && export FAKE_PARITY_FAIL=1
+"$@"
+rc=$?
+case $tool in
+  memcheck | synccheck) echo "========= ERROR SUMMARY: 0 errors" ;;
+  racecheck) echo "========= Error: Race reported between Write access at fake_kernel+0x10"
+             echo "=========     and Read access at fake_kernel+0x20 [4 hazards]"
+             echo "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)" ;;
+esac
+exit $rc
+SH
+# bench_train as on a GPU: 1000 tgt tokens/s, 1500 with NMT_CUDA_PERSISTENT=1;
+# in that run the bench config's (hidden 64 with GPU_CHECK_QUICK=1) line has
+# no persistent count (a bench_train from before it), the large one's 0
+cat > "$fake/bench/bench_train" <<'SH'
+#!/usr/bin/env bash
+tok=1000 count=", 0 persistent recurrences"
+if [ "${NMT_CUDA_PERSISTENT:-0}" = 1 ]; then
+  tok=1500 count=", 0 persistent recurrences"
+  case " $* " in *" model.hidden=64 "*) count="" ;; esac
+fi
+echo "seconds per step: $(awk -v t=$tok 'BEGIN { printf "%.4f", 100 / t }')"
+echo "tgt tokens/s: $tok"
+echo "gpu memory MiB: 1200 in use of 143000 (700 taken by the model, arena and optimizer)"
+echo "cuda per step: 200 kernel launches, 40 GEMMs, 10 host calls, 0.0 graph launches, 2 lane forks$count; 0 graphs captured in all, 0 captures failed (NMT_CUDA_GRAPHS off)"
+echo "GEMM GFLOP per step: 1.000"
+echo "cublas ceiling GFLOP/s (same shapes): 500.00"
+SH
+chmod +x "$fake/bin/"* "$fake/nmt" "$fake/tests/test_gpu_parity" "$fake/bench/bench_train"
+fout=$tmp/fake-out
+env -u NMT_CUDA_PERSISTENT -u NMT_PARITY_SWEEP_STRIDE -u NMT_PARITY_SLOTS_ONLY PATH="$fake/bin:$PATH" \
+  GPU_CHECK_DEVICE=cuda GPU_CHECK_QUICK=1 GPU_CHECK_PYTHON=none OUT="$fout" NMT_BIN="$fake/nmt" NMT_BUILD="$fake" \
+  timeout -k 5 120 bash scripts/gpu-check.sh > "$tmp/fake-run.log" 2>&1
+rc=$?
+check "[ $rc -ne 124 ] && [ $rc -ne 137 ] && [ -s '$fout/summary.txt' ]" "the fake GPU run: exit $rc, $(tail -3 "$tmp/fake-run.log")"
+# the device tool returns at most 8 files: the logs come packed (auto)
+check "[ \$(find '$fout' -type f | wc -l) -le 8 ] && [ -s '$fout/logs.tar.gz' ]" \
+  "the fake run left $(find "$fout" -type f | wc -l) files: $(ls "$fout")"
+tar -xzf "$fout/logs.tar.gz" -C "$fout" 2>/dev/null
+check "[ -s '$fout/parity.log' ] && [ -s '$fout/synccheck.log' ]" "logs.tar.gz holds: $(tar -tzf "$fout/logs.tar.gz" 2>&1 | tr '\n' ' ')"
+frow() { grep -E "^$1 " "$fout/summary.txt" | head -1; }
+check "frow 'parity persistent' | grep -qE ' pass +[0-9]+  test_gpu_parity: 1 passed, 0 failed'" \
+  "fake parity persistent row: $(frow 'parity persistent')"
+check "grep -qx 'env: NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY=' '$fout/parity-persistent.log'" \
+  "parity persistent's environment: $(grep '^env' "$fout/parity-persistent.log" 2>&1)"
+check "frow memcheck | grep -qE ' pass +[0-9]+  ERROR SUMMARY: 0 errors$'" "fake memcheck row: $(frow memcheck)"
+check "grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY=' '$fout/memcheck.log'" \
+  "memcheck's environment: $(grep '^env' "$fout/memcheck.log" 2>&1)"
+# racecheck exited 0: the FAIL comes from its summary
+check "frow racecheck | grep -qE ' FAIL +[0-9]+  Error: Race reported between Write access at fake_kernel'" \
+  "fake racecheck row: $(frow racecheck)"
+# synccheck's summary counts no errors: the FAIL comes from the exit status
+check "frow synccheck | grep -qE ' FAIL\(1\) +[0-9]+  FAIL: lstm_seq_recurrence: a fake failure'" "fake synccheck row: $(frow synccheck)"
+for tool in racecheck synccheck; do
+  check "grep -q -- '^========= fake compute-sanitizer --tool $tool --error-exitcode 99 ' '$fout/$tool.log' &&
+    grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE= NMT_PARITY_SLOTS_ONLY=1' '$fout/$tool.log'" \
+    "$tool's command or environment: $(head -3 "$fout/$tool.log" 2>&1)"
+done
+# the persistent rows: the ratio, and the notes from the cuda counts
+check "frow 'bench nmt de-en persistent' | grep -qE ' info +[0-9]+  1500 tgt tok/s.*; the persistent recurrence trains 1.500x as fast as the plain run; persistent recurrences not counted'" \
+  "fake de-en persistent row: $(frow 'bench nmt de-en persistent')"
+check "frow 'bench nmt large persistent' | grep -qE ' info +[0-9]+  1500 tgt tok/s.*; the persistent recurrence trains 1.500x as fast as the plain run; persistent path not taken'" \
+  "fake large persistent row: $(frow 'bench nmt large persistent')"
+# the other bench rows: no such notes, no failure (their cuda line counts
+# 0 persistent recurrences, as off the persistent path it should)
+check "! grep -E '^bench nmt' '$fout/summary.txt' | grep -vE '^bench nmt [a-z-]+ persistent ' | grep -qE 'recurrence trains|persistent path|not counted|FAIL'" \
+  "a note or failure on another bench row: $(grep -E '^bench nmt' "$fout/summary.txt" | grep -vE '^bench nmt [a-z-]+ persistent ')"
 test_end
