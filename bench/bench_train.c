@@ -312,7 +312,8 @@ int main(int argc, char **argv) {
     struct rusage ru_setup;
     getrusage(RUSAGE_SELF, &ru_setup); /* the data and tokenizers, before any model memory */
     Backend *be = NULL;
-    st = backend_create_for(cfg.train.device, cfg.train.threads, "train.device", &be);
+    st = backend_create_for(cfg.train.device, cfg.train.gpu, cfg.train.threads, "train.device",
+                            "train.gpu", &be);
     if (st) return cli_report("bench", st);
     bool on_gpu = strcmp(be->name, "cpu") != 0;
     double gpu_total = -1, gpu_base = gpu_used_mib(be, &gpu_total);

@@ -7,9 +7,13 @@
 #include "backend.h"
 #include "common.h"
 
-/* device: CfgDevice. threads: CPU threads (0: all). `what` names the setting
- * in messages (e.g. "train.device"). */
-NmtStatus backend_create_for(int device, int threads, const char *what, Backend **out);
+/* device: CfgDevice. gpu: the CUDA device when one is used (0-based among
+ * the visible ones); asking for one other than 0 makes a GPU that cannot
+ * be used an error also with auto. threads: CPU threads (0: all). `what`
+ * and `gpu_what` name the settings in messages (e.g. "train.device",
+ * "train.gpu"). */
+NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
+                             const char *gpu_what, Backend **out);
 
 /* For a CUDA backend, logs what it did ("<who>: cuda: N kernel launches and
  * M GEMMs in K host calls (G graph launches, ...)"): how much of the work

@@ -84,6 +84,7 @@ typedef struct {
 
 typedef struct {
     int device;    /* CfgDevice */
+    int gpu;       /* the CUDA device when one is used (0-based) */
     int threads;   /* 0: all cores */
     int optimizer; /* CfgOptimizer */
     double lr, adam_beta1, adam_beta2, adam_eps;

@@ -44,6 +44,8 @@ const char translator_options_help[] =
     "  --max-src-len N       longer lines are truncated to N tokens with a warning\n"
     "                        (default: twice the training data.max_len, at least 100)\n"
     "  --device auto|cpu|cuda  where to decode (default auto)\n"
+    "  --gpu N               which GPU when one is used, 0-based among those\n"
+    "                        CUDA_VISIBLE_DEVICES shows (default 0)\n"
     "  --replace-unk         an unknown-word token in the output becomes the source\n"
     "                        token with the highest attention at that step\n"
     "  --unk-dict FILE       ... or its entry in FILE (lines 'source<TAB>target');\n"
@@ -92,6 +94,7 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
     if ((r = cli_take_double(argc, argv, i, "--length-penalty", 0, INFINITY, &o->length_penalty))) return r;
     if ((r = cli_take_double(argc, argv, i, "--coverage-penalty", 0, INFINITY, &o->coverage_penalty))) return r;
     if ((r = cli_take_choice(argc, argv, i, "--device", device_names, &o->device))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--gpu", 0, 1023, &o->gpu))) return r;
     if ((r = cli_take_string(argc, argv, i, "--attention-out", &o->attention_out))) return r;
     if ((r = cli_take_string(argc, argv, i, "--shortlist", &o->shortlist))) return r;
     if ((r = cli_take_int(argc, argv, i, "--shortlist-frequent", 0, INT_MAX, &o->shortlist_frequent))) return r;
@@ -374,7 +377,8 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     if (!st) st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);
     if (!st && first) {
         const TranslatorOptions *o = &tr->opt;
-        st = backend_create_for(o->device, tr->cfg.train.threads, "--device", &tr->be);
+        st = backend_create_for(o->device, o->gpu, tr->cfg.train.threads, "--device", "--gpu",
+                                &tr->be);
         int max_len2 = tr->cfg.data.max_len * 2;
         tr->max_src = o->max_src > 0 ? o->max_src : max_len2 > 100 ? max_len2 : 100;
         tr->batch = o->batch > 0 ? o->batch : tr->cfg.decode.batch;

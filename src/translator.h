@@ -41,6 +41,7 @@ typedef struct {
     double length_penalty;   /* --length-penalty (GNMT alpha); NAN: the model's */
     double coverage_penalty; /* --coverage-penalty (beta); NAN: the model's */
     int device;              /* --device: CfgDevice */
+    int gpu;                 /* --gpu: the CUDA device when one is used */
     int replace_unk;         /* --replace-unk (also set by --unk-dict) */
     const char *unk_dict;    /* --unk-dict FILE: lines 'source<TAB>target' */
     const char *attention_out; /* --attention-out FILE: JSON lines of attention matrices */

@@ -162,6 +162,28 @@ check "cmp -s <(cut -d, -f1-4,7,11 run-cuda/train.csv) <(cut -d, -f1-4,7,11 run-
   "one stream trains otherwise: $(diff <(cut -d, -f1-4,7 run-cuda/train.csv) <(cut -d, -f1-4,7 run-onestream/train.csv) | head -4)"
 check "grep -Eq 'train: cuda: .*host waits, [1-9][0-9]* lane forks' train-cuda.log" \
   "no lane forks in the usage line: $(grep 'cuda:' train-cuda.log)"
+# NMT_CUDA_PERSISTENT=1: each encoder layer's recurrence as one
+# cooperative kernel (docs/gpu.md, "Persistent recurrence") trains with the
+# CPU's losses, and the usage line counts its runs
+NMT_CUDA_PERSISTENT=1 train persist cuda "$EMU"
+check "[ $? -eq 0 ]" "training with NMT_CUDA_PERSISTENT=1: $(tail -3 train-persist.log)"
+check "same_losses run-cpu/train.csv run-persist/train.csv" \
+  "persistent: losses differ: $(cut -d, -f1-4,11 run-persist/train.csv | tr '\n' ' ')"
+check "grep -Eq 'train: cuda: .* [1-9][0-9]* persistent recurrences' train-persist.log" \
+  "persistent: no persistent recurrence counted: $(grep 'cuda:' train-persist.log)"
+# a GPU that does not exist (the emulator has one): an error naming the
+# setting, with cuda and with auto (a GPU asked for by number is never
+# replaced by the CPU), in training and in translation
+for dev in cuda auto; do
+  train gpu1 "$dev" "$EMU" --set train.gpu=1
+  rc=$?
+  check "[ $rc -eq 2 ] && grep -q 'train.gpu 1: GPU 1 requested (train.device $dev), but CUDA device 1 does not exist (1 visible)' train-gpu1.log" \
+    "train.gpu=1 with $dev: exit $rc: $(tail -2 train-gpu1.log)"
+done
+"$EMU" translate --model run-cuda/last.nmt --device cuda --gpu 1 < data/valid.src > gpu1.out 2> gpu1.err
+rc=$?
+check "[ $rc -ne 0 ] && [ ! -s gpu1.out ] && grep -q -- '--gpu 1: GPU 1 requested (--device cuda), but CUDA device 1 does not exist' gpu1.err" \
+  "translate --gpu 1: exit $rc: $(tail -2 gpu1.err)"
 NMT_CUDA_GRAPHS=1 NMT_CUDA_GRAPHS_MAX=2 "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 \
   --nbest 2 < data/valid.src > graphs-b2.cuda 2> graphs-tr.err
 check "[ $? -eq 0 ]" "translate with NMT_CUDA_GRAPHS=1: $(tail -2 graphs-tr.err)"

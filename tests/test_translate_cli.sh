@@ -48,6 +48,8 @@ usage "--length-penalty must be a number >= 0, got '-0.5'" --length-penalty -0.5
 usage "--length-penalty must be a number >= 0, got 'nan'" --length-penalty nan
 usage "--coverage-penalty must be a number >= 0, got 'x'" --coverage-penalty x
 usage "--device must be auto, cpu or cuda, got 'gpu'" --device gpu
+usage "--gpu must be an integer in [0, 1023], got '-1'" --gpu -1
+usage "--gpu must be an integer in [0, 1023], got 'cuda:1'" --gpu cuda:1
 usage "unknown option '--frobnicate'" --frobnicate
 out=$("$NMT" translate --model "$tmp/nope.nmt" < /dev/null 2>&1); rc=$?
 check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "nope.nmt"' "missing model: exit $rc: $out"
@@ -136,7 +138,7 @@ usage "--shortlist-frequent must be an integer >= 0, got '-1'" --shortlist-frequ
 
 # 7. --help lists every option
 out=$("$NMT" translate --help)
-for opt in --model --config --beam --nbest --length-penalty --coverage-penalty --batch --max-src-len --device \
+for opt in --model --config --beam --nbest --length-penalty --coverage-penalty --batch --max-src-len --device --gpu \
            --replace-unk --unk-dict --attention-out --attention-svg --progress --no-progress --shortlist --shortlist-frequent --shortlist-per-source; do
   case "$out" in *"$opt"*) ok ;; *) bad "translate --help lacks $opt" ;; esac
 done

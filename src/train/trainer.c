@@ -434,7 +434,8 @@ static NmtStatus setup(Trainer *tr) {
     const TrainConfig *tc = &cfg->train;
     NmtStatus st = prepare_data(cfg, 0, &tr->data);
     if (st) return st;
-    st = backend_create_for(tc->device, tc->threads, "train.device", &tr->be);
+    st = backend_create_for(tc->device, tc->gpu, tc->threads, "train.device", "train.gpu",
+                            &tr->be);
     if (st) return st;
     BatchSpec spec = {tc->batch_sentences, tc->batch_tokens, (uint64_t)tc->seed, 1};
     st = batcher_create(tr->data.train, &spec, &tr->train_batches);
