@@ -510,8 +510,9 @@ static void test_lstm(int B, int H, const float *hkeep, bool with_bias) {
  * sentences of lengths len[b] (keep 0 after them), the start state random.
  * On a CUDA backend, persistent = 1 asks for the persistent kernel, 0 for
  * the step path; the calls must then count want_runs persistent runs (the
- * forward, its repeat, which must give the same bits, and the backward;
- * in a fork lane 0's too; 0 where the plan does not apply). The self-test's
+ * forward and its repeat, which must give the same bits, the backward and,
+ * outside a fork, its repeat, likewise; in a fork lane 0's forward too; 0
+ * where the plan does not apply). The self-test's
  * backend is left alone (-1). With fork, the recurrence runs on lane 1 next
  * to one on lane 0, as the encoder's two directions do. */
 static void test_recurrence(int T, int B, int H, const int *len, bool reverse, int persistent,
@@ -557,13 +558,23 @@ static void test_recurrence(int T, int B, int H, const int *len, bool reverse, i
         snprintf(name, sizeof name, "lstm_seq_recurrence %s: h run to run", what);
         gpu_twice_same(name, h.g, h2.g, states * sizeof(float));
     }
-    Buf dh = buf_rand((size_t)T * n, -1, 1), dc = buf_rand(n, -1, 1), dh_rec = buf_rand(n, -9, 9);
+    float *hdh = hrand((size_t)T * n, -1, 1), *hdc = hrand(n, -1, 1);
+    Buf dh = buf_from(hdh, (size_t)T * n), dc = buf_from(hdc, n), dh_rec = buf_rand(n, -9, 9);
+    Buf g3 = buf_rand(ng, -2, 2); /* the forward's gates, for a second backward */
+    gpu->copy(gpu, g3.g, gates.g, ng * sizeof(float));
     BOTH(be->lstm_seq_recurrence_backward(be, T, B, H, P(W), P(gates), P(c), P(keep), reverse,
                                           P(dh), P(dc), P(dh_rec)));
     snprintf(name, sizeof name, "lstm_seq_recurrence_backward %s: dz, dh", what);
     report(name, fmax(buf_err(gates), buf_err(dh)), STEP_TOL);
     snprintf(name, sizeof name, "lstm_seq_recurrence_backward %s: dc, dh_rec", what);
     report(name, fmax(buf_err(dc), buf_err(dh_rec)), STEP_TOL);
+    if (persistent == 1 && !fork) {
+        Buf dh3 = buf_from(hdh, (size_t)T * n), dc3 = buf_from(hdc, n), dr3 = buf_rand(n, -9, 9);
+        gpu->lstm_seq_recurrence_backward(gpu, T, B, H, W.g, g3.g, c.g, keep.g, reverse, dh3.g,
+                                          dc3.g, dr3.g);
+        snprintf(name, sizeof name, "lstm_seq_recurrence_backward %s: dh_rec run to run", what);
+        gpu_twice_same(name, dh_rec.g, dr3.g, n * sizeof(float));
+    }
     cuda_backend_counters(gpu, &after);
     long long runs = after.persistent_runs - before.persistent_runs;
     if (persistent >= 0)
@@ -573,6 +584,8 @@ static void test_recurrence(int T, int B, int H, const int *len, bool reverse, i
     free(hgates);
     free(hh);
     free(hc);
+    free(hdh);
+    free(hdc);
 }
 
 /* Shapes for test_recurrence: B = 1; H that no block count divides; a
@@ -583,10 +596,10 @@ static void test_recurrences(void) {
     int modes = selftest ? 1 : 2;
     for (int m = 0; m < modes; m++) {
         int p = selftest ? -1 : 1 - m; /* persistent, then steps */
-        test_recurrence(1, 1, 5, len1, false, p, false, p == 1 ? 3 : 0);
-        test_recurrence(7, 3, 37, len3, true, p, false, p == 1 ? 3 : 0);
-        test_recurrence(7, 3, 37, len3, false, p, false, p == 1 ? 3 : 0);
-        test_recurrence(5, 70, 33, len70, false, p, false, p == 1 ? 3 : 0);
+        test_recurrence(1, 1, 5, len1, false, p, false, p == 1 ? 4 : 0);
+        test_recurrence(7, 3, 37, len3, true, p, false, p == 1 ? 4 : 0);
+        test_recurrence(7, 3, 37, len3, false, p, false, p == 1 ? 4 : 0);
+        test_recurrence(5, 70, 33, len70, false, p, false, p == 1 ? 4 : 0);
         test_recurrence(5, 70, 33, len70, true, p, true, p == 1 ? 4 : 0);
     }
     /* 1100 rows: more 4 x 4 tiles than threads on any device, so the step
