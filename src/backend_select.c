@@ -1,8 +1,6 @@
 /* backend_select.c: device setting -> Backend (backend_select.h). */
 #include "backend_select.h"
 
-#include <string.h>
-
 #include "config.h"
 #include "gpu/gpu_backend.h"
 
@@ -15,11 +13,10 @@ NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
         if (*out) return NMT_OK;
         const char *why = err[0] ? err : "no GPU is usable";
         if (gpu != 0)
-            return nmt_fail(NMT_ERR_CONFIG, "%s %d: GPU %d requested (%s %s), but %s%s", gpu_what, gpu,
-                            gpu, what, device_names[device], why,
-                            strstr(why, "does not exist")
-                                ? "; the GPUs are numbered from 0 among those CUDA_VISIBLE_DEVICES shows"
-                                : "");
+            return nmt_fail(NMT_ERR_CONFIG,
+                            "%s %d: GPU %d requested (%s %s), but %s; the GPUs are numbered from 0 "
+                            "among those CUDA_VISIBLE_DEVICES shows",
+                            gpu_what, gpu, gpu, what, device_names[device], why);
         if (device == CFG_DEVICE_CUDA)
             return nmt_fail(NMT_ERR_CONFIG, "%s: cuda requested, but %s", what, why);
         nmt_log_warn("%s: auto: the GPU is not usable (%s); using the CPU", what, err);

@@ -866,36 +866,33 @@ __global__ void dyn_read_kernel(float *out) {
  * emulator's fibers */
 static void test_coop_aborts(void) {
     float *out = dev_floats(4 * 64, 0.f);
-    check(aborts([out]() {
-              emu_launch(main_s, mirror_kernel, 2, 32, out, out + 64, 1);
-              cudaStreamSynchronize(main_s);
-          }),
-          "a grid barrier in a plain launch did not abort");
-    check(aborts([out]() {
-              emu_launch_cooperative(main_s, divergent_barrier_kernel, 2, 32, 0, out);
-              cudaStreamSynchronize(main_s);
-          }),
-          "threads at __syncthreads and at the grid barrier did not abort");
-    check(aborts([out]() {
-              emu_launch_cooperative(main_s, early_return_kernel, 4, 32, 0, out);
-              cudaStreamSynchronize(main_s);
-          }),
-          "a block that returned while others wait at the grid barrier did not abort");
-    check(aborts([out]() {
-              emu_launch(main_s, dyn_read_kernel, 1, 32, out);
-              cudaStreamSynchronize(main_s);
-          }),
-          "dynamic shared memory in a plain launch did not abort");
-    check(aborts([out]() {
-              emu_launch_cooperative(main_s, dyn_read_kernel, 1, 32, 0, out);
-              cudaStreamSynchronize(main_s);
-          }),
-          "dynamic shared memory in a launch with none did not abort");
-    check(aborts([out]() {
-              set_sm_count("64");
-              emu_launch_cooperative(main_s, marker_kernel, 128, 1024, 0, out, 1.f);
-          }),
-          "a cooperative grid of 131072 threads did not abort");
+    /* each launch, then the wait that runs it, in a child that must abort */
+    struct {
+        std::function<void()> launch;
+        const char *fails;
+    } cases[] = {
+        {[out]() { emu_launch(main_s, mirror_kernel, 2, 32, out, out + 64, 1); },
+         "a grid barrier in a plain launch did not abort"},
+        {[out]() { emu_launch_cooperative(main_s, divergent_barrier_kernel, 2, 32, 0, out); },
+         "threads at __syncthreads and at the grid barrier did not abort"},
+        {[out]() { emu_launch_cooperative(main_s, early_return_kernel, 4, 32, 0, out); },
+         "a block that returned while others wait at the grid barrier did not abort"},
+        {[out]() { emu_launch(main_s, dyn_read_kernel, 1, 32, out); },
+         "dynamic shared memory in a plain launch did not abort"},
+        {[out]() { emu_launch_cooperative(main_s, dyn_read_kernel, 1, 32, 0, out); },
+         "dynamic shared memory in a launch with none did not abort"},
+        {[out]() { /* aborts at the launch already */
+             set_sm_count("64");
+             emu_launch_cooperative(main_s, marker_kernel, 128, 1024, 0, out, 1.f);
+         },
+         "a cooperative grid of 131072 threads did not abort"},
+    };
+    for (auto &c : cases)
+        check(aborts([&c]() {
+                  c.launch();
+                  cudaStreamSynchronize(main_s);
+              }),
+              "%s", c.fails);
     cudaFree(out);
 }
 
