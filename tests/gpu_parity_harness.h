@@ -1,8 +1,8 @@
 /* gpu_parity_harness.h: the harness of tests/test_gpu_parity.c (its only
  * includer): the two backends (the CPU reference and the one under test),
- * seeded random inputs that are never 0, tensors held on both (Buf, IBuf;
- * BOTH runs a statement on each, P names the running one's copy), and the
- * comparisons: relative error by buffer (cmp, report; a failed report
+ * tensors held on both (Buf, IBuf, filled from test_util.h's seeded
+ * inputs; BOTH runs a statement on each, P names the running one's copy),
+ * and the comparisons: relative error by buffer (cmp, report; a failed report
  * prints where the worst entry went wrong), bit for bit across backends
  * (cmp_exact) and across two GPU runs (gpu_twice_same). Static functions in
  * a header, as test_util.h: one test program includes it. */
@@ -21,29 +21,6 @@
 #include "test_util.h"
 
 static Backend *cpu, *gpu;
-
-/* ---- random numbers (a private SplitMix64) ---- */
-
-static uint64_t test_rng = 0x5eed0f9a1b2c3d4eULL;
-
-static double urand(void) {
-    uint64_t z = (test_rng += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* uniform in [lo, hi), never exactly 0 */
-static float *hrand(size_t n, float lo, float hi) {
-    float *x = malloc((n ? n : 1) * sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-        float v;
-        do v = (float)(lo + (hi - lo) * urand()); while (v == 0.0f);
-        x[i] = v;
-    }
-    return x;
-}
 
 /* ---- the same tensor on both backends ---- */
 
@@ -84,7 +61,7 @@ static Buf buf_from(const float *h, size_t n) {
 }
 
 static Buf buf_rand(size_t n, float lo, float hi) {
-    float *h = hrand(n, lo, hi);
+    float *h = test_hrand(n, lo, hi);
     Buf b = buf_from(h, n);
     free(h);
     return b;

@@ -21,32 +21,6 @@
 
 static Backend *be;
 
-/* ---- random numbers (a private SplitMix64, independent of the library) ---- */
-
-static uint64_t test_rng = 0x1234abcd5678ef01ULL;
-
-static double urand(void) {
-    uint64_t z = (test_rng += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* uniform in [lo, hi), never exactly 0 */
-static void fill(float *x, size_t n, float lo, float hi) {
-    for (size_t i = 0; i < n; i++) {
-        float v;
-        do v = (float)(lo + (hi - lo) * urand()); while (v == 0.0f);
-        x[i] = v;
-    }
-}
-
-static float *hrand(size_t n, float lo, float hi) {
-    float *x = malloc((n ? n : 1) * sizeof *x);
-    fill(x, n, lo, hi);
-    return x;
-}
 
 /* ---- backend memory ---- */
 
@@ -77,7 +51,7 @@ static int32_t *dup_i(const int32_t *h, size_t n) {
 }
 
 static float *drand(size_t n, float lo, float hi) {
-    float *h = hrand(n, lo, hi);
+    float *h = test_hrand(n, lo, hi);
     float *d = dup_f(h, n);
     free(h);
     return d;
@@ -196,7 +170,7 @@ static void test_memory(void) {
 
     /* copy_cols / add_cols: 3 rows x 4 cols between ld 7 and ld 10 */
     int rows = 3, cols = 4, lds = 7, ldd = 10;
-    float *hs = hrand((size_t)rows * lds, -1, 1), *hd = hrand((size_t)rows * ldd, -1, 1);
+    float *hs = test_hrand((size_t)rows * lds, -1, 1), *hd = test_hrand((size_t)rows * ldd, -1, 1);
     float *ds = dup_f(hs, (size_t)rows * lds), *dd = dup_f(hd, (size_t)rows * ldd);
     be->copy_cols(be, dd + 2, ldd, ds + 1, lds, rows, cols);
     float *r1 = get_f(dd, (size_t)rows * ldd);
@@ -246,7 +220,7 @@ static void test_gemm(void) {
             int lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 3, ldc = n + 1;
             size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
             size_t nc = (size_t)m * ldc;
-            float *hA = hrand(na, -1, 1), *hB = hrand(nb, -1, 1), *hC = hrand(nc, -1, 1);
+            float *hA = test_hrand(na, -1, 1), *hB = test_hrand(nb, -1, 1), *hC = test_hrand(nc, -1, 1);
             float *A = dup_f(hA, na), *B = dup_f(hB, nb), *C = dup_f(hC, nc);
             double *ref = malloc(nc * sizeof *ref);
             ref_gemm(ta, tb, m, n, k, 0.7, hA, lda, hB, ldb, 0.3, hC, ldc, ref);
@@ -270,8 +244,8 @@ static void test_gemm(void) {
 static void test_gemm_batched(void) {
     /* attention over time-major keys (S, B, K): row s*B + b */
     int S = 5, B = 3, K = 4;
-    float *hkeys = hrand((size_t)S * B * K, -1, 1), *hq = hrand((size_t)B * K, -1, 1);
-    float *ha = hrand((size_t)B * S, 0.1f, 1);
+    float *hkeys = test_hrand((size_t)S * B * K, -1, 1), *hq = test_hrand((size_t)B * K, -1, 1);
+    float *ha = test_hrand((size_t)B * S, 0.1f, 1);
     float *keys = dup_f(hkeys, (size_t)S * B * K), *q = dup_f(hq, (size_t)B * K);
     float *a = dup_f(ha, (size_t)B * S);
     float *scores = drand((size_t)B * S, -1, 1), *ctx = drand((size_t)B * K, -1, 1);
@@ -300,7 +274,7 @@ static void test_gemm_batched(void) {
     free(os); free(oc); free(rs); free(rc);
 
     /* dkeys[s, b] += da[b, s] q_b: (S, 1)^T-stored x (1, K), beta 1, ldc B*K */
-    float *hdk = hrand((size_t)S * B * K, -1, 1);
+    float *hdk = test_hrand((size_t)S * B * K, -1, 1);
     float *dk = dup_f(hdk, (size_t)S * B * K);
     be->gemm_batched(be, true, false, S, K, 1, 1.0f, a, S, S, q, K, K, 1.0f, dk, B * K, K, B);
     double *rk = malloc((size_t)S * B * K * sizeof *rk);
@@ -326,7 +300,7 @@ static void test_gemm_batched(void) {
                 long sa = (long)(ta ? k : m) * lda + 5, sb = (long)(tb ? n : k) * ldb + 1;
                 long sc = (long)m * ldc + 2;
                 size_t na = (size_t)sa * count, nb = (size_t)sb * count, nc = (size_t)sc * count;
-                float *hA = hrand(na, -1, 1), *hB = hrand(nb, -1, 1), *hC = hrand(nc, -1, 1);
+                float *hA = test_hrand(na, -1, 1), *hB = test_hrand(nb, -1, 1), *hC = test_hrand(nc, -1, 1);
                 float *dA = dup_f(hA, na), *dB = dup_f(hB, nb), *dC = dup_f(hC, nc);
                 be->gemm_batched(be, ta, tb, m, n, k, 1.3f, dA, lda, sa, dB, ldb, sb, -0.4f, dC,
                                  ldc, sc, count);
@@ -348,7 +322,7 @@ static void test_gemm_batched(void) {
 static void test_elementwise(void) {
     int rows = 4, cols = 9;
     size_t n = (size_t)rows * cols;
-    float *hy = hrand(n, -1, 1), *hb = hrand((size_t)cols, -1, 1);
+    float *hy = test_hrand(n, -1, 1), *hb = test_hrand((size_t)cols, -1, 1);
     float *y = dup_f(hy, n), *bias = dup_f(hb, (size_t)cols);
     be->add_bias(be, y, bias, rows, cols);
     double *ref = malloc(n * sizeof *ref);
@@ -358,7 +332,7 @@ static void test_elementwise(void) {
     free(o); free(ref); free(hy); free(hb);
 
     size_t nt = 50;
-    float *hx = hrand(nt, -3, 3);
+    float *hx = test_hrand(nt, -3, 3);
     hx[0] = 20.0f;
     hx[1] = -20.0f;
     float *x = dup_f(hx, nt), *t = dalloc(nt * sizeof(float));
@@ -385,7 +359,7 @@ static void test_elementwise(void) {
 
     /* sum_squares against a double loop; n = 0 gives 0 */
     size_t nq = 100003;
-    float *hq = hrand(nq, -2, 2);
+    float *hq = test_hrand(nq, -2, 2);
     float *q = dup_f(hq, nq);
     double want = 0.0;
     for (size_t i = 0; i < nq; i++) want += (double)hq[i] * hq[i];
@@ -480,7 +454,7 @@ static void test_dropout(void) {
      * cut Philox blocks at both ends and span several chunks: exactly the
      * product with the mask drawn alone */
     size_t lens[] = {1, 3, 6, 4099, 9000, n - 11}, offs[] = {0, 1, 5, 7};
-    float *hx = hrand(n, -2, 2), *x = dup_f(hx, n), *y = dalloc(n * sizeof(float));
+    float *hx = test_hrand(n, -2, 2), *x = dup_f(hx, n), *y = dalloc(n * sizeof(float));
     size_t wrong = 0, checked = 0;
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
         for (size_t oi = 0; oi < sizeof offs / sizeof *offs; oi++) {
@@ -552,7 +526,7 @@ static double lstm_loss(void *p) {
  * without: the same gates, c and h, bit for bit */
 static void test_lstm_bias(int B, int H, const float *hkeep) {
     size_t n = (size_t)B * H, nz = 4 * n;
-    float *hz = hrand(nz, -2, 2), *hb = hrand(4 * (size_t)H, -1, 1);
+    float *hz = test_hrand(nz, -2, 2), *hb = test_hrand(4 * (size_t)H, -1, 1);
     float *za = dup_f(hz, nz), *zb = dup_f(hz, nz), *bias = dup_f(hb, 4 * (size_t)H);
     float *cp = drand(n, -1, 1), *hp = drand(n, -1, 1), *keep = dup_f(hkeep, (size_t)B);
     float *ca = drand(n, -5, 5), *ha = drand(n, -5, 5), *cb = drand(n, -5, 5), *hb2 = drand(n, -5, 5);
@@ -570,7 +544,7 @@ static void test_lstm(int B, int H, const float *hkeep, int perturb) {
     char name[96];
     size_t n = (size_t)B * H, nz = 4 * n;
     LstmCtx L = {B, H, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    float *hz = hrand(nz, -2, 2), *hc = hrand(n, -1, 1), *hh = hrand(n, -1, 1);
+    float *hz = test_hrand(nz, -2, 2), *hc = test_hrand(n, -1, 1), *hh = test_hrand(n, -1, 1);
     L.z0 = dup_f(hz, nz);
     L.z = dalloc(nz * sizeof(float));
     L.c_prev = dup_f(hc, n);
@@ -578,8 +552,8 @@ static void test_lstm(int B, int H, const float *hkeep, int perturb) {
     L.c = drand(n, -5, 5); /* (=): garbage before */
     L.h = drand(n, -5, 5);
     L.keep = dup_f(hkeep, (size_t)B);
-    L.R1 = hrand(n, -1, 1);
-    L.R2 = hrand(n, -1, 1);
+    L.R1 = test_hrand(n, -1, 1);
+    L.R2 = test_hrand(n, -1, 1);
 
     /* forward against a double loop */
     lstm_loss(&L);
@@ -664,8 +638,8 @@ static void test_embedding(int V, int E) {
     int32_t hids[7] = {2, V - 1, 2, 0, 2, V - 1, 1};
     int N = 7;
     size_t nt = (size_t)V * E, no = (size_t)N * E;
-    float *ht = hrand(nt, -1, 1);
-    EmbCtx C = {N, E, dup_f(ht, nt), drand(no, -5, 5), dup_i(hids, (size_t)N), hrand(no, -1, 1)};
+    float *ht = test_hrand(nt, -1, 1);
+    EmbCtx C = {N, E, dup_f(ht, nt), drand(no, -5, 5), dup_i(hids, (size_t)N), test_hrand(no, -1, 1)};
     emb_loss(&C);
     float *o = get_f(C.out, no);
     double *ref = malloc(no * sizeof *ref);
@@ -674,7 +648,7 @@ static void test_embedding(int V, int E) {
     snprintf(name, sizeof name, "embedding_forward V=%d E=%d", V, E);
     report(name, rel_err(o, ref, no), 0.0);
 
-    float *before = hrand(nt, -1, 1);
+    float *before = test_hrand(nt, -1, 1);
     float *dtable = dup_f(before, nt), *dout = dup_f(C.R, no);
     be->embedding_backward(be, dtable, dout, C.ids, N, E);
     snprintf(name, sizeof name, "embedding_backward V=%d E=%d (repeated ids)", V, E);
@@ -699,9 +673,9 @@ static double add_loss(void *p) {
 static void test_additive(int B, int S, int A) {
     char name[96];
     size_t nk = (size_t)S * B * A, nq = (size_t)B * A, ns = (size_t)B * S;
-    float *hk = hrand(nk, -1, 1), *hq = hrand(nq, -1, 1), *hv = hrand((size_t)A, -1, 1);
+    float *hk = test_hrand(nk, -1, 1), *hq = test_hrand(nq, -1, 1), *hv = test_hrand((size_t)A, -1, 1);
     AddCtx C = {B, S, A, dup_f(hk, nk), dup_f(hq, nq), dup_f(hv, (size_t)A), drand(ns, -5, 5),
-                hrand(ns, -1, 1)};
+                test_hrand(ns, -1, 1)};
     C.R[1] = 0.0f; /* a masked position's zero gradient, mid-row */
     add_loss(&C);
     float *o = get_f(C.scores, ns);
@@ -716,7 +690,7 @@ static void test_additive(int B, int S, int A) {
     snprintf(name, sizeof name, "additive_score_forward B=%d S=%d A=%d", B, S, A);
     report(name, rel_err(o, ref, ns), FWD_TOL);
 
-    float *bk = hrand(nk, -1, 1), *bq = hrand(nq, -1, 1), *bv = hrand((size_t)A, -1, 1);
+    float *bk = test_hrand(nk, -1, 1), *bq = test_hrand(nq, -1, 1), *bv = test_hrand((size_t)A, -1, 1);
     float *dk = dup_f(bk, nk), *dq = dup_f(bq, nq), *dv = dup_f(bv, (size_t)A);
     float *ds = dup_f(C.R, ns);
     be->additive_score_backward(be, B, S, A, C.kproj, C.qproj, C.v, ds, dk, dq, dv);
@@ -749,10 +723,10 @@ static void test_attn_softmax(const char *what, int B, int S, const int32_t *hle
     char name[128];
     size_t n = (size_t)B * S;
     float sigma = window > 0 ? window / 2.0f : 1.0f;
-    float *hs = hrand(n, -2, 2);
+    float *hs = test_hrand(n, -2, 2);
     SmCtx C = {B, S, window, gaussian, sigma, dup_f(hs, n),
                hcenter ? dup_f(hcenter, (size_t)B) : NULL, drand(n, -5, 5), drand(n, -5, 5),
-               dup_i(hlen, (size_t)B), hrand(n, -1, 1)};
+               dup_i(hlen, (size_t)B), test_hrand(n, -1, 1)};
     sm_loss(&C);
     float *op = get_f(C.probs, n), *ow = get_f(C.weights, n);
     double *rp = malloc(n * sizeof *rp), *rw = malloc(n * sizeof *rw);
@@ -806,7 +780,7 @@ static void test_attention_edges(void) {
     int B = 2, S = 5;
     int32_t hlen[2] = {1, 5};
     float hcenter[2] = {0.0f, 20.0f}, hs[10];
-    fill(hs, 10, -3, 3);
+    test_fill(hs, 10, -3, 3);
     float *scores = dup_f(hs, 10), *center = dup_f(hcenter, 2);
     int32_t *len = dup_i(hlen, 2);
     float *probs = drand(10, -5, 5), *weights = drand(10, -5, 5);
@@ -853,14 +827,14 @@ static double lp_loss(void *ctx) {
 static void test_local_p(void) {
     int B = 4;
     int32_t hlen[4] = {5, 9, 1, 12};
-    float *hu = hrand(4, -3, 3);
-    LpCtx C = {B, dup_f(hu, 4), drand(4, -5, 5), dup_i(hlen, 4), hrand(4, -1, 1)};
+    float *hu = test_hrand(4, -3, 3);
+    LpCtx C = {B, dup_f(hu, 4), drand(4, -5, 5), dup_i(hlen, 4), test_hrand(4, -1, 1)};
     lp_loss(&C);
     float *o = get_f(C.p, 4);
     double ref[4];
     for (int b = 0; b < B; b++) ref[b] = hlen[b] * sigm(hu[b]);
     report("local_p_forward", rel_err(o, ref, 4), FWD_TOL);
-    float *before = hrand(4, -1, 1);
+    float *before = test_hrand(4, -1, 1);
     float *du = dup_f(before, 4), *dp = dup_f(C.R, 4);
     be->local_p_backward(be, B, C.u, C.len, dp, du);
     report("local_p_backward", grad_err(lp_loss, &C, C.u, 4, du, before), GRAD_TOL);
@@ -892,7 +866,7 @@ static void test_xent(float eps) {
     int N = 4, V = 11;
     int32_t ht[4] = {5, NMT_PAD_ID, 10, 3};
     size_t n = (size_t)N * V;
-    float *hl = hrand(n, -3, 3);
+    float *hl = test_hrand(n, -3, 3);
     for (int v = 0; v < V; v++) hl[2 * V + v] += 1000.0f; /* stability: huge logits */
     XentCtx C = {N, V, eps, 0.37f, dup_f(hl, n), drand(4, -5, 5), drand(4, -5, 5),
                  drand(n, -5, 5), dup_i(ht, 4)};
@@ -945,7 +919,7 @@ static void test_xent(float eps) {
 static void test_log_softmax(void) {
     int N = 3, V = 7;
     size_t n = (size_t)N * V;
-    float *hl = hrand(n, -4, 4);
+    float *hl = test_hrand(n, -4, 4);
     for (int v = 0; v < V; v++) hl[v] -= 500.0f;
     float *x = dup_f(hl, n), *out = drand(n, -1, 1);
     be->log_softmax(be, N, V, x, out);
@@ -995,16 +969,16 @@ static void test_small_backward(void) {
     int rows = 5, cols = 70; /* two column blocks */
     size_t n = (size_t)rows * cols;
     EwCtx C = {n, rows, cols, drand(n, -2, 2), dalloc(n * sizeof(float)),
-               drand((size_t)cols, -1, 1), hrand(n, -1, 1)};
+               drand((size_t)cols, -1, 1), test_hrand(n, -1, 1)};
     float *R = dup_f(C.R, n);
 
     tanh_loss(&C);
-    float *before = hrand(n, -1, 1), *dx = dup_f(before, n);
+    float *before = test_hrand(n, -1, 1), *dx = dup_f(before, n);
     be->tanh_backward(be, dx, R, C.y, n);
     report("tanh_backward", grad_err(tanh_loss, &C, C.x, n, dx, before), GRAD_TOL);
     free(before);
 
-    before = hrand((size_t)cols, -1, 1);
+    before = test_hrand((size_t)cols, -1, 1);
     float *db = dup_f(before, (size_t)cols);
     be->bias_backward(be, db, R, rows, cols);
     report("bias_backward (rows 5, cols 70)", grad_err(bias_loss, &C, C.aux, (size_t)cols, db, before),
@@ -1025,9 +999,9 @@ static void test_threads(void) {
     /* the same work on this 2-thread backend and on a 1-thread one */
     int rows = 300, cols = 513, V = 50;
     size_t n = (size_t)rows * cols;
-    float *hx = hrand(n, -1, 1);
+    float *hx = test_hrand(n, -1, 1);
     int32_t *hids = malloc((size_t)rows * sizeof *hids);
-    for (int i = 0; i < rows; i++) hids[i] = (int32_t)(urand() * V);
+    for (int i = 0; i < rows; i++) hids[i] = (int32_t)(test_urand() * V);
     float *res[2][3];
     double ss[2];
     Backend *two = be, *one = NULL;

@@ -73,7 +73,7 @@ static void test_memory(void) {
     free(h);
 
     size_t n = 1000;
-    float *hs = hrand(n, -1, 1);
+    float *hs = test_hrand(n, -1, 1);
     Buf a = buf_from(hs, n), b = buf_rand(n, -1, 1);
     float back[1000];
     gpu->download(gpu, back, a.g, n * sizeof(float));
@@ -177,7 +177,7 @@ static void test_elementwise(void) {
     cmp("bias_backward 1 x 5", db1, OP_TOL);
 
     size_t nt = 10007;
-    float *hx = hrand(nt, -4, 4);
+    float *hx = test_hrand(nt, -4, 4);
     hx[0] = 20.0f, hx[1] = -20.0f, hx[2] = 1e-7f;
     Buf x = buf_from(hx, nt), t = buf_rand(nt, -1, 1);
     BOTH(be->tanh_forward(be, P(t), P(x), nt));
@@ -243,7 +243,7 @@ static void test_topk(void) {
     /* ties: values from a small set; k = 5 of 1001 columns; B = 7 rows */
     int rows = 7, cols = 1001;
     size_t n = (size_t)rows * cols;
-    float *hx = hrand(n, -1, 1);
+    float *hx = test_hrand(n, -1, 1);
     for (size_t i = 0; i < n; i++) hx[i] = (float)(int)(hx[i] * 4.0f) * 0.25f - 0.125f;
     for (int c = 0; c < cols; c++) hx[cols + c] = 1.5f; /* row 1: all equal */
     hx[2 * cols + 1000] = INFINITY;
@@ -326,7 +326,7 @@ static void test_recurrence(int T, int B, int H, const int *len, bool reverse, i
     float *hkeep = malloc((size_t)T * B * sizeof *hkeep);
     for (int t = 0; t < T; t++)
         for (int b = 0; b < B; b++) hkeep[(size_t)t * B + b] = t < len[b] ? 1.0f : 0.0f;
-    float *hgates = hrand(ng, -2, 2), *hh = hrand(states, -1, 1), *hc = hrand(states, -1, 1);
+    float *hgates = test_hrand(ng, -2, 2), *hh = test_hrand(states, -1, 1), *hc = test_hrand(states, -1, 1);
     Buf keep = buf_from(hkeep, (size_t)T * B), W = buf_rand(4 * (size_t)H * H, -0.3f, 0.3f);
     Buf gates = buf_from(hgates, ng), h = buf_from(hh, states), c = buf_from(hc, states);
     Buf other = buf_rand(ng, -2, 2); /* lane 0's work in a fork */
@@ -362,7 +362,7 @@ static void test_recurrence(int T, int B, int H, const int *len, bool reverse, i
         snprintf(name, sizeof name, "lstm_seq_recurrence %s: h run to run", what);
         gpu_twice_same(name, h.g, h2.g, states * sizeof(float));
     }
-    float *hdh = hrand((size_t)T * n, -1, 1), *hdc = hrand(n, -1, 1);
+    float *hdh = test_hrand((size_t)T * n, -1, 1), *hdc = test_hrand(n, -1, 1);
     Buf dh = buf_from(hdh, (size_t)T * n), dc = buf_from(hdc, n), dh_rec = buf_rand(n, -9, 9);
     Buf g3 = buf_rand(ng, -2, 2); /* the forward's gates, for a second backward */
     gpu->copy(gpu, g3.g, gates.g, ng * sizeof(float));
@@ -418,7 +418,7 @@ static void test_recurrences(void) {
 static void test_embedding(int V, int E, int N, bool pad_run) {
     char name[96];
     int32_t *ids = malloc((size_t)N * sizeof *ids);
-    for (int i = 0; i < N; i++) ids[i] = i % 3 == 0 ? 2 : (int32_t)(urand() * V); /* repeats */
+    for (int i = 0; i < N; i++) ids[i] = i % 3 == 0 ? 2 : (int32_t)(test_urand() * V); /* repeats */
     if (pad_run)
         for (int i = N - N / 3; i < N; i++) ids[i] = 0;
     ids[N - 1] = V - 1;
@@ -448,9 +448,9 @@ static void test_additive(int B, int S, int A) {
     BOTH(be->additive_score_forward(be, B, S, A, P(k), P(q), P(v), P(sc)));
     snprintf(name, sizeof name, "additive_score_forward B=%d S=%d A=%d", B, S, A);
     cmp(name, sc, OP_TOL);
-    float *hds = hrand(ns, -1, 1);
+    float *hds = test_hrand(ns, -1, 1);
     hds[ns / 2] = 0.0f; /* a masked position */
-    float *hdk = hrand(nk, -1, 1), *hdq = hrand(nq, -1, 1), *hdv = hrand((size_t)A, -1, 1);
+    float *hdk = test_hrand(nk, -1, 1), *hdq = test_hrand(nq, -1, 1), *hdv = test_hrand((size_t)A, -1, 1);
     Buf ds = buf_from(hds, ns), dk = buf_from(hdk, nk), dq = buf_from(hdq, nq), dv = buf_from(hdv, (size_t)A);
     BOTH(be->additive_score_backward(be, B, S, A, P(k), P(q), P(v), P(ds), P(dk), P(dq), P(dv)));
     snprintf(name, sizeof name, "additive_score_backward B=%d S=%d A=%d: dk, dq, dv", B, S, A);
@@ -527,10 +527,10 @@ static void test_attention(void) {
 static void test_xent(int N, int V, float eps) {
     char name[128];
     size_t n = (size_t)N * V;
-    float *hl = hrand(n, -4, 4);
+    float *hl = test_hrand(n, -4, 4);
     for (int v = 0; v < V; v++) hl[(size_t)(N > 2 ? 2 : 0) * V + v] += 1000.0f; /* huge logits */
     int32_t *ht = malloc((size_t)N * sizeof *ht);
-    for (int r = 0; r < N; r++) ht[r] = (int32_t)(urand() * V);
+    for (int r = 0; r < N; r++) ht[r] = (int32_t)(test_urand() * V);
     if (N > 1) ht[1] = NMT_PAD_ID;
     ht[N - 1] = V - 1;
     Buf x = buf_from(hl, n), loss = buf_rand((size_t)N, -5, 5), nll = buf_rand((size_t)N, -5, 5);
@@ -562,7 +562,7 @@ static void test_xent(int N, int V, float eps) {
 static void test_log_softmax(int N, int V) {
     char name[96];
     size_t n = (size_t)N * V;
-    float *hl = hrand(n, -4, 4);
+    float *hl = test_hrand(n, -4, 4);
     for (int r = 0; r < N; r++) { /* masked PAD and BOS, as decoding does */
         hl[(size_t)r * V + NMT_PAD_ID] = -INFINITY;
         if (V > NMT_BOS_ID) hl[(size_t)r * V + NMT_BOS_ID] = -INFINITY;
@@ -1071,7 +1071,7 @@ static void test_graphs(void) {
     /* an upload above 1 MiB is not recorded: the work recorded before it
      * must still run first (zero, upload, scale by 2: the data times 2) */
     size_t big = (3 << 20) / sizeof(float);
-    float *hbig = hrand(big, -1.0f, 1.0f), *back = malloc(big * sizeof(float));
+    float *hbig = test_hrand(big, -1.0f, 1.0f), *back = malloc(big * sizeof(float));
     float *dbig = gg->alloc(gg, big * sizeof(float));
     gg->zero(gg, dbig, big * sizeof(float));
     gg->upload(gg, dbig, hbig, big * sizeof(float));
@@ -1259,6 +1259,7 @@ static void test_beyond_slots(void) {
 
 int main(void) {
     nmt_log_quiet(1);
+    *test_rand_state() = 0x5eed0f9a1b2c3d4eULL; /* this program's inputs */
     char err[256] = "";
     /* NMT_PARITY_SELFTEST=1: a second CPU backend (1 thread) stands in for
      * the GPU, to check this harness on a machine without one */

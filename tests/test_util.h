@@ -7,6 +7,8 @@
  *   CHECK_CONTAINS(haystack, needle)
  *   test_tmpdir()                  a fresh temporary folder for this binary
  *   test_write_file(dir, name, bytes, len) -> path (static storage, copy it)
+ *   test_urand(), test_fill(x, n, lo, hi), test_hrand(n, lo, hi)
+ *                                  seeded inputs (*test_rand_state() = seed)
  *   return test_summary("name");   prints "name: N passed, N failed" and
  *                                  returns non-zero when anything failed.
  * scripts/run-tests.sh adds the per-binary lines into the final total. */
@@ -14,6 +16,7 @@
 #define NMT_TEST_UTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +105,38 @@ static inline const char *test_multi30k_dir(void) {
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
         if (access(candidates[i], R_OK) == 0) return candidates[i];
     return NULL;
+}
+
+/* Seeded test inputs: a private SplitMix64, independent of the library's
+ * generator. The state (a program may set it before its first draw): */
+static inline uint64_t *test_rand_state(void) {
+    static uint64_t state = 0x1234abcd5678ef01ULL;
+    return &state;
+}
+
+/* uniform in [0, 1) */
+static inline double test_urand(void) {
+    uint64_t z = (*test_rand_state() += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* x[0..n) uniform in [lo, hi), never exactly 0 */
+static inline void test_fill(float *x, size_t n, float lo, float hi) {
+    for (size_t i = 0; i < n; i++) {
+        float v;
+        do v = (float)(lo + (hi - lo) * test_urand()); while (v == 0.0f);
+        x[i] = v;
+    }
+}
+
+/* the same in a new array (the caller frees it) */
+static inline float *test_hrand(size_t n, float lo, float hi) {
+    float *x = (float *)malloc((n ? n : 1) * sizeof *x); /* the cast: C++ includers */
+    test_fill(x, n, lo, hi);
+    return x;
 }
 
 #endif
