@@ -239,6 +239,7 @@ static void synthetic_free(Synthetic *sy) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run killed at its limit keeps its lines */
     cpu_env_apply(argv);
     CliConfigArgs args = {0};
     int steps = 20, warmup = 3, device = -1, syn[3] = {0, 0, 0}, vocab[2] = {0, 0};

@@ -8,9 +8,9 @@
 #   gpu-check.sh --print-env         print the LD_LIBRARY_PATH export line
 #                                    (the bundle's run.sh uses it) and stop
 #
-# Steps, each under its own time limit; steps 2b-8 are also cut to what is
-# left of GPU_CHECK_BUDGET (default 480 s from the start), and one with under
-# 20 s left is "skipped", so that a slow step cannot eat the run:
+# Steps, each under its own time limit; each is also cut to what is left of
+# GPU_CHECK_BUDGET (default 480 s from the start), and one with under 20 s
+# left is "skipped", so that a slow step cannot eat the run:
 #   nvidia-smi -L and the driver; ldd of the binaries (libraries not found);
 #   `nmt --version`;
 #   1. the CPU-GPU parity test (every Backend slot, whole training steps,
@@ -220,9 +220,17 @@ fi
 [ -n "$bundle_lib" ] && row "bundle" "info" 0 "$(du -sh "$here" 2>/dev/null | cut -f1) in $here"
 
 # 1. parity, every launch synchronised and checked
-run_step "parity (NMT_SYNC_DEBUG=1)" "$out/parity.log" 210 env NMT_SYNC_DEBUG=1 "$PARITY"
+if plimit=$(limit_for 210); then
+    run_step "parity (NMT_SYNC_DEBUG=1)" "$out/parity.log" "$plimit" env NMT_SYNC_DEBUG=1 "$PARITY"
+else
+    row "parity (NMT_SYNC_DEBUG=1)" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+fi
 # 2. parity with TF32 tensor cores in cuBLAS (looser gemm tolerance)
-run_step "parity (NMT_TF32=1)" "$out/parity-tf32.log" 120 env NMT_TF32=1 "$PARITY"
+if plimit=$(limit_for 120); then
+    run_step "parity (NMT_TF32=1)" "$out/parity-tf32.log" "$plimit" env NMT_TF32=1 "$PARITY"
+else
+    row "parity (NMT_TF32=1)" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+fi
 # 2b. parity with the persistent LSTM recurrence: the slot tests switch it
 # on and off themselves; this run has every whole model use it (and fails
 # where none did). Every 9th model of the sweep, within the budget.

@@ -1258,6 +1258,9 @@ static void test_beyond_slots(void) {
 }
 
 int main(void) {
+    /* line by line: a run killed at its time limit (a hung kernel) still
+     * leaves in its log every check before the hang */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     nmt_log_quiet(1);
     *test_rand_state() = 0x5eed0f9a1b2c3d4eULL; /* this program's inputs */
     char err[256] = "";
