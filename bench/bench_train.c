@@ -383,10 +383,17 @@ int main(int argc, char **argv) {
     be->gemm = real_gemm;
     be->gemm_batched = real_gemm_batched;
     double ceiling_time = 0, recorded_flops = 0;
+    const char *trace = getenv("NMT_BENCH_TRACE"); /* each shape named before it is timed */
     for (int s = 0; s < n_shapes; s++) {
+        if (trace && *trace && strcmp(trace, "0") != 0)
+            fprintf(stderr, "bench_train: timing %c%c m %d n %d k %d batch %d\n", shapes[s].ta ? 'T' : 'N',
+                    shapes[s].tb ? 'T' : 'N', shapes[s].m, shapes[s].n, shapes[s].k, shapes[s].batch);
         double t = on_gpu ? time_shape_backend(be, &shapes[s]) : time_shape(&shapes[s]);
         if (t < 0) {
-            fprintf(stderr, "bench_train: no memory to time a gemm shape\n");
+            const char *why = on_gpu ? cuda_backend_error(be) : NULL;
+            fprintf(stderr, "bench_train: no memory to time a gemm shape (%c%c m %d n %d k %d batch %d)%s%s\n",
+                    shapes[s].ta ? 'T' : 'N', shapes[s].tb ? 'T' : 'N', shapes[s].m, shapes[s].n, shapes[s].k,
+                    shapes[s].batch, why ? ": " : "", why ? why : "");
             return 1;
         }
         /* the CPU time is per gemm; the GPU's per call (a batched call does `batch` gemms) */

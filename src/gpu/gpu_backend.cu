@@ -318,6 +318,11 @@ extern "C" void cuda_backend_test_break_capture(Backend *be, long long at_op) {
     if (ctx) gpu_graphs_test_break_capture(ctx, at_op);
 }
 
+extern "C" void cuda_backend_test_break_launch(Backend *be) {
+    GpuContext *ctx = cuda_context_of(be);
+    if (ctx) gpu_graphs_test_break_launch(ctx);
+}
+
 extern "C" int cuda_backend_set_persistent(Backend *be, int on) {
     GpuContext *ctx = cuda_context_of(be);
     if (!ctx || (on && !ctx->persist_ready)) return -1;

@@ -79,8 +79,11 @@ typedef struct {
                                (a graph replays a segment without the host) */
     long long graph_launches;  /* NMT_CUDA_GRAPHS: segments run as a cached graph */
     long long graphs_captured; /* NMT_CUDA_GRAPHS: segments captured into a graph */
-    long long capture_failures; /* NMT_CUDA_GRAPHS: captures CUDA refused; such segments
-                                   run op by op (docs/gpu.md, "CUDA graphs") */
+    long long capture_failures; /* NMT_CUDA_GRAPHS: captures (or launches of a cached
+                                   graph) CUDA refused; such segments run op by op
+                                   (docs/gpu.md, "CUDA graphs") */
+    long long graph_alloc_nodes; /* NMT_CUDA_GRAPHS: memory-allocation nodes in the
+                                    graphs captured (a library allocating under capture) */
     long long lane_forks;      /* forks (backend.h, lanes) asked for, with or without
                                   NMT_CUDA_LANES */
     long long persistent_runs; /* recurrences (forward or backward) run by the
@@ -103,6 +106,12 @@ int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes);
  * The backend must then run that segment op by op, with no error. No
  * effect on other backends or without NMT_CUDA_GRAPHS. */
 void cuda_backend_test_break_capture(Backend *be, long long at_op);
+
+/* For tests of a refused graph launch (NMT_CUDA_GRAPHS): the backend's next
+ * launch of a cached graph is treated as one CUDA refused (nothing is
+ * launched). The backend must then drop that graph and run the segment op
+ * by op, with no error. No effect on other backends or without graphs. */
+void cuda_backend_test_break_launch(Backend *be);
 
 /* For tests: turns the persistent recurrence (NMT_CUDA_PERSISTENT) on or
  * off for a backend made by cuda_backend_create. 0, or -1 when be is no

@@ -40,6 +40,7 @@ void cuda_backend_test_break_capture(Backend *be, long long at_op) {
     (void)be;
     (void)at_op;
 }
+void cuda_backend_test_break_launch(Backend *be) { (void)be; }
 int cuda_backend_set_persistent(Backend *be, int on) {
     (void)be;
     (void)on;

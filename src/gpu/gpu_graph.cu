@@ -89,6 +89,8 @@ struct GpuGraphs {
     bool warned;            /* a failed capture was logged */
     long long break_at;     /* tests: the op of the next capture before which it
                                makes a call CUDA refuses, or -1 */
+    bool break_launch;      /* tests: the next graph launch is refused */
+    bool warned_alloc;      /* a graph with memory-allocation nodes was logged */
 };
 
 /* ---- hashing ---- */
@@ -300,12 +302,69 @@ static bool ensure_pinned(GpuContext *c, size_t uploads) {
     return true;
 }
 
-/* a cached graph runs the segment: one host call */
+/* a key's capture or launch failed: from now on its segment runs op by op */
+static void refuse_key(GpuGraphs *g, const GpuSegKey *key) {
+    long at = seen_slot(g, key);
+    if (at < 0) { /* forgotten since: remember it again */
+        seen_before(g, key);
+        at = seen_slot(g, key);
+    }
+    if (at >= 0) g->seen_refused[at] = true;
+}
+
+/* A cached graph runs the segment: one host call. A launch that CUDA
+ * refuses ran nothing of the graph (the first GPU run, 2026-11-30, saw
+ * cudaErrorInvalidValue when relaunching a graph of cuBLAS strided batched
+ * GEMMs): the graph is dropped, its key refused, and the segment runs op
+ * by op, where an error is the work's own (a fault of earlier work that the
+ * launch reported first is reported again by the ops). Logged once, counted
+ * as a failed capture. */
 static void launch_graph(GpuContext *c, GpuGraphEntry *e) {
-    e->last_use = ++c->graphs->clock;
-    c->counters.graph_launches++;
+    GpuGraphs *g = c->graphs;
+    e->last_use = ++g->clock;
     c->counters.host_calls++;
-    GPU_CUDA(c, cudaGraphLaunch(e->exec, c->stream));
+    cudaError_t err = g->break_launch ? cudaErrorInvalidValue : cudaGraphLaunch(e->exec, c->stream);
+    g->break_launch = false;
+    if (err == cudaSuccess) {
+        c->counters.graph_launches++;
+        return;
+    }
+    (void)cudaGetLastError(); /* a refused launch leaves its error pending */
+    GpuSegKey key = e->key;
+    (void)cudaStreamSynchronize(c->stream); /* an earlier launch of it may still run */
+    (void)cudaGraphExecDestroy(e->exec);
+    *e = g->cache[--g->cache_n]; /* the last entry fills its place */
+    refuse_key(g, &key);
+    c->counters.capture_failures++;
+    if (!g->warned)
+        nmt_log_warn("cuda: CUDA refused to launch a cached graph (%s), so that work runs without a "
+                     "graph (NMT_CUDA_GRAPHS; logged once)", cudaGetErrorName(err));
+    g->warned = true;
+    c->exec_lane = 0; /* where every segment starts */
+    run_ops(c, -1);
+}
+
+/* how many memory-allocation nodes a captured graph holds (a library that
+ * allocated while being captured: cuBLAS without a workspace, say); such a
+ * graph can be relaunched only once its allocations are freed, which
+ * cudaGraphInstantiateFlagAutoFreeOnLaunch does. Logged once. */
+static void note_alloc_nodes(GpuContext *c, cudaGraph_t graph) {
+    size_t n = 0;
+    if (cudaGraphGetNodes(graph, NULL, &n) != cudaSuccess || !n) return;
+    cudaGraphNode_t *nodes = (cudaGraphNode_t *)malloc(n * sizeof *nodes);
+    if (!nodes) return;
+    size_t allocs = 0;
+    if (cudaGraphGetNodes(graph, nodes, &n) == cudaSuccess)
+        for (size_t i = 0; i < n; i++) {
+            cudaGraphNodeType t;
+            if (cudaGraphNodeGetType(nodes[i], &t) == cudaSuccess && t == cudaGraphNodeTypeMemAlloc) allocs++;
+        }
+    free(nodes);
+    c->counters.graph_alloc_nodes += (long long)allocs;
+    if (allocs && !c->graphs->warned_alloc)
+        nmt_log_warn("cuda: a captured graph of %zu nodes holds %zu memory-allocation nodes (a library "
+                     "allocating during capture; logged once)", n, allocs);
+    if (allocs) c->graphs->warned_alloc = true;
 }
 
 /* whether stream s (NULL: none) is out of every capture */
@@ -359,7 +418,9 @@ static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
     run_ops(c, break_at);
     /* end the capture also after a failed op, so the stream is usable */
     cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
-    bool ok = !c->failed && GPU_CUDA(c, e) && GPU_CUDA(c, cudaGraphInstantiate(&exec, graph, 0));
+    bool ok = !c->failed && GPU_CUDA(c, e);
+    if (ok) note_alloc_nodes(c, graph);
+    ok = ok && GPU_CUDA(c, cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch));
     /* the exec keeps what it needs */
     if (graph) ok = GPU_CUDA(c, cudaGraphDestroy(graph)) && ok;
     if (!ok) {
@@ -431,6 +492,10 @@ bool gpu_graphs_create(GpuContext *c) {
 
 void gpu_graphs_test_break_capture(GpuContext *c, long long at_op) {
     if (c->graphs) c->graphs->break_at = at_op;
+}
+
+void gpu_graphs_test_break_launch(GpuContext *c) {
+    if (c->graphs) c->graphs->break_launch = true;
 }
 
 void gpu_graphs_destroy(GpuContext *c) {

@@ -235,6 +235,8 @@ bool gpu_graphs_create(GpuContext *c);
 void gpu_graphs_destroy(GpuContext *c);
 /* cuda_backend_test_break_capture (gpu_backend.h); nothing without graphs */
 void gpu_graphs_test_break_capture(GpuContext *c, long long at_op);
+/* cuda_backend_test_break_launch (gpu_backend.h); nothing without graphs */
+void gpu_graphs_test_break_launch(GpuContext *c);
 
 /* A kernel launch as an op: the kernel, its launch shape and its arguments
  * converted to the kernel's parameter types, packed without padding

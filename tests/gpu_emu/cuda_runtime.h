@@ -204,8 +204,22 @@ typedef enum {
 } cudaStreamCaptureStatus;
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *status);
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+/* flags are accepted and ignored (the emulator's graphs allocate nothing) */
+#define cudaGraphInstantiateFlagAutoFreeOnLaunch 1ULL
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
                                  unsigned long long flags);
+/* a graph's nodes: one per piece of captured work, every one a kernel node
+ * (the emulator captures no memory-allocation nodes); the node is its
+ * 1-based index, as a pointer */
+typedef enum {
+    cudaGraphNodeTypeKernel = 0,
+    cudaGraphNodeTypeMemAlloc = 10,
+    cudaGraphNodeTypeMemFree = 11
+} cudaGraphNodeType;
+struct EmuGraphNode;
+typedef EmuGraphNode *cudaGraphNode_t;
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *num_nodes);
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType *type);
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
 cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);

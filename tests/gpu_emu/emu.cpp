@@ -753,6 +753,26 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     return cudaSuccess;
 }
 
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *num_nodes) {
+    if (!graph || !num_nodes) return cudaErrorInvalidValue;
+    size_t n = 0;
+    for (const auto &lane : graph->lanes)
+        for (const EmuGraphItem &it : lane) n += it.work ? 1 : 0;
+    if (nodes) { /* CUDA: at most *num_nodes of them, and *num_nodes becomes how many */
+        size_t k = n < *num_nodes ? n : *num_nodes;
+        for (size_t i = 0; i < k; i++) nodes[i] = (cudaGraphNode_t)(uintptr_t)(i + 1);
+        n = k;
+    }
+    *num_nodes = n;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType *type) {
+    if (!node || !type) return cudaErrorInvalidValue;
+    *type = cudaGraphNodeTypeKernel;
+    return cudaSuccess;
+}
+
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
     delete graph;
     return cudaSuccess;
