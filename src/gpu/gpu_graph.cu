@@ -91,6 +91,7 @@ struct GpuGraphs {
                                makes a call CUDA refuses, or -1 */
     bool break_launch;      /* tests: the next graph launch is refused */
     bool warned_alloc;      /* a graph with memory-allocation nodes was logged */
+    bool warned_launch;     /* a refused graph launch was logged */
 };
 
 /* ---- hashing ---- */
@@ -336,10 +337,10 @@ static void launch_graph(GpuContext *c, GpuGraphEntry *e) {
     *e = g->cache[--g->cache_n]; /* the last entry fills its place */
     refuse_key(g, &key);
     c->counters.capture_failures++;
-    if (!g->warned)
-        nmt_log_warn("cuda: CUDA refused to launch a cached graph (%s), so that work runs without a "
-                     "graph (NMT_CUDA_GRAPHS; logged once)", cudaGetErrorName(err));
-    g->warned = true;
+    if (!g->warned_launch)
+        nmt_log_warn("cuda: CUDA refused to launch a cached graph (%s: %s), so that work runs without "
+                     "a graph (NMT_CUDA_GRAPHS; logged once)", cudaGetErrorName(err), cudaGetErrorString(err));
+    g->warned_launch = true;
     c->exec_lane = 0; /* where every segment starts */
     run_ops(c, -1);
 }
