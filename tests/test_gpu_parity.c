@@ -1172,6 +1172,19 @@ static void test_refused(Backend *gg, bool launch) {
     gg->release(gg, yg);
 }
 
+/* NMT_PARITY_GRAPH_PARTS (with NMT_PARITY_GRAPHS_ONLY=1: test_graphs alone,
+ * for finding which earlier work breaks a later graph): the parts of
+ * test_graphs to run, named in a list (bigupload, varcut, refused, rounds,
+ * models); unset: all */
+static bool graph_part(const char *name) {
+    const char *parts = getenv("NMT_PARITY_GRAPH_PARTS");
+    if (!parts || !*parts) return true;
+    size_t n = strlen(name);
+    for (const char *p = strstr(parts, name); p; p = strstr(p + 1, name))
+        if ((p == parts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return true;
+    return false;
+}
+
 /* NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA graphs"): a backend that records
  * the work between host waits and replays a segment it saw before as a
  * CUDA graph. Five Adam steps on batches of one shape but different tokens,
@@ -1201,6 +1214,7 @@ static void test_graphs(void) {
 
     /* an upload above 1 MiB is not recorded: the work recorded before it
      * must still run first (zero, upload, scale by 2: the data times 2) */
+    if (graph_part("bigupload")) {
     size_t big = (3 << 20) / sizeof(float);
     float *hbig = test_hrand(big, -1.0f, 1.0f), *back = malloc(big * sizeof(float));
     float *dbig = gg->alloc(gg, big * sizeof(float));
@@ -1214,6 +1228,7 @@ static void test_graphs(void) {
     gg->release(gg, dbig);
     free(hbig);
     free(back);
+    }
 
     /* a segment with more GpuVar values (here 5000 scale factors) than the
      * device array's 4096 is cut where it fills, at the same point every
@@ -1223,7 +1238,7 @@ static void test_graphs(void) {
      * next segment forks again, so each captured graph ends with lane 1
      * joined (else the capture fails); lane 0's copy of x into y after
      * the calls, and the join, still see all of them. */
-    for (int forked = 0; forked <= 1; forked++) {
+    for (int forked = 0; forked <= 1 && graph_part("varcut"); forked++) {
         enum { NV = 32, CALLS = 5000 };
         float hx[NV], hc[NV], hg[NV];
         for (int i = 0; i < NV; i++) hx[i] = (float)(i + 1);
@@ -1272,10 +1287,15 @@ static void test_graphs(void) {
     const char *no_refusal = getenv("NMT_PARITY_NO_REFUSAL");
     if (no_refusal && *no_refusal && strcmp(no_refusal, "0") != 0)
         printf("SKIP: NMT_PARITY_NO_REFUSAL: the refused-capture test\n");
-    else
+    else if (graph_part("refused"))
         test_refused(gg, false);
-    test_refused(gg, true); /* no CUDA call is refused: nothing for a sanitizer to count */
-    test_graph_gemm_rounds(gg);
+    if (graph_part("refused")) test_refused(gg, true); /* no CUDA call is refused: nothing for a sanitizer */
+    if (graph_part("rounds")) test_graph_gemm_rounds(gg);
+    if (!graph_part("models")) {
+        gpu = plain;
+        gg->destroy(gg);
+        return;
+    }
     const char *sets[] = {"model.attention.style=luong", "model.attention.score=general",
                           "model.attention.heads=2", "model.input_feed=true",
                           "model.attention.dropout=0.1"};
@@ -1447,6 +1467,15 @@ int main(void) {
         printf("GPU backend vs CPU backend (gemm tol %.0e%s)\n", gemm_tol,
                gemm_tol > 1e-4 ? ", NMT_TF32" : "");
 
+    const char *graphs_only = getenv("NMT_PARITY_GRAPHS_ONLY");
+    if (!selftest && graphs_only && *graphs_only && strcmp(graphs_only, "0") != 0) {
+        printf("SKIP: NMT_PARITY_GRAPHS_ONLY: test_graphs alone (parts: %s)\n",
+               getenv("NMT_PARITY_GRAPH_PARTS") ? getenv("NMT_PARITY_GRAPH_PARTS") : "all");
+        test_graphs();
+        gpu->destroy(gpu);
+        cpu->destroy(cpu);
+        return test_summary("test_gpu_parity");
+    }
     test_memory();
     test_gemm();
     test_gemm_batched();
