@@ -1172,10 +1172,51 @@ static void test_refused(Backend *gg, bool launch) {
     gg->release(gg, yg);
 }
 
+/* Freeing device memory drops every cached graph (gpu_graph.cu,
+ * gpu_graphs_forget: on the H200, graphs kept past a free broke later
+ * launches): a segment run as a graph runs op by op again after a release
+ * of an unrelated buffer, is captured anew on its second sighting, and
+ * gives the CPU's results throughout. */
+static void test_release_drops_graphs(Backend *gg) {
+    enum { N = 24 };
+    float hx[N], hc[N], hg[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)(3 * i - 20);
+    float *xc = cpu->alloc(cpu, sizeof hx), *xg = gg->alloc(gg, sizeof hx);
+    long long launched[6];
+    for (int run = 0; run < 6; run++) {
+        if (run == 3) { /* after run 2's graph launch: a free elsewhere */
+            float *other = gg->alloc(gg, 64);
+            gg->release(gg, other);
+        }
+        CudaCounters a, b;
+        cuda_backend_counters(gg, &a);
+        cpu->upload(cpu, xc, hx, sizeof hx);
+        gg->upload(gg, xg, hx, sizeof hx);
+        cpu->scale(cpu, xc, N, 1.5f);
+        gg->scale(gg, xg, N, 1.5f);
+        cpu->add_cols(cpu, xc, N, xc, N, 1, N);
+        gg->add_cols(gg, xg, N, xg, N, 1, N);
+        cpu->download(cpu, hc, xc, sizeof hc);
+        gg->download(gg, hg, xg, sizeof hg);
+        cuda_backend_counters(gg, &b);
+        launched[run] = b.graph_launches - a.graph_launches;
+        CHECK(!memcmp(hc, hg, sizeof hc), "graphs: run %d around a release: x[1] %g vs %g", run, hg[1], hc[1]);
+    }
+    /* runs 0, 1: op by op, then captured and launched; 2: replayed; 3: the
+     * release forgot it (op by op); 4: captured again; 5: replayed */
+    CHECK(launched[1] == 1 && launched[2] == 1 && launched[3] == 0 && launched[4] == 1 && launched[5] == 1,
+          "graphs: a release drops the cached graphs: graph launches per run %lld %lld %lld %lld %lld %lld "
+          "(want 0 1 1 0 1 1)", launched[0], launched[1], launched[2], launched[3], launched[4], launched[5]);
+    printf("  %-58s graph launches per run %lld %lld %lld %lld %lld %lld\n", "graphs: a release drops cached graphs",
+           launched[0], launched[1], launched[2], launched[3], launched[4], launched[5]);
+    cpu->release(cpu, xc);
+    gg->release(gg, xg);
+}
+
 /* NMT_PARITY_GRAPH_PARTS (with NMT_PARITY_GRAPHS_ONLY=1: test_graphs alone,
  * for finding which earlier work breaks a later graph): the parts of
- * test_graphs to run, named in a list (bigupload, varcut, refused, rounds,
- * models); unset: all */
+ * test_graphs to run, named in a list (bigupload, varcut, refused, release,
+ * rounds, models); unset: all */
 static bool graph_part(const char *name) {
     const char *parts = getenv("NMT_PARITY_GRAPH_PARTS");
     if (!parts || !*parts) return true;
@@ -1290,6 +1331,7 @@ static void test_graphs(void) {
     else if (graph_part("refused"))
         test_refused(gg, false);
     if (graph_part("refused")) test_refused(gg, true); /* no CUDA call is refused: nothing for a sanitizer */
+    if (graph_part("release")) test_release_drops_graphs(gg);
     if (graph_part("rounds")) test_graph_gemm_rounds(gg);
     if (!graph_part("models")) {
         gpu = plain;

@@ -147,6 +147,7 @@ static void gpu_release(Backend *be, void *ptr) {
     if (!ptr) return;
     gpu_no_fork(ctx, "release"); /* misuse is recorded; cudaFree waits for the device anyway */
     gpu_flush(ctx); /* recorded work may use it */
+    gpu_graphs_forget(ctx); /* so may cached graphs */
     cudaError_t e = cudaFree(ptr);
     if (!ctx->failed) GPU_CUDA(ctx, e);
 }

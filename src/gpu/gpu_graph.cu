@@ -495,6 +495,19 @@ void gpu_graphs_test_break_capture(GpuContext *c, long long at_op) {
     if (c->graphs) c->graphs->break_at = at_op;
 }
 
+/* Device memory is about to be freed: no cached graph may outlive it. A
+ * graph that reads freed memory must never run again, and on the H200
+ * (2026-11-30) graphs kept after the memory they use was freed and handed
+ * out again broke later launches: cudaGraphLaunch refused a freshly
+ * captured graph (cudaErrorInvalidValue) or crashed inside the driver,
+ * while the same GEMMs with a cache of one graph (NMT_CUDA_GRAPHS_MAX=1)
+ * ran right. So every graph is dropped, and every key forgotten; nmt
+ * frees device memory only when a model or optimizer goes away, so a
+ * training or decoding loop keeps its graphs. */
+void gpu_graphs_forget(GpuContext *c) {
+    if (c->graphs && (c->graphs->cache_n || c->graphs->clock)) drop_graphs(c);
+}
+
 void gpu_graphs_test_break_launch(GpuContext *c) {
     if (c->graphs) c->graphs->break_launch = true;
 }

@@ -235,6 +235,9 @@ bool gpu_graphs_create(GpuContext *c);
 void gpu_graphs_destroy(GpuContext *c);
 /* cuda_backend_test_break_capture (gpu_backend.h); nothing without graphs */
 void gpu_graphs_test_break_capture(GpuContext *c, long long at_op);
+/* before device memory is freed: drops every cached graph and forgets every
+ * key (gpu_graph.cu); nothing without graphs */
+void gpu_graphs_forget(GpuContext *c);
 /* cuda_backend_test_break_launch (gpu_backend.h); nothing without graphs */
 void gpu_graphs_test_break_launch(GpuContext *c);
 
