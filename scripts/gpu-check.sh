@@ -24,7 +24,7 @@
 #      then one small config (demo sizes) trained 200 steps with
 #      train.device=cuda and with train.device=cpu, same seed: the GPU loss
 #      must fall by 0.5 nats from its first logged value and stay within
-#      GPU_CHECK_TRAIN_TOL (0.02) relative of the CPU loss at every logged
+#      GPU_CHECK_TRAIN_TOL (0.002) relative of the CPU loss at every logged
 #      step (train.csv, every 10 steps); both curves go into train.log;
 #      then the GPU run again: the same weights and Adam moments to the bit
 #      (scripts/ckpt_same.py; 60 s);
@@ -249,7 +249,7 @@ fi
 DEV=${GPU_CHECK_DEVICE:-cuda}
 QUICK=${GPU_CHECK_QUICK:-0}
 TRAIN_STEPS=${GPU_CHECK_TRAIN_STEPS:-200}
-TRAIN_TOL=${GPU_CHECK_TRAIN_TOL:-0.02}
+TRAIN_TOL=${GPU_CHECK_TRAIN_TOL:-0.002} # 2.7e-4 seen on an H200 (docs/gpu.md)
 TRAIN_FALL=0.5 # the last logged GPU loss must be this much (nats) below the first
 BENCH_STEPS=30
 BENCH_WARMUP=5

@@ -314,12 +314,13 @@ static void refuse_key(GpuGraphs *g, const GpuSegKey *key) {
 }
 
 /* A cached graph runs the segment: one host call. A launch that CUDA
- * refuses ran nothing of the graph (the first GPU run, 2026-11-30, saw
- * cudaErrorInvalidValue when relaunching a graph of cuBLAS strided batched
- * GEMMs): the graph is dropped, its key refused, and the segment runs op
- * by op, where an error is the work's own (a fault of earlier work that the
- * launch reported first is reported again by the ops). Logged once, counted
- * as a failed capture. */
+ * refuses ran nothing of the graph (the H200, 2026-11-30, refused freshly
+ * captured graphs with cudaErrorInvalidValue while graphs whose memory had
+ * been freed were kept; gpu_graphs_forget now prevents that): the graph is
+ * dropped, its key refused, and the segment runs op by op, where an error
+ * is the work's own (a fault of earlier work that the launch reported
+ * first is reported again by the ops). Logged once, counted as a failed
+ * capture. */
 static void launch_graph(GpuContext *c, GpuGraphEntry *e) {
     GpuGraphs *g = c->graphs;
     e->last_use = ++g->clock;
@@ -348,7 +349,8 @@ static void launch_graph(GpuContext *c, GpuGraphEntry *e) {
 /* how many memory-allocation nodes a captured graph holds (a library that
  * allocated while being captured: cuBLAS without a workspace, say); such a
  * graph can be relaunched only once its allocations are freed, which
- * cudaGraphInstantiateFlagAutoFreeOnLaunch does. Logged once. */
+ * cudaGraphInstantiateFlagAutoFreeOnLaunch does. Logged once. (The H200
+ * run of 2026-11-30 counted none: cuBLAS uses the workspace we give it.) */
 static void note_alloc_nodes(GpuContext *c, cudaGraph_t graph) {
     size_t n = 0;
     if (cudaGraphGetNodes(graph, NULL, &n) != cudaSuccess || !n) return;
