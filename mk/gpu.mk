@@ -44,7 +44,7 @@
 GPU_BUNDLE ?= $(BUILD)/gpu-bundle
 GPU_BUNDLE_STRIP ?= 1
 GPU_BUNDLE_MAX_KB ?= 60000
-GPU_BUNDLE_BINS := $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
+GPU_BUNDLE_BINS := $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train $(BUILD)/bench/bench_recurrence
 # what gpu-check.sh needs beside the binaries (configs keep their folder)
 GPU_BUNDLE_FILES := scripts/gpu-check.sh scripts/torch_gpu_bench.py scripts/reference.py scripts/ckpt_same.py
 GPU_BUNDLE_CONFIGS := configs/de-en-2x512.json
@@ -60,10 +60,10 @@ gpu-bundle:
 	rm -rf $(GPU_BUNDLE)
 	mkdir -p $(GPU_BUNDLE)/lib $(GPU_BUNDLE)/configs
 	cp $(BIN) $(GPU_BUNDLE)/nmt
-	cp $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train $(GPU_BUNDLE_FILES) $(GPU_BUNDLE)/
+	cp $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train $(BUILD)/bench/bench_recurrence $(GPU_BUNDLE_FILES) $(GPU_BUNDLE)/
 	cp $(GPU_BUNDLE_CONFIGS) $(GPU_BUNDLE)/configs/
 	@if [ "$(GPU_BUNDLE_STRIP)" = 1 ]; then \
-	  for b in nmt test_gpu_parity bench_train; do strip --strip-debug $(GPU_BUNDLE)/$$b; done; fi
+	  for b in nmt test_gpu_parity bench_train bench_recurrence; do strip --strip-debug $(GPU_BUNDLE)/$$b; done; fi
 	(git describe --always --dirty 2>/dev/null || echo unknown) > $(GPU_BUNDLE)/COMMIT
 	@for b in $(GPU_BUNDLE_BINS); do ldd $$b; done | awk '/=>/ && $$3 ~ /^\// {print $$3}' | sort -u \
 	  | grep -Ev '$(GPU_BUNDLE_SKIP)' | while read -r lib; do \

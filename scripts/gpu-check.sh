@@ -44,6 +44,10 @@
 #      and a note where bench_train counts no persistent recurrences: the
 #      path was not taken, a note and not a failure); an output without
 #      those numbers is a FAIL(parse);
+#   5b. the encoder's recurrence alone (30 s per shape): bench_recurrence
+#      at each config's two encoder shapes (hidden/2 per direction, then
+#      hidden), forward and backward through the step path and the
+#      persistent kernel, in ms and as ratios (rows "recurrence ...");
 #   6. decoding speed (120 s per model): a model of the bench config's
 #      sizes and one of the large config's (emb 512, hidden 1024), each
 #      trained 150 steps on the GPU on the demo corpus, then `nmt translate
@@ -87,6 +91,7 @@ if [ -x "$here/test_gpu_parity" ]; then # a bundle: everything beside this scrip
     NMT="$here/nmt"
     PARITY="$here/test_gpu_parity"
     BENCH="$here/bench_train"
+    BENCH_REC="$here/bench_recurrence"
     TORCH_BENCH="$here/torch_gpu_bench.py"
     REFERENCE="$here/reference.py"
     CKPT_SAME="$here/ckpt_same.py"
@@ -100,6 +105,7 @@ else
     NMT="${NMT_BIN:-$root/nmt}"
     PARITY="${NMT_BUILD:-$root/build}/tests/test_gpu_parity"
     BENCH="${NMT_BUILD:-$root/build}/bench/bench_train"
+    BENCH_REC="${NMT_BUILD:-$root/build}/bench/bench_recurrence"
     TORCH_BENCH="$root/scripts/torch_gpu_bench.py"
     REFERENCE="$root/scripts/reference.py"
     CKPT_SAME="$root/scripts/ckpt_same.py"
@@ -190,7 +196,7 @@ echo "== gpu-check $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $commit, logs in 
         echo "nvidia-smi: not found"
     fi
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-    for b in "$NMT" "$PARITY" "$BENCH"; do
+    for b in "$NMT" "$PARITY" "$BENCH" "$BENCH_REC"; do
         echo "-- ldd $b"
         ldd "$b" 2>&1
     done
@@ -535,6 +541,50 @@ else
                 fi
                 row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
                     'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}$gain"
+            fi
+        done
+    done
+fi
+
+# 5b. the encoder's recurrence alone (bench_recurrence): forward and
+# backward of one layer and direction through the step path and the
+# persistent kernel, at each config's encoder shapes (first layer: hidden/2
+# per direction; second: hidden), so that a run says where the persistent
+# kernel loses or gains. Rows "recurrence NAME B b H h"; numbers never fail.
+if [ "$no_gpu" = 0 ]; then
+    for spec in "${BENCH_RUNS[@]}"; do
+        IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
+        IFS=',' read -r rB rS rT <<<"$shape"
+        for rH in $((H / 2)) "$H"; do
+            tag="recurrence $name B $rB H $rH"
+            if ! lim=$(limit_for 30); then
+                row "$tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+                continue
+            fi
+            start=$(date +%s)
+            echo "-- $tag: $BENCH_REC --device $DEV --T $rS --B $rB --H $rH" >>"$blog"
+            timeout -k 5 "$lim" "$BENCH_REC" --device "$DEV" --T "$rS" --B "$rB" --H "$rH" >"$work/rec.txt" 2>&1
+            rc=$?
+            cat "$work/rec.txt" >>"$blog"
+            took=$(($(date +%s) - start))
+            r=$(cat "$work/rec.txt")
+            if timed_out "$rc"; then
+                row "$tag" "TIMEOUT" "$took" "over ${lim}s"
+                failed=1
+            elif [ "$rc" -ne 0 ]; then
+                row "$tag" "FAIL($rc)" "$took" "$(tail -n 1 "$work/rec.txt" | cut -c1-90)"
+                failed=1
+            elif [ -z "$(key "$r" "forward ms step")" ]; then
+                row "$tag" "FAIL(parse)" "$took" "bench_recurrence printed no forward time (bench.log)"
+                failed=1
+            else
+                pers=$(key "$r" "persistent")
+                row "$tag" "info" "$took" "T $rS: forward $(key "$r" "forward ms step") ms, backward $(key "$r" "backward ms step") ms on the step path; $(
+                    if [ -n "$(key "$r" "forward ms persistent")" ]; then
+                        echo "persistent $(key "$r" "forward ms persistent") / $(key "$r" "backward ms persistent") ms ($(key "$r" "persistent/step forward")x / $(key "$r" "persistent/step backward")x)"
+                    else
+                        echo "persistent ${pers:-not reported}"
+                    fi)"
             fi
         done
     done

@@ -57,6 +57,12 @@ for name in de-en large; do
   check "row 'bench nmt $name persistent' | grep -qE '; the persistent recurrence trains [0-9.]*[1-9][0-9.]*x as fast as the plain run$'" \
     "$name persistent row: $(row "bench nmt $name persistent")"
 done
+# the recurrence alone at each config's two encoder shapes (QUICK: hidden
+# 64 and 128, B 8 and 16): the step path's times; the CPU has no persistent kernel
+for name in 'de-en B 8 H 32' 'de-en B 8 H 64' 'large B 16 H 64' 'large B 16 H 128'; do
+  check "row 'recurrence $name' | grep -qE ' info +[0-9]+  T 7: forward [0-9.]*[1-9][0-9.]* ms, backward [0-9.]*[1-9][0-9.]* ms on the step path; persistent unavailable \\(the CPU runs the step path only\\)$'" \
+    "recurrence $name row: $(row "recurrence $name")"
+done
 # the parity runs need a GPU: NO GPU here (pass where there is one), the
 # persistent run's log kept
 check "row 'parity persistent' | grep -qE ' (NO GPU +[0-9]+  SKIP: no GPU|pass +[0-9]+  test_gpu_parity: [1-9][0-9]* passed, 0 failed)'" \
@@ -110,7 +116,7 @@ SH
 # the fake compute-sanitizer asks for one)
 cat > "$fake/tests/test_gpu_parity" <<'SH'
 #!/usr/bin/env bash
-echo "env: NMT_CUDA_PERSISTENT=${NMT_CUDA_PERSISTENT:-} NMT_PARITY_SWEEP_STRIDE=${NMT_PARITY_SWEEP_STRIDE:-} NMT_PARITY_SLOTS_ONLY=${NMT_PARITY_SLOTS_ONLY:-}"
+echo "env: NMT_CUDA_PERSISTENT=${NMT_CUDA_PERSISTENT:-} NMT_PARITY_SWEEP_STRIDE=${NMT_PARITY_SWEEP_STRIDE:-} NMT_PARITY_SLOTS_ONLY=${NMT_PARITY_SLOTS_ONLY:-} NMT_PARITY_NO_REFUSAL=${NMT_PARITY_NO_REFUSAL:-}"
 if [ -n "${FAKE_PARITY_FAIL:-}" ]; then
   echo "FAIL: lstm_seq_recurrence: a fake failure"
   echo "test_gpu_parity: 0 passed, 1 failed"
@@ -157,7 +163,19 @@ echo "cuda per step: 200 kernel launches, 40 GEMMs, 10 host calls, 0.0 graph lau
 echo "GEMM GFLOP per step: 1.000"
 echo "cublas ceiling GFLOP/s (same shapes): 500.00"
 SH
-chmod +x "$fake/bin/"* "$fake/nmt" "$fake/tests/test_gpu_parity" "$fake/bench/bench_train"
+# bench_recurrence as on a GPU: the persistent kernel half as fast forward
+# and twice as fast backward, except at H 128, where the plan declines
+cat > "$fake/bench/bench_recurrence" <<'SH'
+#!/usr/bin/env bash
+echo "forward ms step: 1.0000"
+echo "backward ms step: 4.0000"
+case " $* " in
+  *" --H 128 "*) echo "persistent: unavailable (the plan declined this shape (the step path ran))" ;;
+  *) echo "forward ms persistent: 2.0000"; echo "backward ms persistent: 2.0000"
+     echo "persistent/step forward: 2.000"; echo "persistent/step backward: 0.500" ;;
+esac
+SH
+chmod +x "$fake/bin/"* "$fake/nmt" "$fake/tests/test_gpu_parity" "$fake/bench/bench_train" "$fake/bench/bench_recurrence"
 fout=$tmp/fake-out
 env -u NMT_CUDA_PERSISTENT -u NMT_PARITY_SWEEP_STRIDE -u NMT_PARITY_SLOTS_ONLY PATH="$fake/bin:$PATH" \
   GPU_CHECK_DEVICE=cuda GPU_CHECK_QUICK=1 GPU_CHECK_PYTHON=none OUT="$fout" NMT_BIN="$fake/nmt" NMT_BUILD="$fake" \
@@ -172,10 +190,10 @@ check "[ -s '$fout/parity.log' ] && [ -s '$fout/synccheck.log' ]" "logs.tar.gz h
 frow() { grep -E "^$1 " "$fout/summary.txt" | head -1; }
 check "frow 'parity persistent' | grep -qE ' pass +[0-9]+  test_gpu_parity: 1 passed, 0 failed'" \
   "fake parity persistent row: $(frow 'parity persistent')"
-check "grep -qx 'env: NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY=' '$fout/parity-persistent.log'" \
+check "grep -qx 'env: NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL=' '$fout/parity-persistent.log'" \
   "parity persistent's environment: $(grep '^env' "$fout/parity-persistent.log" 2>&1)"
 check "frow memcheck | grep -qE ' pass +[0-9]+  ERROR SUMMARY: 0 errors$'" "fake memcheck row: $(frow memcheck)"
-check "grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY=' '$fout/memcheck.log'" \
+check "grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL=1' '$fout/memcheck.log'" \
   "memcheck's environment: $(grep '^env' "$fout/memcheck.log" 2>&1)"
 # racecheck exited 0: the FAIL comes from its summary
 check "frow racecheck | grep -qE ' FAIL +[0-9]+  Error: Race reported between Write access at fake_kernel'" \
@@ -184,7 +202,7 @@ check "frow racecheck | grep -qE ' FAIL +[0-9]+  Error: Race reported between Wr
 check "frow synccheck | grep -qE ' FAIL\(1\) +[0-9]+  FAIL: lstm_seq_recurrence: a fake failure'" "fake synccheck row: $(frow synccheck)"
 for tool in racecheck synccheck; do
   check "grep -q -- '^========= fake compute-sanitizer --tool $tool --error-exitcode 99 ' '$fout/$tool.log' &&
-    grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE= NMT_PARITY_SLOTS_ONLY=1' '$fout/$tool.log'" \
+    grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE= NMT_PARITY_SLOTS_ONLY=1 NMT_PARITY_NO_REFUSAL=1' '$fout/$tool.log'" \
     "$tool's command or environment: $(head -3 "$fout/$tool.log" 2>&1)"
 done
 # the persistent rows: the ratio, and the notes from the cuda counts
@@ -192,6 +210,12 @@ check "frow 'bench nmt de-en persistent' | grep -qE ' info +[0-9]+  1500 tgt tok
   "fake de-en persistent row: $(frow 'bench nmt de-en persistent')"
 check "frow 'bench nmt large persistent' | grep -qE ' info +[0-9]+  1500 tgt tok/s.*; the persistent recurrence trains 1.500x as fast as the plain run; persistent path not taken'" \
   "fake large persistent row: $(frow 'bench nmt large persistent')"
+# the recurrence rows from bench_recurrence's lines: both ratios, or the
+# reason the persistent kernel did not run
+check "frow 'recurrence de-en B 8 H 32' | grep -qE ' info +[0-9]+  T 7: forward 1.0000 ms, backward 4.0000 ms on the step path; persistent 2.0000 / 2.0000 ms \\(2.000x / 0.500x\\)$'" \
+  "fake recurrence row: $(frow 'recurrence de-en B 8 H 32')"
+check "frow 'recurrence large B 16 H 128' | grep -qE '; persistent unavailable \\(the plan declined this shape \\(the step path ran\\)\\)$'" \
+  "fake declined recurrence row: $(frow 'recurrence large B 16 H 128')"
 # the other bench rows: no such notes, no failure (their cuda line counts
 # 0 persistent recurrences, as off the persistent path it should)
 check "! grep -E '^bench nmt' '$fout/summary.txt' | grep -vE '^bench nmt [a-z-]+ persistent ' | grep -qE 'recurrence trains|persistent path|not counted|FAIL'" \
