@@ -127,8 +127,9 @@ bench: $(BIN) $(BENCH_BIN)
 
 # With SAN=1, mk/check.mk makes `test` run the suite under the sanitizers.
 ifneq ($(SAN),1)
-# (bench_train: tests/test_gpu_check_dry.sh runs scripts/gpu-check.sh's dry run)
-test: $(BIN) $(TEST_BIN) $(BUILD)/bench/bench_train
+# (bench_train, bench_recurrence: tests/test_gpu_check_dry.sh runs
+# scripts/gpu-check.sh's dry run)
+test: $(BIN) $(TEST_BIN) $(BUILD)/bench/bench_train $(BUILD)/bench/bench_recurrence
 	@NMT_BIN=$(abspath $(BIN)) NMT_BUILD=$(abspath $(BUILD)) scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
 endif
 
