@@ -184,6 +184,28 @@ run_step() {
     echo "   -> $(tail -n 1 "$log")"
 }
 
+# run_bench TAG LIMIT OUTFILE CMD...: a benchmark program under the limit,
+# its output to OUTFILE and to bench.log; sets took (seconds). Returns 1
+# after writing the TIMEOUT or FAIL row when it did not finish well.
+run_bench() {
+    local tag=$1 lim=$2 outf=$3 rc start
+    shift 3
+    start=$(date +%s)
+    timeout -k 5 "$lim" "$@" >"$outf" 2>&1
+    rc=$?
+    cat "$outf" >>"$blog"
+    took=$(($(date +%s) - start))
+    if timed_out "$rc"; then
+        row "$tag" "TIMEOUT" "$took" "over ${lim}s"
+    elif [ "$rc" -ne 0 ]; then
+        row "$tag" "FAIL($rc)" "$took" "$(tail -n 1 "$outf" | cut -c1-90)"
+    else
+        return 0
+    fi
+    failed=1
+    return 1
+}
+
 echo "== gpu-check $(date -u '+%Y-%m-%d %H:%M:%S UTC'), commit $commit, logs in $out"
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -486,24 +508,13 @@ else
                 row "bench nmt $tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
                 continue
             fi
-            start=$(date +%s)
             cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
                 --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
                 --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
             echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes NMT_CUDA_PERSISTENT=$persist ${cmd[*]}" >>"$blog"
-            env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" NMT_CUDA_LANES="$lanes" NMT_CUDA_PERSISTENT="$persist" NMT_BENCH_SHAPES=1 \
-                timeout -k 5 "$lim" "${cmd[@]}" >"$work/bench.txt" 2>&1
-            rc=$?
-            cat "$work/bench.txt" >>"$blog"
-            took=$(($(date +%s) - start))
-            b=$(cat "$work/bench.txt")
-            if timed_out "$rc"; then
-                row "bench nmt $tag" "TIMEOUT" "$took" "over ${lim}s"
-                failed=1
-            elif [ "$rc" -ne 0 ]; then
-                row "bench nmt $tag" "FAIL($rc)" "$took" "$(tail -n 1 "$work/bench.txt" | cut -c1-90)"
-                failed=1
-            else
+            if run_bench "bench nmt $tag" "$lim" "$work/bench.txt" env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" \
+                NMT_CUDA_LANES="$lanes" NMT_CUDA_PERSISTENT="$persist" NMT_BENCH_SHAPES=1 "${cmd[@]}"; then
+                b=$(cat "$work/bench.txt")
                 nmt_sps[$tag]=$(key "$b" "seconds per step")
                 nmt_tok[$tag]=$(key "$b" "tgt tokens/s")
                 nmt_gflop[$tag]=$(key "$b" "GEMM GFLOP per step")
@@ -561,20 +572,10 @@ if [ "$no_gpu" = 0 ]; then
                 row "$tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
                 continue
             fi
-            start=$(date +%s)
             echo "-- $tag: $BENCH_REC --device $DEV --T $rS --B $rB --H $rH" >>"$blog"
-            timeout -k 5 "$lim" "$BENCH_REC" --device "$DEV" --T "$rS" --B "$rB" --H "$rH" >"$work/rec.txt" 2>&1
-            rc=$?
-            cat "$work/rec.txt" >>"$blog"
-            took=$(($(date +%s) - start))
+            run_bench "$tag" "$lim" "$work/rec.txt" "$BENCH_REC" --device "$DEV" --T "$rS" --B "$rB" --H "$rH" || continue
             r=$(cat "$work/rec.txt")
-            if timed_out "$rc"; then
-                row "$tag" "TIMEOUT" "$took" "over ${lim}s"
-                failed=1
-            elif [ "$rc" -ne 0 ]; then
-                row "$tag" "FAIL($rc)" "$took" "$(tail -n 1 "$work/rec.txt" | cut -c1-90)"
-                failed=1
-            elif [ -z "$(key "$r" "forward ms step")" ]; then
+            if [ -z "$(key "$r" "forward ms step")" ]; then
                 row "$tag" "FAIL(parse)" "$took" "bench_recurrence printed no forward time (bench.log)"
                 failed=1
             else
