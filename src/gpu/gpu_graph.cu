@@ -303,14 +303,23 @@ static bool ensure_pinned(GpuContext *c, size_t uploads) {
     return true;
 }
 
-/* a key's capture or launch failed: from now on its segment runs op by op */
-static void refuse_key(GpuGraphs *g, const GpuSegKey *key) {
+/* CUDA refused a segment's capture or its graph's launch, which ran none
+ * of its work: the refused call's error is cleared, the key refused (from
+ * now on its segment runs op by op; a key forgotten since is remembered
+ * again), the refusal counted, and the segment runs op by op from lane 0,
+ * where every segment starts. */
+static void run_refused(GpuContext *c, const GpuSegKey *key) {
+    GpuGraphs *g = c->graphs;
+    (void)cudaGetLastError(); /* a refused call leaves its error pending */
+    c->exec_lane = 0;
     long at = seen_slot(g, key);
-    if (at < 0) { /* forgotten since: remember it again */
+    if (at < 0) {
         seen_before(g, key);
         at = seen_slot(g, key);
     }
     if (at >= 0) g->seen_refused[at] = true;
+    c->counters.capture_failures++;
+    run_ops(c, -1);
 }
 
 /* A cached graph runs the segment: one host call. A launch that CUDA
@@ -331,19 +340,15 @@ static void launch_graph(GpuContext *c, GpuGraphEntry *e) {
         c->counters.graph_launches++;
         return;
     }
-    (void)cudaGetLastError(); /* a refused launch leaves its error pending */
     GpuSegKey key = e->key;
     (void)cudaStreamSynchronize(c->stream); /* an earlier launch of it may still run */
     (void)cudaGraphExecDestroy(e->exec);
     *e = g->cache[--g->cache_n]; /* the last entry fills its place */
-    refuse_key(g, &key);
-    c->counters.capture_failures++;
     if (!g->warned_launch)
         nmt_log_warn("cuda: CUDA refused to launch a cached graph (%s: %s), so that work runs without "
                      "a graph (NMT_CUDA_GRAPHS; logged once)", cudaGetErrorName(err), cudaGetErrorString(err));
     g->warned_launch = true;
-    c->exec_lane = 0; /* where every segment starts */
-    run_ops(c, -1);
+    run_refused(c, &key);
 }
 
 /* how many memory-allocation nodes a captured graph holds (a library that
@@ -391,16 +396,11 @@ static void capture_failed(GpuContext *c, const GpuSegKey *key) {
     snprintf(why, sizeof why, "%s", c->error);
     c->failed = false;
     c->error[0] = '\0';
-    (void)cudaGetLastError(); /* a refused launch leaves its error pending */
-    c->exec_lane = 0;         /* where every segment starts */
-    long at = seen_slot(g, key);
-    if (at >= 0) g->seen_refused[at] = true;
-    c->counters.capture_failures++;
     if (!g->warned)
         nmt_log_warn("cuda: a CUDA graph capture failed, so that work runs without a graph "
                      "(NMT_CUDA_GRAPHS; logged once): %s", why);
     g->warned = true;
-    run_ops(c, -1);
+    run_refused(c, key);
 }
 
 static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
@@ -507,7 +507,7 @@ void gpu_graphs_test_break_capture(GpuContext *c, long long at_op) {
  * frees device memory only when a model or optimizer goes away, so a
  * training or decoding loop keeps its graphs. */
 void gpu_graphs_forget(GpuContext *c) {
-    if (c->graphs && (c->graphs->cache_n || c->graphs->clock)) drop_graphs(c);
+    if (c->graphs) drop_graphs(c);
 }
 
 void gpu_graphs_test_break_launch(GpuContext *c) {
