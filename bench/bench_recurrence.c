@@ -29,8 +29,8 @@
 #include "backend.h"
 #include "backend_select.h"
 #include "common.h"
-#include <stdint.h>
 #include "config.h"
+#include "data/rng.h"
 #include "gpu/gpu_backend.h"
 
 static double now(void) {
@@ -39,15 +39,13 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-/* n floats uniform in [-a, a), a fixed sequence */
+/* n floats uniform in [-a, a), stream `seed` of nmt's generator */
 static float *host_rand(size_t n, float a, unsigned seed) {
     float *x = malloc(n * sizeof *x);
     if (!x) return NULL;
-    uint64_t s = 0x9e3779b97f4a7c15ULL * (seed + 1);
-    for (size_t i = 0; i < n; i++) {
-        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-        x[i] = a * (2.0f * (float)((s >> 40) & 0xffffff) / 16777216.0f - 1.0f);
-    }
+    Rng r;
+    rng_seed(&r, seed, 0);
+    for (size_t i = 0; i < n; i++) x[i] = a * (2.0f * rng_uniform(&r) - 1.0f);
     return x;
 }
 

@@ -50,13 +50,20 @@ static void *both_alloc(size_t bytes, void **g) {
     return c;
 }
 
+/* n elements of `size` bytes from h on both backends (room for one when n
+ * is 0): *c the CPU's copy, *g the GPU's */
+static void both_from(const void *h, size_t n, size_t size, void **c, void **g) {
+    *c = both_alloc((n ? n : 1) * size, g);
+    cpu->upload(cpu, *c, h, n * size);
+    gpu->upload(gpu, *g, h, n * size);
+}
+
 static Buf buf_from(const float *h, size_t n) {
     Buf b = {NULL, NULL, n};
-    void *g;
-    b.c = both_alloc((n ? n : 1) * sizeof(float), &g);
+    void *c, *g;
+    both_from(h, n, sizeof(float), &c, &g);
+    b.c = c;
     b.g = g;
-    cpu->upload(cpu, b.c, h, n * sizeof(float));
-    gpu->upload(gpu, b.g, h, n * sizeof(float));
     return b;
 }
 
@@ -69,11 +76,10 @@ static Buf buf_rand(size_t n, float lo, float hi) {
 
 static IBuf ibuf_from(const int32_t *h, size_t n) {
     IBuf b = {NULL, NULL, n};
-    void *g;
-    b.c = both_alloc((n ? n : 1) * sizeof(int32_t), &g);
+    void *c, *g;
+    both_from(h, n, sizeof(int32_t), &c, &g);
+    b.c = c;
     b.g = g;
-    cpu->upload(cpu, b.c, h, n * sizeof(int32_t));
-    gpu->upload(gpu, b.g, h, n * sizeof(int32_t));
     return b;
 }
 

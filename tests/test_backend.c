@@ -21,7 +21,6 @@
 
 static Backend *be;
 
-
 /* ---- backend memory ---- */
 
 /* Backend allocations made by the test, released at the end. */
