@@ -52,8 +52,11 @@
 #      sizes and one of the large config's (emb 512, hidden 1024), each
 #      trained 150 steps on the GPU on the demo corpus, then `nmt translate
 #      --device cuda` of the 500 test sentences with --beam 1 and 5
-#      (sentences/s from --progress, i.e. without loading the model); the
-#      bench-size model's each again with NMT_CUDA_GRAPHS=1, whose output
+#      (sentences/s from --progress, i.e. without loading the model), then
+#      the same input 4 times over in one run (2000 lines): the rate of the
+#      sentences the longer run adds, and the milliseconds of first-use costs
+#      (libraries, kernels, new batch shapes) that leaves in the short run;
+#      the bench-size model's each again with NMT_CUDA_GRAPHS=1, whose output
 #      must be identical;
 #   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
@@ -62,7 +65,9 @@
 #      (90 s per model) `reference.py decode --device cuda` translates step
 #      6's input with step 6's checkpoints, beam 1 and 5 (the same search,
 #      float32 on both sides): sentences/s, the ratio nmt/PyTorch, and the
-#      lines identical to nmt's, which must be at least 90%;
+#      lines identical to nmt's, which must be at least 90%; then PyTorch's
+#      rate over the input 4 times again in the same process (warm:
+#      --warm-passes 4), next to nmt's rate beyond its first-use costs;
 #      "unavailable" (not a failure) when no python3 has torch with CUDA;
 #   8. compute-sanitizer over the parity test where the tool works on this
 #      machine: memcheck (every 9th model of the attention sweep; 120 s),
@@ -309,13 +314,14 @@ if [ "${GPU_CHECK_KEEP:-0}" = 1 ]; then echo "   scratch kept in $work"; else tr
 
 # key LOGTEXT PREFIX: the value after "PREFIX: " on the first such line
 key() { printf '%s\n' "$1" | sed -n "s|^$2: ||p" | head -n 1; }
-# xlate MODEL DEVICE BEAM HYP LOG LIMIT: translates the test set; prints the
-# sentences/s of nmt's --progress summary ("?" when absent); returns nmt's status
+# xlate MODEL DEVICE BEAM HYP LOG LIMIT [INPUT]: translates INPUT (default
+# the test set); prints the sentences/s of nmt's --progress summary ("?" when
+# absent); returns nmt's status
 xlate() {
-    local rc
-    echo "-- nmt translate --model $1 --device $2 --beam $3 < test.src" >>"$5"
+    local rc input=${7:-$work/data/test.src}
+    echo "-- nmt translate --model $1 --device $2 --beam $3 < ${input##*/}" >>"$5"
     timeout -k 5 "$6" "$NMT" translate --model "$1" --device "$2" --beam "$3" --progress \
-        <"$work/data/test.src" >"$4" 2>"$work/xlate.err"
+        <"$input" >"$4" 2>"$work/xlate.err"
     rc=$?
     tr '\r' '\n' <"$work/xlate.err" | grep -v '^translating' | grep -v '^ *$' >>"$5"
     echo "   exit $rc, $(wc -l <"$4") lines" >>"$5"
@@ -323,6 +329,19 @@ xlate() {
     sps=$(tr '\r' '\n' <"$work/xlate.err" | sed -n 's/^translated [0-9]* lines, \([0-9.]*\) sentences\/s.*/\1/p' | tail -n 1)
     echo "${sps:-?}"
     return $rc
+}
+# marginal_rate N RATE RATE4: from the rates (sentences/s) of one run over N
+# sentences and one over the same 4 times (4N), "PER FIXED": sentences/s of
+# the 3N sentences the second run adds, and the milliseconds of the first
+# run not explained by its N sentences at that rate (first-use costs).
+# Fails when the numbers give no positive rate.
+marginal_rate() {
+    awk -v n="$1" -v r1="$2" -v r4="$3" 'BEGIN {
+        if (!(r1 > 0 && r4 > 0)) exit 1
+        t1 = n / r1; t4 = 4 * n / r4
+        if (t4 <= t1) exit 1
+        per = 3 * n / (t4 - t1)
+        printf "%.1f %.0f\n", per, 1000 * (t1 - n / per) }'
 }
 # same_lines A B: "identical total" line counts of two files
 same_lines() { awk 'NR == FNR { a[FNR] = $0; next } { n++; if ((FNR in a) && a[FNR] == $0) s++ } END { print s + 0, n + 0 }' "$1" "$2"; }
@@ -613,6 +632,7 @@ else
         start=$(date +%s)
         end_at=$((start + lim))
         make_corpus "$blog"
+        for k in 1 2 3 4; do cat "$work/data/test.src"; done >"$work/data/test-x4.src"
         write_config "$work/dec-$name.json" "run-dec-$name" "$sizes, \"dropout\": 0.3"
         echo "-- decode model $name: $sizes, demo corpus, $DECODE_STEPS steps on $DEV" >>"$blog"
         (cd "$work" && timeout -k 5 "$(left_of "$end_at")" "$NMT" train --config "dec-$name.json" --quiet \
@@ -639,6 +659,15 @@ else
             dec_sps[$name $beam]=$sps
             extra=""
             [ "$name" = de-en ] && [ "$beam" = 5 ] && [ -n "${demo_sps_b5:-}" ] && extra="; demo-size model (step 3): $demo_sps_b5 sent/s"
+            # the input 4 times over in one run: what a sentence costs beyond
+            # the run's first-use costs (libraries, kernels, batch shapes)
+            if sps4=$(xlate "${dec_model[$name]}" "$DEV" "$beam" "$work/dec-x4.txt" "$blog" "$(left_of "$end_at")" "$work/data/test-x4.src") &&
+                per=$(marginal_rate "$TEST_N" "$sps" "$sps4"); then
+                dec_sps[$name $beam marginal]=${per%% *}
+                extra="$extra; 4x the input: $sps4 sent/s, so ${per%% *} sent/s beyond ${per#* } ms of first-use costs"
+            else
+                extra="$extra; 4x the input: ${sps4:-?} sent/s, no per-sentence rate"
+            fi
             row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)$extra"
             [ "$name" = de-en ] || continue
             # again with graphs: the same output, and the speed
@@ -761,16 +790,22 @@ else
         fi
         # one process for both beams (one start of Python and CUDA)
         torch_run "PyTorch decode$tag" "$lim" "$PY" "$REFERENCE" decode --device "$DEV" --model "${dec_model[$name]}" \
-            --input "$work/data/test.src" --beam "$beams" --batch 64 --out "$work/pt-$name-b{beam}.txt" || continue
+            --input "$work/data/test.src" --beam "$beams" --batch 64 --out "$work/pt-$name-b{beam}.txt" \
+            --warm-passes 4 || continue
         k=0
         for beam in ${beams//,/ }; do
             k=$((k + 1))
             # the k-th "N sentences ... sentences/s" line is beam k's
             pt=$(sed -n 's/^decode: [0-9]* sentences, .* s: \([0-9.]*\) sentences\/s.*/\1/p' "$work/torch.txt" | sed -n "${k}p")
+            # and its rate over the input 4 times again, warm (--warm-passes)
+            pw=$(sed -n 's/^decode: warm, [0-9]* passes: .* s: \([0-9.]*\) sentences\/s.*/\1/p' "$work/torch.txt" | sed -n "${k}p")
             read -r same total <<<"$(same_lines "$work/dec-$name-b$beam.txt" "$work/pt-$name-b$beam.txt" 2>/dev/null)"
             detail=$(awk -v p="${pt:-0}" -v n="${dec_sps[$name $beam]}" -v g="${dec_sps[$name $beam graphs]:-}" \
+                -v pw="${pw:-0}" -v nm="${dec_sps[$name $beam marginal]:-0}" \
                 'BEGIN { printf "%s sent/s; nmt/PyTorch %s", p, (p > 0 && n > 0) ? sprintf("%.2fx", n / p) : "n/a"
-                         if (g != "" && p > 0) printf ", with graphs %.2fx", g / p }')
+                         if (g != "" && p > 0) printf ", with graphs %.2fx", g / p
+                         printf "; warm %s sent/s, nmt beyond its first-use costs %s", pw + 0,
+                                (pw > 0 && nm > 0) ? sprintf("%.2fx", nm / pw) : "n/a" }')
             detail="$detail; ${same:-0} of ${total:-0} lines as nmt's"
             if [ "${total:-0}" -ne "$TEST_N" ] || [ $((100 * ${same:-0})) -lt $((90 * total)) ]; then
                 row "PyTorch decode$tag beam $beam" "FAIL" "$took" "$detail (under 90%: torch.log)"

@@ -79,6 +79,11 @@ for beam in 1 5; do
     "decode beam $beam graphs row: $(row "decode nmt beam $beam graphs")"
   check "row 'decode nmt large beam $beam' | grep -qE ' info +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s, 100 sentences'" \
     "large decode beam $beam row: $(row "decode nmt large beam $beam")"
+  # the input 4 times over: a rate per sentence beyond the first-use costs
+  for tag in "" " large"; do
+    check "row 'decode nmt$tag beam $beam' | grep -qE '; 4x the input: [0-9.]*[1-9][0-9.]* sent/s, so [0-9.]*[1-9][0-9.]* sent/s beyond -?[0-9]+ ms of first-use costs'" \
+      "decode$tag beam $beam row, 4x the input: $(row "decode nmt$tag beam $beam")"
+  done
 done
 if [ "$py" != none ]; then
   for name in de-en large; do
@@ -91,6 +96,9 @@ if [ "$py" != none ]; then
     for beam in 1 5; do
       check "row 'PyTorch decode$tag beam $beam' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s; nmt/PyTorch [0-9.]*[1-9][0-9.]*x.*; 100 of 100 lines as nmt.s$'" \
         "PyTorch decode$tag beam $beam row: $(row "PyTorch decode$tag beam $beam")"
+      # warm (--warm-passes 4) next to nmt's rate beyond its first-use costs
+      check "row 'PyTorch decode$tag beam $beam' | grep -qE '; warm [0-9.]*[1-9][0-9.]* sent/s, nmt beyond its first-use costs [0-9.]*[1-9][0-9.]*x;'" \
+        "PyTorch decode$tag beam $beam row, warm: $(row "PyTorch decode$tag beam $beam")"
     done
   done
 fi
