@@ -8,16 +8,24 @@
 #            `make fuzz-smoke` (CI passes it). The sanitizer suite
 #            (`make test SAN=1`) needs nothing more: gcc's ASan and UBSan
 #            runtimes come with build-essential.
+#   --torch  also Debian's PyTorch (python3-torch, about 400 MB): the
+#            benchmarks' PyTorch side, and the PyTorch rows of
+#            tests/test_gpu_check_dry.sh, which say they are unchecked
+#            without it (CI passes it)
 set -euo pipefail
 fuzz=0
-case "${1:-}" in
-  "") ;;
-  --fuzz) fuzz=1 ;;
-  *) echo "usage: install-deps.sh [--fuzz]" >&2; exit 2 ;;
-esac
+torch=0
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) fuzz=1 ;;
+    --torch) torch=1 ;;
+    *) echo "usage: install-deps.sh [--fuzz] [--torch]" >&2; exit 2 ;;
+  esac
+done
 packages=(build-essential pkg-config libcjson-dev libsentencepiece-dev sentencepiece
           zlib1g-dev libopenblas-dev libopenblas-openmp-dev python3)
 [ $fuzz -eq 0 ] || packages+=(clang)
+[ $torch -eq 0 ] || packages+=(python3-torch)
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
