@@ -963,6 +963,27 @@ static void test_step_traffic(void) {
           "one a step: the top-1 ids)", b.host_waits - a.host_waits, steps);
     printf("  %-58s %lld launches, %lld waits for %d steps, %lld allocs\n", "greedy decode:",
            b.launches - a.launches, b.host_waits - a.host_waits, steps, b.allocs - a.allocs);
+    /* a greedy step fed the last top-1 ids reads them on the device (no
+     * upload); a step fed other tokens uploads them. (That the tokens read
+     * are the right ones, the greedy parity of test_models shows.) */
+    {
+        int32_t ids[MB];
+        long long up[2];
+        seq2seq_decode_setup(m, &batch, 1, MAXT);
+        for (int r = 0; r < MB; r++) ids[r] = NMT_BOS_ID;
+        seq2seq_decode_step(m, 0, ids, false);
+        for (int k = 0; k < 2; k++) {
+            seq2seq_decode_topk(m, 1, NULL, ids);
+            if (k == 1) ids[MB - 1] = ids[MB - 1] == 5 ? 6 : 5; /* one row fed another token */
+            cuda_backend_counters(gpu, &a);
+            seq2seq_decode_step(m, 1 + k, ids, false);
+            cuda_backend_counters(gpu, &b);
+            up[k] = b.uploads - a.uploads;
+        }
+        seq2seq_decode_end(m);
+        CHECK(up[0] == 0 && up[1] == 1, "greedy steps fed the top-1 ids, then other ids: %lld and %lld "
+              "uploads (want 0 and 1)", up[0], up[1]);
+    }
     /* beam search: no allocation either; one wait a step for the scores
      * and ids, one more for the attention weights with a coverage penalty */
     for (int cov = 0; cov <= 1; cov++) {

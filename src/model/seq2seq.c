@@ -88,7 +88,9 @@ struct Seq2Seq {
     size_t arena_bytes;
     float *zeros;   /* (max_B * max(H, K, E)) zeros */
     float *ones;    /* (max_B) ones: decoder keep */
-    float *neg_inf; /* (max_B) -infinity: masks PAD and BOS when decoding */
+    float *neg_inf; /* (1) -infinity: dec_bias's PAD and BOS */
+    float *dec_bias; /* (V_t) the output bias with -infinity at PAD and BOS: decoding
+                        adds it, so those two are never output (seq2seq_decode_setup) */
     /* host staging */
     int32_t *h_ids;
     float *h_f;
@@ -98,6 +100,8 @@ struct Seq2Seq {
     int64_t decode_rows; /* decoder row-steps computed since seq2seq_decode_setup */
     int decode_steps;    /* decoder steps since seq2seq_decode_setup */
     float *h_best;       /* (2 max_B beam^2) host copy of Acts.best */
+    int best_k, best_rows; /* what the last seq2seq_decode_topk left in Acts.best and
+                              h_best: k best of best_rows rows (0: nothing) */
     int sl_n;         /* output shortlist size; 0: the whole vocabulary */
     int32_t *sl_ids, *sl_host; /* (V_t) shortlisted ids, on the backend and on the host */
     float *sl_W, *sl_b; /* (V_t, H), (V_t): their output-layer rows */
@@ -400,13 +404,14 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     m->arena = be->alloc(be, m->arena_bytes);
     m->zeros = be->alloc(be, rows * widest * sizeof(float));
     m->ones = be->alloc(be, rows * sizeof(float));
-    m->neg_inf = be->alloc(be, rows * sizeof(float));
+    m->neg_inf = be->alloc(be, sizeof(float));
+    m->dec_bias = be->alloc(be, (size_t)dims->V_t * sizeof(float));
     m->h_ids = nmt_malloc(stage * sizeof(int32_t));
     m->h_f = nmt_malloc(2 * stage * sizeof(float)); /* 2: the loss and NLL rows together */
     m->h_idx = nmt_malloc((size_t)dims->heads * lim.max_S * lim.max_B * sizeof(int32_t));
     m->dec_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
     m->h_best = nmt_malloc((size_t)2 * rows * beam * sizeof(float));
-    if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->h_ids ||
+    if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->dec_bias || !m->h_ids ||
         !m->h_f || !m->h_idx || !m->dec_len || !m->h_best) {
         size_t weights = m->layout.total * sizeof(float);
         seq2seq_free(m);
@@ -416,8 +421,8 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     }
     for (size_t r = 0; r < rows; r++) m->h_f[r] = 1.0f;
     be->upload(be, m->ones, m->h_f, rows * sizeof(float));
-    for (size_t r = 0; r < rows; r++) m->h_f[r] = -INFINITY;
-    be->upload(be, m->neg_inf, m->h_f, rows * sizeof(float));
+    m->h_f[0] = -INFINITY;
+    be->upload(be, m->neg_inf, m->h_f, sizeof(float));
     *out = m;
     return NMT_OK;
 }
@@ -431,6 +436,7 @@ void seq2seq_free(Seq2Seq *m) {
     be->release(be, m->zeros);
     be->release(be, m->ones);
     be->release(be, m->neg_inf);
+    be->release(be, m->dec_bias);
     be->release(be, m->sl_ids);
     be->release(be, m->sl_W);
     be->release(be, m->sl_b);
@@ -486,6 +492,16 @@ static void apply_dropout(Seq2Seq *m, float *y, const float *x, size_t n, int st
     else if (y != x) be->copy(be, y, x, n * sizeof(float));
 }
 
+/* A layer's input from the layer below: in training, dropped out into the
+ * layer's own buffer y (the backward reads it there); otherwise the output
+ * below itself, read in place (no copy). */
+static const float *layer_input(Seq2Seq *m, float *y, const float *below, size_t n, int stream,
+                                uint64_t offset) {
+    if (!m->train) return below;
+    apply_dropout(m, y, below, n, stream, offset);
+    return y;
+}
+
 /* The source side of a batch, and the local-m centres of m->T steps. */
 static void upload_source(Seq2Seq *m, const Batch *batch) {
     Backend *be = m->be;
@@ -537,9 +553,10 @@ static void encoder_forward(Seq2Seq *m) {
     for (int l = 0; l < d->L_e; l++) {
         Layer *L = &a->enc[l];
         int size = L->w.H;
+        const float *x = L->x;
         if (l > 0) {
             const float *below = l == 1 ? a->e0 : a->enc[l - 1].cache.h + (size_t)B * K;
-            apply_dropout(m, L->x, below, (size_t)S * B * K, DROP_ENC_LAYER + l, 0);
+            x = layer_input(m, L->x, below, (size_t)S * B * K, DROP_ENC_LAYER + l, 0);
         }
         bool both = l == 0 && d->bidirectional;
         if (both) {
@@ -550,14 +567,14 @@ static void encoder_forward(Seq2Seq *m) {
             size_t start = (size_t)S * B * size; /* a reverse layer starts at slot S */
             be->zero(be, R->cache.h + start, (size_t)B * size * sizeof(float));
             be->zero(be, R->cache.c + start, (size_t)B * size * sizeof(float));
-            lstm_seq_forward(be, &R->w, S, B, L->x, a->keep_src, true, &R->cache);
+            lstm_seq_forward(be, &R->w, S, B, x, a->keep_src, true, &R->cache);
             /* e0 = [forward outputs (slots 1..S); backward outputs (slots 0..S-1)] */
             be->copy_cols(be, a->e0 + size, K, R->cache.h, size, S * B, size);
             be->lane(be, 0);
         }
         be->zero(be, L->cache.h, (size_t)B * size * sizeof(float)); /* start slot 0 */
         be->zero(be, L->cache.c, (size_t)B * size * sizeof(float));
-        lstm_seq_forward(be, &L->w, S, B, L->x, a->keep_src, false, &L->cache);
+        lstm_seq_forward(be, &L->w, S, B, x, a->keep_src, false, &L->cache);
         if (both) {
             be->copy_cols(be, a->e0, K, L->cache.h + (size_t)B * size, size, S * B, size);
             be->join(be);
@@ -633,11 +650,12 @@ static void dec_stack_step(Seq2Seq *m, int t) {
     int B = m->B * m->G, H = m->d.H; /* decoder rows */
     for (int l = 0; l < m->d.L_d; l++) {
         Layer *L = &a->dec[l];
-        float *x_t = L->x + ds(m, t) * B * L->w.in;
+        const float *x_t = L->x + ds(m, t) * B * L->w.in;
         if (l > 0) {
             const float *below = lstm_output(&a->dec[l - 1].cache, t, B, H, false);
             /* one mask stream per layer over the batch's (T, B, H) inputs */
-            apply_dropout(m, x_t, below, (size_t)B * H, DROP_DEC_LAYER + l, (uint64_t)t * B * H);
+            x_t = layer_input(m, L->x + ds(m, t) * B * L->w.in, below, (size_t)B * H, DROP_DEC_LAYER + l,
+                              (uint64_t)t * B * H);
         }
         lstm_step_forward(be, &L->w, t, B, x_t, m->ones, &L->cache);
     }
@@ -1049,6 +1067,7 @@ void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     m->seed = 0;
     m->decode_rows = 0;
     m->decode_steps = 0;
+    m->best_k = 0;
     for (int b = 0; b < m->B; b++) m->dec_len[b] = batch->src_len[b];
     Arena ar = {m->arena, 0};
     carve(m, &ar, m->B, m->S, T);
@@ -1058,6 +1077,12 @@ void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     bridge_forward(m);
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
     if (m->d.style != ATTN_STYLE_NONE) attention_prepare(m->be, &m->d, &aw, &m->a.ab);
+    /* the output bias of these weights, with PAD and BOS at -infinity: one
+     * add per step masks them (a shortlist leaves them out instead) */
+    Backend *be = m->be;
+    be->copy(be, m->dec_bias, P(m, m->layout.idx.out_b), (size_t)m->d.V_t * sizeof(float));
+    be->copy_cols(be, m->dec_bias + NMT_PAD_ID, 1, m->neg_inf, 1, 1, 1);
+    be->copy_cols(be, m->dec_bias + NMT_BOS_ID, 1, m->neg_inf, 1, 1, 1);
 }
 
 void seq2seq_decode_end(Seq2Seq *m) {
@@ -1076,19 +1101,22 @@ void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) 
     Acts *a = &m->a;
     int R = m->B * m->G, E = m->d.E, H = m->d.H;
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
-    int32_t *tgt_t = a->tgt_in + ds(m, t) * R;
-    be->upload(be, tgt_t, prev, (size_t)R * 4);
-    be->embedding_forward(be, a->w + ds(m, t) * R * E, P(m, m->layout.idx.tgt_emb), tgt_t, R, E);
+    /* the tokens: greedy decoding feeds back the best token of every row,
+     * which the device has already (the last top-1), unless rows moved */
+    const int32_t *tokens = (const int32_t *)(a->best + R);
+    if (!(m->best_k == 1 && m->best_rows == R && !memcmp(prev, m->h_best + R, (size_t)R * 4))) {
+        int32_t *tgt_t = a->tgt_in + ds(m, t) * R;
+        be->upload(be, tgt_t, prev, (size_t)R * 4);
+        tokens = tgt_t;
+    }
+    be->embedding_forward(be, a->w + ds(m, t) * R * E, P(m, m->layout.idx.tgt_emb), tokens, R, E);
     decoder_step(m, &aw, t);
-    /* the output layer, or its shortlisted rows (which leave out PAD and BOS) */
+    /* the output layer, or its shortlisted rows; PAD and BOS are never
+     * output: -infinity in dec_bias, left out of a shortlist */
     int V = seq2seq_decode_vocab(m);
-    const float *W = m->sl_n ? m->sl_W : out_W(m), *bias = m->sl_n ? m->sl_b : P(m, m->layout.idx.out_b);
+    const float *W = m->sl_n ? m->sl_W : out_W(m), *bias = m->sl_n ? m->sl_b : m->dec_bias;
     be->gemm(be, false, true, R, V, H, 1.0f, hh_at(m, t), H, W, H, 0.0f, a->logits, V);
     be->add_bias(be, a->logits, bias, R, V);
-    if (!m->sl_n) { /* PAD and BOS are never output */
-        be->copy_cols(be, a->logits + NMT_PAD_ID, V, m->neg_inf, 1, R, 1);
-        be->copy_cols(be, a->logits + NMT_BOS_ID, V, m->neg_inf, 1, R, 1);
-    }
     if (logprobs) be->log_softmax(be, R, V, a->logits, a->logits);
     m->decode_rows += R;
     m->decode_steps++;
@@ -1102,6 +1130,8 @@ void seq2seq_decode_topk(Seq2Seq *m, int k, float *values, int32_t *ids) {
     size_t n = (size_t)R * k;
     be->topk(be, a->logits, R, seq2seq_decode_vocab(m), k, a->best, (int32_t *)(a->best + n));
     be->download(be, m->h_best, a->best, 2 * n * sizeof(float));
+    m->best_k = k;
+    m->best_rows = R;
     if (values) memcpy(values, m->h_best, n * sizeof(float));
     memcpy(ids, m->h_best + n, n * sizeof(int32_t));
     if (m->sl_n)
