@@ -56,8 +56,10 @@
 #      the same input 4 times over in one run (2000 lines): the rate of the
 #      sentences the longer run adds, and the milliseconds of first-use costs
 #      (libraries, kernels, new batch shapes) that leaves in the short run;
-#      the bench-size model's each again with NMT_CUDA_GRAPHS=1, whose output
-#      must be identical;
+#      the bench-size model's each again with NMT_DECODE_QUANTUM=1 (the
+#      batch shrunk at every finished sentence instead of to multiples of
+#      8: at least 90% of the lines the same) and with NMT_CUDA_GRAPHS=1,
+#      whose output must be identical;
 #   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
 #      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
@@ -670,6 +672,22 @@ else
             fi
             row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)$extra"
             [ "$name" = de-en ] || continue
+            # again with the batch shrunk at every finished sentence (the
+            # CPU's way; the CUDA backend's default shrinks it only to
+            # multiples of 8 sentences): the speed, and the same output
+            t1=$(date +%s)
+            sps1=$(NMT_DECODE_QUANTUM=1 xlate "${dec_model[$name]}" "$DEV" "$beam" "${hyp%.txt}-q1.txt" "$blog" "$(left_of "$end_at")")
+            rc=$?
+            read -r same total <<<"$(same_lines "$hyp" "${hyp%.txt}-q1.txt" 2>/dev/null)"
+            if [ "$rc" -ne 0 ]; then
+                row "decode nmt beam $beam quantum 1" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$blog" | head -n 1 | cut -c1-80)"
+                failed=1
+            elif [ "${total:-0}" -ne "$TEST_N" ] || [ $((100 * ${same:-0})) -lt $((90 * total)) ]; then
+                row "decode nmt beam $beam quantum 1" "FAIL" "$(($(date +%s) - t1))" "NMT_DECODE_QUANTUM=1: only ${same:-0} of ${total:-0} lines as the default's"
+                failed=1
+            else
+                row "decode nmt beam $beam quantum 1" "pass" "$(($(date +%s) - t1))" "$sps1 sent/s with NMT_DECODE_QUANTUM=1 (the default's: $sps); $same of $total lines as the default's"
+            fi
             # again with graphs: the same output, and the speed
             t1=$(date +%s)
             sps=$(NMT_CUDA_GRAPHS=1 xlate "${dec_model[$name]}" "$DEV" "$beam" "${hyp%.txt}-graphs.txt" "$blog" "$(left_of "$end_at")")

@@ -29,6 +29,12 @@ struct Backend {
     void *ctx;
     bool host_memory; /* backend memory is host memory (CPU): the host may read
                          it directly, e.g. to write a checkpoint without a copy */
+    int decode_quantum; /* decoding shrinks its batch of sentences (dropping the
+                           finished ones) only to a multiple of this many: 1
+                           at every finish (the CPU, where every row costs
+                           time); more gives fewer compactions and fewer, recurring
+                           batch shapes for some rows computed in vain (the GPU:
+                           8). NMT_DECODE_QUANTUM=N sets it (backend_select.h) */
 
     /* ---- memory ---- */
     void *(*alloc)(Backend *be, size_t bytes); /* zeroed; NULL on failure */

@@ -324,11 +324,35 @@ static Seq2Seq *decode_model(const char *const *sets, int n_sets, int B, int S, 
     return m;
 }
 
+/* Greedy row-steps of a batch whose sentences need steps[b] steps when
+ * the batch shrinks only to multiples of q (Backend.decode_quantum): the
+ * columns computed each step, summed. */
+static int64_t greedy_rows_with_quantum(const int64_t *steps, int B, int q) {
+    int64_t rows = 0;
+    int cols = B;
+    for (int t = 0;; t++) {
+        int live = 0; /* sentences still searching after step t */
+        for (int b = 0; b < B; b++) live += steps[b] > t + 1;
+        rows += cols;
+        if (live == 0) return rows;
+        int want = (live + q - 1) / q * q;
+        if (want < cols) cols = want;
+    }
+}
+
 /* A batch decodes exactly as each of its sentences does alone, although
  * finished sentences leave the batch (checked: greedy computes one row per
- * sentence and step, no more); with n-best, coverage and attention. */
-static void check_batch_equals_alone(const char *const *sets, int n_sets, const char *label) {
+ * sentence and step, no more); with n-best, coverage and attention. With a
+ * decode quantum q > 1 (Backend.decode_quantum: the batch shrinks only to
+ * multiples of q, finished sentences kept as dead columns until then) the
+ * output is the same, and greedy computes the rows that policy gives. */
+static void check_batch_equals_alone(const char *const *sets, int n_sets, const char *label, int quantum) {
     enum { B = 6, S = 7, MAXT = 16, K = 3, NB = 2 };
+    char buf[160];
+    if (quantum > 1) {
+        snprintf(buf, sizeof buf, "%s, decode quantum %d", label, quantum);
+        label = buf;
+    }
     ModelDims d;
     Seq2Seq *m = decode_model(sets, n_sets, B, S, MAXT, K, 0.8f, 7, &d);
     Batch src;
@@ -336,17 +360,24 @@ static void check_batch_equals_alone(const char *const *sets, int n_sets, const 
     /* greedy */
     int32_t out[B * MAXT], one_out[MAXT];
     int len[B], one_len;
+    be->decode_quantum = quantum;
     CHECK_EQ_INT(seq2seq_greedy(m, &src, 2.0, 1, out, MAXT, len), NMT_OK);
-    int64_t expect_rows = 0, max_steps = 0;
+    int64_t expect_rows = 0, max_steps = 0, steps[B];
     for (int b = 0; b < B; b++) {
         int limit = (int)(2.0 * src.src_len[b]) + 1;
-        int steps = len[b] == limit ? len[b] : len[b] + 1; /* the EOS step counts */
-        expect_rows += steps;
-        if (steps > max_steps) max_steps = steps;
+        steps[b] = len[b] == limit ? len[b] : len[b] + 1; /* the EOS step counts */
+        expect_rows += steps[b];
+        if (steps[b] > max_steps) max_steps = steps[b];
     }
-    CHECK(seq2seq_decode_row_steps(m) == expect_rows, "%s: greedy computed %lld row-steps, its sentences need %lld",
-          label, (long long)seq2seq_decode_row_steps(m), (long long)expect_rows);
     CHECK(expect_rows < B * max_steps, "%s: the sentences should finish at different steps", label);
+    int64_t policy_rows = greedy_rows_with_quantum(steps, B, quantum);
+    CHECK(quantum > 1 || policy_rows == expect_rows, "%s: the policy's rows %lld, the sentences' %lld", label,
+          (long long)policy_rows, (long long)expect_rows);
+    CHECK(quantum < B || policy_rows == B * max_steps, "%s: quantum %d keeps every column: %lld rows, not %lld",
+          label, quantum, (long long)policy_rows, (long long)(B * max_steps));
+    CHECK(seq2seq_decode_row_steps(m) == policy_rows, "%s: greedy computed %lld row-steps, %lld wanted (its sentences "
+          "need %lld)", label, (long long)seq2seq_decode_row_steps(m), (long long)policy_rows, (long long)expect_rows);
+    be->decode_quantum = 1; /* the sentences alone: one column each */
     int32_t col_src[S];
     int col_len;
     Batch one;
@@ -362,7 +393,9 @@ static void check_batch_equals_alone(const char *const *sets, int n_sets, const 
     int blen[B * NB], bcount[B], olen[NB], ocount;
     double bscore[B * NB], oscore[NB];
     BeamSpec spec = {K, NB, 0.8, 0.3, 2.0, 1};
+    be->decode_quantum = quantum;
     CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, bout, MAXT, blen, bscore, bcount, battn), NMT_OK);
+    be->decode_quantum = 1;
     int64_t batch_rows = seq2seq_decode_row_steps(m), alone_rows = 0;
     for (int b = 0; b < B; b++) {
         column_batch(&src, b, col_src, &col_len, &one);
@@ -383,9 +416,11 @@ static void check_batch_equals_alone(const char *const *sets, int n_sets, const 
         CHECK(same && attn_diff < 1e-4, "%s: beam sentence %d differs alone from in the batch (attention %g)", label,
               b, attn_diff);
     }
-    /* each sentence keeps its K rows exactly as long as it searches alone */
-    CHECK(batch_rows == alone_rows, "%s: the batch's beam search computed %lld row-steps, its sentences alone %lld",
-          label, (long long)batch_rows, (long long)alone_rows);
+    /* each sentence keeps its K rows exactly as long as it searches alone
+     * (with a quantum, finished ones may stay a while) */
+    CHECK(quantum > 1 ? batch_rows >= alone_rows : batch_rows == alone_rows,
+          "%s: the batch's beam search computed %lld row-steps, its sentences alone %lld", label,
+          (long long)batch_rows, (long long)alone_rows);
     seq2seq_free(m);
 }
 
@@ -518,7 +553,8 @@ int main(void) {
     const int n_sets[] = {1, 3, 2, 1, 1};
     const char *labels[] = {"luong", "bahdanau additive 2 heads", "local-m dot", "local-p", "none"};
     for (int i = 0; i < 5; i++) {
-        check_batch_equals_alone(sets[i], n_sets[i], labels[i]);
+        for (int q = 1; q <= 6; q += q == 1 ? 3 : 2) /* 1, 4 and 6 (the batch: no compaction) */
+            check_batch_equals_alone(sets[i], n_sets[i], labels[i], q);
         check_shortlist(sets[i], n_sets[i], labels[i]);
     }
     check_exhaustive(0.0);

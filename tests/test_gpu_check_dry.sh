@@ -74,6 +74,9 @@ done
 for beam in 1 5; do
   check "row 'decode nmt beam $beam' | grep -qE ' info +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s, 100 sentences'" \
     "decode beam $beam row: $(row "decode nmt beam $beam")"
+  # with NMT_DECODE_QUANTUM=1: the rate, and the lines as the default's
+  check "row 'decode nmt beam $beam quantum 1' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
+    "decode beam $beam quantum 1 row: $(row "decode nmt beam $beam quantum 1")"
   # with NMT_CUDA_GRAPHS=1 (ignored by the CPU here): the same output
   check "row 'decode nmt beam $beam graphs' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_GRAPHS=1, output identical'" \
     "decode beam $beam graphs row: $(row "decode nmt beam $beam graphs")"

@@ -58,6 +58,20 @@ check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "nope.nmt"' "missing model:
 "$NMT" translate --model "$M" --beam 3 --batch 5 --length-penalty 0.6 < "$in" > "$tmp/b3.hyp" 2>/dev/null
 "$NMT" translate --model="$M" --beam=3 --batch=5 --length-penalty=0.6 < "$in" > "$tmp/b3eq.hyp" 2>/dev/null
 check "cmp -s '$tmp/b3.hyp' '$tmp/b3eq.hyp'" "--opt=value gives other output than --opt value"
+# NMT_DECODE_QUANTUM (backend.h): the batch shrinks only to multiples of
+# it; the output is the same, greedy and beam; a bad value is an error
+# naming the variable and the value
+for q in 3 40; do
+  NMT_DECODE_QUANTUM=$q "$NMT" translate --model "$M" < "$in" > "$tmp/q.hyp" 2>/dev/null
+  check "cmp -s '$tmp/base.hyp' '$tmp/q.hyp'" "NMT_DECODE_QUANTUM=$q: greedy output differs"
+  NMT_DECODE_QUANTUM=$q "$NMT" translate --model "$M" --beam 3 --batch 5 --length-penalty 0.6 < "$in" > "$tmp/q.hyp" 2>/dev/null
+  check "cmp -s '$tmp/b3.hyp' '$tmp/q.hyp'" "NMT_DECODE_QUANTUM=$q: beam output differs"
+done
+for q in 0 x 5000; do
+  out=$(NMT_DECODE_QUANTUM=$q "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/q.hyp"); rc=$?
+  check '[ $rc -ne 0 ] && [ ! -s "$tmp/q.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_QUANTUM=$q: want"' \
+    "NMT_DECODE_QUANTUM=$q: exit $rc: $out"
+done
 "$NMT" translate --model "$M" --beam 2 --nbest 2 < "$in" > "$tmp/nbest.hyp" 2>/dev/null
 check '[ $(wc -l < "$tmp/nbest.hyp") -eq 80 ]' "--nbest 2: expected 80 lines"
 "$NMT" translate --model "$M" --batch 3 < "$in" > "$tmp/batch3.hyp" 2>/dev/null

@@ -97,6 +97,7 @@ Backend *cpu_backend_create(int threads) {
     be->name = "cpu";
     be->ctx = ctx;
     be->host_memory = true;
+    be->decode_quantum = 1;
 
     be->alloc = cpu_alloc;
     be->release = cpu_release;

@@ -334,6 +334,7 @@ extern "C" int cuda_backend_set_persistent(Backend *be, int on) {
 static void fill_table(Backend *be) {
     be->name = "cuda";
     be->host_memory = false;
+    be->decode_quantum = 8;
     be->alloc = gpu_alloc;
     be->release = gpu_release;
     be->upload = gpu_upload;

@@ -4,7 +4,10 @@
  * Rows are G-major: row g*C + j is hypothesis g of sentence column j, C
  * the sentences still being decoded. When sentences finish, the others
  * move down to columns 0..C'-1 and later steps compute only their rows;
- * sent[j] remembers which batch sentence column j is. */
+ * sent[j] remembers which batch sentence column j is. How far the columns
+ * shrink is the backend's choice (Backend.decode_quantum, kept_columns):
+ * a finished sentence may keep its column for a while, as a dead column
+ * (sent[j] = -1) whose rows are computed and never read. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,27 @@ static int decode_limit(Seq2Seq *const *models, int n_models, const Batch *batch
         if (T > seq2seq_limits(models[k])->max_decode_T) T = seq2seq_limits(models[k])->max_decode_T;
     if (cap > 0 && T > cap) T = cap;
     return T;
+}
+
+/* How many of the batch's `cols` sentence columns the next step keeps when
+ * `live` of them are still searching (0 < live <= cols): all of them until
+ * the count can drop to a multiple of the backend's decode quantum q (then
+ * the live columns and enough finished ones to reach it). q = 1 compacts at
+ * every finish; a larger q gives fewer compactions and batch shapes for a
+ * few rows computed in vain. */
+static int kept_columns(const Backend *be, int cols, int live) {
+    int q = be->decode_quantum > 1 ? be->decode_quantum : 1;
+    int want = (live + q - 1) / q * q;
+    return want < cols ? want : cols;
+}
+
+/* Fills keep[0..n) (ascending) with the columns that stay: every live one
+ * (sent[j] >= 0) and the first n - live finished ones. */
+static void choose_columns(const int32_t *sent, int cols, int live, int n, int32_t *keep) {
+    int dead = n - live, k = 0;
+    for (int j = 0; j < cols; j++)
+        if (sent[j] >= 0 || dead-- > 0) keep[k++] = j;
+    NMT_ASSERT(k == n);
 }
 
 /* ---- greedy decoding --------------------------------------------------- */
@@ -47,23 +71,34 @@ NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int m
     for (int t = 0; t < T && cols > 0; t++) {
         seq2seq_decode_step(m, t, prev, false);
         seq2seq_decode_topk(m, 1, NULL, ids);
-        int n_keep = 0;
+        int live = 0;
         for (int j = 0; j < cols; j++) {
-            int b = sent[j], limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
+            int b = sent[j];
+            if (b < 0) continue; /* a dead column */
+            int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
             bool eos = ids[j] == NMT_EOS_ID;
             if (!eos) out[(size_t)b * out_stride + t] = ids[j];
             if (eos || t + 1 >= limit || t + 1 >= T) {
                 out_len[b] = eos ? t : t + 1;
+                sent[j] = -1;
                 continue;
             }
-            prev[n_keep] = ids[j];
-            keep[n_keep++] = j;
+            live++;
         }
-        if (n_keep > 0 && n_keep < cols) {
-            for (int i = 0; i < n_keep; i++) sent[i] = sent[keep[i]];
-            seq2seq_decode_reorder(m, t, keep, keep, n_keep); /* one row per sentence: rows are columns */
+        if (live == 0) break;
+        /* every column is fed its own best token (a dead one's is never
+         * read), so an unchanged batch feeds back exactly the ids read */
+        int n = kept_columns(seq2seq_backend(m), cols, live);
+        if (n < cols) {
+            choose_columns(sent, cols, live, n, keep);
+            for (int i = 0; i < n; i++) sent[i] = sent[keep[i]], prev[i] = ids[keep[i]];
+            seq2seq_decode_reorder(m, t, keep, keep, n); /* one row per sentence: rows are columns */
+        } else {
+            memcpy(prev, ids, (size_t)cols * 4);
         }
-        cols = n_keep;
+        for (int i = 0; i < n; i++)
+            if (prev[i] < 0) prev[i] = NMT_EOS_ID; /* no best token (all -inf): any valid one */
+        cols = n;
     }
     seq2seq_decode_end(m);
     nmt_free(prev), nmt_free(ids), nmt_free(keep), nmt_free(sent);
@@ -237,9 +272,17 @@ NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Ba
                     if (rec) s.hattn[((size_t)r * T + t) * S + x] = sum / heads;
                 }
         }
-        int n_keep = 0;
+        int live = 0;
         for (int j = 0; j < cols; j++) {
             int b = s.sent[j];
+            if (b < 0) { /* a dead column: its rows continue anything, never chosen */
+                for (int g = 0; g < G; g++) {
+                    s.parent[g * cols + j] = j;
+                    s.next_logp[g * cols + j] = -INFINITY;
+                    s.next_tok[g * cols + j] = NMT_EOS_ID;
+                }
+                continue;
+            }
             int limit = (int)(spec->max_len_a * batch->src_len[b]) + spec->max_len_b;
             if (limit > T) limit = T;
             int n = 0;
@@ -288,12 +331,17 @@ NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Ba
             }
             bool done = alive == 0 ||
                         (out_count[b] >= spec->nbest && out_score[b * spec->nbest + spec->nbest - 1] >= bound);
-            if (!done) s.keep[n_keep++] = j;
+            if (done) s.sent[j] = -1;
+            else live++;
         }
-        if (n_keep == 0) {
+        if (live == 0) {
             cols = 0;
             break;
         }
+        int n_keep = kept_columns(be, cols, live);
+        if (n_keep < cols) choose_columns(s.sent, cols, live, n_keep, s.keep);
+        else
+            for (int j = 0; j < cols; j++) s.keep[j] = j;
         /* next step's row g*n_keep + i continues row parent[g*cols + keep[i]]: host
          * histories, coverage and attention follow; the models move their states */
         for (int g = 0; g < G; g++)
@@ -319,6 +367,7 @@ NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Ba
     /* sentences cut by max_decode_T: their alive hypotheses count as finished */
     for (int j = 0; j < cols; j++) {
         int b = s.sent[j];
+        if (b < 0) continue; /* dead */
         for (int g = 0; g < G; g++) {
             int r = g * cols + j;
             if (s.logp[r] == -INFINITY) continue;
