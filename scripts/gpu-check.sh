@@ -63,7 +63,7 @@
 #   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
 #      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
-#      (formula: docs/gpu.md) as a fraction of it for nmt and PyTorch; then
+#      (formula: docs/benchmarks.md) as a fraction of it for nmt and PyTorch; then
 #      (90 s per model) `reference.py decode --device cuda` translates step
 #      6's input with step 6's checkpoints, beam 1 and 5 (the same search,
 #      float32 on both sides): sentences/s, the ratio nmt/PyTorch, and the

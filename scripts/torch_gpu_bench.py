@@ -20,8 +20,7 @@ decoder runs step by step; two decoders are timed, each with its own model:
 The best of the two is reported as "torch best".
 
 It also prints the model FLOPs of one training step from the formula of
-docs/gpu.md (section "GPU benchmark: what gpu-check measures and the FLOP
-count") and, with --peak, the rate of one large square float32 GEMM
+docs/benchmarks.md (section "FLOP count of one training step") and, with --peak, the rate of one large square float32 GEMM
 (torch.matmul, cuBLAS) with TF32 on and off: the denominator for "fraction
 of the TF32 GEMM rate".
 
