@@ -1,39 +1,12 @@
 /* backend_select.c: device setting -> Backend (backend_select.h). */
 #include "backend_select.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 #include "config.h"
 #include "gpu/gpu_backend.h"
 
-static NmtStatus backend_create_device(int device, int gpu, int threads, const char *what,
-                                       const char *gpu_what, Backend **out);
-
-/* NMT_DECODE_QUANTUM: -1 when unset, 0 (and an error) when not 1..4096 */
-static int decode_quantum_from_env(void) {
-    const char *v = getenv("NMT_DECODE_QUANTUM");
-    if (!v) return -1;
-    char *end;
-    errno = 0;
-    long q = strtol(v, &end, 10);
-    if (end == v || *end || errno || q < 1 || q > 4096) {
-        nmt_fail(NMT_ERR_CONFIG, "NMT_DECODE_QUANTUM=%s: want a whole number of sentences from 1 to 4096", v);
-        return 0;
-    }
-    return (int)q;
-}
-
-NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
-                             const char *gpu_what, Backend **out) {
-    *out = NULL;
-    int quantum = decode_quantum_from_env();
-    if (quantum == 0) return NMT_ERR_CONFIG; /* the message is set */
-    NmtStatus st = backend_create_device(device, gpu, threads, what, gpu_what, out);
-    if (!st && quantum > 0) (*out)->decode_quantum = quantum;
-    return st;
-}
-
+/* backend_create_for without the decode quantum from the environment */
 static NmtStatus backend_create_device(int device, int gpu, int threads, const char *what,
                                        const char *gpu_what, Backend **out) {
     if (device == CFG_DEVICE_CUDA || (device == CFG_DEVICE_AUTO && cuda_backend_available())) {
@@ -52,6 +25,26 @@ static NmtStatus backend_create_device(int device, int gpu, int threads, const c
     }
     *out = cpu_backend_create(threads);
     return *out ? NMT_OK : nmt_fail_nomem("creating the CPU backend");
+}
+
+/* NMT_DECODE_QUANTUM: -1 when unset, 0 (and an error) when not 1..4096 */
+static int decode_quantum_from_env(void) {
+    const char *v = getenv("NMT_DECODE_QUANTUM");
+    if (!v) return -1;
+    int q;
+    if (nmt_parse_int(v, 1, 4096, &q)) return q;
+    nmt_fail(NMT_ERR_CONFIG, "NMT_DECODE_QUANTUM=%s: want a whole number of sentences from 1 to 4096", v);
+    return 0;
+}
+
+NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
+                             const char *gpu_what, Backend **out) {
+    *out = NULL;
+    int quantum = decode_quantum_from_env();
+    if (quantum == 0) return NMT_ERR_CONFIG; /* the message is set */
+    NmtStatus st = backend_create_device(device, gpu, threads, what, gpu_what, out);
+    if (!st && quantum > 0) (*out)->decode_quantum = quantum;
+    return st;
 }
 
 const char *backend_error(Backend *be) { return cuda_backend_error(be); }

@@ -37,15 +37,11 @@ int cli_take_int(int argc, char **argv, int *i, const char *name, int lo, int hi
     const char *v;
     int took = cli_take_string(argc, argv, i, name, &v);
     if (took <= 0) return took;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (!*v || *end || errno || x < lo || x > hi) {
+    if (!nmt_parse_int(v, lo, hi, out)) {
         if (hi == INT_MAX) nmt_fail(NMT_ERR_USAGE, "%s must be an integer >= %d, got '%s'", name, lo, v);
         else nmt_fail(NMT_ERR_USAGE, "%s must be an integer in [%d, %d], got '%s'", name, lo, hi, v);
         return -1;
     }
-    *out = (int)x;
     return 1;
 }
 

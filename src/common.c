@@ -1,7 +1,8 @@
-/* common.c: the error message slot, logging, the allocation hook and the
- * assertion handler declared in common.h. */
+/* common.c: the error message slot, logging, the allocation hook, the
+ * bounded integer parser and the assertion handler declared in common.h. */
 #include "common.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +141,15 @@ long nmt_alloc_failures(void) { return alloc_failures; }
 
 NmtStatus nmt_fail_nomem(const char *what) {
     return nmt_fail(NMT_ERR_NOMEM, "out of memory while %s", what);
+}
+
+int nmt_parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (!*s || *end || errno || x < lo || x > hi) return 0;
+    *out = (int)x;
+    return 1;
 }
 
 char *nmt_asprintf(const char *fmt, ...) {

@@ -63,6 +63,11 @@ long nmt_alloc_count(void);
 long nmt_alloc_failures(void);
 NmtStatus nmt_fail_nomem(const char *what);
 
+/* 1 and *out when s is a whole decimal integer in [lo, hi] (nothing else
+ * around it); 0 otherwise (*out untouched, no message: the caller says
+ * what was expected). */
+int nmt_parse_int(const char *s, int lo, int hi, int *out);
+
 /* printf into a newly allocated string (nmt_free it); NULL on failure. */
 char *nmt_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -213,6 +213,16 @@ static NmtStatus search_alloc(Search *s, int B, int G, int T, int S, int heads, 
     return nmt_fail_nomem("beam search");
 }
 
+/* Rows g0..G-1 of sentence column j (of cols) next step: empty, they
+ * continue anything (row j) and are never chosen. */
+static void empty_rows(Search *s, int cols, int j, int g0, int G) {
+    for (int g = g0; g < G; g++) {
+        s->parent[g * cols + j] = j;
+        s->next_logp[g * cols + j] = -INFINITY;
+        s->next_tok[g * cols + j] = NMT_EOS_ID;
+    }
+}
+
 #define SWAP(type, x, y) do { type swap_ = x; x = y; y = swap_; } while (0)
 
 NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
@@ -275,12 +285,8 @@ NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Ba
         int live = 0;
         for (int j = 0; j < cols; j++) {
             int b = s.sent[j];
-            if (b < 0) { /* a dead column: its rows continue anything, never chosen */
-                for (int g = 0; g < G; g++) {
-                    s.parent[g * cols + j] = j;
-                    s.next_logp[g * cols + j] = -INFINITY;
-                    s.next_tok[g * cols + j] = NMT_EOS_ID;
-                }
+            if (b < 0) { /* a dead column */
+                empty_rows(&s, cols, j, 0, G);
                 continue;
             }
             int limit = (int)(spec->max_len_a * batch->src_len[b]) + spec->max_len_b;
@@ -317,11 +323,7 @@ NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Ba
                 s.next_tok[r] = c->token;
                 alive++;
             }
-            for (int g = alive; g < G; g++) { /* empty rows: continue anything, never chosen */
-                s.parent[g * cols + j] = j;
-                s.next_logp[g * cols + j] = -INFINITY;
-                s.next_tok[g * cols + j] = NMT_EOS_ID;
-            }
+            empty_rows(&s, cols, j, alive, G);
             /* stop when no alive hypothesis can still beat the nbest-th finished one:
              * log p only falls and the length penalty is largest at the limit */
             double bound = -INFINITY;
