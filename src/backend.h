@@ -13,7 +13,9 @@
  * - Slots never allocate and never fail: sizes were checked at setup.
  *   Only alloc can fail (returns NULL).
  * - Work is queued in order; download() and sum_squares() return host
- *   values and so wait for the work before them.
+ *   values and so wait for the work before them; download_start() and
+ *   download_finish() split a download so that the host may queue more
+ *   work before it waits.
  * - No slot may be NULL. */
 #ifndef NMT_BACKEND_H
 #define NMT_BACKEND_H
@@ -23,6 +25,9 @@
 #include <stdint.h>
 
 typedef struct Backend Backend;
+
+/* download_start calls that may be pending at once (backend.h, below) */
+#define BACKEND_MAX_PENDING_DOWNLOADS 2
 
 struct Backend {
     const char *name; /* "cpu" or "cuda" */
@@ -35,12 +40,28 @@ struct Backend {
                            time); more gives fewer compactions and fewer, recurring
                            batch shapes for some rows computed in vain (the GPU:
                            8). NMT_DECODE_QUANTUM=N sets it (backend_select.h) */
+    bool overlap_downloads; /* download_start returns before its copy is done,
+                               and the work queued after it runs while the
+                               host waits in download_finish (CUDA): greedy
+                               decoding then queues step t+1 before it reads
+                               step t's tokens (docs/decoding.md). false on
+                               the CPU, where download_start copies at once.
+                               NMT_DECODE_PIPELINE=0|1 sets it (backend_select.h) */
 
     /* ---- memory ---- */
     void *(*alloc)(Backend *be, size_t bytes); /* zeroed; NULL on failure */
     void (*release)(Backend *be, void *ptr);   /* NULL is a no-op */
     void (*upload)(Backend *be, void *dst, const void *host_src, size_t bytes);
     void (*download)(Backend *be, void *host_dst, const void *src, size_t bytes);
+    /* A download in two halves. download_start queues a copy of `bytes`
+     * from src to host_dst and returns at once; the host may queue more
+     * work. download_finish completes the oldest started download that is
+     * not finished yet: its host_dst holds the data from then on, not
+     * before (and the host must not touch it meanwhile). At most
+     * BACKEND_MAX_PENDING_DOWNLOADS are pending; neither may run between
+     * fork and join. Work queued after a start may overwrite src. */
+    void (*download_start)(Backend *be, void *host_dst, const void *src, size_t bytes);
+    void (*download_finish)(Backend *be);
     void (*copy)(Backend *be, void *dst, const void *src, size_t bytes);
     void (*zero)(Backend *be, void *dst, size_t bytes);
     /* dst(r, 0..cols) (=) src(r, 0..cols) for r < rows, with leading

@@ -6,7 +6,7 @@
 #include "config.h"
 #include "gpu/gpu_backend.h"
 
-/* backend_create_for without the decode quantum from the environment */
+/* backend_create_for without the decoding settings from the environment */
 static NmtStatus backend_create_device(int device, int gpu, int threads, const char *what,
                                        const char *gpu_what, Backend **out) {
     if (device == CFG_DEVICE_CUDA || (device == CFG_DEVICE_AUTO && cuda_backend_available())) {
@@ -37,13 +37,26 @@ static int decode_quantum_from_env(void) {
     return 0;
 }
 
+/* NMT_DECODE_PIPELINE: -1 when unset, 0 or 1, or 2 (and an error) otherwise */
+static int decode_pipeline_from_env(void) {
+    const char *v = getenv("NMT_DECODE_PIPELINE");
+    if (!v) return -1;
+    int on;
+    if (nmt_parse_int(v, 0, 1, &on)) return on;
+    nmt_fail(NMT_ERR_CONFIG, "NMT_DECODE_PIPELINE=%s: want 0 (off) or 1 (on)", v);
+    return 2;
+}
+
 NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
                              const char *gpu_what, Backend **out) {
     *out = NULL;
     int quantum = decode_quantum_from_env();
     if (quantum == 0) return NMT_ERR_CONFIG; /* the message is set */
+    int pipeline = decode_pipeline_from_env();
+    if (pipeline == 2) return NMT_ERR_CONFIG;
     NmtStatus st = backend_create_device(device, gpu, threads, what, gpu_what, out);
     if (!st && quantum > 0) (*out)->decode_quantum = quantum;
+    if (!st && pipeline >= 0) (*out)->overlap_downloads = pipeline == 1;
     return st;
 }
 

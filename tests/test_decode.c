@@ -324,19 +324,36 @@ static Seq2Seq *decode_model(const char *const *sets, int n_sets, int B, int S, 
     return m;
 }
 
-/* Greedy row-steps of a batch whose sentences need steps[b] steps when
- * the batch shrinks only to multiples of q (Backend.decode_quantum): the
- * columns computed each step, summed. */
-static int64_t greedy_rows_with_quantum(const int64_t *steps, int B, int q) {
-    int64_t rows = 0;
-    int cols = B;
+/* Greedy row-steps of a batch whose sentences need steps[b] steps (of at
+ * most limit[b], the batch at most T) when the batch shrinks only to
+ * multiples of q (Backend.decode_quantum), and, when `pipelined`
+ * (Backend.overlap_downloads), step t+1 is queued before step t is read
+ * unless the batch is to shrink first or no sentence may need it: the
+ * columns computed each step, summed, wasted steps included. */
+static int64_t greedy_rows_with_policy(const int64_t *steps, const int *limit, int B, int T, int q,
+                                       bool pipelined) {
+    int64_t rows = B; /* step 0 */
+    int cols = B, horizon = T;
+    bool shrink_due = false;
     for (int t = 0;; t++) {
+        bool ahead = pipelined && !shrink_due && t + 1 < horizon;
+        if (ahead) rows += cols; /* step t+1, on every column */
         int live = 0; /* sentences still searching after step t */
-        for (int b = 0; b < B; b++) live += steps[b] > t + 1;
-        rows += cols;
+        horizon = 0;
+        for (int b = 0; b < B; b++)
+            if (steps[b] > t + 1) {
+                live++;
+                if (limit[b] > horizon) horizon = limit[b] < T ? limit[b] : T;
+            }
         if (live == 0) return rows;
         int want = (live + q - 1) / q * q;
+        if (ahead) {
+            shrink_due = want < cols;
+            continue;
+        }
+        shrink_due = false;
         if (want < cols) cols = want;
+        rows += cols; /* step t+1 */
     }
 }
 
@@ -346,11 +363,12 @@ static int64_t greedy_rows_with_quantum(const int64_t *steps, int B, int q) {
  * decode quantum q > 1 (Backend.decode_quantum: the batch shrinks only to
  * multiples of q, finished sentences kept as dead columns until then) the
  * output is the same, and greedy computes the rows that policy gives. */
-static void check_batch_equals_alone(const char *const *sets, int n_sets, const char *label, int quantum) {
+static void check_batch_equals_alone(const char *const *sets, int n_sets, const char *label, int quantum,
+                                     bool pipelined) {
     enum { B = 6, S = 7, MAXT = 16, K = 3, NB = 2 };
     char buf[160];
-    if (quantum > 1) {
-        snprintf(buf, sizeof buf, "%s, decode quantum %d", label, quantum);
+    if (quantum > 1 || pipelined) {
+        snprintf(buf, sizeof buf, "%s, decode quantum %d%s", label, quantum, pipelined ? ", pipelined" : "");
         label = buf;
     }
     ModelDims d;
@@ -361,20 +379,26 @@ static void check_batch_equals_alone(const char *const *sets, int n_sets, const 
     int32_t out[B * MAXT], one_out[MAXT];
     int len[B], one_len;
     be->decode_quantum = quantum;
+    be->overlap_downloads = pipelined;
     CHECK_EQ_INT(seq2seq_greedy(m, &src, 2.0, 1, out, MAXT, len), NMT_OK);
+    be->overlap_downloads = false;
     int64_t expect_rows = 0, max_steps = 0, steps[B];
+    int limit[B], T = 1;
     for (int b = 0; b < B; b++) {
-        int limit = (int)(2.0 * src.src_len[b]) + 1;
-        steps[b] = len[b] == limit ? len[b] : len[b] + 1; /* the EOS step counts */
+        limit[b] = (int)(2.0 * src.src_len[b]) + 1;
+        if (limit[b] > T) T = limit[b] < MAXT ? limit[b] : MAXT;
+        steps[b] = len[b] == limit[b] ? len[b] : len[b] + 1; /* the EOS step counts */
         expect_rows += steps[b];
         if (steps[b] > max_steps) max_steps = steps[b];
     }
     CHECK(expect_rows < B * max_steps, "%s: the sentences should finish at different steps", label);
-    int64_t policy_rows = greedy_rows_with_quantum(steps, B, quantum);
-    CHECK(quantum > 1 || policy_rows == expect_rows, "%s: the policy's rows %lld, the sentences' %lld", label,
-          (long long)policy_rows, (long long)expect_rows);
-    CHECK(quantum < B || policy_rows == B * max_steps, "%s: quantum %d keeps every column: %lld rows, not %lld",
-          label, quantum, (long long)policy_rows, (long long)(B * max_steps));
+    int64_t policy_rows = greedy_rows_with_policy(steps, limit, B, T, quantum, pipelined);
+    CHECK(quantum > 1 || pipelined || policy_rows == expect_rows, "%s: the policy's rows %lld, the sentences' %lld",
+          label, (long long)policy_rows, (long long)expect_rows);
+    /* (pipelined, a step after the last sentence ended may be wasted) */
+    CHECK(quantum < B || policy_rows == B * max_steps || (pipelined && policy_rows == B * (max_steps + 1)),
+          "%s: quantum %d keeps every column: %lld rows, not %lld", label, quantum, (long long)policy_rows,
+          (long long)(B * max_steps));
     CHECK(seq2seq_decode_row_steps(m) == policy_rows, "%s: greedy computed %lld row-steps, %lld wanted (its sentences "
           "need %lld)", label, (long long)seq2seq_decode_row_steps(m), (long long)policy_rows, (long long)expect_rows);
     be->decode_quantum = 1; /* the sentences alone: one column each */
@@ -386,6 +410,10 @@ static void check_batch_equals_alone(const char *const *sets, int n_sets, const 
         CHECK_EQ_INT(seq2seq_greedy(m, &one, 2.0, 1, one_out, MAXT, &one_len), NMT_OK);
         CHECK(one_len == len[b] && !memcmp(one_out, out + b * MAXT, (size_t)len[b] * 4),
               "%s: greedy sentence %d decodes differently in the batch", label, b);
+    }
+    if (pipelined) { /* beam search is never pipelined */
+        seq2seq_free(m);
+        return;
     }
     /* beam search */
     static int32_t bout[B * NB * MAXT], oout[NB * MAXT];
@@ -554,7 +582,9 @@ int main(void) {
     const char *labels[] = {"luong", "bahdanau additive 2 heads", "local-m dot", "local-p", "none"};
     for (int i = 0; i < 5; i++) {
         const int quanta[] = {1, 4, 6}; /* 6: the whole batch, never compacted */
-        for (int k = 0; k < 3; k++) check_batch_equals_alone(sets[i], n_sets[i], labels[i], quanta[k]);
+        for (int k = 0; k < 3; k++)
+            for (int pipelined = 0; pipelined < 2; pipelined++)
+                check_batch_equals_alone(sets[i], n_sets[i], labels[i], quanta[k], pipelined);
         check_shortlist(sets[i], n_sets[i], labels[i]);
     }
     check_exhaustive(0.0);

@@ -59,6 +59,54 @@ static int persist_env;
 
 /* ======================= memory ======================= */
 
+/* download_start/download_finish (backend.h): two pending at once, each
+ * giving src as it was when started (work queued after a start overwrites
+ * it), host_dst untouched until its finish, one wait per finish; a
+ * download larger than a staging slot; zero bytes. x (n floats, n >= 512)
+ * holds hx; left as it was. */
+static void test_download_halves(float *x, const float *hx, size_t n) {
+    static float h1[1000], h2[1000];
+    CudaCounters a, b;
+    for (size_t i = 0; i < n; i++) h1[i] = h2[i] = -7.0f;
+    cuda_backend_counters(gpu, &a);
+    gpu->download_start(gpu, h1, x, n * sizeof(float));
+    gpu->scale(gpu, x, n, 2.0f); /* after the first start: not in h1 */
+    gpu->download_start(gpu, h2, x + 1, 511 * sizeof(float));
+    gpu->scale(gpu, x, n, 0.5f); /* back to hx, after both */
+    bool untouched = h1[0] == -7.0f && h1[n - 1] == -7.0f && h2[0] == -7.0f;
+    cuda_backend_counters(gpu, &b);
+    CHECK(b.host_waits == a.host_waits && b.downloads_started - a.downloads_started == 2,
+          "download_start: %lld waits, %lld started (want 0 and 2)", b.host_waits - a.host_waits,
+          b.downloads_started - a.downloads_started);
+    gpu->download_finish(gpu);
+    bool second_untouched = h2[0] == -7.0f;
+    gpu->download_finish(gpu);
+    cuda_backend_counters(gpu, &b);
+    bool ok1 = !memcmp(h1, hx, n * sizeof(float)), ok2 = true;
+    for (int i = 0; i < 511; i++) ok2 &= h2[i] == 2.0f * hx[i + 1];
+    CHECK(ok1 && ok2, "download halves: the first gives src as started (%d), the second after the "
+          "work queued between (%d)", ok1, ok2);
+    CHECK(untouched && second_untouched, "download halves: host buffers untouched before their finish");
+    CHECK(b.host_waits - a.host_waits == 2, "download_finish: %lld waits (want 1 each)",
+          b.host_waits - a.host_waits);
+    /* larger than a staging slot (256 KiB): made at the start */
+    size_t big = 100000;
+    float *hb = test_hrand(big, -1, 1), *back = malloc(big * sizeof(float));
+    float *gb = gpu->alloc(gpu, big * sizeof(float));
+    gpu->upload(gpu, gb, hb, big * sizeof(float));
+    gpu->download_start(gpu, back, gb, big * sizeof(float));
+    gpu->download_start(gpu, h1, x, 0); /* nothing */
+    gpu->download_finish(gpu);
+    gpu->download_finish(gpu);
+    CHECK(!memcmp(back, hb, big * sizeof(float)), "download halves of %zu bytes", big * sizeof(float));
+    gpu->release(gpu, gb);
+    free(hb);
+    free(back);
+    const char *e = cuda_backend_error(gpu);
+    CHECK(e == NULL, "download halves: CUDA error: %s", e ? e : "");
+    printf("  %-58s 2 pending, in order, %zu bytes through one\n", "download halves:", big * sizeof(float));
+}
+
 static void test_memory(void) {
     void *g = gpu->alloc(gpu, 4096 * sizeof(float));
     CHECK(g != NULL, "gpu alloc");
@@ -80,6 +128,7 @@ static void test_memory(void) {
     float back[1000];
     gpu->download(gpu, back, a.g, n * sizeof(float));
     CHECK(memcmp(back, hs, n * sizeof(float)) == 0, "upload/download round trip");
+    test_download_halves(a.g, hs, n);
     BOTH(be->copy(be, P(b) + 3, P(a) + 5, 500 * sizeof(float)));
     BOTH(be->zero(be, P(b) + 600, 77 * sizeof(float)));
     BOTH(be->copy(be, P(a) + 10, P(a), 300 * sizeof(float)));   /* overlapping, forwards */
@@ -961,6 +1010,8 @@ static void test_step_traffic(void) {
     int steps = seq2seq_decode_steps(m);
     CHECK(b.host_waits - a.host_waits == steps, "greedy decoding waited %lld times in %d steps (want "
           "one a step: the top-1 ids)", b.host_waits - a.host_waits, steps);
+    CHECK(b.downloads_started - a.downloads_started == steps, "greedy decoding started %lld downloads "
+          "in %d steps (want one a step: pipelined)", b.downloads_started - a.downloads_started, steps);
     printf("  %-58s %lld launches, %lld waits for %d steps, %lld allocs\n", "greedy decode:",
            b.launches - a.launches, b.host_waits - a.host_waits, steps, b.allocs - a.allocs);
     /* a greedy step fed the last top-1 ids reads them on the device (no

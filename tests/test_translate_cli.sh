@@ -72,6 +72,18 @@ for q in 0 x 5000; do
   check '[ $rc -ne 0 ] && [ ! -s "$tmp/q.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_QUANTUM=$q: want"' \
     "NMT_DECODE_QUANTUM=$q: exit $rc: $out"
 done
+# NMT_DECODE_PIPELINE=1 (backend.h: greedy decoding queues a step before
+# it reads the last one's tokens) on the CPU too: the same output, also
+# with a quantum; 0 is the CPU's default; anything else is refused
+for env in "NMT_DECODE_PIPELINE=1" "NMT_DECODE_PIPELINE=1 NMT_DECODE_QUANTUM=4" "NMT_DECODE_PIPELINE=0"; do
+  env $env "$NMT" translate --model "$M" --batch 7 < "$in" > "$tmp/p.hyp" 2>/dev/null
+  check "cmp -s '$tmp/base.hyp' '$tmp/p.hyp'" "$env: greedy output differs"
+done
+for p in 2 x ""; do
+  out=$(NMT_DECODE_PIPELINE=$p "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/p.hyp"); rc=$?
+  check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_PIPELINE=$p: want"' \
+    "NMT_DECODE_PIPELINE=$p: exit $rc: $out"
+done
 "$NMT" translate --model "$M" --beam 2 --nbest 2 < "$in" > "$tmp/nbest.hyp" 2>/dev/null
 check '[ $(wc -l < "$tmp/nbest.hyp") -eq 80 ]' "--nbest 2: expected 80 lines"
 "$NMT" translate --model "$M" --batch 3 < "$in" > "$tmp/batch3.hyp" 2>/dev/null

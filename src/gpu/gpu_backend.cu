@@ -174,6 +174,79 @@ static void gpu_download(Backend *be, void *host_dst, const void *src, size_t by
     memset(host_dst, 0, bytes); /* failed: defined (zero) values, never garbage */
 }
 
+/* ---- a download in two halves (backend.h) ----
+ * download_start queues the copy into a pinned staging slot (an op, so
+ * that with graphs it is part of the segment), runs what was recorded (a
+ * segment ends here without a wait) and records an event after it;
+ * download_finish waits for the oldest pending one's event and copies the
+ * slot to the caller's buffer. A download larger than a slot is made at
+ * once, as download does (a wait in download_start instead). */
+#define GPU_DOWNLOAD_SLOT ((size_t)256 << 10)
+
+typedef struct {
+    void *dst; /* pinned host memory */
+    const void *src;
+    size_t bytes;
+} GpuDownloadOp;
+
+static void download_exec(GpuContext *c, const void *payload) {
+    GpuDownloadOp op;
+    memcpy(&op, payload, sizeof op);
+    c->counters.host_calls++;
+    GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.bytes, cudaMemcpyDeviceToHost,
+                                      gpu_exec_stream(c)));
+}
+
+static void gpu_download_start(Backend *be, void *host_dst, const void *src, size_t bytes) {
+    GpuContext *ctx = gpu_ctx(be);
+    NMT_ASSERT(ctx->n_pending < BACKEND_MAX_PENDING_DOWNLOADS);
+    int k = (ctx->pending_head + ctx->n_pending++) % BACKEND_MAX_PENDING_DOWNLOADS;
+    ctx->pending[k].host_dst = host_dst;
+    ctx->pending[k].bytes = bytes;
+    ctx->pending[k].queued = false;
+    if (!bytes) return;
+    ctx->counters.downloads_started++;
+    if (bytes > GPU_DOWNLOAD_SLOT) { /* now, and done */
+        gpu_download(be, host_dst, src, bytes);
+        return;
+    }
+    if (!gpu_no_fork(ctx, "download_start")) return; /* misuse is recorded: zeros at the finish */
+    GpuDownloadOp op = {ctx->download_pinned + (size_t)k * GPU_DOWNLOAD_SLOT, src, bytes};
+    gpu_submit(ctx, download_exec, &op, sizeof op);
+    gpu_flush(ctx); /* with graphs: the segment runs now; the host does not wait */
+    ctx->pending[k].queued =
+        !ctx->failed && GPU_CUDA(ctx, cudaEventRecord(ctx->download_done[k], ctx->stream));
+}
+
+/* at creation: the staging slots and the events */
+static bool downloads_create(GpuContext *ctx) {
+    if (!GPU_CUDA(ctx, cudaMallocHost(&ctx->download_pinned,
+                                      BACKEND_MAX_PENDING_DOWNLOADS * GPU_DOWNLOAD_SLOT)))
+        return false;
+    for (int k = 0; k < BACKEND_MAX_PENDING_DOWNLOADS; k++)
+        if (!GPU_CUDA(ctx, cudaEventCreateWithFlags(&ctx->download_done[k], cudaEventDisableTiming)))
+            return false;
+    return true;
+}
+
+static void gpu_download_finish(Backend *be) {
+    GpuContext *ctx = gpu_ctx(be);
+    NMT_ASSERT(ctx->n_pending > 0);
+    int k = ctx->pending_head;
+    ctx->pending_head = (k + 1) % BACKEND_MAX_PENDING_DOWNLOADS;
+    ctx->n_pending--;
+    size_t bytes = ctx->pending[k].bytes;
+    if (!bytes || bytes > GPU_DOWNLOAD_SLOT) return; /* nothing, or done at the start */
+    ctx->counters.host_waits++;
+    void *dst = ctx->pending[k].host_dst;
+    if (ctx->pending[k].queued && !ctx->failed &&
+        GPU_CUDA(ctx, cudaEventSynchronize(ctx->download_done[k]))) {
+        memcpy(dst, ctx->download_pinned + (size_t)k * GPU_DOWNLOAD_SLOT, bytes);
+        return;
+    }
+    memset(dst, 0, bytes); /* failed: defined (zero) values, never garbage */
+}
+
 /* memmove on the device: overlapping ranges are copied in pieces no longer
  * than their distance, in an order that reads each byte before it is
  * overwritten (stream order serialises the pieces). */
@@ -260,6 +333,9 @@ static void gpu_destroy(Backend *be) {
         gpu_blas_handle_destroy(ctx, ctx->stream, ctx->cublas, ctx->cublas_ws);
         if (ctx->partials) cudaFree(ctx->partials);
         if (ctx->host_result) cudaFreeHost(ctx->host_result);
+        if (ctx->download_pinned) cudaFreeHost(ctx->download_pinned);
+        for (int k = 0; k < BACKEND_MAX_PENDING_DOWNLOADS; k++)
+            if (ctx->download_done[k]) cudaEventDestroy(ctx->download_done[k]);
         if (ctx->stream) cudaStreamDestroy(ctx->stream);
         cudaGetLastError();
     }
@@ -335,10 +411,13 @@ static void fill_table(Backend *be) {
     be->name = "cuda";
     be->host_memory = false;
     be->decode_quantum = 8;
+    be->overlap_downloads = true;
     be->alloc = gpu_alloc;
     be->release = gpu_release;
     be->upload = gpu_upload;
     be->download = gpu_download;
+    be->download_start = gpu_download_start;
+    be->download_finish = gpu_download_finish;
     be->copy = gpu_copy;
     be->zero = gpu_zero;
     be->copy_cols = gpu_copy_cols;
@@ -429,6 +508,7 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         gpu_persist_create(ctx) &&
         GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
         GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double))) &&
+        downloads_create(ctx) &&
         /* graphs only without NMT_SYNC_DEBUG, which waits inside segments */
         (!gpu_env_flag("NMT_CUDA_GRAPHS", false) || ctx->sync_debug || gpu_graphs_create(ctx));
     if (!ok || ctx->failed) {

@@ -69,7 +69,10 @@ const char *cuda_backend_error(Backend *be);
  * which the parity test checks per step. */
 typedef struct {
     long long allocs;       /* cudaMalloc calls (the alloc slot) */
-    long long host_waits;   /* times the host waited for the stream (download, sum_squares) */
+    long long host_waits;   /* times the host waited for the stream (download, sum_squares,
+                               download_finish) */
+    long long downloads_started; /* download_start calls: copies the host waited for
+                                    later, in download_finish */
     long long uploads;      /* upload calls (cudaMemcpyAsync from host memory) */
     long long upload_bytes;
     long long launches;     /* kernel launches the slots asked for */

@@ -22,9 +22,10 @@
  *   - upload data: copied from the caller's buffer when recorded (the
  *     caller may reuse it at once), then into pinned memory at the flush;
  *     the segment's upload ops copy it from there to the device.
- * Both live in one pinned block that every flush reuses: a flush first
- * waits for the previous flush's work (an event; in nmt every segment but
- * the optimizer's ends in a host wait anyway, so this costs nothing). */
+ * Both live in one pinned block that every flush reuses: a flush that
+ * stages any first waits for the previous flush's work (an event; in nmt
+ * every segment but the optimizer's and a pipelined decoding step's ends
+ * in a host wait anyway, and the latter stage nothing). */
 #include "gpu/gpu_internal.cuh"
 
 #include <stdio.h>
@@ -448,8 +449,11 @@ void gpu_flush(GpuContext *c) {
     bool cut = gpu_lanes_cut(c); /* between fork and join: join at the cut */
     g->flushing = true;
     GpuSegKey key = {g->h1, g->h2, g->n_ops, (uint64_t)g->n_vars, g->up_len};
-    /* the previous flush's work has read the pinned block before it is refilled */
-    bool ok = !g->flushed_recorded || GPU_CUDA(c, cudaEventSynchronize(g->flushed));
+    /* the previous flush's work has read the pinned block before it is
+     * refilled; a segment with nothing to stage (a pipelined decoding step,
+     * download_start) refills nothing, so it need not wait */
+    bool stages = g->n_vars || g->up_len;
+    bool ok = !stages || !g->flushed_recorded || GPU_CUDA(c, cudaEventSynchronize(g->flushed));
     ok = ok && ensure_pinned(c, g->up_len);
     if (ok) {
         memcpy(g->pinned, g->vars, g->n_vars * sizeof(GpuVarVals));

@@ -108,6 +108,16 @@ typedef struct GpuContext {
     bool persistent, persist_ready;
     int sm_count, smem_optin;
     struct GpuGraphs *graphs; /* NMT_CUDA_GRAPHS=1: ops are recorded, else NULL (run at once) */
+    /* download_start/download_finish (gpu_backend.cu): a pinned staging slot
+     * and an event per pending download, used as a ring from pending_head */
+    char *download_pinned; /* BACKEND_MAX_PENDING_DOWNLOADS slots of GPU_DOWNLOAD_SLOT bytes */
+    cudaEvent_t download_done[BACKEND_MAX_PENDING_DOWNLOADS];
+    struct {
+        void *host_dst;
+        size_t bytes;
+        bool queued; /* copied into the staging slot by queued work (else done, or failed) */
+    } pending[BACKEND_MAX_PENDING_DOWNLOADS];
+    int pending_head, n_pending;
 } GpuContext;
 
 static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }

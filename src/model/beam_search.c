@@ -51,6 +51,17 @@ static void choose_columns(const int32_t *sent, int cols, int live, int n, int32
 
 /* ---- greedy decoding --------------------------------------------------- */
 
+/* Where the backend overlaps downloads (Backend.overlap_downloads), greedy
+ * decoding is pipelined: it queues step t+1 before it reads step t's
+ * tokens, feeding every column its own best token, which the device has
+ * already; the device computes step t+1 while the host waits for and reads
+ * step t's. A sentence that finished at step t is then a dead column of
+ * step t+1. The batch shrinks only after a step that was not queued
+ * ahead: when step t shows it should, step t+1 (queued) still computes
+ * every column, and step t+2 waits until step t+1 is read. The step after
+ * the last sentence finished is queued in vain (one per batch), unless the
+ * length limits show that no sentence can need it. The tokens are the
+ * same either way (docs/decoding.md). */
 NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
                          int out_stride, int *out_len) {
     int B = batch->B;
@@ -61,6 +72,8 @@ NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int m
         nmt_free(prev), nmt_free(ids), nmt_free(keep), nmt_free(sent);
         return nmt_fail_nomem("greedy decoding");
     }
+    Backend *be = seq2seq_backend(m);
+    bool pipelined = be->overlap_downloads && !seq2seq_decode_has_shortlist(m);
     seq2seq_decode_setup(m, batch, 1, T);
     int cols = B;
     for (int b = 0; b < B; b++) {
@@ -68,27 +81,46 @@ NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int m
         sent[b] = b;
         out_len[b] = T;
     }
-    for (int t = 0; t < T && cols > 0; t++) {
-        seq2seq_decode_step(m, t, prev, false);
-        seq2seq_decode_topk(m, 1, NULL, ids);
+    seq2seq_decode_step(m, 0, prev, false);
+    seq2seq_decode_topk_start(m, 1);
+    int horizon = T;         /* no sentence still searching needs step `horizon` */
+    bool shrink_due = false; /* the last step read showed the batch should shrink */
+    for (int t = 0;; t++) { /* step t is queued */
+        bool ahead = pipelined && !shrink_due && t + 1 < horizon;
+        if (ahead) { /* on every column's best token of step t (top-1 ids are never -1) */
+            seq2seq_decode_step(m, t + 1, NULL, false);
+            seq2seq_decode_topk_start(m, 1);
+        }
+        seq2seq_decode_topk_finish(m, NULL, ids); /* step t's */
         int live = 0;
+        horizon = 0;
         for (int j = 0; j < cols; j++) {
             int b = sent[j];
             if (b < 0) continue; /* a dead column */
             int limit = (int)(max_len_a * batch->src_len[b]) + max_len_b;
+            if (limit > T) limit = T;
             bool eos = ids[j] == NMT_EOS_ID;
             if (!eos) out[(size_t)b * out_stride + t] = ids[j];
-            if (eos || t + 1 >= limit || t + 1 >= T) {
+            if (eos || t + 1 >= limit) {
                 out_len[b] = eos ? t : t + 1;
                 sent[j] = -1;
                 continue;
             }
+            if (limit > horizon) horizon = limit;
             live++;
         }
-        if (live == 0) break;
+        if (live == 0) {
+            if (ahead) seq2seq_decode_topk_finish(m, NULL, ids); /* the step queued in vain */
+            break;
+        }
+        int n = kept_columns(be, cols, live);
+        if (ahead) { /* step t+1 computes every column; shrink after it */
+            shrink_due = n < cols;
+            continue;
+        }
+        shrink_due = false;
         /* every column is fed its own best token (a dead one's is never
          * read), so an unchanged batch feeds back exactly the ids read */
-        int n = kept_columns(seq2seq_backend(m), cols, live);
         if (n < cols) {
             choose_columns(sent, cols, live, n, keep);
             for (int i = 0; i < n; i++) sent[i] = sent[keep[i]], prev[i] = ids[keep[i]];
@@ -99,6 +131,8 @@ NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int m
         for (int i = 0; i < n; i++)
             if (prev[i] < 0) prev[i] = NMT_EOS_ID; /* no best token (all -inf): any valid one */
         cols = n;
+        seq2seq_decode_step(m, t + 1, prev, false);
+        seq2seq_decode_topk_start(m, 1);
     }
     seq2seq_decode_end(m);
     nmt_free(prev), nmt_free(ids), nmt_free(keep), nmt_free(sent);

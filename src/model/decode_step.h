@@ -38,11 +38,25 @@ int seq2seq_decode_steps(const Seq2Seq *m);
 
 /* Step t on tokens prev (rows): logits, or log-probabilities when
  * `logprobs`, of every row over the output vocabulary; PAD and BOS get
- * -infinity (a shortlist never contains them). */
+ * -infinity (a shortlist never contains them). prev NULL: every row's own
+ * best token of the last top-1 queued (seq2seq_decode_topk_start with
+ * k = 1, the rows unchanged since), which the device has already, so the
+ * step can be queued before the host has read them; not with a shortlist
+ * (seq2seq_decode_has_shortlist). */
 void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs);
 /* The k best scores of every row, best first: values (rows, k) (NULL: not
  * wanted) and vocabulary ids (rows, k), in host memory (one download). */
 void seq2seq_decode_topk(Seq2Seq *m, int k, float *values, int32_t *ids);
+/* seq2seq_decode_topk in two halves (Backend.download_start): _start
+ * queues the top-k of the current step and returns without waiting;
+ * _finish waits for the oldest one queued and gives its values and ids.
+ * At most two are queued at once; every one is finished before the next
+ * seq2seq_decode_setup or seq2seq_decode_end. */
+void seq2seq_decode_topk_start(Seq2Seq *m, int k);
+void seq2seq_decode_topk_finish(Seq2Seq *m, float *values, int32_t *ids);
+/* Whether an output shortlist is set (seq2seq_set_shortlist): top-k ids on
+ * the device are then the shortlist's indices, not vocabulary ids. */
+bool seq2seq_decode_has_shortlist(const Seq2Seq *m);
 /* The attention weights of step t before dropout: host (heads, rows, S). */
 void seq2seq_decode_attention(Seq2Seq *m, int t, float *host);
 /* After step t: new row g*n_keep + i continues row rows[g*n_keep + i] of

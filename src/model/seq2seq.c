@@ -99,9 +99,16 @@ struct Seq2Seq {
     int *dec_len;     /* (max_B) source length of each sentence still decoded */
     int64_t decode_rows; /* decoder row-steps computed since seq2seq_decode_setup */
     int decode_steps;    /* decoder steps since seq2seq_decode_setup */
-    float *h_best;       /* (2 max_B beam^2) host copy of Acts.best */
-    int best_k, best_rows; /* what the last seq2seq_decode_topk left in Acts.best and
-                              h_best: k best of best_rows rows (0: nothing) */
+    float *h_best;       /* (2, h_best_slot) host copies of Acts.best, a slot per
+                            pending seq2seq_decode_topk_start */
+    size_t h_best_slot;  /* floats per slot: 2 max_B beam^2 */
+    int best_k, best_rows; /* what the last topk queued leaves in Acts.best:
+                              k best of best_rows rows (0: nothing) */
+    int best_slot;       /* the h_best slot of the last topk queued */
+    struct {
+        int slot, k, rows;
+    } topk_queue[BACKEND_MAX_PENDING_DOWNLOADS]; /* topk queued, not finished */
+    int topk_head, topk_n;
     int sl_n;         /* output shortlist size; 0: the whole vocabulary */
     int32_t *sl_ids, *sl_host; /* (V_t) shortlisted ids, on the backend and on the host */
     float *sl_W, *sl_b; /* (V_t, H), (V_t): their output-layer rows */
@@ -410,7 +417,8 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     m->h_f = nmt_malloc(2 * stage * sizeof(float)); /* 2: the loss and NLL rows together */
     m->h_idx = nmt_malloc((size_t)dims->heads * lim.max_S * lim.max_B * sizeof(int32_t));
     m->dec_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
-    m->h_best = nmt_malloc((size_t)2 * rows * beam * sizeof(float));
+    m->h_best_slot = (size_t)2 * rows * beam;
+    m->h_best = nmt_malloc(BACKEND_MAX_PENDING_DOWNLOADS * m->h_best_slot * sizeof(float));
     if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->dec_bias || !m->h_ids ||
         !m->h_f || !m->h_idx || !m->dec_len || !m->h_best) {
         size_t weights = m->layout.total * sizeof(float);
@@ -1067,6 +1075,7 @@ void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     m->seed = 0;
     m->decode_rows = 0;
     m->decode_steps = 0;
+    NMT_ASSERT(m->topk_n == 0); /* the last search finished what it queued */
     m->best_k = 0;
     for (int b = 0; b < m->B; b++) m->dec_len[b] = batch->src_len[b];
     Arena ar = {m->arena, 0};
@@ -1086,6 +1095,7 @@ void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
 }
 
 void seq2seq_decode_end(Seq2Seq *m) {
+    NMT_ASSERT(m->topk_n == 0); /* every topk queued was finished */
     m->G = 1;
     m->stepwise = false;
 }
@@ -1102,9 +1112,13 @@ void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) 
     int R = m->B * m->G, E = m->d.E, H = m->d.H;
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
     /* the tokens: greedy decoding feeds back the best token of every row,
-     * which the device has already (the last top-1), unless rows moved */
+     * which the device has already (the last top-1), unless rows moved;
+     * prev NULL says so without a host copy to compare (a pipelined step) */
     const int32_t *tokens = (const int32_t *)(a->best + R);
-    if (!(m->best_k == 1 && m->best_rows == R && !memcmp(prev, m->h_best + R, (size_t)R * 4))) {
+    bool on_device = m->best_k == 1 && m->best_rows == R && !m->sl_n; /* a shortlist's are its indices */
+    if (!prev) NMT_ASSERT(on_device);
+    else if (!(on_device && m->topk_n == 0 &&
+               !memcmp(prev, m->h_best + (size_t)m->best_slot * m->h_best_slot + R, (size_t)R * 4))) {
         int32_t *tgt_t = a->tgt_in + ds(m, t) * R;
         be->upload(be, tgt_t, prev, (size_t)R * 4);
         tokens = tgt_t;
@@ -1122,22 +1136,46 @@ void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) 
     m->decode_steps++;
 }
 
-void seq2seq_decode_topk(Seq2Seq *m, int k, float *values, int32_t *ids) {
+void seq2seq_decode_topk_start(Seq2Seq *m, int k) {
     Backend *be = m->be;
     Acts *a = &m->a;
     int R = m->B * m->G;
+    NMT_ASSERT(m->topk_n < BACKEND_MAX_PENDING_DOWNLOADS && (size_t)2 * R * k <= m->h_best_slot);
     /* scores then ids in one block: one wait for the device per step */
     size_t n = (size_t)R * k;
     be->topk(be, a->logits, R, seq2seq_decode_vocab(m), k, a->best, (int32_t *)(a->best + n));
-    be->download(be, m->h_best, a->best, 2 * n * sizeof(float));
+    int slot = (m->best_slot + 1) % BACKEND_MAX_PENDING_DOWNLOADS;
+    be->download_start(be, m->h_best + (size_t)slot * m->h_best_slot, a->best, 2 * n * sizeof(float));
+    int q = (m->topk_head + m->topk_n++) % BACKEND_MAX_PENDING_DOWNLOADS;
+    m->topk_queue[q].slot = slot;
+    m->topk_queue[q].k = k;
+    m->topk_queue[q].rows = R;
     m->best_k = k;
     m->best_rows = R;
-    if (values) memcpy(values, m->h_best, n * sizeof(float));
-    memcpy(ids, m->h_best + n, n * sizeof(int32_t));
+    m->best_slot = slot;
+}
+
+void seq2seq_decode_topk_finish(Seq2Seq *m, float *values, int32_t *ids) {
+    NMT_ASSERT(m->topk_n > 0);
+    int q = m->topk_head;
+    m->topk_head = (q + 1) % BACKEND_MAX_PENDING_DOWNLOADS;
+    m->topk_n--;
+    m->be->download_finish(m->be);
+    size_t n = (size_t)m->topk_queue[q].rows * m->topk_queue[q].k;
+    const float *h = m->h_best + (size_t)m->topk_queue[q].slot * m->h_best_slot;
+    if (values) memcpy(values, h, n * sizeof(float));
+    memcpy(ids, h + n, n * sizeof(int32_t));
     if (m->sl_n)
-        for (int i = 0; i < R * k; i++)
+        for (size_t i = 0; i < n; i++)
             if (ids[i] >= 0) ids[i] = m->sl_host[ids[i]];
 }
+
+void seq2seq_decode_topk(Seq2Seq *m, int k, float *values, int32_t *ids) {
+    seq2seq_decode_topk_start(m, k);
+    seq2seq_decode_topk_finish(m, values, ids);
+}
+
+bool seq2seq_decode_has_shortlist(const Seq2Seq *m) { return m->sl_n > 0; }
 
 void seq2seq_decode_attention(Seq2Seq *m, int t, float *host) {
     AttnStep st = step(m, t);
