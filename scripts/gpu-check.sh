@@ -349,6 +349,41 @@ marginal_rate() {
 }
 # same_lines A B: "identical total" line counts of two files
 same_lines() { awk 'NR == FNR { a[FNR] = $0; next } { n++; if ((FNR in a) && a[FNR] == $0) s++ } END { print s + 0, n + 0 }' "$1" "$2"; }
+# decode_variant ROW SETTING MODEL BEAM HYP RATE MARGINAL LOG END_AT:
+# translates the test input with MODEL again, with one environment SETTING
+# (NAME=VALUE) at BEAM,
+# and writes ROW: its rate next to the default's (RATE, sentences/s), and
+# the share of lines it translates as the default did (HYP): at least 90%,
+# since a setting that changes which rows are computed together may flip a
+# near tie. With MARGINAL (the default's rate beyond first-use costs) it
+# also translates the input 4 times over and gives its own. Sets failed.
+decode_variant() {
+    local row_name=$1 setting=$2 model=$3 beam=$4 hyp=$5 rate=$6 marginal=$7 log=$8 end=$9
+    local t1 v rc same total out=${5%.txt}-${2%%=*}.txt extra="" v4 per
+    t1=$(date +%s)
+    v=$(export "$setting"; xlate "$model" "$DEV" "$beam" "$out" "$log" "$(left_of "$end")")
+    rc=$?
+    read -r same total <<<"$(same_lines "$hyp" "$out" 2>/dev/null)"
+    if [ "$rc" -ne 0 ]; then
+        row "$row_name" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$log" | head -n 1 | cut -c1-80)"
+        failed=1
+        return
+    fi
+    if [ "${total:-0}" -ne "$TEST_N" ] || [ $((100 * ${same:-0})) -lt $((90 * total)) ]; then
+        row "$row_name" "FAIL" "$(($(date +%s) - t1))" "$setting: only ${same:-0} of ${total:-0} lines as the default's"
+        failed=1
+        return
+    fi
+    if [ -n "$marginal" ]; then
+        if v4=$(export "$setting"; xlate "$model" "$DEV" "$beam" "$work/dec-variant-x4.txt" "$log" "$(left_of "$end")" "$work/data/test-x4.src") &&
+            per=$(marginal_rate "$TEST_N" "$v" "$v4"); then
+            extra="; 4x the input: $v4 sent/s, so ${per%% *} sent/s beyond ${per#* } ms of first-use costs (the default's: $marginal)"
+        else
+            extra="; 4x the input: ${v4:-?} sent/s, no per-sentence rate"
+        fi
+    fi
+    row "$row_name" "pass" "$(($(date +%s) - t1))" "$v sent/s with $setting (the default's: $rate)$extra; $same of $total lines as the default's"
+}
 # a demo-corpus training config: write_config FILE SAVE_DIR MODEL_SIZES
 write_config() {
     cat >"$1" <<JSON
@@ -677,19 +712,12 @@ else
             # again with the batch shrunk at every finished sentence (the
             # CPU's way; the CUDA backend's default shrinks it only to
             # multiples of 8 sentences): the speed, and the same output
-            t1=$(date +%s)
-            sps1=$(NMT_DECODE_QUANTUM=1 xlate "${dec_model[$name]}" "$DEV" "$beam" "${hyp%.txt}-q1.txt" "$blog" "$(left_of "$end_at")")
-            rc=$?
-            read -r same total <<<"$(same_lines "$hyp" "${hyp%.txt}-q1.txt" 2>/dev/null)"
-            if [ "$rc" -ne 0 ]; then
-                row "decode nmt beam $beam quantum 1" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$blog" | head -n 1 | cut -c1-80)"
-                failed=1
-            elif [ "${total:-0}" -ne "$TEST_N" ] || [ $((100 * ${same:-0})) -lt $((90 * total)) ]; then
-                row "decode nmt beam $beam quantum 1" "FAIL" "$(($(date +%s) - t1))" "NMT_DECODE_QUANTUM=1: only ${same:-0} of ${total:-0} lines as the default's"
-                failed=1
-            else
-                row "decode nmt beam $beam quantum 1" "pass" "$(($(date +%s) - t1))" "$sps1 sent/s with NMT_DECODE_QUANTUM=1 (the default's: $sps); $same of $total lines as the default's"
-            fi
+            decode_variant "decode nmt beam $beam quantum 1" NMT_DECODE_QUANTUM=1 "${dec_model[$name]}" "$beam" "$hyp" "$sps" "" "$blog" "$end_at"
+            # greedy without the pipeline (each step queued only after the
+            # last one's tokens were read): what the pipeline gives, also
+            # beyond the first-use costs (4x the input)
+            [ "$beam" = 1 ] && decode_variant "decode nmt beam 1 pipeline off" NMT_DECODE_PIPELINE=0 "${dec_model[$name]}" 1 "$hyp" "$sps" \
+                "${dec_sps[$name 1 marginal]:-}" "$blog" "$end_at"
             # again with graphs: the same output, and the speed
             t1=$(date +%s)
             sps=$(NMT_CUDA_GRAPHS=1 xlate "${dec_model[$name]}" "$DEV" "$beam" "${hyp%.txt}-graphs.txt" "$blog" "$(left_of "$end_at")")

@@ -77,6 +77,14 @@ for beam in 1 5; do
   # with NMT_DECODE_QUANTUM=1: the rate, and the lines as the default's
   check "row 'decode nmt beam $beam quantum 1' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
     "decode beam $beam quantum 1 row: $(row "decode nmt beam $beam quantum 1")"
+  # greedy with NMT_DECODE_PIPELINE=0 (the CPU's default here): the rate,
+  # also beyond the first-use costs, next to the default's; no beam-5 row
+  if [ "$beam" = 1 ]; then
+    check "row 'decode nmt beam 1 pipeline off' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_PIPELINE=0 \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, so [0-9.]*[1-9][0-9.]* sent/s beyond -?[0-9]+ ms of first-use costs \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
+      "decode beam 1 pipeline off row: $(row "decode nmt beam 1 pipeline off")"
+  else
+    check "! row 'decode nmt beam $beam pipeline off' | grep -q ." "a pipeline-off row at beam $beam"
+  fi
   # with NMT_CUDA_GRAPHS=1 (ignored by the CPU here): the same output
   check "row 'decode nmt beam $beam graphs' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_GRAPHS=1, output identical'" \
     "decode beam $beam graphs row: $(row "decode nmt beam $beam graphs")"
