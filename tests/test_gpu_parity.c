@@ -75,7 +75,8 @@ static void test_download_halves(float *x, const float *hx, size_t n) {
     gpu->scale(gpu, x, n, 0.5f); /* back to hx, after both */
     bool untouched = h1[0] == -7.0f && h1[n - 1] == -7.0f && h2[0] == -7.0f;
     cuda_backend_counters(gpu, &b);
-    CHECK(b.host_waits == a.host_waits && b.downloads_started - a.downloads_started == 2,
+    /* (the CUDA backend's own promises; the self-test's CPU copies at once) */
+    CHECK(selftest || (b.host_waits == a.host_waits && b.downloads_started - a.downloads_started == 2),
           "download_start: %lld waits, %lld started (want 0 and 2)", b.host_waits - a.host_waits,
           b.downloads_started - a.downloads_started);
     gpu->download_finish(gpu);
@@ -86,8 +87,9 @@ static void test_download_halves(float *x, const float *hx, size_t n) {
     for (int i = 0; i < 511; i++) ok2 &= h2[i] == 2.0f * hx[i + 1];
     CHECK(ok1 && ok2, "download halves: the first gives src as started (%d), the second after the "
           "work queued between (%d)", ok1, ok2);
-    CHECK(untouched && second_untouched, "download halves: host buffers untouched before their finish");
-    CHECK(b.host_waits - a.host_waits == 2, "download_finish: %lld waits (want 1 each)",
+    CHECK(selftest || (untouched && second_untouched),
+          "download halves: host buffers untouched before their finish");
+    CHECK(selftest || b.host_waits - a.host_waits == 2, "download_finish: %lld waits (want 1 each)",
           b.host_waits - a.host_waits);
     /* larger than a staging slot (256 KiB): made at the start */
     size_t big = 100000;
