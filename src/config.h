@@ -102,12 +102,16 @@ typedef struct {
     int max_bad_steps;
 } TrainConfig;
 
+/* decode.maxi_batch (and nmt translate --maxi-batch) at most */
+#define CFG_MAX_MAXI_BATCH 1000
+
 typedef struct {
     int beam;
     double length_penalty, coverage_penalty;
     double max_len_a;
     int max_len_b;
     int batch;
+    int maxi_batch;
 } DecodeConfig;
 
 typedef struct {

@@ -138,4 +138,6 @@
     X("decode.max_len_b", decode.max_len_b, CFG_INT, "10", 0, 100000, 0, NULL, CFG_SCHEDULE,       \
       "output length limit a * source length + b: b")                                               \
     X("decode.batch", decode.batch, CFG_INT, "128", 1, 100000, 0, NULL, CFG_SCHEDULE,               \
-      "sentences decoded together")
+      "sentences decoded together")                                                                 \
+    X("decode.maxi_batch", decode.maxi_batch, CFG_INT, "8", 1, CFG_MAX_MAXI_BATCH, 0, NULL, CFG_SCHEDULE, \
+      "batches of input lines read ahead and decoded longest first (1: in input order)")

@@ -41,6 +41,10 @@ const char translator_options_help[] =
     "  --length-penalty A    GNMT length penalty alpha >= 0 (default: the model's)\n"
     "  --coverage-penalty B  GNMT coverage penalty beta >= 0 (default: the model's)\n"
     "  --batch N             sentences per decoder batch, 1..4096 (default: decode.batch)\n"
+    "  --maxi-batch N        read N batches of lines ahead and decode them longest\n"
+    "                        first, so that a batch holds lines of about one length;\n"
+    "                        the output keeps the input order (default:\n"
+    "                        decode.maxi_batch; 1: batches in input order)\n"
     "  --max-src-len N       longer lines are truncated to N tokens with a warning\n"
     "                        (default: twice the training data.max_len, at least 100)\n"
     "  --device auto|cpu|cuda  where to decode (default auto)\n"
@@ -88,6 +92,7 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
         return r;
     }
     if ((r = cli_take_int(argc, argv, i, "--batch", 1, TRANSLATOR_MAX_BATCH, &o->batch))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--maxi-batch", 1, CFG_MAX_MAXI_BATCH, &o->maxi_batch))) return r;
     if ((r = cli_take_int(argc, argv, i, "--max-src-len", 1, 100000, &o->max_src))) return r;
     if ((r = cli_take_int(argc, argv, i, "--beam", 1, 1000, &o->beam))) return r;
     if ((r = cli_take_int(argc, argv, i, "--nbest", 1, 1000, &o->nbest))) return r;
@@ -128,12 +133,18 @@ struct Translator {
     int32_t *shortlist_ids;       /* (V_t) the current batch's list */
     char **dict_src, **dict_tgt;  /* --unk-dict, sorted by source */
     int dict_n;
-    /* the lines of the batch being filled */
-    int n;         /* lines in the batch */
-    int32_t **ids; /* (batch) encoded lines (length 0: output an empty line) */
-    int *len;      /* (batch) */
-    int *cap;      /* (batch) */
-    char **text;   /* (batch) the input lines (--replace-unk: surface words) */
+    /* the block of lines being filled: maxi batches, decoded longest first
+     * (sort) and written in input order */
+    int maxi, block; /* batches a block, and its lines (batch * maxi) */
+    bool sort;       /* decode a block's lines by length (else in input order) */
+    int n;           /* lines in the block */
+    int32_t **ids;   /* (block) encoded lines (length 0: output an empty line) */
+    int *len;        /* (block) */
+    int *cap;        /* (block) */
+    char **text;     /* (block) the input lines (--replace-unk: surface words) */
+    int *order;      /* (block) the order in which they are decoded */
+    char **result;   /* (block) each line's output lines, joined by '\n' */
+    int64_t block_done; /* lines of the block decoded, not yet written */
     /* decoder input and output, sized at open */
     int32_t *src;      /* (max_src, batch) */
     int *src_len;      /* (batch) */
@@ -146,7 +157,7 @@ struct Translator {
     FILE *sink_file;
     TranslatorLines *sink_lines;
     int64_t line_index; /* input lines written so far (n-best numbering, heatmap names) */
-    int64_t tokens;     /* target tokens of the best hypotheses written so far */
+    int64_t tokens;     /* target tokens of the best hypotheses decoded so far */
     bool progress;
     double t_start, t_shown; /* progress clock (seconds) */
     int progress_width;      /* length of the last progress line */
@@ -251,11 +262,11 @@ static void json_string(FILE *f, const char *s) {
 }
 
 /* --attention-out and --attention-svg for one input line. */
-static NmtStatus write_attention(Translator *tr, const int32_t *src, int src_n, const int32_t *ids, int len,
-                                 const float *attn, int S) {
+static NmtStatus write_attention(Translator *tr, int64_t line_no, const int32_t *src, int src_n, const int32_t *ids,
+                                 int len, const float *attn, int S) {
     FILE *f = tr->attn_out;
     if (f) {
-        fprintf(f, "{\"line\": %lld, \"source\": [", (long long)tr->line_index);
+        fprintf(f, "{\"line\": %lld, \"source\": [", (long long)line_no);
         for (int s_ = 0; s_ < src_n; s_++) {
             if (s_) fputs(", ", f);
             json_string(f, tokenizer_piece(tr->src_tok, src[s_]));
@@ -278,9 +289,9 @@ static NmtStatus write_attention(Translator *tr, const int32_t *src, int src_n, 
         const char **sp = nmt_malloc((size_t)(src_n + 1) * sizeof(char *));
         const char **tp = nmt_malloc((size_t)(len + 1) * sizeof(char *));
         float *w = nmt_malloc((size_t)(len * src_n + 1) * sizeof(float));
-        char *path = nmt_asprintf("%s/line-%06lld.svg", tr->opt.attention_svg, (long long)tr->line_index + 1);
+        char *path = nmt_asprintf("%s/line-%06lld.svg", tr->opt.attention_svg, (long long)line_no + 1);
         char title[64];
-        snprintf(title, sizeof title, "line %lld", (long long)tr->line_index + 1);
+        snprintf(title, sizeof title, "line %lld", (long long)line_no + 1);
         NmtStatus st = sp && tp && w && path ? NMT_OK : nmt_fail_nomem("drawing attention");
         if (!st) {
             for (int s_ = 0; s_ < src_n; s_++) sp[s_] = tokenizer_piece(tr->src_tok, src[s_]);
@@ -340,8 +351,9 @@ static void progress_show(Translator *tr, bool final) {
     tr->t_shown = t;
     double dt = t - tr->t_start > 1e-6 ? t - tr->t_start : 1e-6;
     char line[160];
+    int64_t lines = tr->line_index + tr->block_done;
     int w = snprintf(line, sizeof line, "%s %lld lines, %.1f sentences/s, %.0f target tokens/s%s",
-                     final ? "translated" : "translating", (long long)tr->line_index, (double)tr->line_index / dt,
+                     final ? "translated" : "translating", (long long)lines, (double)lines / dt,
                      (double)tr->tokens / dt, final ? "" : " ...");
     /* pad with spaces over a longer previous line (no terminal escapes) */
     fprintf(stderr, "\r%s%*s%s", line, tr->progress_width > w ? tr->progress_width - w : 0, "", final ? "\n" : "");
@@ -383,6 +395,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
         tr->max_src = o->max_src > 0 ? o->max_src : max_len2 > 100 ? max_len2 : 100;
         tr->batch = o->batch > 0 ? o->batch : tr->cfg.decode.batch;
         if (tr->batch > TRANSLATOR_MAX_BATCH) tr->batch = TRANSLATOR_MAX_BATCH;
+        tr->maxi = o->maxi_batch > 0 ? o->maxi_batch : tr->cfg.decode.maxi_batch;
         tr->beam = o->beam > 0 ? o->beam : tr->cfg.decode.beam;
         tr->nbest = o->nbest > 0 ? o->nbest : 1;
         if (tr->nbest > tr->beam) tr->beam = tr->nbest;
@@ -463,10 +476,18 @@ static NmtStatus load_dict(const char *path, Translator *tr) {
 /* The batch and decoder buffers, once the sizes are known. */
 static NmtStatus alloc_buffers(Translator *tr) {
     size_t B = (size_t)tr->batch, per = (size_t)tr->nbest, stride = (size_t)tr->stride;
-    tr->ids = nmt_calloc(B, sizeof *tr->ids);
-    tr->len = nmt_calloc(B, sizeof *tr->len);
-    tr->cap = nmt_calloc(B, sizeof *tr->cap);
-    tr->text = nmt_calloc(B, sizeof *tr->text);
+    /* attention output is written as lines are decoded, so in input order,
+     * one batch at a time */
+    if (tr->attn_out || tr->opt.attention_svg) tr->maxi = 1;
+    tr->sort = tr->maxi > 1;
+    tr->block = tr->batch * tr->maxi;
+    size_t L = (size_t)tr->block;
+    tr->ids = nmt_calloc(L, sizeof *tr->ids);
+    tr->len = nmt_calloc(L, sizeof *tr->len);
+    tr->cap = nmt_calloc(L, sizeof *tr->cap);
+    tr->text = nmt_calloc(L, sizeof *tr->text);
+    tr->order = nmt_calloc(L, sizeof *tr->order);
+    tr->result = nmt_calloc(L, sizeof *tr->result);
     tr->src = nmt_malloc(B * (size_t)tr->max_src * sizeof *tr->src);
     tr->src_len = nmt_malloc(B * sizeof *tr->src_len);
     tr->out = nmt_malloc(B * per * stride * sizeof *tr->out);
@@ -474,7 +495,8 @@ static NmtStatus alloc_buffers(Translator *tr) {
     tr->out_score = nmt_malloc(B * per * sizeof *tr->out_score);
     tr->out_count = nmt_malloc(B * sizeof *tr->out_count);
     if (wants_attention(tr)) tr->out_attn = nmt_malloc(B * per * stride * (size_t)tr->max_src * sizeof(float));
-    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->src || !tr->src_len || !tr->out || !tr->out_len ||
+    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->order || !tr->result || !tr->src || !tr->src_len ||
+        !tr->out || !tr->out_len ||
         !tr->out_score || !tr->out_count || (wants_attention(tr) && !tr->out_attn))
         return nmt_fail_nomem("translation buffers");
     return NMT_OK;
@@ -522,9 +544,12 @@ void translator_free(Translator *tr) {
     for (int k = 0; k < tr->dict_n; k++) nmt_free(tr->dict_src[k]), nmt_free(tr->dict_tgt[k]);
     nmt_free(tr->dict_src);
     nmt_free(tr->dict_tgt);
-    for (int i = 0; i < tr->batch && tr->ids; i++) nmt_free(tr->ids[i]);
-    for (int i = 0; i < tr->batch && tr->text; i++) nmt_free(tr->text[i]);
+    for (int i = 0; i < tr->block && tr->ids; i++) nmt_free(tr->ids[i]);
+    for (int i = 0; i < tr->block && tr->text; i++) nmt_free(tr->text[i]);
+    for (int i = 0; i < tr->block && tr->result; i++) nmt_free(tr->result[i]);
     nmt_free(tr->ids);
+    nmt_free(tr->order);
+    nmt_free(tr->result);
     nmt_free(tr->len);
     nmt_free(tr->cap);
     nmt_free(tr->text);
@@ -542,14 +567,25 @@ void translator_free(Translator *tr) {
 /* Batches                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Decodes the non-empty lines of the batch and emits every line in order:
- * one line each, or nbest lines each in Moses format. */
-static NmtStatus flush_batch(Translator *tr) {
+/* Appends `line` to *acc as a line of its own ("a" + "b" -> "a\nb"). */
+static NmtStatus append_line(char **acc, const char *line) {
+    char *joined = *acc ? nmt_asprintf("%s\n%s", *acc, line) : nmt_strdup(line);
+    if (!joined) return nmt_fail_nomem("output lines");
+    nmt_free(*acc);
+    *acc = joined;
+    return NMT_OK;
+}
+
+/* Decodes lines idx[0..n) of the block (n <= batch; the empty ones take no
+ * decoder column) and renders each one's output into tr->result: one line,
+ * or nbest lines in Moses format numbered by input line. With attention
+ * output, writes each line's attention (then idx ascends: no sorting). */
+static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
     int cols = 0, S = 1, map[TRANSLATOR_MAX_BATCH];
-    for (int i = 0; i < tr->n; i++)
-        if (tr->len[i] > 0) {
-            map[cols++] = i;
-            if (tr->len[i] > S) S = tr->len[i];
+    for (int k = 0; k < n; k++)
+        if (tr->len[idx[k]] > 0) {
+            map[cols++] = idx[k];
+            if (tr->len[idx[k]] > S) S = tr->len[idx[k]];
         }
     int nbest = tr->nbest, stride = tr->stride;
     if (cols > 0) {
@@ -566,10 +602,10 @@ static NmtStatus flush_batch(Translator *tr) {
         b.src = tr->src;
         b.src_len = tr->src_len;
         if (tr->shortlist) { /* this batch's likely output tokens, for every model */
-            int n = shortlist_select(tr->shortlist, tr->opt.shortlist_frequent, tr->opt.shortlist_per_source, tr->src,
-                                     (int64_t)S * cols, tr->shortlist_ids);
+            int sn = shortlist_select(tr->shortlist, tr->opt.shortlist_frequent, tr->opt.shortlist_per_source, tr->src,
+                                      (int64_t)S * cols, tr->shortlist_ids);
             for (int k = 0; k < tr->n_models; k++) {
-                NmtStatus st = seq2seq_set_shortlist(tr->models[k], tr->shortlist_ids, n);
+                NmtStatus st = seq2seq_set_shortlist(tr->models[k], tr->shortlist_ids, sn);
                 if (st) return st;
             }
         }
@@ -594,12 +630,14 @@ static NmtStatus flush_batch(Translator *tr) {
     }
     int c = 0;
     int per = nbest; /* hypotheses stored per sentence */
-    for (int i = 0; i < tr->n; i++, tr->line_index++) {
+    for (int k = 0; k < n; k++) {
+        int i = idx[k];
+        int64_t line_no = tr->line_index + i; /* 0-based, in the whole input */
         int n_hyp = tr->len[i] > 0 ? tr->out_count[c] : 0;
         const int32_t *hyp = tr->out + (size_t)c * per * stride;
         const float *attn_c = tr->out_attn + (size_t)c * per * stride * S;
         if (wants_attention(tr)) {
-            NmtStatus st = write_attention(tr, tr->ids[i], tr->len[i], n_hyp ? hyp : NULL,
+            NmtStatus st = write_attention(tr, line_no, tr->ids[i], tr->len[i], n_hyp ? hyp : NULL,
                                            n_hyp ? tr->out_len[c * per] : 0, attn_c, S);
             if (st) return st;
         }
@@ -613,24 +651,65 @@ static NmtStatus flush_batch(Translator *tr) {
             }
             NmtStatus st;
             if (nbest > 1) {
-                char *line = nmt_asprintf("%lld ||| %s ||| %.6f", (long long)tr->line_index, text ? text : "",
+                char *line = nmt_asprintf("%lld ||| %s ||| %.6f", (long long)line_no, text ? text : "",
                                           h < n_hyp ? tr->out_score[c * per + h] : 0.0);
-                st = line ? emit(tr, line) : nmt_fail_nomem("n-best line");
+                st = line ? append_line(&tr->result[i], line) : nmt_fail_nomem("n-best line");
                 nmt_free(line);
             } else {
-                st = emit(tr, text ? text : "");
+                st = append_line(&tr->result[i], text ? text : "");
             }
             nmt_free(text);
             if (st) return st;
         }
         if (tr->len[i] > 0) c++;
     }
+    tr->block_done += n;
+    return NMT_OK;
+}
+
+/* The block's lines in decoding order: longest first (a stable counting
+ * sort by token count; empty lines last), so that each batch holds lines of
+ * about one length and stops early when they are short; or in input order. */
+static void decoding_order(Translator *tr) {
+    if (!tr->sort) {
+        for (int i = 0; i < tr->n; i++) tr->order[i] = i;
+        return;
+    }
+    int k = 0;
+    for (int l = tr->max_src; l >= 0; l--) /* lengths are 0..max_src (truncated) */
+        for (int i = 0; i < tr->n; i++)
+            if (tr->len[i] == l) tr->order[k++] = i;
+    NMT_ASSERT(k == tr->n);
+}
+
+/* Decodes the block batch by batch in decoding order, then writes every
+ * line's output in input order. */
+static NmtStatus flush_block(Translator *tr) {
+    decoding_order(tr);
+    for (int k = 0; k < tr->n; k += tr->batch) {
+        NmtStatus st = decode_chunk(tr, tr->order + k, tr->n - k < tr->batch ? tr->n - k : tr->batch);
+        if (st) return st;
+        if (k + tr->batch < tr->n) progress_show(tr, false);
+    }
+    for (int i = 0; i < tr->n; i++, tr->line_index++, tr->block_done--) {
+        char *rest = tr->result[i];
+        for (;;) { /* its output lines */
+            char *nl = rest ? strchr(rest, '\n') : NULL;
+            if (nl) *nl = '\0';
+            NmtStatus st = emit(tr, rest ? rest : "");
+            if (st) return st;
+            if (!nl) break;
+            rest = nl + 1;
+        }
+        nmt_free(tr->result[i]);
+        tr->result[i] = NULL;
+    }
     tr->n = 0;
     progress_show(tr, false);
     return NMT_OK;
 }
 
-/* Adds one input line to the batch (decoding it when the batch is full). */
+/* Adds one input line to the block (decoding it when the block is full). */
 static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, const char *line, size_t len) {
     int i = tr->n++;
     tr->len[i] = 0;
@@ -649,7 +728,7 @@ static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, co
             tr->len[i] = tr->max_src;
         }
     }
-    return tr->n == tr->batch ? flush_batch(tr) : NMT_OK;
+    return tr->n == tr->block ? flush_block(tr) : NMT_OK;
 }
 
 /* Starts a call: the sink, the counters and the progress clock. */
@@ -658,6 +737,11 @@ static void start_call(Translator *tr, FILE *out, TranslatorLines *lines) {
     tr->sink_file = out;
     tr->sink_lines = lines;
     tr->n = 0;
+    for (int i = 0; i < tr->block; i++) { /* what a failed call left */
+        nmt_free(tr->result[i]);
+        tr->result[i] = NULL;
+    }
+    tr->block_done = 0;
     tr->line_index = 0;
     tr->tokens = 0;
     tr->progress = tr->opt.progress == TRANSLATOR_PROGRESS_AUTO ? isatty(2)
@@ -669,7 +753,7 @@ static void start_call(Translator *tr, FILE *out, TranslatorLines *lines) {
 
 /* Ends a call: the last batch, flushes, the final progress line. */
 static NmtStatus finish_call(Translator *tr, NmtStatus st) {
-    if (!st && tr->n > 0) st = flush_batch(tr);
+    if (!st && tr->n > 0) st = flush_block(tr);
     tr->n = 0;
     if (!st && tr->sink_file && fflush(tr->sink_file) != 0)
         st = nmt_fail(NMT_ERR_IO, "%s: write error", sink_name(tr));

@@ -3,7 +3,9 @@
  * options and their command-line parsing, model loading, batching, greedy or
  * beam decoding, rendering (detokenization, UNK replacement, n-best lines),
  * attention output and the progress line. Exactly one output line per input
- * line, in order (nbest lines per input line with --nbest N > 1), whatever
+ * line, in input order (nbest lines per input line with --nbest N > 1),
+ * although lines are decoded longest first within a block of --maxi-batch
+ * batches (not with attention output, written as it is decoded), whatever
  * the line holds: an empty line or invalid UTF-8 gives an empty line (the
  * latter with a warning naming the line), an over-long line is truncated to
  * max_src tokens with a warning.
@@ -35,6 +37,8 @@ typedef struct {
     const char *models[TRANSLATOR_MAX_MODELS]; /* --model: several make an ensemble */
     int n_models;
     int batch;               /* --batch: sentences per decoder batch; 0: the model's decode.batch */
+    int maxi_batch;          /* --maxi-batch: batches read ahead and decoded longest first;
+                                0: the model's decode.maxi_batch */
     int max_src;             /* --max-src-len: 0: twice data.max_len, at least 100 */
     int beam;                /* --beam: 0: the model's decode.beam; 1 is greedy */
     int nbest;               /* --nbest: 0 or 1: one line per input line */

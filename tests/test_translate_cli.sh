@@ -4,7 +4,8 @@
 # and the value; "--opt=value" equals "--opt value"; the progress line on
 # stderr (forced with --progress, shown on a terminal, absent when stderr is
 # not a terminal or with --no-progress, never in stdout, updated at most a
-# few times a second, ending with a summary line); the output shortlist;
+# few times a second, ending with a summary line); --maxi-batch (lines
+# decoded longest first, written in input order); the output shortlist;
 # --help lists every option.
 # Prints "test_translate_cli: N passed, N failed"; exits non-zero on failure.
 set -u
@@ -84,6 +85,28 @@ for p in 2 x ""; do
   check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_PIPELINE=$p: want"' \
     "NMT_DECODE_PIPELINE=$p: exit $rc: $out"
 done
+# --maxi-batch N: the lines of N batches are decoded longest first and
+# written in input order. Every N gives the output of each line decoded
+# alone, in order (--batch 1 --maxi-batch 1), also with empty lines, an
+# invalid one and repeats mixed in; n-best lines keep their input line
+# numbers; bad values are usage errors.
+usage "--maxi-batch must be an integer in [1, 1000], got '0'" --maxi-batch 0
+usage "--maxi-batch must be an integer in [1, 1000], got '1001'" --maxi-batch 1001
+{ head -n 7 "$in"; echo; printf 'bad \377 byte\n'; sed -n '8,20p' "$in"; echo; head -n 3 "$in"; sed -n '21,40p' "$in"; } > "$tmp/mixed.src"
+nmix=$(wc -l < "$tmp/mixed.src")
+"$NMT" translate --model "$M" --batch 1 --maxi-batch 1 < "$tmp/mixed.src" > "$tmp/alone.hyp" 2>/dev/null
+check '[ $(wc -l < "$tmp/alone.hyp") -eq $nmix ] && [ -z "$(sed -n 8p "$tmp/alone.hyp")" ] && [ -z "$(sed -n 9p "$tmp/alone.hyp")" ]' \
+  "mixed input: $(wc -l < "$tmp/alone.hyp") lines for $nmix, or lines 8 and 9 (empty, invalid) not empty"
+for opts in "--batch 3" "--batch 3 --maxi-batch 2" "--batch 5 --maxi-batch 1000" "--batch 8 --maxi-batch 1"; do
+  "$NMT" translate --model "$M" $opts < "$tmp/mixed.src" > "$tmp/mb.hyp" 2>/dev/null
+  check "cmp -s '$tmp/alone.hyp' '$tmp/mb.hyp'" "$opts: output differs from each line alone: $(diff "$tmp/alone.hyp" "$tmp/mb.hyp" | head -4)"
+done
+"$NMT" translate --model "$M" --beam 2 --nbest 2 --batch 1 --maxi-batch 1 < "$tmp/mixed.src" > "$tmp/nb-alone.hyp" 2>/dev/null
+"$NMT" translate --model "$M" --beam 2 --nbest 2 --batch 4 --maxi-batch 3 < "$tmp/mixed.src" > "$tmp/nb-sorted.hyp" 2>/dev/null
+# numbers and tokens (a score may differ in its last digit with the batch)
+nb_fields() { awk -F' [|][|][|] ' '{ print $1 " ||| " $2 }' "$1"; }
+check '[ "$(nb_fields "$tmp/nb-alone.hyp")" = "$(nb_fields "$tmp/nb-sorted.hyp")" ] && [ "$(cut -d" " -f1 "$tmp/nb-sorted.hyp" | uniq | tr "\n" " ")" = "$(seq 0 $((nmix - 1)) | tr "\n" " ")" ]' \
+  "--nbest 2 with --maxi-batch 3: lines or numbers differ from each line alone: $(diff "$tmp/nb-alone.hyp" "$tmp/nb-sorted.hyp" | head -4)"
 "$NMT" translate --model "$M" --beam 2 --nbest 2 < "$in" > "$tmp/nbest.hyp" 2>/dev/null
 check '[ $(wc -l < "$tmp/nbest.hyp") -eq 80 ]' "--nbest 2: expected 80 lines"
 "$NMT" translate --model "$M" --batch 3 < "$in" > "$tmp/batch3.hyp" 2>/dev/null
@@ -164,7 +187,7 @@ usage "--shortlist-frequent must be an integer >= 0, got '-1'" --shortlist-frequ
 
 # 7. --help lists every option
 out=$("$NMT" translate --help)
-for opt in --model --config --beam --nbest --length-penalty --coverage-penalty --batch --max-src-len --device --gpu \
+for opt in --model --config --beam --nbest --length-penalty --coverage-penalty --batch --maxi-batch --max-src-len --device --gpu \
            --replace-unk --unk-dict --attention-out --attention-svg --progress --no-progress --shortlist --shortlist-frequent --shortlist-per-source; do
   case "$out" in *"$opt"*) ok ;; *) bad "translate --help lacks $opt" ;; esac
 done
