@@ -11,6 +11,8 @@
 #   SRC, REF  source and reference (default Multi30k test2016 de, en)
 #   NMT       the nmt binary (default ./nmt; built by make when absent)
 #   PT_DROP=1 also PyTorch with finished sentences leaving the batch
+#   INPUT_ORDER=1  also nmt with --maxi-batch 1 (batches in input order, as
+#             PyTorch's; nmt's default decodes 8 batches longest first)
 #   SHORTLIST=FILE  also nmt with --shortlist FILE (`nmt shortlist`; default
 #             sizes: 100 frequent tokens + 10 per source token)
 #   KEEP=DIR  keep the translations in DIR
@@ -105,6 +107,10 @@ for beam in $BEAMS; do
   echo "== beam $beam"
   secs[nmt,$beam]=$(time_nmt "$tmp/nmt.$beam.txt" "$beam") || exit 1
   echo "   nmt: ${secs[nmt,$beam]} s"
+  if [ "${INPUT_ORDER:-0}" = 1 ]; then
+    secs[nmto,$beam]=$(time_nmt "$tmp/nmto.$beam.txt" "$beam" --maxi-batch 1) || exit 1
+    echo "   nmt in input order: ${secs[nmto,$beam]} s"
+  fi
   if [ -n "${SHORTLIST:-}" ]; then
     secs[nmts,$beam]=$(time_nmt "$tmp/nmts.$beam.txt" "$beam" --shortlist "$SHORTLIST") || exit 1
     echo "   nmt with the shortlist: ${secs[nmts,$beam]} s"
@@ -119,10 +125,10 @@ echo
 echo "| side | beam | sentences/s | target tokens/s | BLEU | nmt / PyTorch |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for beam in $BEAMS; do
-  for side in nmt nmts pt ptd; do
+  for side in nmt nmto nmts pt ptd; do
     [ -n "${secs[$side,$beam]:-}" ] || continue
     f="$tmp/$side.$beam.txt"
-    case $side in nmt) name=nmt ;; nmts) name="nmt, output shortlist" ;; pt) name=PyTorch ;; ptd) name="PyTorch, finished sentences leave the batch" ;; esac
+    case $side in nmt) name=nmt ;; nmto) name="nmt, --maxi-batch 1 (input order)" ;; nmts) name="nmt, output shortlist" ;; pt) name=PyTorch ;; ptd) name="PyTorch, finished sentences leave the batch" ;; esac
     awk -v n="$name" -v b="$beam" -v s="${secs[$side,$beam]}" -v sent="$nonempty" -v tok="$(toks "$f")" \
         -v bl="$(bleu "$f")" -v side="$side" -v ref="${secs[pt,$beam]}" -v refd="${secs[ptd,$beam]:-}" 'BEGIN {
       r = side ~ /^nmt/ ? sprintf("**%.2fx**", ref / s) : (side == "ptd" ? sprintf("(PyTorch: %.2fx faster)", ref / s) : "")

@@ -319,12 +319,14 @@ if [ "${GPU_CHECK_KEEP:-0}" = 1 ]; then echo "   scratch kept in $work"; else tr
 # key LOGTEXT PREFIX: the value after "PREFIX: " on the first such line
 key() { printf '%s\n' "$1" | sed -n "s|^$2: ||p" | head -n 1; }
 # xlate MODEL DEVICE BEAM HYP LOG LIMIT [INPUT]: translates INPUT (default
-# the test set); prints the sentences/s of nmt's --progress summary ("?" when
-# absent); returns nmt's status
+# the test set), with the options in XLATE_OPTS if set; prints the
+# sentences/s of nmt's --progress summary ("?" when absent); returns nmt's
+# status
 xlate() {
     local rc input=${7:-$work/data/test.src}
-    echo "-- nmt translate --model $1 --device $2 --beam $3 < ${input##*/}" >>"$5"
-    timeout -k 5 "$6" "$NMT" translate --model "$1" --device "$2" --beam "$3" --progress \
+    echo "-- nmt translate --model $1 --device $2 --beam $3 ${XLATE_OPTS:-}< ${input##*/}" >>"$5"
+    # shellcheck disable=SC2086 # XLATE_OPTS: words
+    timeout -k 5 "$6" "$NMT" translate --model "$1" --device "$2" --beam "$3" --progress ${XLATE_OPTS:-} \
         <"$input" >"$4" 2>"$work/xlate.err"
     rc=$?
     tr '\r' '\n' <"$work/xlate.err" | grep -v '^translating' | grep -v '^ *$' >>"$5"
@@ -351,17 +353,22 @@ marginal_rate() {
 same_lines() { awk 'NR == FNR { a[FNR] = $0; next } { n++; if ((FNR in a) && a[FNR] == $0) s++ } END { print s + 0, n + 0 }' "$1" "$2"; }
 # decode_variant ROW SETTING MODEL BEAM HYP RATE MARGINAL LOG END_AT:
 # translates the test input with MODEL again, with one environment SETTING
-# (NAME=VALUE) at BEAM,
+# (NAME=VALUE) or translate option (--NAME VALUE) at BEAM,
 # and writes ROW: its rate next to the default's (RATE, sentences/s), and
 # the share of lines it translates as the default did (HYP): at least 90%,
 # since a setting that changes which rows are computed together may flip a
 # near tie. With MARGINAL (the default's rate beyond first-use costs) it
-# also translates the input 4 times over and gives its own. Sets failed.
+# also translates the input 4 times over and gives its own. Sets failed, and
+# variant_sps (its rate; empty unless it passed).
 decode_variant() {
     local row_name=$1 setting=$2 model=$3 beam=$4 hyp=$5 rate=$6 marginal=$7 log=$8 end=$9
-    local t1 v rc same total out=${5%.txt}-${2%%=*}.txt extra="" v4 per
+    local t1 v rc same total out extra="" v4 per
+    out=${5%.txt}-$(printf '%s' "$setting" | tr -c 'A-Za-z0-9' '_').txt
+    variant_sps=""
     t1=$(date +%s)
-    v=$(export "$setting"; xlate "$model" "$DEV" "$beam" "$out" "$log" "$(left_of "$end")")
+    # set_variant: the setting, in the subshell of each run
+    set_variant() { if [ "${setting#--}" != "$setting" ]; then export XLATE_OPTS="$setting"; else export "$setting"; fi; }
+    v=$(set_variant; xlate "$model" "$DEV" "$beam" "$out" "$log" "$(left_of "$end")")
     rc=$?
     read -r same total <<<"$(same_lines "$hyp" "$out" 2>/dev/null)"
     if [ "$rc" -ne 0 ]; then
@@ -375,7 +382,7 @@ decode_variant() {
         return
     fi
     if [ -n "$marginal" ]; then
-        if v4=$(export "$setting"; xlate "$model" "$DEV" "$beam" "$work/dec-variant-x4.txt" "$log" "$(left_of "$end")" "$work/data/test-x4.src") &&
+        if v4=$(set_variant; xlate "$model" "$DEV" "$beam" "$work/dec-variant-x4.txt" "$log" "$(left_of "$end")" "$work/data/test-x4.src") &&
             per=$(marginal_rate "$TEST_N" "$v" "$v4"); then
             extra="; 4x the input: $v4 sent/s, so ${per%% *} sent/s beyond ${per#* } ms of first-use costs (the default's: $marginal)"
         else
@@ -383,6 +390,7 @@ decode_variant() {
         fi
     fi
     row "$row_name" "pass" "$(($(date +%s) - t1))" "$v sent/s with $setting (the default's: $rate)$extra; $same of $total lines as the default's"
+    variant_sps=$v
 }
 # a demo-corpus training config: write_config FILE SAVE_DIR MODEL_SIZES
 write_config() {
@@ -713,6 +721,10 @@ else
             # CPU's way; the CUDA backend's default shrinks it only to
             # multiples of 8 sentences): the speed, and the same output
             decode_variant "decode nmt beam $beam quantum 1" NMT_DECODE_QUANTUM=1 "${dec_model[$name]}" "$beam" "$hyp" "$sps" "" "$blog" "$end_at"
+            # in input order (--maxi-batch 1: no sorting by length), as
+            # PyTorch's reference batches: step 7 gives that ratio too
+            decode_variant "decode nmt beam $beam maxi-batch 1" "--maxi-batch 1" "${dec_model[$name]}" "$beam" "$hyp" "$sps" "" "$blog" "$end_at"
+            dec_sps[$name $beam input order]=$variant_sps
             # greedy without the pipeline (each step queued only after the
             # last one's tokens were read): what the pipeline gives, also
             # beyond the first-use costs (4x the input)
@@ -872,9 +884,11 @@ else
                 if [ -z "$same" ] || [ "${s:-0}" -lt "$same" ]; then same=${s:-0} total=${t:-0}; fi
             done
             detail=$(awk -v p="$pt" -v n="${dec_sps[$name $beam]}" -v g="${dec_sps[$name $beam graphs]:-}" \
+                -v io="${dec_sps[$name $beam input order]:-}" \
                 -v pw="$pw" -v nm="${dec_sps[$name $beam marginal]:-0}" -v rates="$rates" -v warms="$warms" \
                 'BEGIN { printf "%s sent/s (the faster of: %s); nmt/PyTorch %s", p, rates,
                                 (p > 0 && n > 0) ? sprintf("%.2fx", n / p) : "n/a"
+                         if (io != "" && p > 0) printf ", in input order (--maxi-batch 1, as PyTorch batches) %.2fx", io / p
                          if (g != "" && p > 0) printf ", with graphs %.2fx", g / p
                          printf "; warm %s sent/s (%s), nmt beyond its first-use costs %s", pw + 0, warms,
                                 (pw > 0 && nm > 0) ? sprintf("%.2fx", nm / pw) : "n/a" }')

@@ -143,6 +143,7 @@ struct Translator {
     int *cap;        /* (block) */
     char **text;     /* (block) the input lines (--replace-unk: surface words) */
     int *order;      /* (block) the order in which they are decoded */
+    uint64_t *sort_keys; /* (block) scratch of decoding_order */
     char **result;   /* (block) each line's output lines, joined by '\n' */
     int64_t block_done; /* lines of the block decoded, not yet written */
     /* decoder input and output, sized at open */
@@ -487,6 +488,7 @@ static NmtStatus alloc_buffers(Translator *tr) {
     tr->cap = nmt_calloc(L, sizeof *tr->cap);
     tr->text = nmt_calloc(L, sizeof *tr->text);
     tr->order = nmt_calloc(L, sizeof *tr->order);
+    tr->sort_keys = nmt_calloc(L, sizeof *tr->sort_keys);
     tr->result = nmt_calloc(L, sizeof *tr->result);
     tr->src = nmt_malloc(B * (size_t)tr->max_src * sizeof *tr->src);
     tr->src_len = nmt_malloc(B * sizeof *tr->src_len);
@@ -495,7 +497,7 @@ static NmtStatus alloc_buffers(Translator *tr) {
     tr->out_score = nmt_malloc(B * per * sizeof *tr->out_score);
     tr->out_count = nmt_malloc(B * sizeof *tr->out_count);
     if (wants_attention(tr)) tr->out_attn = nmt_malloc(B * per * stride * (size_t)tr->max_src * sizeof(float));
-    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->order || !tr->result || !tr->src || !tr->src_len ||
+    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->order || !tr->sort_keys || !tr->result || !tr->src || !tr->src_len ||
         !tr->out || !tr->out_len ||
         !tr->out_score || !tr->out_count || (wants_attention(tr) && !tr->out_attn))
         return nmt_fail_nomem("translation buffers");
@@ -549,6 +551,7 @@ void translator_free(Translator *tr) {
     for (int i = 0; i < tr->block && tr->result; i++) nmt_free(tr->result[i]);
     nmt_free(tr->ids);
     nmt_free(tr->order);
+    nmt_free(tr->sort_keys);
     nmt_free(tr->result);
     nmt_free(tr->len);
     nmt_free(tr->cap);
@@ -667,19 +670,24 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
     return NMT_OK;
 }
 
-/* The block's lines in decoding order: longest first (a stable counting
- * sort by token count; empty lines last), so that each batch holds lines of
- * about one length and stops early when they are short; or in input order. */
+static int key_cmp(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The block's lines in decoding order: longest first (by token count, in
+ * input order among equals; empty lines last), so that each batch holds
+ * lines of about one length and stops early when they are short; or in
+ * input order. */
 static void decoding_order(Translator *tr) {
     if (!tr->sort) {
         for (int i = 0; i < tr->n; i++) tr->order[i] = i;
         return;
     }
-    int k = 0;
-    for (int l = tr->max_src; l >= 0; l--) /* lengths are 0..max_src (truncated) */
-        for (int i = 0; i < tr->n; i++)
-            if (tr->len[i] == l) tr->order[k++] = i;
-    NMT_ASSERT(k == tr->n);
+    /* keys (INT_MAX - length, index): ascending is longest first, stable */
+    for (int i = 0; i < tr->n; i++) tr->sort_keys[i] = (uint64_t)(INT_MAX - tr->len[i]) << 32 | (uint32_t)i;
+    qsort(tr->sort_keys, (size_t)tr->n, sizeof *tr->sort_keys, key_cmp);
+    for (int i = 0; i < tr->n; i++) tr->order[i] = (int)(uint32_t)tr->sort_keys[i];
 }
 
 /* Decodes the block batch by batch in decoding order, then writes every

@@ -77,6 +77,9 @@ for beam in 1 5; do
   # with NMT_DECODE_QUANTUM=1: the rate, and the lines as the default's
   check "row 'decode nmt beam $beam quantum 1' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
     "decode beam $beam quantum 1 row: $(row "decode nmt beam $beam quantum 1")"
+  # in input order (--maxi-batch 1): the rate, and the lines as the default's
+  check "row 'decode nmt beam $beam maxi-batch 1' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with --maxi-batch 1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
+    "decode beam $beam maxi-batch 1 row: $(row "decode nmt beam $beam maxi-batch 1")"
   # greedy with NMT_DECODE_PIPELINE=0 (the CPU's default here): the rate,
   # also beyond the first-use costs, next to the default's; no beam-5 row
   if [ "$beam" = 1 ]; then
@@ -108,6 +111,11 @@ if [ "$py" != none ]; then
       # the faster of PyTorch's two ways (all sentences kept, finished ones dropped)
       check "row 'PyTorch decode$tag beam $beam' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s \(the faster of: kept [0-9.]*[1-9][0-9.]*, dropped [0-9.]*[1-9][0-9.]*\); nmt/PyTorch [0-9.]*[1-9][0-9.]*x.*; 100 of 100 lines as nmt.s$'" \
         "PyTorch decode$tag beam $beam row: $(row "PyTorch decode$tag beam $beam")"
+      # the bench-size model's ratio in input order too (as PyTorch batches)
+      if [ -z "$tag" ]; then
+        check "row 'PyTorch decode beam $beam' | grep -qE 'nmt/PyTorch [0-9.]*[1-9][0-9.]*x, in input order \(--maxi-batch 1, as PyTorch batches\) [0-9.]*[1-9][0-9.]*x'" \
+          "PyTorch decode beam $beam row, input order: $(row "PyTorch decode beam $beam")"
+      fi
       # warm (--warm-passes 4) next to nmt's rate beyond its first-use costs
       check "row 'PyTorch decode$tag beam $beam' | grep -qE '; warm [0-9.]*[1-9][0-9.]* sent/s \(kept [0-9.]*[1-9][0-9.]*, dropped [0-9.]*[1-9][0-9.]*\), nmt beyond its first-use costs [0-9.]*[1-9][0-9.]*x;'" \
         "PyTorch decode$tag beam $beam row, warm: $(row "PyTorch decode$tag beam $beam")"
