@@ -27,36 +27,27 @@ static NmtStatus backend_create_device(int device, int gpu, int threads, const c
     return *out ? NMT_OK : nmt_fail_nomem("creating the CPU backend");
 }
 
-/* NMT_DECODE_QUANTUM: -1 when unset, 0 (and an error) when not 1..4096 */
-static int decode_quantum_from_env(void) {
-    const char *v = getenv("NMT_DECODE_QUANTUM");
-    if (!v) return -1;
-    int q;
-    if (nmt_parse_int(v, 1, 4096, &q)) return q;
-    nmt_fail(NMT_ERR_CONFIG, "NMT_DECODE_QUANTUM=%s: want a whole number of sentences from 1 to 4096", v);
-    return 0;
-}
-
-/* NMT_DECODE_PIPELINE: -1 when unset, 0 or 1, or 2 (and an error) otherwise */
-static int decode_pipeline_from_env(void) {
-    const char *v = getenv("NMT_DECODE_PIPELINE");
-    if (!v) return -1;
-    int on;
-    if (nmt_parse_int(v, 0, 1, &on)) return on;
-    nmt_fail(NMT_ERR_CONFIG, "NMT_DECODE_PIPELINE=%s: want 0 (off) or 1 (on)", v);
-    return 2;
+/* An integer setting of the environment: 0 when `name` is unset, 1 and
+ * *out when it holds a whole number in [lo, hi], else -1 and an error
+ * naming it (`want`: what it takes). */
+static int env_int(const char *name, int lo, int hi, const char *want, int *out) {
+    const char *v = getenv(name);
+    if (!v) return 0;
+    if (nmt_parse_int(v, lo, hi, out)) return 1;
+    nmt_fail(NMT_ERR_CONFIG, "%s=%s: want %s", name, v, want);
+    return -1;
 }
 
 NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
                              const char *gpu_what, Backend **out) {
     *out = NULL;
-    int quantum = decode_quantum_from_env();
-    if (quantum == 0) return NMT_ERR_CONFIG; /* the message is set */
-    int pipeline = decode_pipeline_from_env();
-    if (pipeline == 2) return NMT_ERR_CONFIG;
+    int quantum, pipeline;
+    int has_quantum = env_int("NMT_DECODE_QUANTUM", 1, 4096, "a whole number of sentences from 1 to 4096", &quantum);
+    int has_pipeline = has_quantum < 0 ? 0 : env_int("NMT_DECODE_PIPELINE", 0, 1, "0 (off) or 1 (on)", &pipeline);
+    if (has_quantum < 0 || has_pipeline < 0) return NMT_ERR_CONFIG; /* the message is set */
     NmtStatus st = backend_create_device(device, gpu, threads, what, gpu_what, out);
-    if (!st && quantum > 0) (*out)->decode_quantum = quantum;
-    if (!st && pipeline >= 0) (*out)->overlap_downloads = pipeline == 1;
+    if (!st && has_quantum) (*out)->decode_quantum = quantum;
+    if (!st && has_pipeline) (*out)->overlap_downloads = pipeline == 1;
     return st;
 }
 
