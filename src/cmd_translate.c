@@ -14,6 +14,7 @@
 static const char translate_usage[] =
     "usage: nmt translate [--model FILE | --config FILE] [--beam K] [--nbest N]\n"
     "                     [--length-penalty A] [--coverage-penalty B] [--batch N]\n"
+    "                     [--maxi-batch N]\n"
     "                     [--replace-unk] [--unk-dict FILE] [--attention-out FILE]\n"
     "                     [--attention-svg DIR] [--device auto|cpu|cuda]\n"
     "                     [--max-src-len N] [--progress | --no-progress]\n"
