@@ -624,12 +624,7 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
                                                    wants_attention(tr) ? tr->out_attn : NULL);
             if (st) return st;
         }
-        const char *e = backend_error(tr->be); /* after a device error the outputs are void */
-        if (e)
-            return nmt_fail(NMT_ERR_RUNTIME,
-                            "the %s device failed: %s; stopped at input line %lld (the "
-                            "translations of the lines before it were written and are good)",
-                            tr->be->name, e, (long long)tr->line_index + 1);
+        if (backend_error(tr->be)) return NMT_ERR_RUNTIME; /* the outputs are void; flush_block says so */
     }
     int c = 0;
     int per = nbest; /* hypotheses stored per sentence */
@@ -690,16 +685,9 @@ static void decoding_order(Translator *tr) {
     for (int i = 0; i < tr->n; i++) tr->order[i] = (int)(uint32_t)tr->sort_keys[i];
 }
 
-/* Decodes the block batch by batch in decoding order, then writes every
- * line's output in input order. */
-static NmtStatus flush_block(Translator *tr) {
-    decoding_order(tr);
-    for (int k = 0; k < tr->n; k += tr->batch) {
-        NmtStatus st = decode_chunk(tr, tr->order + k, tr->n - k < tr->batch ? tr->n - k : tr->batch);
-        if (st) return st;
-        if (k + tr->batch < tr->n) progress_show(tr, false);
-    }
-    for (int i = 0; i < tr->n; i++, tr->line_index++, tr->block_done--) {
+/* Writes the outputs of the block's first `n` lines, in input order. */
+static NmtStatus write_results(Translator *tr, int n) {
+    for (int i = 0; i < n; i++, tr->line_index++, tr->block_done--) {
         char *rest = tr->result[i];
         for (;;) { /* its output lines */
             char *nl = rest ? strchr(rest, '\n') : NULL;
@@ -712,6 +700,32 @@ static NmtStatus flush_block(Translator *tr) {
         nmt_free(tr->result[i]);
         tr->result[i] = NULL;
     }
+    return NMT_OK;
+}
+
+/* Decodes the block batch by batch in decoding order, then writes every
+ * line's output in input order. When the device fails, the lines decoded
+ * before it that come first in input order are written, and the error
+ * names the first line not written. */
+static NmtStatus flush_block(Translator *tr) {
+    decoding_order(tr);
+    for (int k = 0; k < tr->n; k += tr->batch) {
+        NmtStatus st = decode_chunk(tr, tr->order + k, tr->n - k < tr->batch ? tr->n - k : tr->batch);
+        const char *e = st ? backend_error(tr->be) : NULL;
+        if (e) {
+            int done = 0;
+            while (done < tr->n && tr->result[done]) done++;
+            NmtStatus w = write_results(tr, done);
+            if (w) return w;
+            return nmt_fail(NMT_ERR_RUNTIME, "the %s device failed: %s; stopped at input line %lld (the "
+                            "translations of the lines before it were written and are good)",
+                            tr->be->name, e, (long long)tr->line_index + 1);
+        }
+        if (st) return st;
+        if (k + tr->batch < tr->n) progress_show(tr, false);
+    }
+    NmtStatus st = write_results(tr, tr->n);
+    if (st) return st;
     tr->n = 0;
     progress_show(tr, false);
     return NMT_OK;

@@ -268,15 +268,16 @@ check "grep -q 'validation at step 3: the cuda device failed' train-failv.log" \
 check "[ ! -e run-failv/last.nmt ] && [ ! -e run-failv/best.nmt ]" \
   "a device failing in validation: a checkpoint was written: $(ls run-failv)"
 # (c) translating (2-best lists: the barely trained model's best hypotheses
-# are mostly empty), in the third of four batches: the lists of the first
-# two batches are written and right, none after (before, the rest came out
-# as garbage read from the failed device, with status 0)
-"$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 --nbest 2 --batch 2 < data/valid.src \
+# are mostly empty), in the third of four batches in input order
+# (--maxi-batch 1): the lists of the first two batches are written and
+# right, none after (before, the rest came out as garbage read from the
+# failed device, with status 0)
+"$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 --nbest 2 --batch 2 --maxi-batch 1 < data/valid.src \
   > all.cuda 2> tr.err
 check "[ $? -eq 0 ] && [ \$(wc -l < all.cuda) -eq 16 ]" "translate in batches of 2 on cuda: $(tail -2 tr.err)"
 tl=$(sed -nE 's/^cuda emulator: ([0-9]+) kernel launches.*/\1/p' tr.err | tail -1)
 EMU_FAIL_AFTER_LAUNCHES=$((${tl:-0} * 5 / 8)) "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 \
-  --nbest 2 --batch 2 < data/valid.src > part.cuda 2> tr.err
+  --nbest 2 --batch 2 --maxi-batch 1 < data/valid.src > part.cuda 2> tr.err
 check "[ $? -eq 1 ]" "a device failing while translating: not exit status 1: $(tail -2 tr.err)"
 check "grep -q 'the cuda device failed: .*cudaErrorLaunchFailure.*stopped at input line [0-9]' tr.err" \
   "a device failing while translating: no such message: $(grep 'nmt translate' tr.err)"
@@ -285,6 +286,16 @@ check "[ $n_part -ge 4 ] && [ $n_part -lt 16 ] && cmp -s part.cuda <(head -n $n_
   "a device failing while translating: the $n_part lines written are not the first of the full output"
 check "grep -q 'stopped at input line $((n_part / 2 + 1)) ' tr.err" \
   "a device failing while translating: the message names another line than $((n_part / 2 + 1)): $(grep 'nmt translate' tr.err)"
+# the same failure with the lines decoded longest first (the default,
+# --maxi-batch 8: one block of 8 lines): what is written is a prefix of the
+# full output, the lines decoded before the failure that come first in input
+# order, and the message names the first line not written
+EMU_FAIL_AFTER_LAUNCHES=$((${tl:-0} * 5 / 8)) "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 \
+  --nbest 2 --batch 2 < data/valid.src > part.cuda 2> tr.err
+check "[ $? -eq 1 ]" "a device failing while translating longest first: not exit status 1: $(tail -2 tr.err)"
+n_part=$(wc -l < part.cuda)
+check "[ $n_part -lt 16 ] && [ $((n_part % 2)) -eq 0 ] && cmp -s part.cuda <(head -n $n_part all.cuda) && grep -q 'stopped at input line $((n_part / 2 + 1)) ' tr.err" \
+  "a device failing while translating longest first: $n_part lines written (not a prefix of the full output, or not the line the message names): $(grep 'nmt translate' tr.err)"
 
 # 4. out of device memory (EMU_DEVICE_MEMORY: the emulated GPU's size): a
 # clear message with the sizes asked for, what the device has free, and the
