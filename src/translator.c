@@ -478,8 +478,9 @@ static NmtStatus load_dict(const char *path, Translator *tr) {
 static NmtStatus alloc_buffers(Translator *tr) {
     size_t B = (size_t)tr->batch, per = (size_t)tr->nbest, stride = (size_t)tr->stride;
     /* attention output is written as lines are decoded, so in input order,
-     * one batch at a time */
-    if (tr->attn_out || tr->opt.attention_svg) tr->maxi = 1;
+     * one batch at a time; batches of one line gain nothing from sorting,
+     * and must not wait for more input (a line at a time from a pipe) */
+    if (tr->attn_out || tr->opt.attention_svg || tr->batch == 1) tr->maxi = 1;
     tr->sort = tr->maxi > 1;
     tr->block = tr->batch * tr->maxi;
     size_t L = (size_t)tr->block;
@@ -726,6 +727,8 @@ static NmtStatus flush_block(Translator *tr) {
     }
     NmtStatus st = write_results(tr, tr->n);
     if (st) return st;
+    /* a block's lines reach a pipe now, not when the buffer fills */
+    if (tr->sink_file && fflush(tr->sink_file) != 0) return nmt_fail(NMT_ERR_IO, "%s: write error", sink_name(tr));
     tr->n = 0;
     progress_show(tr, false);
     return NMT_OK;

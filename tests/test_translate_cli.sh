@@ -101,6 +101,26 @@ for opts in "--batch 3" "--batch 3 --maxi-batch 2" "--batch 5 --maxi-batch 1000"
   "$NMT" translate --model "$M" $opts < "$tmp/mixed.src" > "$tmp/mb.hyp" 2>/dev/null
   check "cmp -s '$tmp/alone.hyp' '$tmp/mb.hyp'" "$opts: output differs from each line alone: $(diff "$tmp/alone.hyp" "$tmp/mb.hyp" | head -4)"
 done
+# a line at a time through a pipe: with --batch 1 (which reads no lines
+# ahead) each line's translation comes out before the next line is
+# written; with --batch 2 --maxi-batch 3 a block's 6 lines come out once
+# they were read, before the input ends
+for spec in "1:--batch 1" "6:--batch 2 --maxi-batch 3"; do
+  n=${spec%%:*} opts=${spec#*:}
+  rm -f "$tmp/in.fifo" "$tmp/stream.out"
+  mkfifo "$tmp/in.fifo"
+  "$NMT" translate --model "$M" $opts < "$tmp/in.fifo" > "$tmp/stream.out" 2>/dev/null &
+  pid=$!
+  exec 7> "$tmp/in.fifo"
+  head -n "$n" "$in" >&7
+  for _ in $(seq 1 150); do [ "$(wc -l < "$tmp/stream.out")" -ge "$n" ] && break; sleep 0.1; done
+  got=$(wc -l < "$tmp/stream.out")
+  sed -n "$((n + 1)),40p" "$in" >&7
+  exec 7>&-
+  wait $pid
+  check "[ $got -eq $n ] && cmp -s '$tmp/stream.out' '$tmp/base.hyp'" \
+    "$opts from a pipe: $got lines out before the rest of the input (want $n), or other output than the file's"
+done
 "$NMT" translate --model "$M" --beam 2 --nbest 2 --batch 1 --maxi-batch 1 < "$tmp/mixed.src" > "$tmp/nb-alone.hyp" 2>/dev/null
 "$NMT" translate --model "$M" --beam 2 --nbest 2 --batch 4 --maxi-batch 3 < "$tmp/mixed.src" > "$tmp/nb-sorted.hyp" 2>/dev/null
 # numbers and tokens (a score may differ in its last digit with the batch)
