@@ -134,9 +134,8 @@ struct Translator {
     char **dict_src, **dict_tgt;  /* --unk-dict, sorted by source */
     int dict_n;
     /* the block of lines being filled: maxi batches, decoded longest first
-     * (sort) and written in input order */
+     * (when maxi > 1) and written in input order */
     int maxi, block; /* batches a block, and its lines (batch * maxi) */
-    bool sort;       /* decode a block's lines by length (else in input order) */
     int n;           /* lines in the block */
     int32_t **ids;   /* (block) encoded lines (length 0: output an empty line) */
     int *len;        /* (block) */
@@ -481,7 +480,6 @@ static NmtStatus alloc_buffers(Translator *tr) {
      * one batch at a time; batches of one line gain nothing from sorting,
      * and must not wait for more input (a line at a time from a pipe) */
     if (tr->attn_out || tr->opt.attention_svg || tr->batch == 1) tr->maxi = 1;
-    tr->sort = tr->maxi > 1;
     tr->block = tr->batch * tr->maxi;
     size_t L = (size_t)tr->block;
     tr->ids = nmt_calloc(L, sizeof *tr->ids);
@@ -676,7 +674,7 @@ static int key_cmp(const void *a, const void *b) {
  * lines of about one length and stops early when they are short; or in
  * input order. */
 static void decoding_order(Translator *tr) {
-    if (!tr->sort) {
+    if (tr->maxi == 1) {
         for (int i = 0; i < tr->n; i++) tr->order[i] = i;
         return;
     }

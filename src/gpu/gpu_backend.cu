@@ -94,30 +94,30 @@ typedef struct {
     size_t dpitch;
     const void *src;
     size_t spitch, width, height; /* height 0: a plain copy of width bytes */
+    size_t to_host; /* dst is pinned host memory (download_start), else device memory */
 } GpuMemcpyOp;
 
 static void memcpy_exec(GpuContext *c, const void *payload) {
     GpuMemcpyOp op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
+    cudaMemcpyKind kind = op.to_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
     if (!op.height)
-        GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.width, cudaMemcpyDeviceToDevice,
-                                          gpu_exec_stream(c)));
+        GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.width, kind, gpu_exec_stream(c)));
     else
         GPU_CUDA_ASYNC(c, cudaMemcpy2DAsync(op.dst, op.dpitch, op.src, op.spitch, op.width,
-                                            op.height, cudaMemcpyDeviceToDevice,
-                                            gpu_exec_stream(c)));
+                                            op.height, kind, gpu_exec_stream(c)));
 }
 
 void gpu_op_memcpy(GpuContext *c, void *dst, const void *src, size_t bytes) {
-    GpuMemcpyOp op = {dst, 0, src, 0, bytes, 0};
+    GpuMemcpyOp op = {dst, 0, src, 0, bytes, 0, 0};
     gpu_submit(c, memcpy_exec, &op, sizeof op);
 }
 
 void gpu_op_memcpy2d(GpuContext *c, void *dst, size_t dpitch, const void *src, size_t spitch,
                      size_t width, size_t height) {
     if (!height) return;
-    GpuMemcpyOp op = {dst, dpitch, src, spitch, width, height};
+    GpuMemcpyOp op = {dst, dpitch, src, spitch, width, height, 0};
     gpu_submit(c, memcpy_exec, &op, sizeof op);
 }
 
@@ -183,20 +183,6 @@ static void gpu_download(Backend *be, void *host_dst, const void *src, size_t by
  * once, as download does (a wait in download_start instead). */
 #define GPU_DOWNLOAD_SLOT ((size_t)256 << 10)
 
-typedef struct {
-    void *dst; /* pinned host memory */
-    const void *src;
-    size_t bytes;
-} GpuDownloadOp;
-
-static void download_exec(GpuContext *c, const void *payload) {
-    GpuDownloadOp op;
-    memcpy(&op, payload, sizeof op);
-    c->counters.host_calls++;
-    GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.bytes, cudaMemcpyDeviceToHost,
-                                      gpu_exec_stream(c)));
-}
-
 static void gpu_download_start(Backend *be, void *host_dst, const void *src, size_t bytes) {
     GpuContext *ctx = gpu_ctx(be);
     NMT_ASSERT(ctx->n_pending < BACKEND_MAX_PENDING_DOWNLOADS);
@@ -211,8 +197,8 @@ static void gpu_download_start(Backend *be, void *host_dst, const void *src, siz
         return;
     }
     if (!gpu_no_fork(ctx, "download_start")) return; /* misuse is recorded: zeros at the finish */
-    GpuDownloadOp op = {ctx->download_pinned + (size_t)k * GPU_DOWNLOAD_SLOT, src, bytes};
-    gpu_submit(ctx, download_exec, &op, sizeof op);
+    GpuMemcpyOp op = {ctx->download_pinned + (size_t)k * GPU_DOWNLOAD_SLOT, 0, src, 0, bytes, 0, 1};
+    gpu_submit(ctx, memcpy_exec, &op, sizeof op);
     gpu_flush(ctx); /* with graphs: the segment runs now; the host does not wait */
     ctx->pending[k].queued =
         !ctx->failed && GPU_CUDA(ctx, cudaEventRecord(ctx->download_done[k], ctx->stream));
