@@ -287,15 +287,22 @@ check "[ $n_part -ge 4 ] && [ $n_part -lt 16 ] && cmp -s part.cuda <(head -n $n_
 check "grep -q 'stopped at input line $((n_part / 2 + 1)) ' tr.err" \
   "a device failing while translating: the message names another line than $((n_part / 2 + 1)): $(grep 'nmt translate' tr.err)"
 # the same failure with the lines decoded longest first (the default,
-# --maxi-batch 8: one block of 8 lines): what is written is a prefix of the
-# full output, the lines decoded before the failure that come first in input
-# order, and the message names the first line not written
+# --maxi-batch 8: one block of 8 lines), on the input put longest first
+# already (word counts descending, ties in input order: nmt's decoding
+# order), so that the batches decoded before the failure are the first
+# lines in input order: they are written, a prefix of the full output, and
+# the message names the first line not written
+awk '{ print NF "\t" NR "\t" $0 }' data/valid.src | sort -t "$(printf '\t')" -k1,1nr -k2,2n | cut -f3- > longfirst.src
+"$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 --nbest 2 --batch 2 < longfirst.src \
+  > all-lf.cuda 2> tr.err
+check "[ $? -eq 0 ] && [ \$(wc -l < all-lf.cuda) -eq 16 ]" "translate longest first on cuda: $(tail -2 tr.err)"
+tl=$(sed -nE 's/^cuda emulator: ([0-9]+) kernel launches.*/\1/p' tr.err | tail -1)
 EMU_FAIL_AFTER_LAUNCHES=$((${tl:-0} * 5 / 8)) "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 \
-  --nbest 2 --batch 2 < data/valid.src > part.cuda 2> tr.err
+  --nbest 2 --batch 2 < longfirst.src > part.cuda 2> tr.err
 check "[ $? -eq 1 ]" "a device failing while translating longest first: not exit status 1: $(tail -2 tr.err)"
 n_part=$(wc -l < part.cuda)
-check "[ $n_part -lt 16 ] && [ $((n_part % 2)) -eq 0 ] && cmp -s part.cuda <(head -n $n_part all.cuda) && grep -q 'stopped at input line $((n_part / 2 + 1)) ' tr.err" \
-  "a device failing while translating longest first: $n_part lines written (not a prefix of the full output, or not the line the message names): $(grep 'nmt translate' tr.err)"
+check "[ $n_part -ge 4 ] && [ $n_part -lt 16 ] && cmp -s part.cuda <(head -n $n_part all-lf.cuda) && grep -q 'stopped at input line $((n_part / 2 + 1)) ' tr.err" \
+  "a device failing while translating longest first: $n_part lines written (want the batches decoded before the failure, a prefix of the full output, and the message naming the next line): $(grep 'nmt translate' tr.err)"
 
 # 4. out of device memory (EMU_DEVICE_MEMORY: the emulated GPU's size): a
 # clear message with the sizes asked for, what the device has free, and the
