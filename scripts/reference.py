@@ -668,7 +668,10 @@ def cmd_check(args):
 class BenchModel(torch.nn.Module):
     """Same sizes and equations as the C model's default configuration: bi-LSTM
     first encoder layer (K/2 per direction), unidirectional layers above,
-    learned bridge, Luong general global attention with input feeding."""
+    learned bridge, Luong general global attention with input feeding, one
+    head or a.heads of them (each its own W_a (H, K) over the whole keys, the
+    heads' contexts concatenated and mapped back to K by W_o, as
+    docs/model.md and the C model have it)."""
 
     def __init__(self, a):
         super().__init__()
@@ -686,7 +689,9 @@ class BenchModel(torch.nn.Module):
         self.bridge_c = nn.Linear(K, a.dec_layers * H)
         self.dec = nn.ModuleList([nn.LSTMCell(E + H if l == 0 else H, H)
                                   for l in range(a.dec_layers)])
-        self.attn_Wa = nn.Linear(K, H, bias=False)
+        self.heads = getattr(a, "heads", 1)
+        self.attn_Wa = nn.Linear(K, self.heads * H, bias=False)              # heads' W_a stacked
+        self.attn_Wo = nn.Linear(self.heads * K, K, bias=False) if self.heads > 1 else None
         self.out_Wc = nn.Linear(K + H, H, bias=False)
         self.out = nn.Linear(H, a.tgt_vocab)
         for p in self.parameters():
@@ -718,20 +723,39 @@ class BenchModel(torch.nn.Module):
         return ([hb[:, l * H:(l + 1) * H] for l in range(self.L_d)],
                 [cb[:, l * H:(l + 1) * H] for l in range(self.L_d)])
 
+    def project_keys(self, keys):
+        """W_a keys of every head: (B, S, K) -> (B, n*S, H), head j's rows at
+        j*S .. j*S + S - 1 (for n = 1 simply keys W_a^T)."""
+        B, S, _ = keys.shape
+        wk = self.attn_Wa(keys)                                               # (B, S, n*H)
+        if self.heads == 1:
+            return wk
+        return wk.view(B, S, self.heads, self.H).transpose(1, 2).reshape(B, self.heads * S, self.H)
+
+    def attend(self, q, keys, wk, mask):
+        """Attention of G query rows a sentence: q (B, G, H), keys (B, S, K),
+        wk from project_keys, mask (B, S). Returns the context (B, G, K)."""
+        B, G, _ = q.shape
+        S, n = keys.shape[1], self.heads
+        e = torch.bmm(q, wk.transpose(1, 2)).view(B, G, n, S)                 # (B, G, n, S)
+        a = torch.softmax(e.masked_fill(~mask.view(B, 1, 1, S), float("-inf")), 3)
+        ctx = torch.bmm(a.view(B, G * n, S), keys)                            # (B, G*n, K)
+        if n == 1:
+            return ctx
+        return self.attn_Wo(ctx.view(B, G, n * keys.shape[2]))
+
     def step(self, y, hh, h, c, keys, wk, mask):
         """One decoder step for token ids y (N,). Returns the new hh."""
         inp = torch.cat([F.dropout(self.tgt_emb(y), self.p, self.training), hh], 1)
         for l, cell in enumerate(self.dec):
             h[l], c[l] = cell(inp, (h[l], c[l]))
             inp = F.dropout(h[l], self.p, self.training) if l + 1 < self.L_d else h[l]
-        e = torch.bmm(wk, h[-1].unsqueeze(2)).squeeze(2).masked_fill(~mask, float("-inf"))
-        a = torch.softmax(e, 1)
-        ctx = torch.bmm(a.unsqueeze(1), keys).squeeze(1)
+        ctx = self.attend(h[-1].unsqueeze(1), keys, wk, mask).squeeze(1)
         return torch.tanh(self.out_Wc(torch.cat([ctx, h[-1]], 1)))
 
     def forward(self, src, src_len, tgt_in, tgt_out, eps):
         keys, h_fin, c_fin = self.encode(src, src_len)
-        wk = self.attn_Wa(keys)                                               # (B, S, H)
+        wk = self.project_keys(keys)                                          # (B, n*S, H)
         mask = torch.arange(keys.shape[1], device=src.device).unsqueeze(0) < src_len.unsqueeze(1)
         h, c = self.init_state(h_fin, c_fin)
         hh = keys.new_zeros(src.shape[1], self.H)
@@ -753,7 +777,7 @@ class BenchModel(torch.nn.Module):
         keys, h_fin, c_fin = self.encode(src, src_len)
         rep = lambda x: x.repeat_interleave(beam, 0)
         keys = rep(keys)
-        wk = self.attn_Wa(keys)
+        wk = self.project_keys(keys)
         mask = rep(torch.arange(keys.shape[1], device=src.device).unsqueeze(0) < src_len.unsqueeze(1))
         h, c = self.init_state(h_fin, c_fin)
         h, c = [rep(x) for x in h], [rep(x) for x in c]
@@ -1088,15 +1112,16 @@ def bench_args_of(cfg, V_s, V_t):
         ("attention style %s" % d.style, d.style != "luong"),
         ("score %s" % d.score, d.score != "general"),
         ("mode %s" % d.mode, d.mode != "global"),
-        ("%d heads" % d.heads, d.heads != 1),
         ("no input feeding", not d.input_feed),
         ("tied embeddings", d.tie),
         ("bridge %s" % d.bridge, d.bridge != "learned")) if bad]
     if unsupported:
-        raise SystemExit("decode: the PyTorch decoder has Luong general global attention with input "
-                         "feeding and a learned bridge only; this model has " + ", ".join(unsupported))
+        raise SystemExit("decode: the PyTorch decoder has Luong general global attention (any number "
+                         "of heads) with input feeding and a learned bridge only; this model has "
+                         + ", ".join(unsupported))
     a = argparse.Namespace(emb=d.E, hidden=d.H, enc_hidden=d.K, enc_layers=d.L_e, dec_layers=d.L_d,
-                           bidirectional=d.bidirectional, dropout=0.0, src_vocab=V_s, tgt_vocab=V_t)
+                           bidirectional=d.bidirectional, dropout=0.0, src_vocab=V_s, tgt_vocab=V_t,
+                           heads=d.heads)
     return d, a
 
 
@@ -1118,6 +1143,7 @@ def load_nmt_weights(model, d, tensors, params):
               "bridge_h_W": model.bridge_h.weight, "bridge_h_b": model.bridge_h.bias,
               "bridge_c_W": model.bridge_c.weight, "bridge_c_b": model.bridge_c.bias,
               "attn_Wa": model.attn_Wa.weight, "out_Wc": model.out_Wc.weight,
+              **({"attn_Wo": model.attn_Wo.weight} if model.attn_Wo is not None else {}),
               "out_W": model.out.weight, "out_b": model.out.bias}
 
     def lstm(prefix, mod, suffix):
@@ -1188,9 +1214,8 @@ class Decoder:
             h[l], c[l] = cell(inp, (h[l], c[l]))
             inp = h[l]
         q = h[-1]
-        e = torch.bmm(q.view(G, B, -1).transpose(0, 1), wk.transpose(1, 2))       # (B, G, S)
-        a = torch.softmax(e.masked_fill(~mask.unsqueeze(1), float("-inf")), 2)
-        ctx = torch.bmm(a, keys).transpose(0, 1).reshape(G * B, -1)              # (R, K)
+        ctx = m.attend(q.view(G, B, -1).transpose(0, 1), keys, wk, mask)           # (B, G, K)
+        ctx = ctx.transpose(0, 1).reshape(G * B, -1)                             # (R, K)
         hh = torch.tanh(m.out_Wc(torch.cat([ctx, q], 1)))
         logits = m.out(hh)
         logits[:, PAD] = float("-inf")
@@ -1200,7 +1225,7 @@ class Decoder:
     def setup(self, src, src_len, G):
         m = self.m
         keys, h_fin, c_fin = m.encode(src, src_len)                              # (B, S, K)
-        wk = m.attn_Wa(keys)
+        wk = m.project_keys(keys)                                                # (B, n*S, H)
         mask = torch.arange(keys.shape[1], device=self.dev).unsqueeze(0) < src_len.unsqueeze(1)
         h, c = m.init_state(h_fin, c_fin)
         if G > 1:
@@ -1491,6 +1516,7 @@ def main(argv):
     b.add_argument("--enc-layers", type=int, default=2)
     b.add_argument("--dec-layers", type=int, default=2)
     b.add_argument("--bidirectional", action="store_true")
+    b.add_argument("--heads", type=int, default=1, help="attention heads (general score)")
     b.add_argument("--batch", type=int, default=64)
     b.add_argument("--src-vocab", type=int, default=8000)
     b.add_argument("--tgt-vocab", type=int, default=8000)
