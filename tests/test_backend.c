@@ -222,9 +222,14 @@ static void ref_gemm(int ta, int tb, int m, int n, int k, double alpha, const fl
 
 static void test_gemm(void) {
     double worst = 0.0;
+    /* a small gemm, and gemms of few rows and many columns, which the CPU
+     * backend splits into a block of columns per thread (cpu_gemm.c; block
+     * edges not on the ld, n not a multiple of 16) */
+    static const int shapes[][3] = {{5, 7, 3}, {9, 1003, 37}, {128, 613, 20}, {1, 777, 65}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
-            int m = 5, n = 7, k = 3;
+            int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
             int lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 3, ldc = n + 1;
             size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
             size_t nc = (size_t)m * ldc;
@@ -238,7 +243,8 @@ static void test_gemm(void) {
             if (e > worst) worst = e;
             free(hA); free(hB); free(hC); free(ref); free(out);
         }
-    report("gemm (4 trans combos, padded ld, alpha/beta)", worst, FWD_TOL);
+    report("gemm (4 trans combos, padded ld, alpha/beta, few rows and many columns)", worst,
+           FWD_TOL);
 
     /* k == 0: C = beta C */
     float hc[4] = {1, 2, 3, 4};
