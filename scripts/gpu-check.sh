@@ -49,7 +49,9 @@
 #      hidden), forward and backward through the step path and the
 #      persistent kernel, in ms and as ratios (rows "recurrence ...");
 #   6. decoding speed (120 s per model): a model of the bench config's
-#      sizes and one of the large config's (emb 512, hidden 1024), each
+#      sizes, one of the large config's (emb 512, hidden 1024) and one of
+#      configs/de-en.json's (emb 256, hidden 256, 1+1 layers, 4 attention
+#      heads; rows "decode nmt de-en.json ..."), each
 #      trained 150 steps on the GPU on the demo corpus, then `nmt translate
 #      --device cuda` of the 500 test sentences with --beam 1 and 5
 #      (sentences/s from --progress, i.e. without loading the model), then
@@ -297,9 +299,13 @@ TEST_N=500
 # first layer, luong general global, input feeding, dropout 0.3, label
 # smoothing 0.1, clip 5, Adam; PyTorch gets the same)
 BENCH_RUNS=("de-en|256|512|2|2|64,13,16|8000,8000" "large|512|1024|2|2|128,13,16|8000,8000")
-# decoding runs (step 6, and PyTorch in step 7): name|model sizes
+# decoding runs (step 6, and PyTorch in step 7): name|model sizes (and
+# attention, else write_config's: one head): the bench config's, the large
+# one's, and configs/de-en.json's own (1+1 layers, 4 attention heads)
+HEADS4='"attention": {"style": "luong", "score": "general", "mode": "global", "heads": 4}'
 DEC_RUNS=('de-en|"emb_dim": 256, "hidden": 512, "enc_layers": 2, "dec_layers": 2'
-          'large|"emb_dim": 512, "hidden": 1024, "enc_layers": 2, "dec_layers": 2')
+          'large|"emb_dim": 512, "hidden": 1024, "enc_layers": 2, "dec_layers": 2'
+          "de-en.json|\"emb_dim\": 256, \"hidden\": 256, \"enc_layers\": 1, \"dec_layers\": 1, $HEADS4")
 if [ "$QUICK" = 1 ]; then
     TRAIN_STEPS=${GPU_CHECK_TRAIN_STEPS:-60}
     BENCH_STEPS=2
@@ -308,7 +314,8 @@ if [ "$QUICK" = 1 ]; then
     TEST_N=100
     BENCH_RUNS=("de-en|32|64|2|2|8,7,9|100,120" "large|64|128|2|2|16,7,9|100,120")
     DEC_RUNS=('de-en|"emb_dim": 32, "hidden": 64, "enc_layers": 2, "dec_layers": 2'
-              'large|"emb_dim": 64, "hidden": 128, "enc_layers": 2, "dec_layers": 2')
+              'large|"emb_dim": 64, "hidden": 128, "enc_layers": 2, "dec_layers": 2'
+              "de-en.json|\"emb_dim\": 32, \"hidden\": 64, \"enc_layers\": 1, \"dec_layers\": 1, $HEADS4")
 fi
 dev_tag=$([ "$DEV" = cuda ] && echo GPU || echo "$DEV (dry run)")
 no_gpu=0
@@ -392,15 +399,18 @@ decode_variant() {
     row "$row_name" "pass" "$(($(date +%s) - t1))" "$v sent/s with $setting (the default's: $rate)$extra; $same of $total lines as the default's"
     variant_sps=$v
 }
-# a demo-corpus training config: write_config FILE SAVE_DIR MODEL_SIZES
+# a demo-corpus training config: write_config FILE SAVE_DIR MODEL_SIZES;
+# Luong general global attention, one head, unless MODEL_SIZES has an
+# "attention" of its own
 write_config() {
+    local attn=', "attention": {"style": "luong", "score": "general", "mode": "global"}'
+    case $3 in *'"attention"'*) attn="" ;; esac
     cat >"$1" <<JSON
 {
   "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
            "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
            "tokenizer": "word", "word_vocab_size": 1000, "max_len": 40, "cache_dir": "cache"},
-  "model": {$3, "bidirectional": true, "input_feed": true,
-            "attention": {"style": "luong", "score": "general", "mode": "global"}},
+  "model": {$3, "bidirectional": true, "input_feed": true$attn},
   "train": {"optimizer": "adam", "lr": 0.002, "batch_sentences": 64, "epochs": 100,
             "label_smoothing": 0.1, "seed": 1, "save_dir": "$2",
             "valid_every": 100000, "log_every": 10},
@@ -663,7 +673,8 @@ fi
 # decodes the same checkpoints and input with PyTorch.
 echo "== decoding on $dev_tag (log: bench.log)"
 declare -A dec_model dec_sps
-# dec_tag NAME: the row names' infix ("" for de-en, " large" for large)
+# dec_tag NAME: the row names' infix ("" for de-en, " large" for large,
+# " de-en.json" for de-en.json)
 dec_tag() { [ "$1" = de-en ] && echo "" || echo " $1"; }
 if [ "$no_gpu" = 1 ]; then
     row "decode nmt" "NO GPU" 0 "no GPU listed by nvidia-smi"

@@ -91,10 +91,13 @@ for beam in 1 5; do
   # with NMT_CUDA_GRAPHS=1 (ignored by the CPU here): the same output
   check "row 'decode nmt beam $beam graphs' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_GRAPHS=1, output identical'" \
     "decode beam $beam graphs row: $(row "decode nmt beam $beam graphs")"
-  check "row 'decode nmt large beam $beam' | grep -qE ' info +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s, 100 sentences'" \
-    "large decode beam $beam row: $(row "decode nmt large beam $beam")"
+  # the large model, and configs/de-en.json's sizes with its 4 attention heads
+  for tag in " large" " de-en.json"; do
+    check "row 'decode nmt$tag beam $beam' | grep -qE ' info +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s, 100 sentences'" \
+      "decode$tag beam $beam row: $(row "decode nmt$tag beam $beam")"
+  done
   # the input 4 times over: a rate per sentence beyond the first-use costs
-  for tag in "" " large"; do
+  for tag in "" " large" " de-en.json"; do
     check "row 'decode nmt$tag beam $beam' | grep -qE '; 4x the input: [0-9.]*[1-9][0-9.]* sent/s, so [0-9.]*[1-9][0-9.]* sent/s beyond -?[0-9]+ ms of first-use costs'" \
       "decode$tag beam $beam row, 4x the input: $(row "decode nmt$tag beam $beam")"
   done
@@ -105,8 +108,9 @@ if [ "$py" != none ]; then
       "PyTorch $name row: $(row "PyTorch $name")"
   done
   # the same checkpoints and input decoded by reference.py: the speed ratio,
-  # and on the same device (the CPU here) the same lines as nmt's
-  for tag in "" " large"; do
+  # and on the same device (the CPU here) the same lines as nmt's (the
+  # de-en.json model's with 4 attention heads)
+  for tag in "" " large" " de-en.json"; do
     for beam in 1 5; do
       # the faster of PyTorch's two ways (all sentences kept, finished ones dropped)
       check "row 'PyTorch decode$tag beam $beam' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s \(the faster of: kept [0-9.]*[1-9][0-9.]*, dropped [0-9.]*[1-9][0-9.]*\); nmt/PyTorch [0-9.]*[1-9][0-9.]*x.*; 100 of 100 lines as nmt.s$'" \
