@@ -25,8 +25,10 @@ static void cpu_gemm_scale_c(int m, int n, float beta, float *C, int ldc) {
  * OpenBLAS call on its own thread: OpenBLAS divides a gemm's rows among its
  * threads, so with a few rows some of them idle. Measured on 2 threads
  * (m x 8000 x 256, the output layer of configs/de-en.json): m = 4 and 8
- * 2.0-2.5x faster, m = 24 1.7x, 16, 32 and 64..320 the same to 5%. Each
- * element is computed by the same kernel over the same k either way. */
+ * 2.0-2.5x faster, m = 24 1.7x, 16, 32 and 64..320 the same to 5%. The
+ * split changes the last bits of some elements, as OpenBLAS's own thread
+ * count does; it depends only on the shapes and the thread count, so a run
+ * is reproducible bit for bit with the same thread count (docs/gpu.md). */
 #define CPU_GEMM_SPLIT_MAX_M 128
 #define CPU_GEMM_SPLIT_MIN_COLS 256 /* columns a thread at least */
 #define CPU_GEMM_SPLIT_ALIGN 16     /* block edges on 64-byte column multiples */
