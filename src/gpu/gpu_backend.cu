@@ -94,30 +94,30 @@ typedef struct {
     size_t dpitch;
     const void *src;
     size_t spitch, width, height; /* height 0: a plain copy of width bytes */
-    size_t to_host; /* dst is pinned host memory (download_start), else device memory */
 } GpuMemcpyOp;
 
 static void memcpy_exec(GpuContext *c, const void *payload) {
     GpuMemcpyOp op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
-    cudaMemcpyKind kind = op.to_host ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice;
     if (!op.height)
-        GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.width, kind, gpu_exec_stream(c)));
+        GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.width, cudaMemcpyDeviceToDevice,
+                                          gpu_exec_stream(c)));
     else
         GPU_CUDA_ASYNC(c, cudaMemcpy2DAsync(op.dst, op.dpitch, op.src, op.spitch, op.width,
-                                            op.height, kind, gpu_exec_stream(c)));
+                                            op.height, cudaMemcpyDeviceToDevice,
+                                            gpu_exec_stream(c)));
 }
 
 void gpu_op_memcpy(GpuContext *c, void *dst, const void *src, size_t bytes) {
-    GpuMemcpyOp op = {dst, 0, src, 0, bytes, 0, 0};
+    GpuMemcpyOp op = {dst, 0, src, 0, bytes, 0};
     gpu_submit(c, memcpy_exec, &op, sizeof op);
 }
 
 void gpu_op_memcpy2d(GpuContext *c, void *dst, size_t dpitch, const void *src, size_t spitch,
                      size_t width, size_t height) {
     if (!height) return;
-    GpuMemcpyOp op = {dst, dpitch, src, spitch, width, height, 0};
+    GpuMemcpyOp op = {dst, dpitch, src, spitch, width, height};
     gpu_submit(c, memcpy_exec, &op, sizeof op);
 }
 
@@ -175,9 +175,9 @@ static void gpu_download(Backend *be, void *host_dst, const void *src, size_t by
 }
 
 /* ---- a download in two halves (backend.h) ----
- * download_start queues the copy into a pinned staging slot (an op, so
- * that with graphs it is part of the segment), runs what was recorded (a
- * segment ends here without a wait) and records an event after it;
+ * download_start runs what was recorded (with graphs a segment ends here,
+ * without a wait), then queues the copy into a pinned staging slot (as
+ * download does, after the flush) and records an event after it;
  * download_finish waits for the oldest pending one's event and copies the
  * slot to the caller's buffer. A download larger than a slot is made at
  * once, as download does (a wait in download_start instead). */
@@ -197,11 +197,17 @@ static void gpu_download_start(Backend *be, void *host_dst, const void *src, siz
         return;
     }
     if (!gpu_no_fork(ctx, "download_start")) return; /* misuse is recorded: zeros at the finish */
-    GpuMemcpyOp op = {ctx->download_pinned + (size_t)k * GPU_DOWNLOAD_SLOT, 0, src, 0, bytes, 0, 1};
-    gpu_submit(ctx, memcpy_exec, &op, sizeof op);
     gpu_flush(ctx); /* with graphs: the segment runs now; the host does not wait */
+    /* the copy itself is never recorded in a segment: its staging slot
+     * alternates with the pending ring's phase, which need not follow the
+     * decoding ring's (t % 2), so in a segment it would give each step's
+     * graph a key per slot (up to twice the captures) */
+    ctx->counters.host_calls++;
     ctx->pending[k].queued =
-        !ctx->failed && GPU_CUDA(ctx, cudaEventRecord(ctx->download_done[k], ctx->stream));
+        !ctx->failed &&
+        GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(ctx->download_pinned + (size_t)k * GPU_DOWNLOAD_SLOT, src,
+                                            bytes, cudaMemcpyDeviceToHost, ctx->stream)) &&
+        GPU_CUDA(ctx, cudaEventRecord(ctx->download_done[k], ctx->stream));
 }
 
 /* at creation: the staging slots and the events */
