@@ -74,7 +74,9 @@ struct Backend {
 
     /* ---- dense algebra ---- */
     /* C (m, n) = alpha * op(A) op(B) + beta * C; op(A) is (m, k), op(B) (k, n);
-     * trans_a: A is stored (k, m) and transposed. */
+     * trans_a: A is stored (k, m) and transposed. With beta 0, C's old values
+     * are not read (as BLAS): NaN or -inf left in a reused buffer never
+     * reaches the result. */
     void (*gemm)(Backend *be, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
                  const float *A, int lda, const float *B, int ldb, float beta, float *C,
                  int ldc);

@@ -216,7 +216,8 @@ static void ref_gemm(int ta, int tb, int m, int n, int k, double alpha, const fl
             }
             double s = 0.0;
             for (int p = 0; p < k; p++) s += op_at(A, lda, ta, i, p) * op_at(B, ldb, tb, p, j);
-            ref[(size_t)i * ldc + j] = alpha * s + beta * C0[(size_t)i * ldc + j];
+            /* beta 0: C's old values are not read (BLAS), NaN included */
+            ref[(size_t)i * ldc + j] = alpha * s + (beta != 0.0 ? beta * C0[(size_t)i * ldc + j] : 0.0);
         }
 }
 
@@ -253,6 +254,22 @@ static void test_gemm(void) {
     float *o = get_f(C, 4);
     CHECK(o[0] == 0.5f && o[3] == 2.0f, "gemm with k = 0 scales C by beta");
     free(o);
+
+    /* beta 0 ignores what C held, NaN and -inf included (one row: the CPU's gemv path) */
+    for (int m = 1; m <= 2; m++) {
+        int n = 13, k = 7;
+        float *hA = test_hrand((size_t)m * k, -1, 1), *hB = test_hrand((size_t)n * k, -1, 1);
+        float *hC = malloc((size_t)m * n * sizeof *hC);
+        for (int i = 0; i < m * n; i++) hC[i] = i % 2 ? NAN : -INFINITY;
+        float *A = dup_f(hA, (size_t)m * k), *B = dup_f(hB, (size_t)n * k), *Cd = dup_f(hC, (size_t)m * n);
+        double *ref = malloc((size_t)m * n * sizeof *ref);
+        ref_gemm(0, 1, m, n, k, 1.0, hA, k, hB, k, 0.0, hC, n, ref);
+        be->gemm(be, false, true, m, n, k, 1.0f, A, k, B, k, 0.0f, Cd, n);
+        float *out = get_f(Cd, (size_t)m * n);
+        double e = rel_err(out, ref, (size_t)m * n);
+        CHECK(e <= FWD_TOL, "gemm %d x %d x %d with beta 0 over NaN and -inf in C: rel err %g", m, n, k, e);
+        free(hA); free(hB); free(hC); free(ref); free(out);
+    }
 }
 
 static void test_gemm_batched(void) {
