@@ -28,7 +28,8 @@ check "[ -s '$tmp/a.hyp' ] && cmp -s '$tmp/a.hyp' '$tmp/b.hyp'" "self-average tr
 expect 0 "newest at step 60" "$NMT" average --out "$tmp/avg.nmt" "$tmp/run/step-40.nmt" "$tmp/run/step-60.nmt" \
     "$tmp/run/step-20.nmt"
 "$NMT" translate --model "$tmp/avg.nmt" < "$tmp/data/test.src" > "$tmp/avg.hyp" 2>"$tmp/avg.err"
-check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/avg.hyp") -eq 30 ]' "translate with the average: $(cat "$tmp/avg.err")"
+rc=$?
+check '[ $rc -eq 0 ] && [ $(wc -l < "$tmp/avg.hyp") -eq 30 ]' "translate with the average: $(cat "$tmp/avg.err")"
 check "! cmp -s '$tmp/run/step-20.nmt' '$tmp/avg.nmt' && ! cmp -s '$tmp/run/step-60.nmt' '$tmp/avg.nmt'" \
     "the average should differ from its inputs"
 

@@ -7,6 +7,7 @@
  * - that results do not depend on the thread count.
  * Prints the worst relative error per op. */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,12 +226,15 @@ static void test_gemm(void) {
     double worst = 0.0;
     /* a small gemm, and gemms of few rows and many columns, which the CPU
      * backend splits into a block of columns per thread (cpu_gemm.c; block
-     * edges not on the ld, n not a multiple of 16) */
-    static const int shapes[][3] = {{5, 7, 3}, {9, 1003, 37}, {128, 613, 20}, {1, 777, 65}};
+     * edges not on the ld, n not a multiple of 16), on 2 threads and on 3
+     * (a middle block, both its edges rounded) */
+    static const int shapes[][4] = {{5, 7, 3, 2}, {9, 1003, 37, 2}, {128, 613, 20, 2},
+                                    {1, 777, 65, 2}, {7, 1003, 29, 3}, {1, 900, 33, 3}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++) {
             int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            omp_set_num_threads(shapes[s][3]);
             int lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 3, ldc = n + 1;
             size_t na = (size_t)(ta ? k : m) * lda, nb = (size_t)(tb ? n : k) * ldb;
             size_t nc = (size_t)m * ldc;
@@ -244,6 +248,7 @@ static void test_gemm(void) {
             if (e > worst) worst = e;
             free(hA); free(hB); free(hC); free(ref); free(out);
         }
+    omp_set_num_threads(2); /* the backend's */
     report("gemm (4 trans combos, padded ld, alpha/beta, few rows and many columns)", worst,
            FWD_TOL);
 
@@ -255,7 +260,7 @@ static void test_gemm(void) {
     CHECK(o[0] == 0.5f && o[3] == 2.0f, "gemm with k = 0 scales C by beta");
     free(o);
 
-    /* beta 0 ignores what C held, NaN and -inf included (one row: the CPU's gemv path) */
+    /* beta 0 ignores what C held, NaN and -inf included */
     for (int m = 1; m <= 2; m++) {
         int n = 13, k = 7;
         float *hA = test_hrand((size_t)m * k, -1, 1), *hB = test_hrand((size_t)n * k, -1, 1);

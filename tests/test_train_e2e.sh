@@ -61,7 +61,8 @@ check "[ \$(wc -l < '$tmp/b.txt') -eq 6 ]" "resumed train.csv should hold 6 trai
 # 3. translate: one line out per line in, whatever the line holds
 { head -n 5 "$tmp/data/test.src"; echo; printf 'bad \xff byte\n'; printf 'zzz %.0s' $(seq 1 300); echo; echo "   "; tail -n 3 "$tmp/data/test.src"; } > "$tmp/mixed.src"
 "$NMT" translate --model "$tmp/run/best.nmt" < "$tmp/mixed.src" > "$tmp/mixed.hyp" 2> "$tmp/mixed.err"
-check '[ $? -eq 0 ]' "translate failed: $(cat "$tmp/mixed.err")"
+rc=$?
+check '[ $rc -eq 0 ]' "translate failed: $(cat "$tmp/mixed.err")"
 check "[ \$(wc -l < '$tmp/mixed.src') -eq \$(wc -l < '$tmp/mixed.hyp') ]" "line counts differ"
 check "[ -z \"\$(sed -n 6p '$tmp/mixed.hyp')\" ]" "empty line must give an empty line"
 check "[ -z \"\$(sed -n 7p '$tmp/mixed.hyp')\" ]" "invalid UTF-8 must give an empty line"
@@ -77,7 +78,8 @@ check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "no model"' "translate with
 
 # 3b. beam search with n-best lists in Moses format
 "$NMT" translate --model "$tmp/run/best.nmt" --beam 4 --nbest 2 < "$tmp/data/test.src" > "$tmp/nbest.txt" 2>/dev/null
-check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/nbest.txt") -eq 80 ]' "n-best: expected 80 lines, got $(wc -l < "$tmp/nbest.txt")"
+rc=$?
+check '[ $rc -eq 0 ] && [ $(wc -l < "$tmp/nbest.txt") -eq 80 ]' "n-best: expected 80 lines, got $(wc -l < "$tmp/nbest.txt")"
 check "grep -c -E '^[0-9]+ \|\|\| .* \|\|\| -?[0-9]+\.[0-9]+\$' '$tmp/nbest.txt' | grep -qx 80" "n-best lines not in Moses format"
 check "[ \"\$(cut -d' ' -f1 '$tmp/nbest.txt' | uniq -c | awk '{print \$1}' | sort -u)\" = 2 ]" "each input line needs 2 hypotheses"
 check "[ \"\$(cut -d' ' -f1 '$tmp/nbest.txt' | uniq | tail -1)\" = 39 ]" "n-best numbering must count input lines from 0"

@@ -30,7 +30,8 @@ out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1) || bad "train: $out"
 M="$tmp/run/best.nmt"
 in="$tmp/data/test.src"
 "$NMT" translate --model "$M" < "$in" > "$tmp/base.hyp" 2> "$tmp/base.err"
-check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/base.hyp") -eq 40 ]' "plain translate: $(cat "$tmp/base.err")"
+rc=$?
+check '[ $rc -eq 0 ] && [ $(wc -l < "$tmp/base.hyp") -eq 40 ]' "plain translate: $(cat "$tmp/base.err")"
 
 # 1. bad values: exit 2, the message names the option and the value
 usage() { # usage NEEDLE ARGS...: translate ARGS must exit 2 with NEEDLE on stderr
@@ -135,7 +136,8 @@ check "cmp -s '$tmp/base.hyp' '$tmp/batch3.hyp'" "greedy output depends on --bat
 # 3. progress: not on a non-terminal by default; forced by --progress; stdout unchanged
 check "! grep -q 'sentences/s' '$tmp/base.err'" "progress line printed although stderr is a file: $(cat "$tmp/base.err")"
 "$NMT" translate --model "$M" --progress < "$in" > "$tmp/prog.hyp" 2> "$tmp/prog.err"
-check '[ $? -eq 0 ]' "--progress failed: $(cat "$tmp/prog.err")"
+rc=$?
+check '[ $rc -eq 0 ]' "--progress failed: $(cat "$tmp/prog.err")"
 check "cmp -s '$tmp/base.hyp' '$tmp/prog.hyp'" "--progress changed the translations"
 check "grep -q \$'\\r' '$tmp/prog.err'" "progress line not rewritten with \\r"
 check "tr '\\r' '\\n' < '$tmp/prog.err' | grep -qE '^translated 40 lines, [0-9.]+ sentences/s, [0-9]+ target tokens/s *\$'" \
@@ -165,7 +167,8 @@ check "tr '\\r' '\\n' < '$tmp/big.err' | grep -q '^translated 16000 lines'" "big
 # 5. on a terminal (a pty from util-linux script) the progress line is on by default
 if command -v script > /dev/null 2>&1 && script -qec true /dev/null > /dev/null 2>&1 < /dev/null; then
   script -qec "'$NMT' translate --model '$M' < '$in' > '$tmp/pty.hyp'" /dev/null > "$tmp/pty.log" 2>&1 < /dev/null
-  check '[ $? -eq 0 ]' "translate under a pty failed: $(cat "$tmp/pty.log")"
+  rc=$?
+  check '[ $rc -eq 0 ]' "translate under a pty failed: $(cat "$tmp/pty.log")"
   check "cmp -s '$tmp/base.hyp' '$tmp/pty.hyp'" "translations differ under a pty"
   check "tr '\\r' '\\n' < '$tmp/pty.log' | grep -q '^translated 40 lines, .*sentences/s'" "no progress line on a terminal: $(cat -A "$tmp/pty.log")"
   script -qec "'$NMT' translate --model '$M' --no-progress < '$in' > /dev/null" /dev/null > "$tmp/pty2.log" 2>&1 < /dev/null
@@ -184,7 +187,8 @@ check '[ $rc -eq 0 ] && [ -s "$tmp/run/shortlist.tsv" ] && head -n 1 "$tmp/run/s
 check 'printf "%s" "$out" | grep -q "shortlist: .* target tokens by frequency"' "nmt shortlist log: $out"
 "$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 100000 \
   < "$in" > "$tmp/sl_all.hyp" 2> "$tmp/sl.err"
-check '[ $? -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/sl_all.hyp"' "a shortlist of every token changed the output: $(cat "$tmp/sl.err")"
+rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/sl_all.hyp"' "a shortlist of every token changed the output: $(cat "$tmp/sl.err")"
 "$NMT" translate --model "$M" --beam 3 < "$in" > "$tmp/b3.hyp" 2>/dev/null
 "$NMT" translate --model "$M" --beam 3 --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 100000 \
   < "$in" > "$tmp/sl_b3.hyp" 2>/dev/null
