@@ -261,8 +261,9 @@ static void test_gemm(void) {
     free(o);
 
     /* beta 0 ignores what C held, NaN and -inf included */
-    for (int m = 1; m <= 2; m++) {
-        int n = 13, k = 7;
+    static const int nan_shapes[][3] = {{1, 13, 7}, {2, 13, 7}, {3, 700, 9}}; /* the last split */
+    for (size_t s = 0; s < sizeof nan_shapes / sizeof nan_shapes[0]; s++) {
+        int m = nan_shapes[s][0], n = nan_shapes[s][1], k = nan_shapes[s][2];
         float *hA = test_hrand((size_t)m * k, -1, 1), *hB = test_hrand((size_t)n * k, -1, 1);
         float *hC = malloc((size_t)m * n * sizeof *hC);
         for (int i = 0; i < m * n; i++) hC[i] = i % 2 ? NAN : -INFINITY;
