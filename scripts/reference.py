@@ -689,7 +689,7 @@ class BenchModel(torch.nn.Module):
         self.bridge_c = nn.Linear(K, a.dec_layers * H)
         self.dec = nn.ModuleList([nn.LSTMCell(E + H if l == 0 else H, H)
                                   for l in range(a.dec_layers)])
-        self.heads = getattr(a, "heads", 1)
+        self.heads = a.heads
         self.attn_Wa = nn.Linear(K, self.heads * H, bias=False)              # heads' W_a stacked
         self.attn_Wo = nn.Linear(self.heads * K, K, bias=False) if self.heads > 1 else None
         self.out_Wc = nn.Linear(K + H, H, bias=False)

@@ -224,6 +224,7 @@ static void ref_gemm(int ta, int tb, int m, int n, int k, double alpha, const fl
 
 static void test_gemm(void) {
     double worst = 0.0;
+    int threads = omp_get_max_threads(); /* the backend's, restored below */
     /* a small gemm, and gemms of few rows and many columns, which the CPU
      * backend splits into a block of columns per thread (cpu_gemm.c; block
      * edges not on the ld, n not a multiple of 16), on 2 threads and on 3
@@ -248,7 +249,7 @@ static void test_gemm(void) {
             if (e > worst) worst = e;
             free(hA); free(hB); free(hC); free(ref); free(out);
         }
-    omp_set_num_threads(2); /* the backend's */
+    omp_set_num_threads(threads);
     report("gemm (4 trans combos, padded ld, alpha/beta, few rows and many columns)", worst,
            FWD_TOL);
 

@@ -45,9 +45,7 @@ static void cpu_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alp
  * serves, and with an OpenBLAS not built for OpenMP (openblas_get_parallel()
  * != 2), whose calls from OpenMP threads would each start its own pool */
 static int cpu_gemm_col_blocks(int m, int n) {
-    static int openmp_blas = -1;
-    if (openmp_blas < 0) openmp_blas = openblas_get_parallel() == 2;
-    if (m > CPU_GEMM_SPLIT_MAX_M || !openmp_blas || omp_in_parallel()) return 1;
+    if (m > CPU_GEMM_SPLIT_MAX_M || openblas_get_parallel() != 2 || omp_in_parallel()) return 1;
     int t = omp_get_max_threads(), most = n / CPU_GEMM_SPLIT_MIN_COLS;
     return t < most ? t : most > 1 ? most : 1;
 }
