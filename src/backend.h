@@ -213,10 +213,15 @@ struct Backend {
     void (*sgd_update)(Backend *be, float *w, const float *g, size_t n, float lr);
 
     /* ---- decoding ---- */
-    /* For each of `rows` rows of x (rows, cols): the k largest values and
-     * their column indices, in decreasing order (ties: lower index first). */
-    void (*topk)(Backend *be, const float *x, int rows, int cols, int k, float *values,
-                 int32_t *indices);
+    /* For each of `rows` rows of the scores s = x + bias (x (rows, cols),
+     * bias (cols) or NULL: s = x), or of log_softmax(s) when `logprobs`:
+     * the k largest values (rows, k) and their column indices (rows, k), in
+     * decreasing order (ties: lower index first; NaN below every number;
+     * past the row's end -inf and -1). x is not written. The values are
+     * those of add_bias, then log_softmax, then the top-k of the result:
+     * one pass instead of three over the decoder's (rows, vocabulary). */
+    void (*topk)(Backend *be, const float *x, const float *bias, int rows, int cols,
+                 bool logprobs, int k, float *values, int32_t *indices);
 
     /* ---- lanes: two runs of work that may overlap ----
      * fork: the work queued after it may run on two lanes, both starting

@@ -515,32 +515,80 @@ static void test_dropout(void) {
     free(h); free(h2); free(h3); free(h4); free(h5);
 }
 
+/* The first maximum of v (n) not yet used, or -1: the naive top-k's
+ * pick (ties: lower index first; NaN never picked). */
+static int naive_pick(const float *v, int n, int *used) {
+    int best = -1;
+    for (int c = 0; c < n; c++)
+        if (!used[c] && v[c] == v[c] && (best < 0 || v[c] > v[best])) best = c;
+    if (best >= 0) used[best] = 1;
+    return best;
+}
+
+/* topk of rows x (rows, cols) (+ bias, as log-probabilities) against a
+ * naive selection over want (rows, cols), the values the slot must rank:
+ * indices and values exact, past the row's end -inf and -1; x unchanged. */
+static int topk_matches(const float *hx, const float *bias, int rows, int cols, bool logprobs,
+                        int k, const float *want) {
+    float *x = dup_f(hx, (size_t)rows * cols);
+    float *val = dalloc((size_t)rows * k * sizeof(float));
+    int32_t *idx = dalloc((size_t)rows * k * sizeof(int32_t));
+    be->topk(be, x, bias, rows, cols, logprobs, k, val, idx);
+    float *hv = get_f(val, (size_t)rows * k), *after = get_f(x, (size_t)rows * cols);
+    int32_t *hi = malloc((size_t)rows * k * sizeof *hi);
+    int *used = calloc((size_t)cols + 1, sizeof *used);
+    be->download(be, hi, idx, (size_t)rows * k * sizeof *hi);
+    int ok = memcmp(after, hx, (size_t)rows * cols * sizeof(float)) == 0;
+    for (int r = 0; r < rows; r++) {
+        memset(used, 0, (size_t)cols * sizeof *used);
+        for (int j = 0; j < k; j++) {
+            int best = naive_pick(want + (size_t)r * cols, cols, used);
+            float wv = best >= 0 ? want[(size_t)r * cols + best] : -INFINITY;
+            ok &= hi[r * k + j] == best && memcmp(&hv[r * k + j], &wv, sizeof wv) == 0;
+        }
+    }
+    free(hv); free(after); free(hi); free(used);
+    return ok;
+}
+
 static void test_topk(void) {
     int rows = 3, cols = 9;
     float hx[27] = {1, 5, 3, 5, 2, 5, 0, -1, 4,        /* ties at 5 */
                     -3, -1, -2, -7, -1, -9, -4, -5, -6, /* all negative */
                     2, 2, 2, 2, 2, 2, 2, 2, 2};         /* all equal */
-    float *x = dup_f(hx, 27);
-    for (int k = 1; k <= cols; k += 3) {
-        float *val = dalloc((size_t)rows * k * sizeof(float));
-        int32_t *idx = dalloc((size_t)rows * k * sizeof(int32_t));
-        be->topk(be, x, rows, cols, k, val, idx);
-        float *hv = get_f(val, (size_t)rows * k);
-        int32_t *hi = malloc((size_t)rows * k * sizeof *hi);
-        be->download(be, hi, idx, (size_t)rows * k * sizeof *hi);
-        int ok = 1;
-        for (int r = 0; r < rows; r++) {
-            int used[9] = {0};
-            for (int j = 0; j < k; j++) { /* naive: the first maximum not yet taken */
-                int best = -1;
-                for (int c = 0; c < cols; c++)
-                    if (!used[c] && (best < 0 || hx[r * cols + c] > hx[r * cols + best])) best = c;
-                used[best] = 1;
-                ok &= hi[r * k + j] == best && hv[r * k + j] == hx[r * cols + best];
+    for (int k = 1; k <= cols + 3; k += 3)
+        CHECK(topk_matches(hx, NULL, rows, cols, false, k, hx), "topk k = %d (ties: lower index first)", k);
+    /* rows longer than the CPU's blocks of 16 columns, values from a small
+     * set (ties across blocks), a short last block; then with a bias (-inf
+     * at two columns, as decoding masks PAD and BOS) and as log-probabilities:
+     * the same as add_bias, log_softmax and topk one after the other */
+    rows = 5;
+    const int widths[3] = {1001, 16, 7};
+    for (int wi = 0; wi < 3; wi++) {
+        cols = widths[wi];
+        size_t n = (size_t)rows * cols;
+        float *h = test_hrand(n, -1, 1), *hb = test_hrand((size_t)cols, -3, 3);
+        for (size_t i = 0; i < n; i++) h[i] = (float)(int)(h[i] * 4.0f) * 0.25f - 0.125f;
+        for (int c = 0; c < cols; c++) h[cols + c] = 1.5f; /* row 1: all equal */
+        h[2 * cols + cols - 1] = 30.0f;                    /* row 2: the best is last */
+        hb[0] = hb[cols > 1 ? 1 : 0] = -INFINITY;
+        float *bias = dup_f(hb, (size_t)cols);
+        float *want = malloc(n * sizeof *want);
+        for (int logprobs = 0; logprobs <= 1; logprobs++) {
+            float *y = dup_f(h, n);
+            be->add_bias(be, y, bias, rows, cols);
+            if (logprobs) be->log_softmax(be, rows, cols, y, y);
+            be->download(be, want, y, n * sizeof *want);
+            const int ks[4] = {1, 5, 12, 40};
+            for (int i = 0; i < 4; i++) {
+                CHECK(topk_matches(h, NULL, rows, cols, false, ks[i], h), "topk %d x %d k = %d (ties)",
+                      rows, cols, ks[i]);
+                CHECK(topk_matches(h, bias, rows, cols, logprobs, ks[i], want),
+                      "topk of x + bias%s, %d x %d, k = %d: add_bias%s then topk", logprobs ? " as log-probs" : "",
+                      rows, cols, ks[i], logprobs ? ", log_softmax" : "");
             }
         }
-        CHECK(ok, "topk k = %d (ties: lower index first)", k);
-        free(hv); free(hi);
+        free(h); free(hb); free(want);
     }
 }
 

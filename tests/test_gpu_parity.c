@@ -302,25 +302,45 @@ static void test_topk(void) {
     hx[2 * cols + 1000] = INFINITY;
     hx[2 * cols + 3] = -INFINITY;
     Buf x = buf_from(hx, n);
+    float *hb = test_hrand((size_t)cols, -2, 2);
+    for (int c = 0; c < cols; c++) hb[c] = (float)(int)(hb[c] * 4.0f) * 0.25f; /* keeps ties */
+    hb[NMT_PAD_ID] = hb[NMT_BOS_ID] = -INFINITY;
+    Buf bias = buf_from(hb, (size_t)cols);
     const int ks[4] = {1, 5, 12, 40};
     for (int i = 0; i < 4; i++) {
         int k = ks[i];
         Buf val = buf_rand((size_t)rows * k, -1, 1);
         int32_t *z = calloc((size_t)rows * k, sizeof *z);
         IBuf idx = ibuf_from(z, (size_t)rows * k);
-        BOTH(be->topk(be, P(x), rows, cols, k, P(val), P(idx)));
+        BOTH(be->topk(be, P(x), NULL, rows, cols, false, k, P(val), P(idx)));
         snprintf(name, sizeof name, "topk 7 x 1001 k=%d (ties): values", k);
         cmp_exact(name, val.c, val.g, val.n * sizeof(float));
         snprintf(name, sizeof name, "topk 7 x 1001 k=%d (ties): indices", k);
         cmp_exact(name, idx.c, idx.g, idx.n * sizeof(int32_t));
+        /* the scores x + bias (-inf at PAD and BOS, as decoding masks them),
+         * and their log-probabilities: the sums are exact, the log-softmax's
+         * statistics are reduced in another order on the GPU; ties stay ties
+         * on either side, so the indices are the same */
+        for (int logprobs = 0; logprobs <= 1; logprobs++) {
+            BOTH(be->topk(be, P(x), P(bias), rows, cols, logprobs, k, P(val), P(idx)));
+            snprintf(name, sizeof name, "topk of x + bias%s 7 x 1001 k=%d: values", logprobs ? " as log-probs" : "", k);
+            if (logprobs) cmp(name, val, OP_TOL);
+            else cmp_exact(name, val.c, val.g, val.n * sizeof(float));
+            snprintf(name, sizeof name, "topk of x + bias%s 7 x 1001 k=%d: indices", logprobs ? " as log-probs" : "", k);
+            cmp_exact(name, idx.c, idx.g, idx.n * sizeof(int32_t));
+        }
         free(z);
     }
+    float *after = malloc(n * sizeof *after);
+    gpu->download(gpu, after, x.g, n * sizeof *after);
+    CHECK(memcmp(after, hx, n * sizeof *after) == 0, "gpu topk leaves x as it was");
+    free(after);
     /* k > cols: -inf and -1 past the end */
     float small[6] = {0.5f, -2.0f, 0.5f, 3.0f, -1.0f, 2.0f};
     Buf xs = buf_from(small, 6), val = buf_rand(10, -1, 1);
     int32_t z[10] = {0};
     IBuf idx = ibuf_from(z, 10);
-    BOTH(be->topk(be, P(xs), 2, 3, 5, P(val), P(idx)));
+    BOTH(be->topk(be, P(xs), NULL, 2, 3, false, 5, P(val), P(idx)));
     cmp_exact("topk k=5 > cols=3: values", val.c, val.g, 10 * sizeof(float));
     cmp_exact("topk k=5 > cols=3: indices", idx.c, idx.g, 10 * sizeof(int32_t));
     int32_t hi[10];
@@ -332,12 +352,13 @@ static void test_topk(void) {
     if (!selftest) {
         float hn[4] = {NAN, 1.0f, NAN, 2.0f};
         Buf xn = buf_from(hn, 4);
-        gpu->topk(gpu, xn.g, 1, 4, 3, val.g, idx.g);
+        gpu->topk(gpu, xn.g, NULL, 1, 4, false, 3, val.g, idx.g);
         gpu->download(gpu, hi, idx.g, 3 * sizeof(int32_t));
         CHECK(hi[0] == 3 && hi[1] == 1 && hi[2] == 0, "gpu topk with NaN: %d %d %d", hi[0],
               hi[1], hi[2]);
     }
     free(hx);
+    free(hb);
 }
 
 /* ======================= LSTM, embeddings ======================= */

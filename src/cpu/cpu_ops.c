@@ -434,22 +434,39 @@ void cpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr) {
 /* a ranks above b: NaN ranks below every number (as on the GPU) */
 static inline int topk_greater(float a, float b) { return a > b || (b != b && a == a); }
 
-void cpu_topk(Backend *be, const float *x, int rows, int cols, int k, float *values,
-              int32_t *indices) {
-    (void)be;
-    if (k <= 0) return;
-#pragma omp parallel for schedule(static) if ((long)rows * cols > CPU_PAR_MIN)
-    for (int r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * cols;
-        float *val = values + (size_t)r * k;
-        int32_t *idx = indices + (size_t)r * k;
-        int filled = 0;
-        for (int j = 0; j < k; j++) {
-            val[j] = -INFINITY;
-            idx[j] = -1;
+/* The row's values are scored in blocks of TOPK_BLOCK columns; once k are
+ * kept, a block none of whose values beats the k-th is passed over with one
+ * vector comparison (most of a vocabulary row). */
+#define TOPK_BLOCK 16
+
+/* One row of cpu_topk: val, idx (k), k >= 1. Inlined into topk_row once
+ * per case, so that each case's loops are free of the tests on bias and
+ * logprobs and vectorise. */
+static inline __attribute__((always_inline)) void topk_row_case(const float *x, const float *bias,
+                                                               int cols, bool logprobs, int k,
+                                                               float *val, int32_t *idx) {
+    float m = 0.0f, ls = 0.0f;
+    if (logprobs && cols > 0) loss_math_row_stats(x, bias, cols, &m, &ls, NULL);
+    int filled = 0;
+    for (int j = 0; j < k; j++) {
+        val[j] = -INFINITY;
+        idx[j] = -1;
+    }
+    for (int c0 = 0; c0 < cols; c0 += TOPK_BLOCK) {
+        int n = cols - c0 < TOPK_BLOCK ? cols - c0 : TOPK_BLOCK;
+        float v[TOPK_BLOCK];
+        for (int i = 0; i < n; i++) {
+            float s = loss_math_score(x, bias, c0 + i);
+            v[i] = logprobs ? loss_math_log_softmax(s, m, ls) : s;
         }
-        for (int c = 0; c < cols; c++) {
-            float xv = xr[c];
+        float kth = val[k - 1];
+        if (filled == k && kth == kth) { /* a NaN k-th is beaten by any number */
+            int beats = 0;
+            for (int i = 0; i < n; i++) beats |= v[i] > kth;
+            if (!beats) continue;
+        }
+        for (int i = 0; i < n; i++) {
+            float xv = v[i];
             if (filled == k && !topk_greater(xv, val[k - 1])) continue;
             int pos = filled < k ? filled : k - 1; /* slot to fill or to evict */
             while (pos > 0 && topk_greater(xv, val[pos - 1])) {
@@ -458,8 +475,27 @@ void cpu_topk(Backend *be, const float *x, int rows, int cols, int k, float *val
                 pos--;
             }
             val[pos] = xv;
-            idx[pos] = c;
+            idx[pos] = c0 + i;
             if (filled < k) filled++;
         }
     }
+}
+
+NMT_CPU_ROW static void topk_row(const float *x, const float *bias, int cols, bool logprobs, int k,
+                                 float *val, int32_t *idx) {
+    if (bias && logprobs) topk_row_case(x, bias, cols, true, k, val, idx);
+    else if (bias) topk_row_case(x, bias, cols, false, k, val, idx);
+    else if (logprobs) topk_row_case(x, NULL, cols, true, k, val, idx);
+    else topk_row_case(x, NULL, cols, false, k, val, idx);
+}
+
+void cpu_topk(Backend *be, const float *x, const float *bias, int rows, int cols, bool logprobs,
+              int k, float *values, int32_t *indices) {
+    (void)be;
+    if (k <= 0) return;
+    long par_min = logprobs ? CPU_PAR_MIN / 4 : CPU_PAR_MIN; /* exponentials: as log_softmax */
+#pragma omp parallel for schedule(static) if ((long)rows * cols > par_min)
+    for (int r = 0; r < rows; r++)
+        topk_row(x + (size_t)r * cols, bias, cols, logprobs, k, values + (size_t)r * k,
+                 indices + (size_t)r * k);
 }

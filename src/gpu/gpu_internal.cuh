@@ -452,7 +452,7 @@ void gpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int3
                       float *dlogits);
 void gpu_log_softmax(Backend *be, int N, int V, const float *logits, float *out);
 double gpu_sum_squares(Backend *be, const float *x, size_t n);
-void gpu_topk(Backend *be, const float *x, int rows, int cols, int k, float *values,
-              int32_t *indices);
+void gpu_topk(Backend *be, const float *x, const float *bias, int rows, int cols, bool logprobs,
+              int k, float *values, int32_t *indices);
 
 #endif

@@ -2,7 +2,8 @@
  * second half of cpu_ops.c): the additive attention score and its
  * backward, the masked attention softmax (windows, local-p Gaussian and
  * the centre's gradient) forward and backward, the label-smoothed softmax
- * cross-entropy, log-softmax, the sum of squares and top-k.
+ * cross-entropy, log-softmax, the sum of squares and top-k (of the scores
+ * x + bias or their log-softmax, in one kernel).
  *
  * The per-element arithmetic is the shared math of src/kernels/
  * (attention_math.h, loss_math.h); this file owns the launch shapes and the
@@ -206,26 +207,29 @@ void gpu_attn_softmax_backward(Backend *be, int B, int S, const float *probs,
 
 /* ---- loss: one block per row ---- */
 
-/* The row statistics of loss_math_row_stats with block reductions: *m the
- * max, *ls = log sum exp(x - m) and *gap = mean (m - x), sums in double.
- * Every read of x happens before the last barrier inside, so the caller
- * may overwrite x afterwards (in place). */
-__device__ void row_stats(const float *x, int V, float *m, float *ls, float *gap) {
+/* The row statistics of loss_math_row_stats with block reductions, over
+ * s = x + bias (bias NULL: s = x): *m the max, *ls = log sum exp(s - m)
+ * and, when gap is not NULL, *gap = mean (m - s); sums in double. Every
+ * read of x happens before the last barrier inside, so the caller may
+ * overwrite x afterwards (in place). */
+__device__ void row_stats(const float *x, const float *bias, int V, float *m, float *ls,
+                          float *gap) {
     __shared__ float shf[32];
     __shared__ double shd[32];
     float mx = -INFINITY;
-    for (int v = threadIdx.x; v < V; v += blockDim.x) mx = kernel_maxf(mx, x[v]);
+    for (int v = threadIdx.x; v < V; v += blockDim.x) mx = kernel_maxf(mx, loss_math_score(x, bias, v));
     mx = gpu_block_allreduce(mx, GpuMaxOp(), shf);
     double sum = 0.0, sum_gap = 0.0;
     for (int v = threadIdx.x; v < V; v += blockDim.x) {
-        sum += (double)expf(x[v] - mx);
-        sum_gap += (double)(mx - x[v]);
+        float s = loss_math_score(x, bias, v);
+        sum += (double)expf(s - mx);
+        sum_gap += (double)(mx - s);
     }
     sum = gpu_block_allreduce(sum, GpuSumOp(), shd);
-    sum_gap = gpu_block_allreduce(sum_gap, GpuSumOp(), shd);
+    if (gap) sum_gap = gpu_block_allreduce(sum_gap, GpuSumOp(), shd); /* uniform: the whole block */
     *m = mx;
     *ls = (float)log(sum);
-    *gap = (float)(sum_gap / (double)V);
+    if (gap) *gap = (float)(sum_gap / (double)V);
 }
 
 __global__ void softmax_xent_kernel(int V, const float *logits, const int32_t *targets,
@@ -247,7 +251,7 @@ __global__ void softmax_xent_kernel(int V, const float *logits, const int32_t *t
     }
     float xt = x[target]; /* before any thread can overwrite it (in place) */
     float m, ls, gap;
-    row_stats(x, V, &m, &ls, &gap);
+    row_stats(x, NULL, V, &m, &ls, &gap);
     if (threadIdx.x == 0) {
         float nl = loss_math_nlp(xt, m, ls);
         loss_rows[r] = loss_math_row_loss(nl, gap, ls, eps);
@@ -271,8 +275,8 @@ void gpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int3
 
 __global__ void log_softmax_kernel(int V, const float *logits, float *out) {
     size_t o = (size_t)blockIdx.x * V;
-    float m, ls, gap;
-    row_stats(logits + o, V, &m, &ls, &gap);
+    float m, ls;
+    row_stats(logits + o, NULL, V, &m, &ls, NULL);
     for (int v = threadIdx.x; v < V; v += blockDim.x)
         out[o + v] = loss_math_log_softmax(logits[o + v], m, ls);
 }
@@ -334,14 +338,20 @@ __device__ inline bool topk_before(float av, int ai, float bv, int bi) {
 }
 
 /* Round j picks the best entry ranked after round j-1's pick: each thread
- * scans its columns, then a block argmax. k reads of the row (k is a beam
- * width, small); rounds past the row's end give -inf and -1. */
-__global__ void topk_kernel(const float *x, int cols, int k, float *values, int32_t *indices) {
+ * scans its columns, then a block argmax. The row's values are the scores
+ * s = x + bias, or log_softmax(s) when logprobs (its statistics first, as
+ * log_softmax_kernel's), computed as they are read: x is not written. k
+ * reads of the row (k is a beam width, small); rounds past the row's end
+ * give -inf and -1. */
+__global__ void topk_kernel(const float *x, const float *bias, int cols, bool logprobs, int k,
+                            float *values, int32_t *indices) {
     __shared__ float sv[32];
     __shared__ int si[32];
     int r = blockIdx.x, lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     int nw = (blockDim.x + 31) >> 5;
     const float *xr = x + (size_t)r * cols;
+    float m = 0.0f, ls = 0.0f;
+    if (logprobs && cols > 0) row_stats(xr, bias, cols, &m, &ls, NULL); /* uniform: the whole block */
     float pv = 0.0f;
     int pi = -1;
     for (int j = 0; j < k; j++) {
@@ -349,7 +359,8 @@ __global__ void topk_kernel(const float *x, int cols, int k, float *values, int3
         int bi = -1;
         if (j == 0 || pi >= 0)
             for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-                float xv = xr[c];
+                float xv = loss_math_score(xr, bias, c);
+                if (logprobs) xv = loss_math_log_softmax(xv, m, ls);
                 if (j > 0 && !topk_before(pv, pi, xv, c)) continue; /* taken already */
                 if (topk_before(xv, c, bv, bi)) {
                     bv = xv;
@@ -386,10 +397,10 @@ __global__ void topk_kernel(const float *x, int cols, int k, float *values, int3
     }
 }
 
-void gpu_topk(Backend *be, const float *x, int rows, int cols, int k, float *values,
-              int32_t *indices) {
+void gpu_topk(Backend *be, const float *x, const float *bias, int rows, int cols, bool logprobs,
+              int k, float *values, int32_t *indices) {
     GPU_ENTER(be);
     if (k <= 0 || rows <= 0) return;
-    GPU_LAUNCH(ctx, topk_kernel, rows, GPU_ROW_THREADS, x, cols > 0 ? cols : 0, k, values,
-               indices);
+    GPU_LAUNCH(ctx, topk_kernel, rows, GPU_ROW_THREADS, x, bias, cols > 0 ? cols : 0, logprobs, k,
+               values, indices);
 }

@@ -26,6 +26,17 @@
 #define NMT_HD
 #endif
 
+/* A row helper that must be inlined into its caller: the CPU's row
+ * functions are compiled per instruction set (target_clones), and a copy
+ * of their own would run the baseline's scalar code. */
+#if defined(__CUDACC__)
+#define NMT_HD_INLINE __host__ __device__ static __forceinline__
+#elif defined(__GNUC__)
+#define NMT_HD_INLINE static inline __attribute__((always_inline))
+#else
+#define NMT_HD_INLINE static inline
+#endif
+
 NMT_HD static inline float kernel_maxf(float a, float b) { return a > b ? a : b; }
 NMT_HD static inline float kernel_minf(float a, float b) { return a < b ? a : b; }
 

@@ -15,6 +15,8 @@
 #ifndef NMT_LOSS_MATH_H
 #define NMT_LOSS_MATH_H
 
+#include <stddef.h>
+
 #include "kernels/kernel_common.h"
 
 /* -log p_v from the logit, the row max and the log-sum */
@@ -35,39 +37,49 @@ NMT_HD static inline float loss_math_log_softmax(float x, float m, float ls) {
     return (x - m) - ls;
 }
 
-/* Row statistics of x (V), V >= 1: *m the max, *ls = log sum exp(x - m),
- * *gap = mean (m - x); sums in double. Element v goes to lane v % 8 and the
- * lanes are added in order at the end: a fixed order (the same bits every
- * time) that the compiler can run as SIMD (the GPU has its own block
- * reductions, src/gpu/gpu_rows.cu). */
+/* Element v of the scored row s = x + bias (bias NULL: s = x). Decoding
+ * scores x + bias without writing it (Backend.topk); the sum is the one
+ * add_bias makes, so the results are add_bias's then the row's. */
+NMT_HD static inline float loss_math_score(const float *x, const float *bias, int v) {
+    return bias ? x[v] + bias[v] : x[v];
+}
+
+/* Row statistics of s = x + bias (V), V >= 1 (bias NULL: s = x): *m the
+ * max, *ls = log sum exp(s - m), and when gap is not NULL *gap = mean
+ * (m - s); sums in double. Element v goes to lane v % 8 and the lanes are
+ * added in order at the end: a fixed order (the same bits every time) that
+ * the compiler can run as SIMD (the GPU has its own block reductions,
+ * src/gpu/gpu_rows.cu). */
 #define LOSS_MATH_LANES 8
-NMT_HD static inline void loss_math_row_stats(const float *x, int V, float *m, float *ls,
-                                              float *gap) {
+NMT_HD_INLINE void loss_math_row_stats(const float *x, const float *bias, int V, float *m, float *ls,
+                                       float *gap) {
     enum { L = LOSS_MATH_LANES };
     float lane_max[L];
-    for (int k = 0; k < L; k++) lane_max[k] = x[0];
+    for (int k = 0; k < L; k++) lane_max[k] = loss_math_score(x, bias, 0);
     int full = V - V % L;
     for (int v = 0; v < full; v += L)
-        for (int k = 0; k < L; k++) lane_max[k] = kernel_maxf(lane_max[k], x[v + k]);
-    for (int v = full; v < V; v++) lane_max[0] = kernel_maxf(lane_max[0], x[v]);
+        for (int k = 0; k < L; k++) lane_max[k] = kernel_maxf(lane_max[k], loss_math_score(x, bias, v + k));
+    for (int v = full; v < V; v++) lane_max[0] = kernel_maxf(lane_max[0], loss_math_score(x, bias, v));
     float mx = lane_max[0];
     for (int k = 1; k < L; k++) mx = kernel_maxf(mx, lane_max[k]);
     double lane_sum[L], lane_gap[L];
     for (int k = 0; k < L; k++) lane_sum[k] = 0.0, lane_gap[k] = 0.0;
     for (int v = 0; v < full; v += L)
         for (int k = 0; k < L; k++) {
-            lane_sum[k] += (double)kernel_expf(x[v + k] - mx);
-            lane_gap[k] += (double)(mx - x[v + k]);
+            float s = loss_math_score(x, bias, v + k);
+            lane_sum[k] += (double)kernel_expf(s - mx);
+            if (gap) lane_gap[k] += (double)(mx - s);
         }
     for (int v = full; v < V; v++) {
-        lane_sum[v - full] += (double)kernel_expf(x[v] - mx);
-        lane_gap[v - full] += (double)(mx - x[v]);
+        float s = loss_math_score(x, bias, v);
+        lane_sum[v - full] += (double)kernel_expf(s - mx);
+        if (gap) lane_gap[v - full] += (double)(mx - s);
     }
     double sum = 0.0, sum_gap = 0.0;
     for (int k = 0; k < L; k++) sum += lane_sum[k], sum_gap += lane_gap[k];
     *m = mx;
     *ls = (float)log(sum);
-    *gap = (float)(sum_gap / (double)V);
+    if (gap) *gap = (float)(sum_gap / (double)V);
 }
 
 /* One row of softmax_xent. dx (V) (=) may alias x, or be NULL (loss only).
@@ -83,7 +95,7 @@ NMT_HD static inline void loss_math_xent_row(const float *x, int V, int target, 
         return;
     }
     float m, ls, gap;
-    loss_math_row_stats(x, V, &m, &ls, &gap);
+    loss_math_row_stats(x, NULL, V, &m, &ls, &gap);
     float nl = loss_math_nlp(x[target], m, ls);
     *loss = loss_math_row_loss(nl, gap, ls, eps);
     *nll = nl;
@@ -93,8 +105,8 @@ NMT_HD static inline void loss_math_xent_row(const float *x, int V, int target, 
 
 /* One row of log_softmax: out (V) (=) may alias x. */
 NMT_HD static inline void loss_math_log_softmax_row(const float *x, int V, float *out) {
-    float m, ls, gap;
-    loss_math_row_stats(x, V, &m, &ls, &gap);
+    float m, ls;
+    loss_math_row_stats(x, NULL, V, &m, &ls, NULL);
     for (int v = 0; v < V; v++) out[v] = loss_math_log_softmax(x[v], m, ls);
 }
 

@@ -28,7 +28,11 @@ void seq2seq_decode_end(Seq2Seq *m);
 int seq2seq_decode_rows(const Seq2Seq *m);
 /* Columns of the step scores: the shortlist's size, or V_t. */
 int seq2seq_decode_vocab(const Seq2Seq *m);
-/* Step scores (rows, vocab) on the backend, written by seq2seq_decode_step. */
+/* The last step's scores (rows, vocab) on the backend: logits, or
+ * log-probabilities when the step asked for them. The step itself leaves
+ * the output GEMM's result; its bias and log-softmax are applied here when
+ * the scores are asked for (ensembles average them), else by the top-k in
+ * the same pass over the row (Backend.topk). */
 float *seq2seq_decode_scores(Seq2Seq *m);
 /* Decoder row-steps computed since seq2seq_decode_setup (how much work
  * the search did; finished sentences leaving the batch lower it). */

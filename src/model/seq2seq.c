@@ -105,6 +105,9 @@ struct Seq2Seq {
     int best_k, best_rows; /* what the last topk queued leaves in Acts.best:
                               k best of best_rows rows (0: nothing) */
     int best_slot;       /* the h_best slot of the last topk queued */
+    const float *step_bias; /* the last step's output bias not yet in Acts.logits
+                               (NULL: the logits are the step's scores) */
+    bool step_logprobs;  /* the last step's scores are log-probabilities */
     struct {
         int slot, k, rows;
     } topk_queue[BACKEND_MAX_PENDING_DOWNLOADS]; /* topk queued, not finished */
@@ -1077,6 +1080,7 @@ void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     m->decode_steps = 0;
     NMT_ASSERT(m->topk_n == 0); /* the last search finished what it queued */
     m->best_k = 0;
+    m->step_bias = NULL;
     for (int b = 0; b < m->B; b++) m->dec_len[b] = batch->src_len[b];
     Arena ar = {m->arena, 0};
     carve(m, &ar, m->B, m->S, T);
@@ -1102,7 +1106,19 @@ void seq2seq_decode_end(Seq2Seq *m) {
 
 int seq2seq_decode_rows(const Seq2Seq *m) { return m->B * m->G; }
 int seq2seq_decode_vocab(const Seq2Seq *m) { return m->sl_n ? m->sl_n : m->d.V_t; }
-float *seq2seq_decode_scores(Seq2Seq *m) { return m->a.logits; }
+/* The step leaves the GEMM's logits; the bias and the log-softmax are
+ * applied by the top-k in the same pass (Backend.topk), or here, in place,
+ * when the scores themselves are asked for (ensembles). */
+float *seq2seq_decode_scores(Seq2Seq *m) {
+    if (m->step_bias) {
+        Backend *be = m->be;
+        int R = m->B * m->G, V = seq2seq_decode_vocab(m);
+        be->add_bias(be, m->a.logits, m->step_bias, R, V);
+        if (m->step_logprobs) be->log_softmax(be, R, V, m->a.logits, m->a.logits);
+        m->step_bias = NULL;
+    }
+    return m->a.logits;
+}
 int64_t seq2seq_decode_row_steps(const Seq2Seq *m) { return m->decode_rows; }
 int seq2seq_decode_steps(const Seq2Seq *m) { return m->decode_steps; }
 
@@ -1130,8 +1146,9 @@ void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) 
     int V = seq2seq_decode_vocab(m);
     const float *W = m->sl_n ? m->sl_W : out_W(m), *bias = m->sl_n ? m->sl_b : m->dec_bias;
     be->gemm(be, false, true, R, V, H, 1.0f, hh_at(m, t), H, W, H, 0.0f, a->logits, V);
-    be->add_bias(be, a->logits, bias, R, V);
-    if (logprobs) be->log_softmax(be, R, V, a->logits, a->logits);
+    NMT_ASSERT(bias);
+    m->step_bias = bias; /* added by the top-k or seq2seq_decode_scores */
+    m->step_logprobs = logprobs;
     m->decode_rows += R;
     m->decode_steps++;
 }
@@ -1143,7 +1160,8 @@ void seq2seq_decode_topk_start(Seq2Seq *m, int k) {
     NMT_ASSERT(m->topk_n < BACKEND_MAX_PENDING_DOWNLOADS && (size_t)2 * R * k <= m->h_best_slot);
     /* scores then ids in one block: one wait for the device per step */
     size_t n = (size_t)R * k;
-    be->topk(be, a->logits, R, seq2seq_decode_vocab(m), k, a->best, (int32_t *)(a->best + n));
+    be->topk(be, a->logits, m->step_bias, R, seq2seq_decode_vocab(m), m->step_bias && m->step_logprobs, k,
+             a->best, (int32_t *)(a->best + n));
     int slot = (m->best_slot + 1) % BACKEND_MAX_PENDING_DOWNLOADS;
     be->download_start(be, m->h_best + (size_t)slot * m->h_best_slot, a->best, 2 * n * sizeof(float));
     int q = (m->topk_head + m->topk_n++) % BACKEND_MAX_PENDING_DOWNLOADS;
