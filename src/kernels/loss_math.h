@@ -84,9 +84,8 @@ NMT_HD_INLINE void loss_math_row_stats(const float *x, const float *bias, int V,
 
 /* One row of softmax_xent. dx (V) (=) may alias x, or be NULL (loss only).
  * A row whose target is pad_id gives loss 0, nll 0 and a zero gradient. */
-NMT_HD static inline void loss_math_xent_row(const float *x, int V, int target, int pad_id,
-                                             float eps, float scale, float *loss, float *nll,
-                                             float *dx) {
+NMT_HD_INLINE void loss_math_xent_row(const float *x, int V, int target, int pad_id, float eps,
+                                      float scale, float *loss, float *nll, float *dx) {
     if (target == pad_id) {
         *loss = 0.0f;
         *nll = 0.0f;
@@ -104,7 +103,7 @@ NMT_HD static inline void loss_math_xent_row(const float *x, int V, int target, 
 }
 
 /* One row of log_softmax: out (V) (=) may alias x. */
-NMT_HD static inline void loss_math_log_softmax_row(const float *x, int V, float *out) {
+NMT_HD_INLINE void loss_math_log_softmax_row(const float *x, int V, float *out) {
     float m, ls;
     loss_math_row_stats(x, NULL, V, &m, &ls, NULL);
     for (int v = 0; v < V; v++) out[v] = loss_math_log_softmax(x[v], m, ls);
