@@ -533,6 +533,78 @@ static void check_shortlist(const char *const *sets, int n_sets, const char *lab
     seq2seq_free(m);
 }
 
+/* seq2seq_fold_embeddings: a folded model's step scores are those of the
+ * same model unfolded (to float rounding: the input product is summed in
+ * two parts), step by step on the same tokens; its greedy and beam output
+ * is the same; Bahdanau is never folded; a training forward turns the
+ * fold off (the output is the unfolded one again, bit for bit). */
+static void check_folded(const char *const *sets, int n_sets, const char *label) {
+    enum { B = 4, S = 6, MAXT = 12, K = 3, STEPS = 5 };
+    ModelDims d;
+    Seq2Seq *plain = decode_model(sets, n_sets, B, S, MAXT, K, 0.8f, 21, &d);
+    Seq2Seq *m = decode_model(sets, n_sets, B, S, MAXT, K, 0.8f, 21, &d);
+    bool folded = true;
+    CHECK_EQ_INT(seq2seq_fold_embeddings(m, &folded), NMT_OK);
+    CHECK(folded == (d.style != ATTN_STYLE_BAHDANAU), "%s: folded %d", label, folded);
+    Batch src;
+    gradcheck_make_batch(B, S, 2, d.V_s, d.V_t, 23, &src);
+    /* step scores on the same tokens, beam rows K */
+    seq2seq_decode_setup(plain, &src, K, MAXT);
+    seq2seq_decode_setup(m, &src, K, MAXT);
+    int R = seq2seq_decode_rows(m), V = seq2seq_decode_vocab(m);
+    int32_t prev[K * B];
+    float *a = malloc((size_t)R * V * sizeof *a), *b = malloc((size_t)R * V * sizeof *b);
+    double worst = 0;
+    for (int t = 0; t < STEPS; t++) {
+        for (int r = 0; r < R; r++) prev[r] = t ? NMT_N_SPECIAL + (r * 7 + t * 3) % (d.V_t - NMT_N_SPECIAL) : NMT_BOS_ID;
+        seq2seq_decode_step(plain, t, prev, true);
+        seq2seq_decode_step(m, t, prev, true);
+        be->download(be, a, seq2seq_decode_scores(plain), (size_t)R * V * sizeof *a);
+        be->download(be, b, seq2seq_decode_scores(m), (size_t)R * V * sizeof *b);
+        for (int i = 0; i < R * V; i++)
+            if (isfinite(a[i]) || isfinite(b[i])) {
+                double e = fabs((double)a[i] - b[i]) / (1.0 + fabs((double)a[i]));
+                if (!(e <= worst)) worst = e; /* NaN too */
+            }
+    }
+    seq2seq_decode_end(plain);
+    seq2seq_decode_end(m);
+    CHECK(worst < 1e-5, "%s: folded step scores differ from the plain ones by %.3g", label, worst);
+    free(a);
+    free(b);
+    /* greedy and beam output */
+    int32_t out_p[B * 2 * MAXT], out_f[B * 2 * MAXT];
+    int len_p[B * 2], len_f[B * 2], cnt_p[B], cnt_f[B];
+    double sc_p[B * 2], sc_f[B * 2];
+    BeamSpec spec = {K, 2, 0.6, 0.0, 2.0, 2};
+    CHECK_EQ_INT(seq2seq_beam_search(plain, &src, &spec, out_p, MAXT, len_p, sc_p, cnt_p, NULL), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, out_f, MAXT, len_f, sc_f, cnt_f, NULL), NMT_OK);
+    bool same = true, exact = true;
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < cnt_p[i]; j++) {
+            int k = i * 2 + j;
+            same &= cnt_f[i] == cnt_p[i] && len_f[k] == len_p[k] && fabs(sc_f[k] - sc_p[k]) < 1e-4 &&
+                    !memcmp(out_f + (size_t)k * MAXT, out_p + (size_t)k * MAXT, (size_t)len_p[k] * 4);
+        }
+    CHECK(same, "%s: folded beam output differs from the plain one", label);
+    CHECK_EQ_INT(seq2seq_greedy(plain, &src, 2.0, 2, out_p, MAXT, len_p), NMT_OK);
+    CHECK_EQ_INT(seq2seq_greedy(m, &src, 2.0, 2, out_f, MAXT, len_f), NMT_OK);
+    same = true;
+    for (int i = 0; i < B; i++)
+        same &= len_f[i] == len_p[i] && !memcmp(out_f + (size_t)i * MAXT, out_p + (size_t)i * MAXT, (size_t)len_p[i] * 4);
+    CHECK(same, "%s: folded greedy output differs from the plain one", label);
+    /* a training forward (the weights are about to change) turns it off */
+    ModelLoss loss;
+    seq2seq_forward(m, &src, true, 1, &loss);
+    CHECK_EQ_INT(seq2seq_beam_search(plain, &src, &spec, out_p, MAXT, len_p, sc_p, cnt_p, NULL), NMT_OK);
+    CHECK_EQ_INT(seq2seq_beam_search(m, &src, &spec, out_f, MAXT, len_f, sc_f, cnt_f, NULL), NMT_OK);
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < cnt_p[i]; j++) exact &= cnt_f[i] == cnt_p[i] && sc_f[i * 2 + j] == sc_p[i * 2 + j];
+    CHECK(exact, "%s: after a training forward the model still decodes folded", label);
+    seq2seq_free(plain);
+    seq2seq_free(m);
+}
+
 /* Decoding keeps a ring of two steps of its per-step buffers: the arena a
  * model needs for beam search does not grow with the longest output (only
  * the local-m centres, a float per step and row, remain). */
@@ -586,7 +658,10 @@ int main(void) {
             for (int pipelined = 0; pipelined < 2; pipelined++)
                 check_batch_equals_alone(sets[i], n_sets[i], labels[i], quanta[k], pipelined);
         check_shortlist(sets[i], n_sets[i], labels[i]);
+        check_folded(sets[i], n_sets[i], labels[i]);
     }
+    const char *feed0[] = {"model.attention.style=luong", "model.input_feed=false"};
+    check_folded(feed0, 2, "luong without input feeding");
     check_exhaustive(0.0);
     check_exhaustive(1.0);
     check_exhaustive(2.0);

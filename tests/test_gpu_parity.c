@@ -911,6 +911,23 @@ static void test_model(const char *label, const char *const *sets, int n_sets, i
     report(name, rel_err_f(ac, ag, na), STEP_TOL);
     free(ac);
     free(ag);
+    /* folded, as nmt translate decodes (seq2seq_fold_embeddings): each
+     * device makes its table of input products and the steps read its rows */
+    bool fc = false, fg = false;
+    CHECK_EQ_INT(seq2seq_fold_embeddings(mc, &fc), NMT_OK);
+    CHECK_EQ_INT(seq2seq_fold_embeddings(mg, &fg), NMT_OK);
+    CHECK(fc == fg && fc == (d.style != ATTN_STYLE_BAHDANAU), "%s: folded on the CPU %d, on the GPU %d", label, fc,
+          fg);
+    if (fc) {
+        same = greedy_same(mc, mg, &batch, B, &tokens);
+        printf("  %-58s %s (%d tokens)\n", "greedy decode, folded", same ? "identical" : "DIFFERENT", tokens);
+        CHECK(same, "%s B=%d: folded greedy decoding differs between GPU and CPU", label, B);
+        same = beam_same(mc, mg, &batch, B, &worst_score, NULL, NULL);
+        printf("  %-58s %s\n", "beam search, folded", same ? "identical" : "DIFFERENT");
+        CHECK(same, "%s B=%d: folded beam search hypotheses differ between GPU and CPU", label, B);
+        snprintf(name, sizeof name, "%s B=%d: folded beam scores", label, B);
+        report(name, worst_score, OP_TOL);
+    }
     const char *ge = cuda_backend_error(gpu);
     CHECK(ge == NULL, "%s: CUDA error: %s", label, ge ? ge : "");
     free(host);

@@ -56,13 +56,24 @@ void lstm_input_grad_cols(Backend *be, const LstmWeights *w, int rows, const flo
     be->gemm(be, false, false, rows, cols, G, 1.0f, dz, G, w->W_ih + col0, w->in, 1.0f, dx, ldx);
 }
 
+float *lstm_step_gates(const LstmCache *cache, int t, int B, int H) {
+    return cache->gates + lstm_slot(cache, (size_t)t) * B * 4 * H;
+}
+
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,
                        const float *keep_t, LstmCache *cache) {
+    int G = 4 * w->H;
+    be->gemm(be, false, true, B, G, w->in, 1.0f, x_t, w->in, w->W_ih, w->in, 0.0f,
+             lstm_step_gates(cache, t, B, w->H), G);
+    lstm_step_forward_rest(be, w, t, B, keep_t, cache);
+}
+
+void lstm_step_forward_rest(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
+                            LstmCache *cache) {
     int H = w->H, G = 4 * H;
-    float *z = cache->gates + lstm_slot(cache, (size_t)t) * B * G;
+    float *z = lstm_step_gates(cache, t, B, H);
     const float *h_prev = slot(cache, cache->h, (size_t)t, B, H);
     const float *c_prev = slot(cache, cache->c, (size_t)t, B, H);
-    be->gemm(be, false, true, B, G, w->in, 1.0f, x_t, w->in, w->W_ih, w->in, 0.0f, z, G);
     be->gemm(be, false, true, B, G, H, 1.0f, h_prev, H, w->W_hh, H, 1.0f, z, G);
     /* the cell adds the bias: one pass over z instead of two */
     be->lstm_forward(be, B, H, z, w->b, c_prev, h_prev, slot(cache, cache->c, (size_t)t + 1, B, H),

@@ -75,6 +75,13 @@ void lstm_input_grad_cols(Backend *be, const LstmWeights *w, int rows, const flo
  * in, state from slot t to slot t + 1. */
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,
                        const float *keep_t, LstmCache *cache);
+/* lstm_step_forward in two halves, for a caller that forms the input
+ * product x_t W_ih^T its own way: the gates slot of time t (B, 4H), where
+ * the caller writes that product; then the rest of the step (z +=
+ * h_prev W_hh^T, the cell with the bias). */
+float *lstm_step_gates(const LstmCache *cache, int t, int B, int H);
+void lstm_step_forward_rest(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
+                            LstmCache *cache);
 
 /* One backward step at time t (forward layer). dh_t (B, H): all gradient
  * into h at slot t + 1. dc (B, H): in, gradient into c at slot t + 1; out,

@@ -108,6 +108,9 @@ struct Seq2Seq {
     const float *step_bias; /* the last step's output bias not yet in Acts.logits
                                (NULL: the logits are the step's scores) */
     bool step_logprobs;  /* the last step's scores are log-probabilities */
+    float *emb_proj;     /* (V_t, 4H) tgt_emb W_ih[:, :E]^T of decoder layer 0: every
+                            target token's input product (seq2seq_fold_embeddings) */
+    bool emb_proj_fresh; /* emb_proj is of the current weights (a training step clears it) */
     struct {
         int slot, k, rows;
     } topk_queue[BACKEND_MAX_PENDING_DOWNLOADS]; /* topk queued, not finished */
@@ -451,6 +454,7 @@ void seq2seq_free(Seq2Seq *m) {
     be->release(be, m->sl_ids);
     be->release(be, m->sl_W);
     be->release(be, m->sl_b);
+    be->release(be, m->emb_proj);
     nmt_free(m->h_ids);
     nmt_free(m->h_f);
     nmt_free(m->h_idx);
@@ -655,12 +659,21 @@ static float *hh_at(const Seq2Seq *m, int t) {
 }
 
 /* The decoder LSTM stack at step t; layer 0's input is already in place. */
-static void dec_stack_step(Seq2Seq *m, int t) {
+static void dec_stack_step(Seq2Seq *m, int t, const int32_t *folded) {
     Backend *be = m->be;
     Acts *a = &m->a;
     int B = m->B * m->G, H = m->d.H; /* decoder rows */
     for (int l = 0; l < m->d.L_d; l++) {
         Layer *L = &a->dec[l];
+        if (l == 0 && folded) { /* x_t W_ih^T = [w_t, hh_{t-1}] W_ih^T: a row of emb_proj + the rest */
+            float *z = lstm_step_gates(&L->cache, t, B, H);
+            be->embedding_forward(be, z, m->emb_proj, folded, B, 4 * H);
+            if (m->d.input_feed && t > 0) /* hh_{-1} is zeros */
+                be->gemm(be, false, true, B, 4 * H, H, 1.0f, hh_at(m, t - 1), H, L->w.W_ih + m->d.E, L->w.in,
+                         1.0f, z, 4 * H);
+            lstm_step_forward_rest(be, &L->w, t, B, m->ones, &L->cache);
+            continue;
+        }
         const float *x_t = L->x + ds(m, t) * B * L->w.in;
         if (l > 0) {
             const float *below = lstm_output(&a->dec[l - 1].cache, t, B, H, false);
@@ -673,8 +686,10 @@ static void dec_stack_step(Seq2Seq *m, int t) {
 }
 
 /* Decoder step t: reads w_t (the embedded, dropped-out previous token) in
- * a->w and writes the attentional vector hh_t. */
-static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
+ * a->w and writes the attentional vector hh_t. folded (decoding with
+ * emb_proj, not Bahdanau): the previous tokens (rows) instead, whose
+ * embeddings' input products are rows of emb_proj (w_t is not formed). */
+static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t, const int32_t *folded) {
     Backend *be = m->be;
     const ModelDims *d = &m->d;
     Acts *a = &m->a;
@@ -684,22 +699,22 @@ static void decoder_step(Seq2Seq *m, const AttnWeights *aw, int t) {
     float *x0 = L0->x + ds(m, t) * B * in0;
     const float *w_t = a->w + ds(m, t) * B * E;
     /* a whole sequence has every step's w_t in place already (decoder_forward) */
-    if (m->stepwise) be->copy_cols(be, x0, in0, w_t, E, B, E);
+    if (m->stepwise && !folded) be->copy_cols(be, x0, in0, w_t, E, B, E);
     AttnStep st = step(m, t);
     uint64_t attn_seed = drop_seed(m, DROP_ATTN), attn_off = attn_drop_offset(m, t);
     if (d->style == ATTN_STYLE_BAHDANAU) {
         attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t), &st, attn_seed, attn_off);
         be->copy_cols(be, x0 + E, in0, st.c, st.ldc, B, K);
-        dec_stack_step(m, t);
+        dec_stack_step(m, t, NULL);
         float *wcin = a->wcin + ds(m, t) * B * wc; /* c_t is in place already */
         be->copy_cols(be, wcin, wc, dec_top(m, t + 1), H, B, H);
         if (m->stepwise) be->copy_cols(be, wcin + H + K, wc, w_t, E, B, E);
     } else {
-        if (d->input_feed) {
+        if (d->input_feed && !folded) {
             const float *prev = t ? hh_at(m, t - 1) : m->zeros;
             be->copy_cols(be, x0 + E, in0, prev, H, B, H);
         }
-        dec_stack_step(m, t);
+        dec_stack_step(m, t, folded);
         if (d->style == ATTN_STYLE_NONE) return; /* hh_t is h_t^top itself */
         attention_step_forward(be, d, aw, &a->ab, t, dec_top(m, t + 1), &st, attn_seed, attn_off);
         float *wcin = a->wcin + ds(m, t) * B * wc; /* c_t is in place already */
@@ -723,7 +738,7 @@ static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
     be->copy_cols(be, a->dec[0].x, d->dec_in, a->w, E, T * B, E);
     if (d->style == ATTN_STYLE_BAHDANAU)
         be->copy_cols(be, a->wcin + d->H + d->K, d->wc_in, a->w, E, T * B, E);
-    for (int t = 0; t < T; t++) decoder_step(m, aw, t);
+    for (int t = 0; t < T; t++) decoder_step(m, aw, t, NULL);
 }
 
 static const float *out_W(const Seq2Seq *m) {
@@ -767,6 +782,7 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
     m->S = batch->S;
     m->T = batch->T;
     m->train = train;
+    if (train) m->emb_proj_fresh = false; /* the weights are about to change */
     m->stepwise = false;
     m->G = 1;
     m->seed = seed;
@@ -1139,8 +1155,9 @@ void seq2seq_decode_step(Seq2Seq *m, int t, const int32_t *prev, bool logprobs) 
         be->upload(be, tgt_t, prev, (size_t)R * 4);
         tokens = tgt_t;
     }
-    be->embedding_forward(be, a->w + ds(m, t) * R * E, P(m, m->layout.idx.tgt_emb), tokens, R, E);
-    decoder_step(m, &aw, t);
+    bool folded = m->emb_proj_fresh && m->d.style != ATTN_STYLE_BAHDANAU;
+    if (!folded) be->embedding_forward(be, a->w + ds(m, t) * R * E, P(m, m->layout.idx.tgt_emb), tokens, R, E);
+    decoder_step(m, &aw, t, folded ? tokens : NULL);
     /* the output layer, or its shortlisted rows; PAD and BOS are never
      * output: -infinity in dec_bias, left out of a shortlist */
     int V = seq2seq_decode_vocab(m);
@@ -1262,6 +1279,24 @@ void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_
         a->hd = a->hh; /* decoding never drops */
     }
     if (n_keep < m->B) compact_sources(m, keep, n_keep);
+}
+
+NmtStatus seq2seq_fold_embeddings(Seq2Seq *m, bool *folded) {
+    Backend *be = m->be;
+    const ModelDims *d = &m->d;
+    int G4 = 4 * d->H;
+    size_t bytes = (size_t)d->V_t * G4 * sizeof(float);
+    m->emb_proj_fresh = false;
+    if (folded) *folded = false;
+    if (d->style == ATTN_STYLE_BAHDANAU || bytes > SEQ2SEQ_FOLD_MAX_BYTES) return NMT_OK;
+    if (!m->emb_proj) m->emb_proj = be->alloc(be, bytes);
+    if (!m->emb_proj) return NMT_OK; /* no room: decoding embeds as in training */
+    /* emb_proj (V_t, 4H) = tgt_emb (V_t, E) W_ih[:, :E]^T, W_ih (4H, dec_in) */
+    be->gemm(be, false, true, d->V_t, G4, d->E, 1.0f, P(m, m->layout.idx.tgt_emb), d->E,
+             P(m, m->layout.idx.dec[0].W_ih), d->dec_in, 0.0f, m->emb_proj, G4);
+    m->emb_proj_fresh = true;
+    if (folded) *folded = true;
+    return NMT_OK;
 }
 
 NmtStatus seq2seq_set_shortlist(Seq2Seq *m, const int32_t *ids, int n) {

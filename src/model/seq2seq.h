@@ -83,6 +83,18 @@ bool seq2seq_attention_stats(Seq2Seq *m, const Batch *batch, AttnStats *out);
  * n == 0 turns the shortlist off. */
 NmtStatus seq2seq_set_shortlist(Seq2Seq *m, const int32_t *ids, int n);
 
+/* For decoding with weights that stay as they are (translation): every
+ * target token's product with the first decoder layer's input weights,
+ * tgt_emb W_ih[:, :E]^T (V_t, 4H), is made now, so that a decoding step
+ * takes its row instead of embedding the token, copying it into the
+ * layer's input and multiplying (docs/decoding.md). Call again after the
+ * parameters change; a training forward turns it off until then. Not for
+ * Bahdanau attention (whose W_c reads the embedding too), nor for a table
+ * over SEQ2SEQ_FOLD_MAX_BYTES or one the backend has no memory for: then
+ * decoding goes on without it. *folded (may be NULL) says whether it is on. */
+#define SEQ2SEQ_FOLD_MAX_BYTES ((size_t)512 << 20)
+NmtStatus seq2seq_fold_embeddings(Seq2Seq *m, bool *folded);
+
 /* Greedy decoding of the sources of `batch` (src, src_len, B, S; the
  * target fields are not used): at most max_len_a * src_len + max_len_b
  * tokens per sentence (and max_decode_T). Sentence b's ids go to
