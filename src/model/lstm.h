@@ -26,12 +26,16 @@ typedef struct {
     float *h, *c; /* (T + 1, B, H) state slots */
     /* 0: one slot per time step (training: backward reads them all). n > 0:
      * step-by-step decoding keeps only the last n: time t's gates and state
-     * slot s live at t % n and s % n (h and c hold n slots, gates at most n) */
-    int ring;
+     * slot s live at (t + phase) % n and (s + phase) % n (h and c hold n
+     * slots, gates at most n); a beam reorder that gathers the states into
+     * the ring's free slot turns the phase (seq2seq_decode_reorder) */
+    int ring, phase;
 } LstmCache;
 
 /* Where state slot s / the gates of time t live (see ring). */
-static inline size_t lstm_slot(const LstmCache *c, size_t s) { return c->ring ? s % (size_t)c->ring : s; }
+static inline size_t lstm_slot(const LstmCache *c, size_t s) {
+    return c->ring ? (s + (size_t)c->phase) % (size_t)c->ring : s;
+}
 
 /* Output at time t: slot t + 1 (forward) or t (reverse). */
 static inline float *lstm_output(const LstmCache *c, int t, int B, int H, bool reverse) {

@@ -111,6 +111,7 @@ struct Seq2Seq {
     float *emb_proj;     /* (V_t, 4H) tgt_emb W_ih[:, :E]^T of decoder layer 0: every
                             target token's input product (seq2seq_fold_embeddings) */
     bool emb_proj_fresh; /* emb_proj is of the current weights (a training step clears it) */
+    int ring_phase;      /* decoding: the per-step buffers' ring turned by reorders (ds) */
     struct {
         int slot, k, rows;
     } topk_queue[BACKEND_MAX_PENDING_DOWNLOADS]; /* topk queued, not finished */
@@ -148,11 +149,11 @@ static int output_chunk_rows(const Seq2Seq *m, int rows) {
     return (size_t)rows < fit ? rows : (int)fit;
 }
 
-/* Where step t's per-step buffers live: slot t, or t % DECODE_RING while
- * decoding step by step (the storage index; t itself still gives the
- * position, e.g. local-m's centre). */
+/* Where step t's per-step buffers live: slot t, or (t + ring_phase) %
+ * DECODE_RING while decoding step by step (the storage index; t itself
+ * still gives the position, e.g. local-m's centre). */
 static size_t ds(const Seq2Seq *m, int t) {
-    return m->stepwise ? (size_t)t % DECODE_RING : (size_t)t;
+    return m->stepwise ? ((size_t)t + (size_t)m->ring_phase) % DECODE_RING : (size_t)t;
 }
 
 /* ---- arena ------------------------------------------------------------- */
@@ -189,6 +190,7 @@ static bool attn_dropping(const Seq2Seq *m) { return m->train && m->d.attn_dropo
 static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, int ring) {
     int states = ring ? ring : len + 1; /* state slots */
     L->cache.ring = ring;
+    L->cache.phase = 0;
     L->cache.gates = takef(ar, (size_t)len * B * 4 * size);
     L->cache.h = takef(ar, (size_t)states * B * size);
     L->cache.c = takef(ar, (size_t)states * B * size);
@@ -1091,6 +1093,7 @@ void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     m->G = G;
     m->train = false;
     m->stepwise = true;
+    m->ring_phase = 0;
     m->seed = 0;
     m->decode_rows = 0;
     m->decode_steps = 0;
@@ -1256,24 +1259,45 @@ static void compact_sources(Seq2Seq *m, const int32_t *keep, int n) {
     }
 }
 
+/* A ring of two slots of (rows, H) each, at `base` (slot i at i * rows * H):
+ * rows a->parent (R of them) of slot `from` (R_old rows) are to be the
+ * ring's state for the next step. Gathered straight into the other slot
+ * `to` (read no more) when the two do not overlap at these row counts:
+ * returns true, and the caller turns the ring's phase so that `to` is read
+ * as the slot. Else (the batch shrank and `from` is the first slot) through
+ * gather_tmp and back into `from`: false. */
+static bool ring_gather(Seq2Seq *m, float *base, size_t from, size_t to, int R_old, int R) {
+    Backend *be = m->be;
+    int H = m->d.H;
+    float *src = base + from * R_old * H, *dst = base + to * R * H;
+    bool apart = dst + (size_t)R * H <= src || src + (size_t)R_old * H <= dst;
+    if (apart) {
+        be->embedding_forward(be, dst, src, m->a.parent, R, H);
+        return true;
+    }
+    be->embedding_forward(be, m->a.gather_tmp, src, m->a.parent, R, H);
+    be->copy(be, base + from * R * H, m->a.gather_tmp, (size_t)R * H * sizeof(float));
+    return false;
+}
+
 void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_t *keep, int n_keep) {
     Backend *be = m->be;
     Acts *a = &m->a;
     int H = m->d.H, R_old = m->B * m->G, R = n_keep * m->G;
     NMT_ASSERT(n_keep >= 1 && n_keep <= m->B);
     be->upload(be, a->parent, rows, (size_t)R * 4);
+    /* the states after step t (ring slot t + 1) and, with attention, hh_t
+     * (read by input feeding at t + 1); slot t is read no more */
+    size_t from = lstm_slot(&a->dec[0].cache, (size_t)t + 1), to = lstm_slot(&a->dec[0].cache, (size_t)t);
+    bool turn = false;
     for (int l = 0; l < m->d.L_d; l++) {
         Layer *L = &a->dec[l];
-        float *slot[2] = {L->cache.h, L->cache.c}; /* slot t + 1: the state after step t */
-        size_t s = lstm_slot(&L->cache, (size_t)t + 1);
-        for (int k = 0; k < 2; k++) {
-            be->embedding_forward(be, a->gather_tmp, slot[k] + s * R_old * H, a->parent, R, H);
-            be->copy(be, slot[k] + s * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
-        }
+        turn = ring_gather(m, L->cache.h, from, to, R_old, R);
+        ring_gather(m, L->cache.c, from, to, R_old, R); /* the same decision */
+        if (turn) L->cache.phase = (L->cache.phase + 1) % L->cache.ring;
     }
-    if (m->d.style != ATTN_STYLE_NONE) { /* hh_t: read by input feeding at t + 1 */
-        be->embedding_forward(be, a->gather_tmp, a->hh + ds(m, t) * R_old * H, a->parent, R, H);
-        be->copy(be, a->hh + ds(m, t) * R * H, a->gather_tmp, (size_t)R * H * sizeof(float));
+    if (m->d.style != ATTN_STYLE_NONE) {
+        if (ring_gather(m, a->hh, ds(m, t), ds(m, t + 1), R_old, R)) m->ring_phase = (m->ring_phase + 1) % DECODE_RING;
     } else { /* hh_t is h_t^top: slot t + 1 of the top layer, at the new row count */
         a->hh = a->dec[m->d.L_d - 1].cache.h + (size_t)R * H;
         a->hd = a->hh; /* decoding never drops */
