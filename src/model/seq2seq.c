@@ -1289,10 +1289,9 @@ void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_
     /* the states after step t (ring slot t + 1) and, with attention, hh_t
      * (read by input feeding at t + 1); slot t is read no more */
     size_t from = lstm_slot(&a->dec[0].cache, (size_t)t + 1), to = lstm_slot(&a->dec[0].cache, (size_t)t);
-    bool turn = false;
     for (int l = 0; l < m->d.L_d; l++) {
         Layer *L = &a->dec[l];
-        turn = ring_gather(m, L->cache.h, from, to, R_old, R);
+        bool turn = ring_gather(m, L->cache.h, from, to, R_old, R);
         ring_gather(m, L->cache.c, from, to, R_old, R); /* the same decision */
         if (turn) L->cache.phase = (L->cache.phase + 1) % L->cache.ring;
     }
