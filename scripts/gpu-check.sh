@@ -741,6 +741,11 @@ else
             # beyond the first-use costs (4x the input)
             [ "$beam" = 1 ] && decode_variant "decode nmt beam 1 pipeline off" NMT_DECODE_PIPELINE=0 "${dec_model[$name]}" 1 "$hyp" "$sps" \
                 "${dec_sps[$name 1 marginal]:-}" "$blog" "$end_at"
+            # without the target embeddings folded into the first decoder
+            # layer (each step embeds, copies and multiplies them): what the
+            # fold gives, also beyond the first-use costs
+            decode_variant "decode nmt beam $beam fold off" NMT_DECODE_FOLD=0 "${dec_model[$name]}" "$beam" "$hyp" "$sps" \
+                "${dec_sps[$name $beam marginal]:-}" "$blog" "$end_at"
             # again with graphs: the same output, and the speed
             t1=$(date +%s)
             sps=$(NMT_CUDA_GRAPHS=1 xlate "${dec_model[$name]}" "$DEV" "$beam" "${hyp%.txt}-graphs.txt" "$blog" "$(left_of "$end_at")")

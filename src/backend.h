@@ -47,6 +47,11 @@ struct Backend {
                                step t's tokens (docs/decoding.md). false on
                                the CPU, where download_start copies at once.
                                NMT_DECODE_PIPELINE=0|1 sets it (backend_select.h) */
+    bool decode_fold; /* nmt translate folds the target embeddings into the
+                         first decoder layer's input weights
+                         (seq2seq_fold_embeddings, docs/decoding.md): true
+                         on both backends; NMT_DECODE_FOLD=0 turns it off,
+                         for benchmarks (backend_select.h) */
 
     /* ---- memory ---- */
     void *(*alloc)(Backend *be, size_t bytes); /* zeroed; NULL on failure */

@@ -41,13 +41,15 @@ static int env_int(const char *name, int lo, int hi, const char *want, int *out)
 NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
                              const char *gpu_what, Backend **out) {
     *out = NULL;
-    int quantum, pipeline;
+    int quantum, pipeline, fold;
     int has_quantum = env_int("NMT_DECODE_QUANTUM", 1, 4096, "a whole number of sentences from 1 to 4096", &quantum);
     int has_pipeline = has_quantum < 0 ? 0 : env_int("NMT_DECODE_PIPELINE", 0, 1, "0 (off) or 1 (on)", &pipeline);
-    if (has_quantum < 0 || has_pipeline < 0) return NMT_ERR_CONFIG; /* the message is set */
+    int has_fold = has_quantum < 0 || has_pipeline < 0 ? 0 : env_int("NMT_DECODE_FOLD", 0, 1, "0 (off) or 1 (on)", &fold);
+    if (has_quantum < 0 || has_pipeline < 0 || has_fold < 0) return NMT_ERR_CONFIG; /* the message is set */
     NmtStatus st = backend_create_device(device, gpu, threads, what, gpu_what, out);
     if (!st && has_quantum) (*out)->decode_quantum = quantum;
     if (!st && has_pipeline) (*out)->overlap_downloads = pipeline == 1;
+    if (!st && has_fold) (*out)->decode_fold = fold == 1;
     return st;
 }
 

@@ -419,7 +419,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
                       seq2seq_layout(model)->total);
     if (!st) {
         tr->be->upload(tr->be, seq2seq_params(model), ck.params, ck.n_floats * sizeof(float));
-        st = seq2seq_fold_embeddings(model, NULL); /* the weights stay as they are from here on */
+        if (tr->be->decode_fold) st = seq2seq_fold_embeddings(model, NULL); /* the weights stay as they are now */
     }
     if (!st) {
         tr->models[tr->n_models++] = model;

@@ -88,6 +88,10 @@ for beam in 1 5; do
   else
     check "! row 'decode nmt beam $beam pipeline off' | grep -q ." "a pipeline-off row at beam $beam"
   fi
+  # with NMT_DECODE_FOLD=0 (target embeddings not folded): the rate, also
+  # beyond the first-use costs, next to the default's, at both beams
+  check "row 'decode nmt beam $beam fold off' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_FOLD=0 \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, so [0-9.]*[1-9][0-9.]* sent/s beyond -?[0-9]+ ms of first-use costs \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
+    "decode beam $beam fold off row: $(row "decode nmt beam $beam fold off")"
   # with NMT_CUDA_GRAPHS=1 (ignored by the CPU here): the same output
   check "row 'decode nmt beam $beam graphs' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_GRAPHS=1, output identical'" \
     "decode beam $beam graphs row: $(row "decode nmt beam $beam graphs")"

@@ -86,6 +86,18 @@ for p in 2 x ""; do
   check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_PIPELINE=$p: want"' \
     "NMT_DECODE_PIPELINE=$p: exit $rc: $out"
 done
+# NMT_DECODE_FOLD=0 (backend.h: no folded target embeddings) gives the
+# same translations, greedy and beam; anything but 0 or 1 is refused
+for beam in 1 3; do
+  "$NMT" translate --model "$M" --beam $beam < "$in" > "$tmp/f1.hyp" 2>/dev/null
+  NMT_DECODE_FOLD=0 "$NMT" translate --model "$M" --beam $beam < "$in" > "$tmp/f0.hyp" 2>/dev/null
+  check "[ -s '$tmp/f1.hyp' ] && cmp -s '$tmp/f1.hyp' '$tmp/f0.hyp'" "NMT_DECODE_FOLD=0 at beam $beam: the output differs"
+done
+for f in 2 x; do
+  out=$(NMT_DECODE_FOLD=$f "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/p.hyp"); rc=$?
+  check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_FOLD=$f: want"' \
+    "NMT_DECODE_FOLD=$f: exit $rc: $out"
+done
 # --maxi-batch N: the lines of N batches are decoded longest first and
 # written in input order. Every N gives the output of each line decoded
 # alone, in order (--batch 1 --maxi-batch 1), also with empty lines, an
