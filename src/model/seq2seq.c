@@ -1228,20 +1228,21 @@ static void compact_sources(Seq2Seq *m, const int32_t *keep, int n) {
     Acts *a = &m->a;
     int B = m->B, S = m->S, G = m->G, R = n * G;
     int32_t *idx = m->h_idx;
-    /* keys (S, B, K) -> (S, n, K) */
-    for (int s = 0; s < S; s++)
-        for (int j = 0; j < n; j++) idx[s * n + j] = s * B + keep[j];
     if (d->style != ATTN_STYLE_NONE) {
-        be->upload(be, a->compact_idx, idx, (size_t)S * n * 4);
+        /* rows i*B + keep[j] -> i*n + j: keys (S, B, K) -> (S, n, K) take
+         * i < S; projected keys (heads, S, B, qd) -> (heads, S, n, qd) take
+         * i < heads*S, the same list longer: one upload for both */
+        bool kp = attention_projects_keys(d);
+        int rows = kp ? d->heads * S : S;
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < n; j++) idx[i * n + j] = i * B + keep[j];
+        be->upload(be, a->compact_idx, idx, (size_t)rows * n * 4);
         be->embedding_forward(be, a->compact_tmp, a->keys, a->compact_idx, S * n, d->K);
         be->copy(be, a->keys, a->compact_tmp, (size_t)S * n * d->K * sizeof(float));
-        if (attention_projects_keys(d)) { /* kp (heads, S, B, qd) -> (heads, S, n, qd) */
-            int qd = attention_qdim(d), hs = d->heads * S;
-            for (int i = 0; i < hs; i++)
-                for (int j = 0; j < n; j++) idx[i * n + j] = i * B + keep[j];
-            be->upload(be, a->compact_idx, idx, (size_t)hs * n * 4);
-            be->embedding_forward(be, a->compact_tmp, a->ab.kp, a->compact_idx, hs * n, qd);
-            be->copy(be, a->ab.kp, a->compact_tmp, (size_t)hs * n * qd * sizeof(float));
+        if (kp) {
+            int qd = attention_qdim(d);
+            be->embedding_forward(be, a->compact_tmp, a->ab.kp, a->compact_idx, rows * n, qd);
+            be->copy(be, a->ab.kp, a->compact_tmp, (size_t)rows * n * qd * sizeof(float));
         }
     }
     for (int j = 0; j < n; j++) m->dec_len[j] = m->dec_len[keep[j]];
