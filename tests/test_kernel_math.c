@@ -4,9 +4,12 @@
  * the models use, exact at the edges (0, saturation, infinities), NaN in
  * gives NaN out (the trainer's NaN guard depends on it). And the Philox
  * generator of dropout_math.h against the Random123 known-answer vectors
- * (tests/test_curand_twin.cu checks it against cuRAND itself). */
+ * (tests/test_curand_twin.cu checks it against cuRAND itself). And
+ * loss_math_row_stats (the max over its lanes, also the vectorised one of
+ * gcc builds; the log-sum and the gap) against a plain loop in double. */
 #include "kernels/dropout_math.h"
 #include "kernels/kernel_common.h"
+#include "kernels/loss_math.h"
 #include "test_util.h"
 
 static double rel_err(double got, double want) {
@@ -57,8 +60,45 @@ static void test_philox(void) {
           "element i uses word offset + i");
 }
 
+/* Rows of every length 1..40 (full lanes and tails), with the largest
+ * value at each position in turn, -inf entries, a bias or none: the max is
+ * exactly the largest x + bias, ls and gap as summed in double. */
+static void test_row_stats(void) {
+    enum { VMAX = 40 };
+    float x[VMAX], b[VMAX];
+    int wrong = 0, checked = 0;
+    double worst = 0;
+    for (int V = 1; V <= VMAX; V++)
+        for (int top = 0; top < V; top++)
+            for (int with_bias = 0; with_bias < 2; with_bias++) {
+                for (int v = 0; v < V; v++) {
+                    x[v] = (float)((v * 7 + V) % 11) - 20.0f - (v == 3 && V > 5 ? INFINITY : 0.0f);
+                    b[v] = (float)((v * 5) % 3) * 0.5f;
+                }
+                x[top] = 4.0f + 0.25f * (float)V; /* the largest, also after the bias */
+                const float *bias = with_bias ? b : NULL;
+                float m, ls, gap;
+                loss_math_row_stats(x, bias, V, &m, &ls, &gap);
+                float want_m = -INFINITY;
+                for (int v = 0; v < V; v++) want_m = fmaxf(want_m, x[v] + (bias ? bias[v] : 0.0f));
+                double sum = 0, sum_gap = 0;
+                for (int v = 0; v < V; v++) {
+                    double sv = (double)x[v] + (bias ? bias[v] : 0.0);
+                    sum += exp(sv - want_m);
+                    sum_gap += want_m - sv;
+                }
+                wrong += m != want_m;
+                worst = fmax(worst, rel_err(ls, log(sum)));
+                if (isfinite(sum_gap)) worst = fmax(worst, rel_err(gap, sum_gap / V));
+                checked++;
+            }
+    CHECK(wrong == 0, "loss_math_row_stats: %d of %d row maxima wrong", wrong, checked);
+    CHECK(worst < 1e-5, "loss_math_row_stats: log-sum or gap off by %.3g (relative)", worst);
+}
+
 int main(void) {
     test_philox();
+    test_row_stats();
     double worst_exp = 0, worst_tanh = 0, worst_sig = 0, worst_tanh_abs = 0;
     float at_exp = 0, at_tanh = 0, at_sig = 0;
     for (int i = -2000000; i <= 2000000; i++) {

@@ -55,10 +55,31 @@ NMT_HD_INLINE void loss_math_row_stats(const float *x, const float *bias, int V,
                                        float *gap) {
     enum { L = LOSS_MATH_LANES };
     float lane_max[L];
-    for (int k = 0; k < L; k++) lane_max[k] = loss_math_score(x, bias, 0);
     int full = V - V % L;
+#if defined(__GNUC__) && !defined(__CUDACC__)
+    /* the same lanes as GCC vectors (gcc does not vectorise the loop below:
+     * a float max is not a reduction it may reorder), each lane
+     * kernel_maxf(lane, s) = lane > s ? lane : s, bit for bit */
+    typedef float lanes_f __attribute__((vector_size(L * sizeof(float))));
+    typedef int32_t lanes_i __attribute__((vector_size(L * sizeof(int32_t))));
+    lanes_f lm;
+    for (int k = 0; k < L; k++) lm[k] = loss_math_score(x, bias, 0);
+    for (int v = 0; v < full; v += L) {
+        lanes_f sv, bv;
+        __builtin_memcpy(&sv, x + v, sizeof sv);
+        if (bias) {
+            __builtin_memcpy(&bv, bias + v, sizeof bv);
+            sv = sv + bv; /* loss_math_score's sum */
+        }
+        lanes_i keep = lm > sv;
+        lm = (lanes_f)(((lanes_i)lm & keep) | ((lanes_i)sv & ~keep));
+    }
+    __builtin_memcpy(lane_max, &lm, sizeof lm);
+#else
+    for (int k = 0; k < L; k++) lane_max[k] = loss_math_score(x, bias, 0);
     for (int v = 0; v < full; v += L)
         for (int k = 0; k < L; k++) lane_max[k] = kernel_maxf(lane_max[k], loss_math_score(x, bias, v + k));
+#endif
     for (int v = full; v < V; v++) lane_max[0] = kernel_maxf(lane_max[0], loss_math_score(x, bias, v));
     float mx = lane_max[0];
     for (int k = 1; k < L; k++) mx = kernel_maxf(mx, lane_max[k]);
