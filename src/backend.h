@@ -47,11 +47,16 @@ struct Backend {
                                step t's tokens (docs/decoding.md). false on
                                the CPU, where download_start copies at once.
                                NMT_DECODE_PIPELINE=0|1 sets it (backend_select.h) */
-    bool decode_fold; /* nmt translate folds the target embeddings into the
-                         first decoder layer's input weights
-                         (seq2seq_fold_embeddings, docs/decoding.md): true
-                         on both backends; NMT_DECODE_FOLD=0 turns it off,
-                         for benchmarks (backend_select.h) */
+    int decode_fold_lines; /* nmt translate folds the target embeddings into
+                              the first decoder layer's input weights
+                              (seq2seq_fold_embeddings, docs/decoding.md) once
+                              it has this many input lines to decode (0:
+                              never): making the table is a GEMM of V_t x 4H
+                              x E, about 30 ms on 2 CPU cores for
+                              configs/de-en.json, which a few hundred lines
+                              repay: 256 on the CPU, 1 on CUDA.
+                              NMT_DECODE_FOLD=0 (never) or 1 (from the first
+                              line) sets it (backend_select.h) */
 
     /* ---- memory ---- */
     void *(*alloc)(Backend *be, size_t bytes); /* zeroed; NULL on failure */

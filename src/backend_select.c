@@ -49,7 +49,7 @@ NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
     NmtStatus st = backend_create_device(device, gpu, threads, what, gpu_what, out);
     if (!st && has_quantum) (*out)->decode_quantum = quantum;
     if (!st && has_pipeline) (*out)->overlap_downloads = pipeline == 1;
-    if (!st && has_fold) (*out)->decode_fold = fold == 1;
+    if (!st && has_fold) (*out)->decode_fold_lines = fold; /* 0: never, 1: from the first line */
     return st;
 }
 

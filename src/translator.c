@@ -159,6 +159,7 @@ struct Translator {
     int64_t line_index; /* input lines written so far (n-best numbering, heatmap names) */
     int64_t tokens;     /* target tokens of the best hypotheses decoded so far */
     bool progress;
+    bool folded; /* the models' target embeddings are folded (fold_when_due) */
     double t_start, t_shown; /* progress clock (seconds) */
     int progress_width;      /* length of the last progress line */
 };
@@ -419,9 +420,6 @@ static NmtStatus load_model(const char *path, Translator *tr) {
                       seq2seq_layout(model)->total);
     if (!st) {
         tr->be->upload(tr->be, seq2seq_params(model), ck.params, ck.n_floats * sizeof(float));
-        if (tr->be->decode_fold) st = seq2seq_fold_embeddings(model, NULL); /* the weights stay as they are now */
-    }
-    if (!st) {
         tr->models[tr->n_models++] = model;
     } else {
         seq2seq_free(model);
@@ -705,11 +703,27 @@ static NmtStatus write_results(Translator *tr, int n) {
     return NMT_OK;
 }
 
+/* Folds every model's target embeddings (seq2seq_fold_embeddings; their
+ * weights stay as they are from load on) once the lines read so far reach
+ * the backend's decode_fold_lines, which pay for making the tables. */
+static NmtStatus fold_when_due(Translator *tr) {
+    int due = tr->be->decode_fold_lines;
+    if (tr->folded || due <= 0 || tr->line_index + tr->n < due) return NMT_OK;
+    tr->folded = true;
+    for (int k = 0; k < tr->n_models; k++) {
+        NmtStatus st = seq2seq_fold_embeddings(tr->models[k], NULL);
+        if (st) return st;
+    }
+    return NMT_OK;
+}
+
 /* Decodes the block batch by batch in decoding order, then writes every
  * line's output in input order. When the device fails, the lines decoded
  * before it that come first in input order are written, and the error
  * names the first line not written. */
 static NmtStatus flush_block(Translator *tr) {
+    NmtStatus fst = fold_when_due(tr);
+    if (fst) return fst;
     decoding_order(tr);
     for (int k = 0; k < tr->n; k += tr->batch) {
         NmtStatus st = decode_chunk(tr, tr->order + k, tr->n - k < tr->batch ? tr->n - k : tr->batch);

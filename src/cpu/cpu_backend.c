@@ -115,7 +115,7 @@ Backend *cpu_backend_create(int threads) {
     be->host_memory = true;
     be->decode_quantum = 1;
     be->overlap_downloads = false;
-    be->decode_fold = true;
+    be->decode_fold_lines = 256;
 
     be->alloc = cpu_alloc;
     be->release = cpu_release;

@@ -404,7 +404,7 @@ static void fill_table(Backend *be) {
     be->host_memory = false;
     be->decode_quantum = 8;
     be->overlap_downloads = true;
-    be->decode_fold = true;
+    be->decode_fold_lines = 1;
     be->alloc = gpu_alloc;
     be->release = gpu_release;
     be->upload = gpu_upload;
