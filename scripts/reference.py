@@ -21,7 +21,8 @@ Owns four modes (see docs/reference.md):
   decode    loads an nmt checkpoint (weights, config, SentencePiece models)
             into that model and translates a file with nmt translate's
             batching, greedy decoding and batched beam search, step for step
-            (src/model/seq2seq.c), timing the decoding (scripts/bench-decode.sh).
+            (src/model/beam_search.c, src/model/seq2seq_decode.c), timing
+            the decoding (scripts/bench-decode.sh).
 
 Run it with the Debian Python that has torch:  /usr/bin/python3 scripts/reference.py ...
 """
@@ -1169,7 +1170,7 @@ def load_nmt_weights(model, d, tensors, params):
 class Decoder:
     """Greedy decoding and batched beam search over a BenchModel, step for
     step the algorithm of nmt's seq2seq_greedy and seq2seq_ensemble_search
-    (src/model/seq2seq.c) with nbest 1 and no coverage penalty:
+    (src/model/beam_search.c) with nbest 1 and no coverage penalty:
 
     - the K hypotheses of sentence b are rows g*B + b; they all read the
       sentence's encoder states (B, S, K) where they are (batched matmuls

@@ -1,5 +1,5 @@
 /* decode_step.h: step-by-step decoding of a Seq2Seq, the interface between
- * the model (seq2seq.c, which owns the activations) and the search
+ * the model (seq2seq_decode.c; seq2seq.c owns the activations) and the search
  * algorithms (beam_search.c: greedy, beam, ensembles).
  *
  * A search sets a batch up with G decoder rows per sentence (row g*B + b
