@@ -61,7 +61,8 @@
 #      the bench-size model's each again with NMT_DECODE_QUANTUM=1 (the
 #      batch shrunk at every finished sentence instead of to multiples of
 #      8: at least 90% of the lines the same) and with NMT_CUDA_GRAPHS=1,
-#      whose output must be identical;
+#      whose output must be identical; the de-en.json model's (4 heads)
+#      again with NMT_DECODE_QUERY_FORM=0, also 4 times over;
 #   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
 #      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
@@ -727,6 +728,11 @@ else
                 extra="$extra; 4x the input: ${sps4:-?} sent/s, no per-sentence rate"
             fi
             row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)$extra"
+            # the 4 heads without the query form (every head reads its own
+            # projected keys, and the keys for its context): what the form
+            # gives, also beyond the first-use costs
+            [ "$name" = de-en.json ] && decode_variant "decode nmt de-en.json beam $beam query form off" NMT_DECODE_QUERY_FORM=0 \
+                "${dec_model[$name]}" "$beam" "$hyp" "$sps" "${dec_sps[$name $beam marginal]:-}" "$blog" "$end_at"
             [ "$name" = de-en ] || continue
             # again with the batch shrunk at every finished sentence (the
             # CPU's way; the CUDA backend's default shrinks it only to

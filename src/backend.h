@@ -47,6 +47,15 @@ struct Backend {
                                step t's tokens (docs/decoding.md). false on
                                the CPU, where download_start copies at once.
                                NMT_DECODE_PIPELINE=0|1 sets it (backend_select.h) */
+    int decode_query_form; /* decoding several heads of general or dot
+                              scores takes the query form (attention.h,
+                              attention_query_form): 0 never, 1 greedy only
+                              (the CPU: at beam 5 the queries' projection
+                              costs more than reading the keys once saves,
+                              2% slower; greedy 15-25% faster with 4 heads),
+                              2 greedy and beam search (CUDA: 4 launches a
+                              step fewer with 4 heads). NMT_DECODE_QUERY_FORM
+                              =0|1|2 sets it (backend_select.h) */
     int decode_fold_lines; /* nmt translate folds the target embeddings into
                               the first decoder layer's input weights
                               (seq2seq_fold_embeddings, docs/decoding.md) once

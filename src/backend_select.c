@@ -41,15 +41,19 @@ static int env_int(const char *name, int lo, int hi, const char *want, int *out)
 NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
                              const char *gpu_what, Backend **out) {
     *out = NULL;
-    int quantum, pipeline, fold;
+    int quantum, pipeline, fold, qform;
     int has_quantum = env_int("NMT_DECODE_QUANTUM", 1, 4096, "a whole number of sentences from 1 to 4096", &quantum);
     int has_pipeline = has_quantum < 0 ? 0 : env_int("NMT_DECODE_PIPELINE", 0, 1, "0 (off) or 1 (on)", &pipeline);
     int has_fold = has_quantum < 0 || has_pipeline < 0 ? 0 : env_int("NMT_DECODE_FOLD", 0, 1, "0 (off) or 1 (on)", &fold);
-    if (has_quantum < 0 || has_pipeline < 0 || has_fold < 0) return NMT_ERR_CONFIG; /* the message is set */
+    int has_qform = has_quantum < 0 || has_pipeline < 0 || has_fold < 0
+                        ? 0
+                        : env_int("NMT_DECODE_QUERY_FORM", 0, 2, "0 (never), 1 (greedy) or 2 (greedy and beam)", &qform);
+    if (has_quantum < 0 || has_pipeline < 0 || has_fold < 0 || has_qform < 0) return NMT_ERR_CONFIG; /* the message is set */
     NmtStatus st = backend_create_device(device, gpu, threads, what, gpu_what, out);
     if (!st && has_quantum) (*out)->decode_quantum = quantum;
     if (!st && has_pipeline) (*out)->overlap_downloads = pipeline == 1;
     if (!st && has_fold) (*out)->decode_fold_lines = fold; /* 0: never, 1: from the first line */
+    if (!st && has_qform) (*out)->decode_query_form = qform;
     return st;
 }
 

@@ -13,9 +13,10 @@
  * and `gpu_what` name the settings in messages (e.g. "train.device",
  * "train.gpu"). The environment variable NMT_DECODE_QUANTUM=N (1..4096)
  * sets the backend's decode_quantum, NMT_DECODE_PIPELINE=0|1 its
- * overlap_downloads and NMT_DECODE_FOLD=0|1 its decode_fold_lines (0:
- * never, 1: from the first line; backend.h; for benchmarks); any other
- * value is an error naming the variable. */
+ * overlap_downloads, NMT_DECODE_FOLD=0|1 its decode_fold_lines (0:
+ * never, 1: from the first line) and NMT_DECODE_QUERY_FORM=0|1|2 its
+ * decode_query_form (backend.h; for benchmarks); any other value is an
+ * error naming the variable. */
 NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
                              const char *gpu_what, Backend **out);
 

@@ -612,6 +612,120 @@ static void check_folded(const char *const *sets, int n_sets, const char *label)
     seq2seq_free(m);
 }
 
+/* gemm_batched calls counted (check_query_form) */
+static int batched_calls;
+static void (*real_gemm_batched)(Backend *, bool, bool, int, int, int, float, const float *, int, long,
+                                 const float *, int, long, float, float *, int, long, int);
+static void counting_gemm_batched(Backend *b, bool ta, bool tb, int m, int n, int k, float alpha, const float *A,
+                                  int lda, long sa, const float *B, int ldb, long sb, float beta, float *C, int ldc,
+                                  long sc, int count) {
+    batched_calls++;
+    real_gemm_batched(b, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, count);
+}
+
+/* Several heads of general or dot scores decode in the query form
+ * (attention_query_form): each step's scores come from (q Wa) k instead of
+ * q (Wa k), all heads at once. Every decoding step's scores must be the
+ * teacher-forced forward's logits, for every beam row (each row with its
+ * own history: the forward's column g*B + b is sentence b with row g's
+ * tokens), through reorders and after sentences leave the batch (two
+ * shrinks). */
+static void check_query_form(const char *const *sets, int n_sets, const char *label, int G, int knob) {
+    enum { B = 4, S = 6, T = 6, GMAX = 3 };
+    int saved_knob = be->decode_query_form;
+    be->decode_query_form = knob; /* Backend.decode_query_form: 0 never, 1 greedy, 2 also beam */
+    bool qform = knob == 2 || (knob == 1 && G == 1);
+    NMT_ASSERT(G <= GMAX);
+    const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 2, \"dec_layers\": 2,"
+                       " \"attention\": {\"window\": 2}}}";
+    Config cfg;
+    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, n_sets, &cfg), NMT_OK);
+    ModelDims d;
+    CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, &d), NMT_OK);
+    config_free(&cfg);
+    CHECK(attention_query_form(&d), "%s: no query form for these scores", label);
+    int BB = G * B, V = d.V_t;
+    Seq2Seq *m;
+    ModelLimits lim = {BB, S, T, T, G, 0};
+    CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
+    CHECK_EQ_INT(seq2seq_init_params(m, 0.8f, 31), NMT_OK);
+    Batch src;
+    gradcheck_make_batch(B, S, 2, d.V_s, d.V_t, 33, &src);
+    int32_t fsrc[S * GMAX * B], tgt_in[T * GMAX * B], tgt_out[T * GMAX * B];
+    int fsrc_len[GMAX * B], tgt_len[GMAX * B];
+    for (int c = 0; c < BB; c++) {
+        fsrc_len[c] = src.src_len[c % B];
+        tgt_len[c] = T;
+        for (int s = 0; s < S; s++) fsrc[s * BB + c] = src.src[s * B + c % B];
+        for (int t = 0; t < T; t++) {
+            tgt_in[t * BB + c] = t ? NMT_N_SPECIAL + (c * 7 + t * 3 + c * c * t) % (V - NMT_N_SPECIAL) : NMT_BOS_ID;
+            tgt_out[t * BB + c] = NMT_EOS_ID;
+        }
+    }
+    Batch fwd = src;
+    fwd.B = BB;
+    fwd.T = T;
+    fwd.src = fsrc;
+    fwd.src_len = fsrc_len;
+    fwd.tgt_in = tgt_in;
+    fwd.tgt_out = tgt_out;
+    fwd.tgt_len = tgt_len;
+    ModelLoss loss;
+    seq2seq_forward(m, &fwd, false, 0, &loss);
+    float *logits = malloc((size_t)T * BB * V * sizeof *logits), *scores = malloc((size_t)BB * V * sizeof *scores);
+    seq2seq_download_logits(m, logits);
+    /* decode the same: sentence column i is sentence orig[i] */
+    int orig[B] = {0, 1, 2, 3}, n = B;
+    int32_t prev[GMAX * B], rows[GMAX * B], keep[B];
+    seq2seq_decode_setup(m, &src, G, T);
+    double worst = 0;
+    int compared = 0;
+    for (int t = 0; t < T; t++) {
+        for (int g = 0; g < G; g++)
+            for (int i = 0; i < n; i++) prev[g * n + i] = tgt_in[t * BB + g * B + orig[i]];
+        real_gemm_batched = be->gemm_batched;
+        be->gemm_batched = counting_gemm_batched;
+        batched_calls = 0;
+        seq2seq_decode_step(m, t, prev, false);
+        be->gemm_batched = real_gemm_batched;
+        /* the query form: the queries through the key projections (dot: two),
+         * the scores and the contexts, each once for all heads; else the
+         * scores and contexts of each head */
+        CHECK_EQ_INT(batched_calls, !qform ? 2 * d.heads : d.score == ATTN_SCORE_GENERAL ? 3 : 4);
+        CHECK_EQ_INT(seq2seq_decode_rows(m), G * n);
+        be->download(be, scores, seq2seq_decode_scores(m), (size_t)G * n * V * sizeof *scores);
+        for (int g = 0; g < G; g++)
+            for (int i = 0; i < n; i++) {
+                const float *want = logits + ((size_t)t * BB + g * B + orig[i]) * V;
+                const float *got = scores + ((size_t)g * n + i) * V;
+                for (int v = 0; v < V; v++) {
+                    if (v == NMT_PAD_ID || v == NMT_BOS_ID) continue; /* -infinity when decoding */
+                    double e = fabs((double)got[v] - want[v]) / (1.0 + fabs((double)want[v]));
+                    if (!(e <= worst)) worst = e; /* NaN too */
+                    compared++;
+                }
+            }
+        /* continue every row; sentence column 1 leaves after steps 1 and 3 */
+        int n_keep = 0;
+        for (int i = 0; i < n; i++)
+            if (!(i == 1 && (t == 1 || t == 3))) keep[n_keep++] = i;
+        for (int g = 0; g < G; g++)
+            for (int i = 0; i < n_keep; i++) rows[g * n_keep + i] = g * n + keep[i];
+        seq2seq_decode_reorder(m, t, rows, keep, n_keep);
+        for (int i = 0; i < n_keep; i++) orig[i] = orig[keep[i]];
+        n = n_keep;
+    }
+    seq2seq_decode_end(m);
+    CHECK(compared == (G * B * 2 + G * (B - 1) * 2 + G * (B - 2) * 2) * (V - 2), "%s beam %d: %d scores compared",
+          label, G, compared);
+    CHECK(worst < 1e-5, "%s beam %d, decode_query_form %d: step scores differ from the forward's logits by %.3g",
+          label, G, knob, worst);
+    free(logits);
+    free(scores);
+    seq2seq_free(m);
+    be->decode_query_form = saved_knob;
+}
+
 /* Decoding keeps a ring of two steps of its per-step buffers: the arena a
  * model needs for beam search does not grow with the longest output (only
  * the local-m centres, a float per step and row, remain). */
@@ -669,6 +783,16 @@ int main(void) {
     }
     const char *feed0[] = {"model.attention.style=luong", "model.input_feed=false"};
     check_folded(feed0, 2, "luong without input feeding");
+    const char *qf_general[] = {"model.attention.heads=3"};
+    const char *qf_dot[] = {"model.attention.score=dot", "model.attention.heads=2", "model.attention.mode=local-m"};
+    const char *qf_scaled[] = {"model.attention.score=scaled_dot", "model.attention.heads=2",
+                               "model.attention.mode=local-p"};
+    for (int knob = 0; knob <= 2; knob++)
+        for (int G = 1; G <= 3; G += 2) {
+            check_query_form(qf_general, 1, "general 3 heads", G, knob);
+            check_query_form(qf_dot, 3, "dot 2 heads local-m", G, knob);
+            check_query_form(qf_scaled, 3, "scaled dot 2 heads local-p", G, knob);
+        }
     check_exhaustive(0.0);
     check_exhaustive(1.0);
     check_exhaustive(2.0);

@@ -20,7 +20,8 @@ cat > "$tmp/tiny.json" <<JSON
   "data": {"train_src": "data/train.src", "train_tgt": "data/train.tgt",
            "valid_src": "data/valid.src", "valid_tgt": "data/valid.tgt",
            "tokenizer": "word", "max_len": 40, "cache_dir": "cache"},
-  "model": {"emb_dim": 16, "hidden": 24, "enc_layers": 1, "dec_layers": 1},
+  "model": {"emb_dim": 16, "hidden": 24, "enc_layers": 1, "dec_layers": 1,
+            "attention": {"heads": 2}},
   "train": {"optimizer": "adam", "lr": 0.003, "batch_sentences": 32, "max_steps": 40,
             "valid_every": 40, "seed": 3, "threads": 1, "save_dir": "run"},
   "decode": {"beam": 1, "batch": 8}
@@ -98,6 +99,21 @@ for f in 2 x; do
   out=$(NMT_DECODE_FOLD=$f "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/p.hyp"); rc=$?
   check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_FOLD=$f: want"' \
     "NMT_DECODE_FOLD=$f: exit $rc: $out"
+done
+# NMT_DECODE_QUERY_FORM (backend.h): the tiny model's 2 heads decode in the
+# query form greedy (the CPU's default, 1), at beam 3 too with 2, never
+# with 0: the same translations; anything but 0, 1 or 2 is refused
+for beam in 1 3; do
+  "$NMT" translate --model "$M" --beam $beam < "$in" > "$tmp/qd.hyp" 2>/dev/null
+  for qf in 0 2; do
+    NMT_DECODE_QUERY_FORM=$qf "$NMT" translate --model "$M" --beam $beam < "$in" > "$tmp/qf.hyp" 2>/dev/null
+    check "[ -s '$tmp/qd.hyp' ] && cmp -s '$tmp/qd.hyp' '$tmp/qf.hyp'" "NMT_DECODE_QUERY_FORM=$qf at beam $beam: the output differs"
+  done
+done
+for qf in 3 x; do
+  out=$(NMT_DECODE_QUERY_FORM=$qf "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/p.hyp"); rc=$?
+  check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_QUERY_FORM=$qf: want"' \
+    "NMT_DECODE_QUERY_FORM=$qf: exit $rc: $out"
 done
 # --maxi-batch N: the lines of N batches are decoded longest first and
 # written in input order. Every N gives the output of each line decoded

@@ -116,6 +116,7 @@ Backend *cpu_backend_create(int threads) {
     be->decode_quantum = 1;
     be->overlap_downloads = false;
     be->decode_fold_lines = 256;
+    be->decode_query_form = 1;
 
     be->alloc = cpu_alloc;
     be->release = cpu_release;

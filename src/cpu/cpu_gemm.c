@@ -6,9 +6,7 @@
 #include <omp.h>
 
 /* A batch whose gemms are each at most this many multiply-adds (m n k) runs
- * its gemms in parallel over the batch (OpenMP). OpenBLAS computes gemms
- * this small on the calling thread (its own threading starts at 64^3), so
- * the concurrent calls do not fight over its thread pool. */
+ * its gemms in parallel over the batch (OpenMP), each on one thread. */
 #define CPU_GEMM_SMALL (64L * 64L * 64L)
 
 /* C (m, n) = beta C, the k == 0 case (OpenBLAS rejects lda < 1 there) */
@@ -81,8 +79,25 @@ void cpu_gemm_batched(Backend *be, bool trans_a, bool trans_b, int m, int n, int
                       int ldb, long stride_b, float beta, float *C, int ldc, long stride_c,
                       int count) {
     if (m <= 0 || n <= 0 || count <= 0) return;
-    bool small = (long)m * n * k <= CPU_GEMM_SMALL;
-#pragma omp parallel for schedule(static) if (small && count > 1)
+    if ((long)m * n * k <= CPU_GEMM_SMALL && count > 1) {
+#pragma omp parallel
+        {
+            /* OpenBLAS (0.3.21, OpenMP build) asks omp_get_max_threads()
+             * whether to thread a gemm, also inside this region, and
+             * threads some gemms this small: the query form's head
+             * contexts (4 x 256 x 32, long leading dimensions) started a
+             * nested team of new threads at every call, 600 thread starts
+             * for 1000 sentences and twice the decoding time. This
+             * thread's answer is now 1 (the setting is the thread's own
+             * in the region). */
+            omp_set_num_threads(1);
+#pragma omp for schedule(static)
+            for (int i = 0; i < count; i++)
+                cpu_gemm(be, trans_a, trans_b, m, n, k, alpha, A + (long)i * stride_a, lda,
+                         B + (long)i * stride_b, ldb, beta, C + (long)i * stride_c, ldc);
+        }
+        return;
+    }
     for (int i = 0; i < count; i++)
         cpu_gemm(be, trans_a, trans_b, m, n, k, alpha, A + (long)i * stride_a, lda,
                  B + (long)i * stride_b, ldb, beta, C + (long)i * stride_c, ldc);

@@ -405,6 +405,7 @@ static void fill_table(Backend *be) {
     be->decode_quantum = 8;
     be->overlap_downloads = true;
     be->decode_fold_lines = 1;
+    be->decode_query_form = 2;
     be->alloc = gpu_alloc;
     be->release = gpu_release;
     be->upload = gpu_upload;

@@ -25,6 +25,16 @@ bool attention_projects_query(const ModelDims *d) {
     return (dot && d->heads > 1) || (!dot && d->score != ATTN_SCORE_GENERAL);
 }
 
+bool attention_query_form(const ModelDims *d) {
+    bool dot = d->score == ATTN_SCORE_DOT || d->score == ATTN_SCORE_SCALED_DOT;
+    return d->heads > 1 && (dot || d->score == ATTN_SCORE_GENERAL);
+}
+
+void attention_query_form_rows(int R, int n, int32_t *idx) {
+    for (int r = 0; r < R; r++)
+        for (int j = 0; j < n; j++) idx[(size_t)r * n + j] = j * R + r;
+}
+
 static float *param_ptr(const ParamLayout *l, float *base, int idx) {
     return idx < 0 || !base ? NULL : base + l->info[idx].offset;
 }
@@ -72,7 +82,7 @@ static float score_scale(const ModelDims *d) {
 }
 
 void attention_prepare(Backend *be, const ModelDims *d, const AttnWeights *w, AttnBatch *ab) {
-    if (!attention_projects_keys(d)) return; /* kp is the keys themselves */
+    if (!attention_projects_keys(d) || ab->qk) return; /* kp is the keys themselves, or unused */
     int qd = attention_qdim(d), SB = ab->S * ab->B;
     for (int j = 0; j < d->heads; j++) {
         float *unused;
@@ -89,6 +99,49 @@ static const float *window_center(const ModelDims *d, const AttnBatch *ab, const
     if (d->mode == ATTN_MODE_LOCAL_M) return ab->centers + (size_t)t * ab->B * (ab->G > 0 ? ab->G : 1);
     if (d->mode == ATTN_MODE_LOCAL_P) return st->p;
     return NULL;
+}
+
+/* A decoding step in the query form (attention_query_form): the scores
+ * (n, R, S), the weights, and the head contexts in st->cat (R, n K). Every
+ * product runs for all heads at once; a sentence's n*G query rows (row
+ * j*R + g*Bs + b of qk and of the scores, j*G + g counting them) are a
+ * stride of Bs rows apart, so each is one GEMM batched over sentences. */
+static void query_form_forward(Backend *be, const ModelDims *d, const AttnWeights *w, const AttnBatch *ab,
+                               const float *q, AttnStep *st, const float *center, int window, bool gaussian,
+                               float sigma) {
+    int Bs = ab->B, G = ab->G > 0 ? ab->G : 1, R = Bs * G;
+    int S = ab->S, K = d->K, H = d->H, n = d->heads, qd = attention_qdim(d);
+    size_t RS = (size_t)R * S;
+    NMT_ASSERT(!st->dropped && st->weights == st->pre_drop); /* decoding never drops */
+    float *unused;
+    const float *Wk = key_proj(d, w, 0, &unused); /* head j's at + j * qd K */
+    if (d->score == ATTN_SCORE_GENERAL) {
+        /* qk_j (R, K) = q (R, H) Wa_j (H, K) */
+        be->gemm_batched(be, false, false, R, K, H, 1.0f, q, H, 0, Wk, K, (long)H * K, 0.0f, ab->qk, K,
+                         (long)R * K, n);
+    } else {
+        /* qp_j (R, qd) = q Wq_j^T; qk_j (R, K) = qp_j Wk_j (qd, K) */
+        const float *Wq = query_proj(d, w, 0, &unused);
+        be->gemm_batched(be, false, true, R, qd, H, 1.0f, q, H, 0, Wq, H, (long)qd * H, 0.0f, st->qp, qd,
+                         (long)R * qd, n);
+        be->gemm_batched(be, false, false, R, K, qd, 1.0f, st->qp, qd, (long)R * qd, Wk, K, (long)qd * K, 0.0f,
+                         ab->qk, K, (long)R * K, n);
+    }
+    /* per sentence b: scores (n G, S) = scale * qk rows (n G, K) keys_b^T (K, S) */
+    be->gemm_batched(be, false, true, n * G, S, K, score_scale(d), ab->qk, Bs * K, K, ab->keys, Bs * K, K, 0.0f,
+                     st->scores, Bs * S, S, Bs);
+    for (int j = 0; j < n; j++)
+        be->attn_softmax_forward(be, R, S, st->scores + j * RS, ab->src_len, center, window, gaussian, sigma,
+                                 st->probs + j * RS, st->pre_drop + j * RS);
+    /* per sentence b: contexts (n G, K) = weights rows (n G, S) keys_b (S, K) */
+    if (G == 1) { /* straight into cat, where sentence b's n contexts follow one another */
+        be->gemm_batched(be, false, false, n, K, S, 1.0f, st->weights, Bs * S, S, ab->keys, Bs * K, K, 0.0f,
+                         st->cat, K, (long)n * K, Bs);
+    } else { /* into qk, (n, R, K), then gathered into cat's (R, n K) order */
+        be->gemm_batched(be, false, false, n * G, K, S, 1.0f, st->weights, Bs * S, S, ab->keys, Bs * K, K, 0.0f,
+                         ab->qk, Bs * K, K, Bs);
+        be->embedding_forward(be, st->cat, ab->qk, ab->cat_idx, R * n, K);
+    }
 }
 
 void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *w,
@@ -110,7 +163,8 @@ void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *
     int window = d->mode == ATTN_MODE_GLOBAL ? 0 : d->window;
     bool gaussian = d->mode == ATTN_MODE_LOCAL_P;
     float sigma = d->window / 2.0f;
-    for (int j = 0; j < n; j++) {
+    if (ab->qk) query_form_forward(be, d, w, ab, q, st, center, window, gaussian, sigma);
+    for (int j = 0; j < n && !ab->qk; j++) {
         const float *qp = q;
         float *unused;
         const float *Wq = query_proj(d, w, j, &unused);

@@ -34,6 +34,13 @@ typedef struct {
                                kp == keys when there is no projection */
     const int32_t *src_len; /* (G*B) source length of each query row, on the backend */
     const float *centers;   /* (T, G*B) local-m window centres, else NULL */
+    float *qk;              /* decoding in the query form (attention_query_form):
+                               (n, G*B, K) each head's query through its key
+                               projection, then each head's context; NULL: the
+                               keys are projected (kp), as in training */
+    int32_t *cat_idx;       /* query form with G > 1: (G*B n) the gather of the
+                               contexts in qk into cat's (G*B, n K) order, row
+                               r*n + j <- row j*G*B + r (attention_query_form_rows) */
 } AttnBatch;
 
 /* Saved activations of one step. */
@@ -84,6 +91,17 @@ int attention_qdim(const ModelDims *d);
 bool attention_projects_keys(const ModelDims *d);
 /* Whether the query is projected (AttnStep.qp is its own buffer). */
 bool attention_projects_query(const ModelDims *d);
+/* Whether step-by-step decoding takes the query form: several heads of
+ * general or (scaled) dot scores. Then a head's score q^T Wq^T Wk k (dot;
+ * general: q^T Wa k) is computed as (q Wq^T Wk) k instead of q^T (Wk k):
+ * each step reads the keys once for all heads, for the scores and again for
+ * the contexts, instead of every head's projected keys and then the keys
+ * once per head; attention_prepare projects no keys. The same scores up to
+ * rounding (docs/decoding.md). Set AttnBatch.qk to take it. */
+bool attention_query_form(const ModelDims *d);
+/* The gather indices of AttnBatch.cat_idx for R query rows and n heads:
+ * idx[r*n + j] = j*R + r (host memory, R*n entries). */
+void attention_query_form_rows(int R, int n, int32_t *idx);
 
 AttnWeights attention_weights(const ParamLayout *l, float *params, float *grads);
 

@@ -69,7 +69,12 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->row_sent = m->G > 1 ? take(ar, (size_t)R * 4) : NULL;
     a->parent = m->stepwise ? take(ar, (size_t)R * 4) : NULL;
     a->gather_tmp = m->stepwise ? takef(ar, (size_t)R * (d->L_d * H > H ? d->L_d * H : H)) : NULL;
-    size_t kp_floats = (size_t)n * S * B * qd, key_floats = (size_t)S * B * K;
+    /* decoding several heads in the query form projects no keys (attention.h) */
+    bool attn = d->style != ATTN_STYLE_NONE;
+    int qf = m->be->decode_query_form;
+    bool qform = attn && m->stepwise && attention_query_form(d) && (qf == 2 || (qf == 1 && m->G == 1));
+    bool kproj = attn && attention_projects_keys(d) && !qform;
+    size_t kp_floats = kproj ? (size_t)n * S * B * qd : 0, key_floats = (size_t)S * B * K;
     a->compact_idx = m->stepwise ? take(ar, (size_t)n * S * B * 4) : NULL;
     a->compact_tmp = m->stepwise ? takef(ar, kp_floats > key_floats ? kp_floats : key_floats) : NULL;
     a->keep_src = takef(ar, (size_t)S * B);
@@ -108,9 +113,9 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     ab->keys = a->keys;
     ab->src_len = m->G > 1 ? a->row_len : a->src_len;
     ab->centers = d->mode == ATTN_MODE_LOCAL_M ? a->centers : NULL;
-    bool attn = d->style != ATTN_STYLE_NONE;
-    if (attn && attention_projects_keys(d)) ab->kp = takef(ar, (size_t)n * S * B * qd);
-    else ab->kp = a->keys;
+    ab->kp = kproj ? takef(ar, (size_t)n * S * B * qd) : a->keys;
+    ab->qk = qform ? takef(ar, (size_t)n * R * K) : NULL;
+    ab->cat_idx = qform && m->G > 1 ? take(ar, (size_t)R * n * 4) : NULL;
     /* per-step attention buffers: one block per step, same layout in each;
      * every block starts 64-byte aligned, so step t is block 0 + t * stride */
     take(ar, 0);
@@ -275,7 +280,9 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     m->dec_bias = be->alloc(be, (size_t)dims->V_t * sizeof(float));
     m->h_ids = nmt_malloc(stage * sizeof(int32_t));
     m->h_f = nmt_malloc(2 * stage * sizeof(float)); /* 2: the loss and NLL rows together */
-    m->h_idx = nmt_malloc((size_t)dims->heads * lim.max_S * lim.max_B * sizeof(int32_t));
+    /* gather indices: compact_sources's (heads S B), the query form's (B beam heads) */
+    size_t idx_rows = (size_t)(lim.max_S > beam ? lim.max_S : beam) * lim.max_B;
+    m->h_idx = nmt_malloc((size_t)dims->heads * idx_rows * sizeof(int32_t));
     m->dec_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
     m->h_best_slot = (size_t)2 * rows * beam;
     m->h_best = nmt_malloc(BACKEND_MAX_PENDING_DOWNLOADS * m->h_best_slot * sizeof(float));

@@ -12,6 +12,15 @@
 
 /* ---- step-by-step decoding (decode_step.h) ----------------------------- */
 
+/* The query form's gather of the head contexts for the current rows
+ * (AttnBatch.cat_idx; beam search with several heads). */
+static void upload_cat_idx(Seq2Seq *m) {
+    if (!m->a.ab.cat_idx) return;
+    int R = m->B * m->G, n = m->d.heads;
+    attention_query_form_rows(R, n, m->h_idx);
+    m->be->upload(m->be, m->a.ab.cat_idx, m->h_idx, (size_t)R * n * 4);
+}
+
 Backend *seq2seq_backend(const Seq2Seq *m) { return m->be; }
 const ModelLimits *seq2seq_limits(const Seq2Seq *m) { return &m->lim; }
 
@@ -35,6 +44,7 @@ void seq2seq_decode_setup(Seq2Seq *m, const Batch *batch, int G, int T) {
     for (int b = 0; b < m->B; b++) m->dec_len[b] = batch->src_len[b];
     seq2seq_carve_batch(m, m->B, m->S, T);
     seq2seq_upload_source(m, batch);
+    upload_cat_idx(m);
     seq2seq_encoder_forward(m);
     seq2seq_bridge_forward(m);
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
@@ -162,7 +172,7 @@ static void compact_sources(Seq2Seq *m, const int32_t *keep, int n) {
         /* rows i*B + keep[j] -> i*n + j: keys (S, B, K) -> (S, n, K) take
          * i < S; projected keys (heads, S, B, qd) -> (heads, S, n, qd) take
          * i < heads*S, the same list longer: one upload for both */
-        bool kp = attention_projects_keys(d);
+        bool kp = attention_projects_keys(d) && !a->ab.qk; /* the query form has no kp */
         int rows = kp ? d->heads * S : S;
         for (int i = 0; i < rows; i++)
             for (int j = 0; j < n; j++) idx[i * n + j] = i * B + keep[j];
@@ -178,6 +188,7 @@ static void compact_sources(Seq2Seq *m, const int32_t *keep, int n) {
     for (int j = 0; j < n; j++) m->dec_len[j] = m->dec_len[keep[j]];
     m->B = n;
     a->ab.B = n;
+    upload_cat_idx(m);
     for (int r = 0; r < R; r++) m->h_ids[r] = m->dec_len[r % n];
     be->upload(be, G > 1 ? a->row_len : a->src_len, m->h_ids, (size_t)R * 4);
     if (d->mode == ATTN_MODE_LOCAL_M && d->style != ATTN_STYLE_NONE) {
