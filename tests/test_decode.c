@@ -37,14 +37,21 @@ static bool nbest_same(NBest a, NBest b, int B, int nbest, int T, double tol) {
     return same;
 }
 
+/* The model sizes of a config text with settings, for vocabularies V_s, V_t. */
+static ModelDims dims_of(const char *base, const char *const *sets, int n_sets, int V_s, int V_t) {
+    Config cfg;
+    ModelDims d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, n_sets, &cfg), NMT_OK);
+    CHECK_EQ_INT(model_dims_from_config(&cfg, V_s, V_t, &d), NMT_OK);
+    config_free(&cfg);
+    return d;
+}
+
 static void check_style(const char *const *sets, int n_sets, const char *label) {
     const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 2, \"dec_layers\": 2,"
                        " \"dropout\": 0.3, \"attention\": {\"window\": 2}}}";
-    Config cfg;
-    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, n_sets, &cfg), NMT_OK);
-    ModelDims d;
-    CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, &d), NMT_OK);
-    config_free(&cfg);
+    ModelDims d = dims_of(base, sets, n_sets, 17, 9);
     enum { B = 4, S = 6, MAXT = 20 };
     Batch src;
     gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 5, &src);
@@ -115,11 +122,7 @@ static void check_attention_stats(void) {
                        " \"dropout\": 0.0, \"attention\": {\"window\": 2}}}";
     const char *modes[] = {"model.attention.mode=global", "model.attention.mode=local-p"};
     for (int k = 0; k < 2; k++) {
-        Config cfg;
-        CHECK_EQ_INT(config_load_string(base, "test", "/", modes + k, 1, &cfg), NMT_OK);
-        ModelDims d;
-        CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, &d), NMT_OK);
-        config_free(&cfg);
+        ModelDims d = dims_of(base, modes + k, 1, 17, 9);
         Batch batch;
         gradcheck_make_batch(4, 6, 5, d.V_s, d.V_t, 5, &batch);
         Seq2Seq *m;
@@ -153,11 +156,7 @@ static void check_attention_stats(void) {
 static void check_beam1_is_greedy(const char *const *sets, int n_sets, const char *label) {
     const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 2, \"dec_layers\": 2,"
                        " \"attention\": {\"window\": 2}}}";
-    Config cfg;
-    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, n_sets, &cfg), NMT_OK);
-    ModelDims d;
-    CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, &d), NMT_OK);
-    config_free(&cfg);
+    ModelDims d = dims_of(base, sets, n_sets, 17, 9);
     enum { B = 5, S = 7, MAXT = 16 };
     Batch src;
     gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 11, &src);
@@ -235,11 +234,7 @@ static void check_beam1_is_greedy(const char *const *sets, int n_sets, const cha
  * is long: stopping at the first finished hypothesis would miss it. */
 static void check_exhaustive(double alpha) {
     const char *base = "{\"model\": {\"emb_dim\": 6, \"hidden\": 8, \"enc_layers\": 1, \"dec_layers\": 1}}";
-    Config cfg;
-    CHECK_EQ_INT(config_load_string(base, "test", "/", NULL, 0, &cfg), NMT_OK);
-    ModelDims d;
-    CHECK_EQ_INT(model_dims_from_config(&cfg, 9, 6, &d), NMT_OK);
-    config_free(&cfg);
+    ModelDims d = dims_of(base, NULL, 0, 9, 6);
     enum { L = 3, N = 40, S = 4 };
     const int words[3] = {NMT_UNK_ID, 4, 5};
     /* all outputs: [EOS], [x EOS], [x y EOS], [x y z] (cut at L) */
@@ -329,10 +324,7 @@ static Seq2Seq *decode_model(const char *const *sets, int n_sets, int B, int S, 
                              uint64_t seed, ModelDims *d) {
     const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 2, \"dec_layers\": 2,"
                        " \"attention\": {\"window\": 2}}}";
-    Config cfg;
-    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, n_sets, &cfg), NMT_OK);
-    CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, d), NMT_OK);
-    config_free(&cfg);
+    *d = dims_of(base, sets, n_sets, 17, 9);
     Seq2Seq *m;
     ModelLimits lim = {B, S, 2, maxT, beam, 0};
     CHECK_EQ_INT(seq2seq_create(be, d, lim, &m), NMT_OK);
@@ -638,11 +630,7 @@ static void check_query_form(const char *const *sets, int n_sets, const char *la
     NMT_ASSERT(G <= GMAX);
     const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 2, \"dec_layers\": 2,"
                        " \"attention\": {\"window\": 2}}}";
-    Config cfg;
-    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, n_sets, &cfg), NMT_OK);
-    ModelDims d;
-    CHECK_EQ_INT(model_dims_from_config(&cfg, 17, 9, &d), NMT_OK);
-    config_free(&cfg);
+    ModelDims d = dims_of(base, sets, n_sets, 17, 9);
     CHECK(attention_query_form(&d), "%s: no query form for these scores", label);
     int BB = G * B, V = d.V_t;
     Seq2Seq *m;
@@ -734,11 +722,7 @@ static void check_decode_memory(void) {
                           "model.attention.heads=2"};
     const char *base = "{\"model\": {\"emb_dim\": 16, \"hidden\": 32, \"enc_layers\": 1,"
                        " \"dec_layers\": 2}}";
-    Config cfg;
-    CHECK_EQ_INT(config_load_string(base, "test", "/", sets, 3, &cfg), NMT_OK);
-    ModelDims d;
-    CHECK_EQ_INT(model_dims_from_config(&cfg, 50, 60, &d), NMT_OK);
-    config_free(&cfg);
+    ModelDims d = dims_of(base, sets, 3, 50, 60);
     size_t bytes[2];
     int longest[2] = {20, 2000};
     for (int i = 0; i < 2; i++) {
