@@ -235,7 +235,9 @@ void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_
         Layer *L = &a->dec[l];
         bool turn = ring_gather(m, L->cache.h, from, to, R_old, R);
         ring_gather(m, L->cache.c, from, to, R_old, R); /* the same decision */
-        if (turn) L->cache.phase = (L->cache.phase + 1) % L->cache.ring;
+        /* the gather wrote slot t, which step t + 1 is to read as its slot
+         * t + 1: the phase goes back one (mod 2, forward one) */
+        if (turn) L->cache.phase = (L->cache.phase + L->cache.ring - 1) % L->cache.ring;
     }
     if (m->d.style != ATTN_STYLE_NONE) {
         if (ring_gather(m, a->hh, ds(m, t), ds(m, t + 1), R_old, R)) m->ring_phase = (m->ring_phase + 1) % DECODE_RING;
