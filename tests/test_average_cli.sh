@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test_average_cli.sh: `nmt average` end to end on a small generated corpus:
-# the average of a checkpoint with itself translates exactly like it; the
+# one checkpoint alone gives a copy without the optimizer moments (under half
+# the size) that translates exactly like it, and so does the average of a
+# checkpoint with itself; the
 # average of three step checkpoints of a run loads and translates every line;
 # checkpoints of another run (another seed), missing or corrupt files and bad
 # usage are refused with a message naming the file or the key, and --out is
@@ -18,6 +20,14 @@ demo_config "$tmp/tiny.json" \
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1)
 check '[ $? -eq 0 ] && [ -s "$tmp/run/step-20.nmt" ] && [ -s "$tmp/run/step-60.nmt" ]' "training with keep_checkpoints: $out"
 
+# 0. one checkpoint "averaged" is a copy without the optimizer moments:
+# smaller, and it translates exactly like the original
+expect 0 "averaged into" "$NMT" average --out "$tmp/one.nmt" "$tmp/run/step-60.nmt"
+"$NMT" translate --model "$tmp/run/step-60.nmt" < "$tmp/data/test.src" > "$tmp/o1.hyp" 2>/dev/null
+"$NMT" translate --model "$tmp/one.nmt" < "$tmp/data/test.src" > "$tmp/o2.hyp" 2>/dev/null
+check "[ -s '$tmp/o1.hyp' ] && cmp -s '$tmp/o1.hyp' '$tmp/o2.hyp'" "a one-checkpoint average translates differently"
+check "[ \$(wc -c < '$tmp/one.nmt') -lt \$(( \$(wc -c < '$tmp/run/step-60.nmt') / 2 )) ]" \
+  "a one-checkpoint average keeps the moments: $(wc -c < "$tmp/one.nmt") bytes of $(wc -c < "$tmp/run/step-60.nmt")"
 # 1. a checkpoint averaged with itself is the same model
 expect 0 "averaged into" "$NMT" average --out "$tmp/self.nmt" "$tmp/run/step-60.nmt" "$tmp/run/step-60.nmt"
 "$NMT" translate --model "$tmp/run/step-60.nmt" < "$tmp/data/test.src" > "$tmp/a.hyp" 2>/dev/null
