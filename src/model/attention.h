@@ -2,7 +2,9 @@
  * step at a time, forward and backward, on a Backend.
  *
  * Per batch, attention_prepare projects the keys once (general: Wa k;
- * additive: W2 k; dot with several heads: Wk k). Per step,
+ * additive: W2 k; dot with several heads: Wk k), except for decoding in
+ * the query form (attention_query_form), which projects each step's
+ * queries instead. Per step,
  * attention_step_forward turns the query (B, H) into the context (B, K)
  * and keeps what its backward needs in an AttnStep; attention_step_backward
  * adds into the query gradient, the projected-key gradient and the small
