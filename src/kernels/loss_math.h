@@ -85,12 +85,30 @@ NMT_HD_INLINE void loss_math_row_stats(const float *x, const float *bias, int V,
     for (int k = 1; k < L; k++) mx = kernel_maxf(mx, lane_max[k]);
     double lane_sum[L], lane_gap[L];
     for (int k = 0; k < L; k++) lane_sum[k] = 0.0, lane_gap[k] = 0.0;
+#if defined(__GNUC__) && !defined(__CUDACC__)
+    /* a chunk's exponentials first, then their sums in the same lanes and
+     * order (the same bits): gcc vectorises the two loops apart better than
+     * the two in one (a row of 8000 with AVX-512: 0.60 against 1.07 ns an
+     * element, the max included) */
+    enum { CHUNK = 32 * L };
+    float e[CHUNK];
+    for (int v0 = 0; v0 < full; v0 += CHUNK) {
+        int n = full - v0 < CHUNK ? full - v0 : CHUNK; /* a multiple of L */
+        for (int i = 0; i < n; i++) e[i] = kernel_expf(loss_math_score(x, bias, v0 + i) - mx);
+        for (int i = 0; i < n; i += L)
+            for (int k = 0; k < L; k++) lane_sum[k] += (double)e[i + k];
+        if (gap)
+            for (int i = 0; i < n; i += L)
+                for (int k = 0; k < L; k++) lane_gap[k] += (double)(mx - loss_math_score(x, bias, v0 + i + k));
+    }
+#else
     for (int v = 0; v < full; v += L)
         for (int k = 0; k < L; k++) {
             float s = loss_math_score(x, bias, v + k);
             lane_sum[k] += (double)kernel_expf(s - mx);
             if (gap) lane_gap[k] += (double)(mx - s);
         }
+#endif
     for (int v = full; v < V; v++) {
         float s = loss_math_score(x, bias, v);
         lane_sum[v - full] += (double)kernel_expf(s - mx);
