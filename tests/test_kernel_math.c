@@ -61,21 +61,30 @@ static void test_philox(void) {
 }
 
 /* Rows of every length 1..40 (full lanes and tails), with the largest
- * value at each position in turn, -inf entries, a bias or none: the max is
+ * value at each position in turn, and longer rows (around and beyond the
+ * CPU's chunk of 256 exponentials, up to a vocabulary of 8000) with the
+ * largest at a few positions; -inf entries, a bias or none: the max is
  * exactly the largest x + bias, ls and gap as summed in double. */
 static void test_row_stats(void) {
-    enum { VMAX = 40 };
-    float x[VMAX], b[VMAX];
+    enum { VMAX = 8000, NSHORT = 40 };
+    static const int longer[] = {255, 256, 257, 263, 512, 777, 8000};
+    static float x[VMAX], b[VMAX];
     int wrong = 0, checked = 0;
     double worst = 0;
-    for (int V = 1; V <= VMAX; V++)
-        for (int top = 0; top < V; top++)
+    int n_lengths = NSHORT + (int)(sizeof longer / sizeof longer[0]);
+    for (int li = 0; li < n_lengths; li++) {
+        int V = li < NSHORT ? li + 1 : longer[li - NSHORT];
+        int tops = V <= NSHORT ? V : 5; /* long rows: the largest at 0, 1, the middle, V-2, V-1 */
+        for (int ti = 0; ti < tops; ti++) {
+            int top = V <= NSHORT ? ti : (int[]){0, 1, V / 2, V - 2, V - 1}[ti];
             for (int with_bias = 0; with_bias < 2; with_bias++) {
                 for (int v = 0; v < V; v++) {
-                    x[v] = (float)((v * 7 + V) % 11) - 20.0f - (v == 3 && V > 5 ? INFINITY : 0.0f);
+                    x[v] = (float)((v * 7 + V) % 11) - (V > NSHORT ? 8.0f : 20.0f) - (v == 3 && V > 5 ? INFINITY : 0.0f);
                     b[v] = (float)((v * 5) % 3) * 0.5f;
                 }
-                x[top] = 4.0f + 0.25f * (float)V; /* the largest, also after the bias */
+                /* the largest, also after the bias; in long rows not so large that
+                 * the others add nothing to the sum */
+                x[top] = V > NSHORT ? 3.5f : 4.0f + 0.25f * (float)V;
                 const float *bias = with_bias ? b : NULL;
                 float m, ls, gap;
                 loss_math_row_stats(x, bias, V, &m, &ls, &gap);
@@ -92,6 +101,8 @@ static void test_row_stats(void) {
                 if (isfinite(sum_gap)) worst = fmax(worst, rel_err(gap, sum_gap / V));
                 checked++;
             }
+        }
+    }
     CHECK(wrong == 0, "loss_math_row_stats: %d of %d row maxima wrong", wrong, checked);
     CHECK(worst < 1e-5, "loss_math_row_stats: log-sum or gap off by %.3g (relative)", worst);
 }
