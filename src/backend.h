@@ -52,8 +52,8 @@ struct Backend {
                               attention_query_form): 0 never, 1 greedy only
                               (the CPU: at beam 5 the queries' projection
                               costs more than reading the keys once saves,
-                              2% slower; greedy 15-25% faster with 4 heads),
-                              2 greedy and beam search (CUDA: 4 launches a
+                              2-3% slower; greedy 18-23% faster with 4 heads),
+                              2 greedy and beam search (CUDA: 4-5 launches a
                               step fewer with 4 heads). NMT_DECODE_QUERY_FORM
                               =0|1|2 sets it (backend_select.h) */
     int decode_fold_lines; /* nmt translate folds the target embeddings into
