@@ -57,6 +57,17 @@ usage "unknown option '--frobnicate'" --frobnicate
 out=$("$NMT" translate --model "$tmp/nope.nmt" < /dev/null 2>&1); rc=$?
 check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "nope.nmt"' "missing model: exit $rc: $out"
 
+# env_refused NAME VALUE...: translate exits non-zero for each VALUE of the
+# environment variable NAME, writes nothing, and names the setting
+env_refused() {
+  local name=$1 v out rc
+  shift
+  for v in "$@"; do
+    out=$(env "$name=$v" "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/p.hyp"); rc=$?
+    check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "$name=$v: want"' \
+      "$name=$v: exit $rc: $out"
+  done
+}
 # 2. --opt=value is --opt value; the options still reach the decoder
 "$NMT" translate --model "$M" --beam 3 --batch 5 --length-penalty 0.6 < "$in" > "$tmp/b3.hyp" 2>/dev/null
 "$NMT" translate --model="$M" --beam=3 --batch=5 --length-penalty=0.6 < "$in" > "$tmp/b3eq.hyp" 2>/dev/null
@@ -70,11 +81,7 @@ for q in 3 40; do
   NMT_DECODE_QUANTUM=$q "$NMT" translate --model "$M" --beam 3 --batch 5 --length-penalty 0.6 < "$in" > "$tmp/q.hyp" 2>/dev/null
   check "cmp -s '$tmp/b3.hyp' '$tmp/q.hyp'" "NMT_DECODE_QUANTUM=$q: beam output differs"
 done
-for q in 0 x 5000; do
-  out=$(NMT_DECODE_QUANTUM=$q "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/q.hyp"); rc=$?
-  check '[ $rc -ne 0 ] && [ ! -s "$tmp/q.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_QUANTUM=$q: want"' \
-    "NMT_DECODE_QUANTUM=$q: exit $rc: $out"
-done
+env_refused NMT_DECODE_QUANTUM 0 x 5000
 # NMT_DECODE_PIPELINE=1 (backend.h: greedy decoding queues a step before
 # it reads the last one's tokens) on the CPU too: the same output, also
 # with a quantum; 0 is the CPU's default; anything else is refused
@@ -82,11 +89,7 @@ for env in "NMT_DECODE_PIPELINE=1" "NMT_DECODE_PIPELINE=1 NMT_DECODE_QUANTUM=4" 
   env $env "$NMT" translate --model "$M" --batch 7 < "$in" > "$tmp/p.hyp" 2>/dev/null
   check "cmp -s '$tmp/base.hyp' '$tmp/p.hyp'" "$env: greedy output differs"
 done
-for p in 2 x ""; do
-  out=$(NMT_DECODE_PIPELINE=$p "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/p.hyp"); rc=$?
-  check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_PIPELINE=$p: want"' \
-    "NMT_DECODE_PIPELINE=$p: exit $rc: $out"
-done
+env_refused NMT_DECODE_PIPELINE 2 x ""
 # NMT_DECODE_FOLD=1 (backend.h: target embeddings folded from the first
 # line; the CPU's default waits for 256) and 0 (never) give the same
 # translations, greedy and beam; anything but 0 or 1 is refused
@@ -95,11 +98,7 @@ for beam in 1 3; do
   NMT_DECODE_FOLD=0 "$NMT" translate --model "$M" --beam $beam < "$in" > "$tmp/f0.hyp" 2>/dev/null
   check "[ -s '$tmp/f1.hyp' ] && cmp -s '$tmp/f1.hyp' '$tmp/f0.hyp'" "NMT_DECODE_FOLD=0 at beam $beam: the output differs"
 done
-for f in 2 x; do
-  out=$(NMT_DECODE_FOLD=$f "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/p.hyp"); rc=$?
-  check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_FOLD=$f: want"' \
-    "NMT_DECODE_FOLD=$f: exit $rc: $out"
-done
+env_refused NMT_DECODE_FOLD 2 x
 # NMT_DECODE_QUERY_FORM (backend.h): the tiny model's 2 heads decode in the
 # query form greedy (the CPU's default, 1), at beam 3 too with 2, never
 # with 0: the same translations; anything but 0, 1 or 2 is refused
@@ -110,11 +109,7 @@ for beam in 1 3; do
     check "[ -s '$tmp/qd.hyp' ] && cmp -s '$tmp/qd.hyp' '$tmp/qf.hyp'" "NMT_DECODE_QUERY_FORM=$qf at beam $beam: the output differs"
   done
 done
-for qf in 3 x; do
-  out=$(NMT_DECODE_QUERY_FORM=$qf "$NMT" translate --model "$M" < "$in" 2>&1 > "$tmp/p.hyp"); rc=$?
-  check '[ $rc -ne 0 ] && [ ! -s "$tmp/p.hyp" ] && printf "%s" "$out" | grep -qF "NMT_DECODE_QUERY_FORM=$qf: want"' \
-    "NMT_DECODE_QUERY_FORM=$qf: exit $rc: $out"
-done
+env_refused NMT_DECODE_QUERY_FORM 3 x
 # --maxi-batch N: the lines of N batches are decoded longest first and
 # written in input order. Every N gives the output of each line decoded
 # alone, in order (--batch 1 --maxi-batch 1), also with empty lines, an
