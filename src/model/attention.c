@@ -163,39 +163,42 @@ void attention_step_forward(Backend *be, const ModelDims *d, const AttnWeights *
     int window = d->mode == ATTN_MODE_GLOBAL ? 0 : d->window;
     bool gaussian = d->mode == ATTN_MODE_LOCAL_P;
     float sigma = d->window / 2.0f;
-    if (ab->qk) query_form_forward(be, d, w, ab, q, st, center, window, gaussian, sigma);
-    for (int j = 0; j < n && !ab->qk; j++) {
-        const float *qp = q;
-        float *unused;
-        const float *Wq = query_proj(d, w, j, &unused);
-        if (Wq) {
-            float *qp_j = st->qp + (size_t)j * R * qd;
-            be->gemm(be, false, true, R, qd, H, 1.0f, q, H, Wq, H, 0.0f, qp_j, qd);
-            qp = qp_j;
+    if (ab->qk) {
+        query_form_forward(be, d, w, ab, q, st, center, window, gaussian, sigma);
+    } else {
+        for (int j = 0; j < n; j++) {
+            const float *qp = q;
+            float *unused;
+            const float *Wq = query_proj(d, w, j, &unused);
+            if (Wq) {
+                float *qp_j = st->qp + (size_t)j * R * qd;
+                be->gemm(be, false, true, R, qd, H, 1.0f, q, H, Wq, H, 0.0f, qp_j, qd);
+                qp = qp_j;
+            }
+            const float *kp = ab->kp + (attention_projects_keys(d) ? j * SBq : 0);
+            float *scores = st->scores + j * RS;
+            if (d->score == ATTN_SCORE_CONCAT || d->score == ATTN_SCORE_ADDITIVE) {
+                for (int g = 0; g < G; g++) /* the rows of hypothesis g are contiguous */
+                    be->additive_score_forward(be, Bs, S, qd, kp, qp + (size_t)g * Bs * qd, w->v + (size_t)j * qd,
+                                               scores + (size_t)g * Bs * S);
+            } else {
+                /* per sentence b: scores (G, S) = scale * qp rows (G, qd) kp_b^T (qd, S) */
+                be->gemm_batched(be, false, true, G, S, qd, score_scale(d), qp, Bs * qd, qd, kp, Bs * qd, qd, 0.0f,
+                                 scores, Bs * S, S, Bs);
+            }
+            float *probs = st->probs + j * RS, *pre = st->pre_drop + j * RS;
+            be->attn_softmax_forward(be, R, S, scores, ab->src_len, center, window, gaussian, sigma, probs, pre);
+            float *weights = st->weights + j * RS;
+            if (st->dropped) {
+                be->dropout(be, weights, pre, RS, d->attn_dropout, drop_seed, drop_offset + j * RS);
+            } else if (weights != pre) {
+                be->copy(be, weights, pre, RS * sizeof(float));
+            }
+            /* per sentence b: cat rows (G, K) of head j = weights (G, S) keys_b (S, K);
+             * row g*Bs + b of cat at ld_cat * (g*Bs + b) */
+            be->gemm_batched(be, false, false, G, K, S, 1.0f, weights, Bs * S, S, ab->keys, Bs * K, K, 0.0f,
+                             st->cat + (size_t)j * K, Bs * ld_cat, ld_cat, Bs);
         }
-        const float *kp = ab->kp + (attention_projects_keys(d) ? j * SBq : 0);
-        float *scores = st->scores + j * RS;
-        if (d->score == ATTN_SCORE_CONCAT || d->score == ATTN_SCORE_ADDITIVE) {
-            for (int g = 0; g < G; g++) /* the rows of hypothesis g are contiguous */
-                be->additive_score_forward(be, Bs, S, qd, kp, qp + (size_t)g * Bs * qd, w->v + (size_t)j * qd,
-                                           scores + (size_t)g * Bs * S);
-        } else {
-            /* per sentence b: scores (G, S) = scale * qp rows (G, qd) kp_b^T (qd, S) */
-            be->gemm_batched(be, false, true, G, S, qd, score_scale(d), qp, Bs * qd, qd, kp, Bs * qd, qd, 0.0f,
-                             scores, Bs * S, S, Bs);
-        }
-        float *probs = st->probs + j * RS, *pre = st->pre_drop + j * RS;
-        be->attn_softmax_forward(be, R, S, scores, ab->src_len, center, window, gaussian, sigma, probs, pre);
-        float *weights = st->weights + j * RS;
-        if (st->dropped) {
-            be->dropout(be, weights, pre, RS, d->attn_dropout, drop_seed, drop_offset + j * RS);
-        } else if (weights != pre) {
-            be->copy(be, weights, pre, RS * sizeof(float));
-        }
-        /* per sentence b: cat rows (G, K) of head j = weights (G, S) keys_b (S, K);
-         * row g*Bs + b of cat at ld_cat * (g*Bs + b) */
-        be->gemm_batched(be, false, false, G, K, S, 1.0f, weights, Bs * S, S, ab->keys, Bs * K, K, 0.0f,
-                         st->cat + (size_t)j * K, Bs * ld_cat, ld_cat, Bs);
     }
     if (n > 1) be->gemm(be, false, true, R, K, n * K, 1.0f, st->cat, n * K, w->Wo, n * K, 0.0f, st->c, st->ldc);
 }
