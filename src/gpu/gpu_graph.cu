@@ -389,7 +389,10 @@ static bool not_capturing(GpuContext *c, cudaStream_t s) {
  * the segment runs op by op, where an error is the work's own and stays
  * recorded (so does a fault of earlier work that the capture's calls
  * reported first: the ops report it again). Logged once. Not when a
- * stream is still capturing: the ops' work would be captured again. */
+ * stream is still capturing: the ops' work would be captured again. CUDA
+ * never leaves one so (Programming Guide, "Cross-stream Dependencies and
+ * Events": cudaStreamEndCapture takes every stream of the capture out of
+ * capture mode, an unjoined one included); the check is a backstop. */
 static void capture_failed(GpuContext *c, const GpuSegKey *key) {
     GpuGraphs *g = c->graphs;
     if (!not_capturing(c, c->stream) || !not_capturing(c, c->side)) return;
