@@ -437,6 +437,12 @@ int main(int argc, char **argv) {
                (double)(cc1.persistent_runs - cc0.persistent_runs) / timed, cc1.graphs_captured,
                cc1.capture_failures,
                getenv("NMT_CUDA_GRAPHS") && strcmp(getenv("NMT_CUDA_GRAPHS"), "0") ? "on" : "off");
+    if (on_gpu && timed)
+        printf("cuda host time per step: %.3f ms in host calls, %.3f ms waiting for the device (of %.3f ms); "
+               "%lld calls over NMT_CUDA_SLOW_CALL_MS in all%s%s\n",
+               (cc1.host_call_seconds - cc0.host_call_seconds) * 1e3 / timed,
+               (cc1.wait_seconds - cc0.wait_seconds) * 1e3 / timed, step_time * 1e3, cc1.slow_calls,
+               cc1.slow_summary[0] ? ": " : "", cc1.slow_summary);
     printf("GEMM GFLOP per step: %.3f\n", flops_per_step / 1e9);
     printf("achieved GFLOP/s: %.2f\n", flops_per_step / step_time / 1e9);
     printf("%s ceiling GFLOP/s (same shapes): %.2f\n", on_gpu ? "cublas" : "sgemm", recorded_flops / ceiling_time / 1e9);

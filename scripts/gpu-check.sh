@@ -42,8 +42,9 @@
 #      directions on one stream: what the second stream gains), and each
 #      config with NMT_CUDA_PERSISTENT=1 (tokens/s against the plain run's,
 #      and a note where bench_train counts no persistent recurrences: the
-#      path was not taken, a note and not a failure); an output without
-#      those numbers is a FAIL(parse);
+#      path was not taken, a note and not a failure), and per step the
+#      host's time in CUDA calls and in waits for the device (docs/gpu.md,
+#      "Host time"); an output without those numbers is a FAIL(parse);
 #   5b. the encoder's recurrence alone (30 s per shape): bench_recurrence
 #      at each config's two encoder shapes (hidden/2 per direction, then
 #      hidden), forward and backward through the step path and the
@@ -54,7 +55,9 @@
 #      heads; rows "decode nmt de-en.json ..."), each
 #      trained 150 steps on the GPU on the demo corpus, then `nmt translate
 #      --device cuda` of the 500 test sentences with --beam 1 and 5
-#      (sentences/s from --progress, i.e. without loading the model), then
+#      (sentences/s from --progress, i.e. without loading the model; with
+#      the whole run's host time in CUDA calls, in waits and in calls over
+#      1 ms, named by kind: docs/gpu.md, "Host time"), then
 #      the same input 4 times over in one run (2000 lines): the rate of the
 #      sentences the longer run adds, and the milliseconds of first-use costs
 #      (libraries, kernels, new batch shapes) that leaves in the short run;
@@ -344,6 +347,14 @@ xlate() {
     echo "${sps:-?}"
     return $rc
 }
+# host_time ERRFILE: from nmt's "cuda: host time" log line in ERRFILE (the
+# CUDA backend's wall time in host calls and in waits for the device, and
+# the calls slower than NMT_CUDA_SLOW_CALL_MS, docs/gpu.md), a short note;
+# empty without one (the CPU dry run)
+host_time() {
+    sed -n 's/^[a-z]*: cuda: host time \([0-9.]*\) ms in host calls, \([0-9.]*\) ms waiting for the device; \([0-9]*\) calls over NMT_CUDA_SLOW_CALL_MS took \([0-9.]*\) ms\(.*\)/host calls \1 ms, waits \2 ms, \3 slow calls \4 ms\5/p' "$1" |
+        tail -n 1 | cut -c1-220
+}
 # marginal_rate N RATE RATE4: from the rates (sentences/s) of one run over N
 # sentences and one over the same 4 times (4N), "PER FIXED": sentences/s of
 # the 3N sentences the second run adds, and the milliseconds of the first
@@ -599,6 +610,8 @@ else
                 ceil=$(key "$b" "cublas ceiling GFLOP/s (same shapes)")
                 [ -z "$ceil" ] && ceil=$(key "$b" "sgemm ceiling GFLOP/s (same shapes)")
                 cstep=$(key "$b" "cuda per step")
+                host=$(key "$b" "cuda host time per step" |
+                    sed -n 's/^\([0-9.]*\) ms in host calls, \([0-9.]*\) ms waiting for the device (of \([0-9.]*\) ms).*/host calls \1 ms and waits \2 ms of \3 ms a step/p')
                 calls=$(printf '%s\n' "$cstep" | sed 's/ (NMT_CUDA_GRAPHS.*//')
                 if ! awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" \
                     'BEGIN { exit !(t + 0 > 0 && s + 0 > 0 && g + 0 > 0) }'; then
@@ -628,7 +641,7 @@ else
                     fi
                 fi
                 row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
-                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}$gain"
+                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}${host:+; $host}$gain"
             fi
         done
     done
@@ -716,6 +729,7 @@ else
                 continue
             fi
             dec_sps[$name $beam]=$sps
+            hnote=$(host_time "$work/xlate.err")
             extra=""
             [ "$name" = de-en ] && [ "$beam" = 5 ] && [ -n "${demo_sps_b5:-}" ] && extra="; demo-size model (step 3): $demo_sps_b5 sent/s"
             # the input 4 times over in one run: what a sentence costs beyond
@@ -724,10 +738,12 @@ else
                 per=$(marginal_rate "$TEST_N" "$sps" "$sps4"); then
                 dec_sps[$name $beam marginal]=${per%% *}
                 extra="$extra; 4x the input: $sps4 sent/s, so ${per%% *} sent/s beyond ${per#* } ms of first-use costs"
+                h4=$(host_time "$work/xlate.err")
+                [ -n "$h4" ] && extra="$extra (4x: ${h4%%, [0-9]* slow calls*})"
             else
                 extra="$extra; 4x the input: ${sps4:-?} sent/s, no per-sentence rate"
             fi
-            row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)$extra"
+            row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)${hnote:+; $hnote}$extra"
             # the 4 heads without the query form (every head reads its own
             # projected keys, and the keys for its context): what the form
             # gives, also beyond the first-use costs

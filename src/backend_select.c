@@ -82,4 +82,8 @@ void backend_log_usage(Backend *be, const char *who) {
                  who, c.launches, c.cublas_calls, c.host_calls, c.graph_launches,
                  c.graphs_captured, c.capture_failures, c.host_waits, c.lane_forks,
                  c.persistent_runs);
+    nmt_log_info("%s: cuda: host time %.1f ms in host calls, %.1f ms waiting for the device; "
+                 "%lld calls over NMT_CUDA_SLOW_CALL_MS took %.1f ms%s%s", who, c.host_call_seconds * 1e3,
+                 c.wait_seconds * 1e3, c.slow_calls, c.slow_seconds * 1e3, c.slow_summary[0] ? ": " : "",
+                 c.slow_summary);
 }

@@ -184,13 +184,21 @@ done
 rc=$?
 check "[ $rc -ne 0 ] && [ ! -s gpu1.out ] && grep -q -- '--gpu 1: GPU 1 requested (--device cuda), but CUDA device 1 does not exist' gpu1.err" \
   "translate --gpu 1: exit $rc: $(tail -2 gpu1.err)"
-NMT_CUDA_GRAPHS=1 NMT_CUDA_GRAPHS_MAX=2 "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 \
-  --nbest 2 < data/valid.src > graphs-b2.cuda 2> graphs-tr.err
+NMT_CUDA_GRAPHS=1 NMT_CUDA_GRAPHS_MAX=2 NMT_CUDA_SLOW_CALL_MS=0 "$EMU" translate --model run-cuda/last.nmt \
+  --device cuda --beam 2 --nbest 2 < data/valid.src > graphs-b2.cuda 2> graphs-tr.err
 check "[ $? -eq 0 ]" "translate with NMT_CUDA_GRAPHS=1: $(tail -2 graphs-tr.err)"
 "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 --nbest 2 < data/valid.src > plain-b2.cuda 2> tr.err
 check "cmp -s plain-b2.cuda graphs-b2.cuda" "translating with graphs differs: $(diff plain-b2.cuda graphs-b2.cuda | head -4)"
 check "grep -Eq 'translate: cuda: .*\(([1-9][0-9]*) graph launches, ([1-9][0-9]*) graphs captured' graphs-tr.err" \
   "translating with graphs replayed none: $(grep 'cuda:' graphs-tr.err)"
+# the host time line (docs/gpu.md, "Host time"): with NMT_CUDA_SLOW_CALL_MS=0
+# every host call is slow, graph launches among them; a bad value is refused
+check "grep -Eq 'translate: cuda: host time [0-9.]+ ms in host calls, [0-9.]+ ms waiting for the device; [1-9][0-9]* calls over NMT_CUDA_SLOW_CALL_MS took [0-9.]+ ms: ' graphs-tr.err" \
+  "no host time line: $(grep 'cuda:' graphs-tr.err)"
+NMT_CUDA_SLOW_CALL_MS=soon "$EMU" translate --model run-cuda/last.nmt --device cuda < data/valid.src > slow.out 2> slow.err
+rc=$?
+check "[ $rc -ne 0 ] && [ ! -s slow.out ] && grep -q 'NMT_CUDA_SLOW_CALL_MS=soon: not a number of milliseconds' slow.err" \
+  "NMT_CUDA_SLOW_CALL_MS=soon: exit $rc: $(tail -2 slow.err)"
 # each checkpoint translates alike on both devices, greedy and beam 2 (the
 # 2-best lists with their scores: the models are barely trained, so the
 # best hypothesis is often empty, the second one is not)

@@ -728,7 +728,7 @@ static void test_error_path(void) {
     /* ldc 1 < n 4: cuBLAS rejects the call (nothing runs on the device) */
     b->gemm(b, false, false, 4, 4, 4, 1.0f, x, 4, x, 4, 0.0f, x + 32, 1);
     const char *e = cuda_backend_error(b);
-    CHECK(e != NULL && strstr(e, "gpu_gemm.cu") && strstr(e, "sgemm") && strstr(e, "cuBLAS status"),
+    CHECK(e != NULL && strstr(e, "gpu_gemm.cu") && strstr(e, "cublasSgemm") && strstr(e, "cuBLAS status"),
           "the rejected gemm is recorded: %s", e ? e : "(none)");
     printf("  recorded error: %s\n", e ? e : "(none)");
     b->scale(b, x, 64, 2.0f); /* a no-op now */
@@ -742,6 +742,61 @@ static void test_error_path(void) {
     CHECK(cuda_backend_create(999, err, sizeof err) == NULL && strstr(err, "999") != NULL,
           "device 999 is refused: %s", err);
     CHECK(cuda_backend_error(cpu) == NULL, "cuda_backend_error of the CPU backend is NULL");
+}
+
+/* Host time (CudaCounters: host_call_seconds, wait_seconds, slow calls):
+ * on a backend that counts every host call as slow
+ * (NMT_CUDA_SLOW_CALL_MS=0), the slow calls are all the host calls, in
+ * count and time, named by kind; the waits take time too; a value that is
+ * no number of milliseconds is refused, naming the variable. */
+static void test_host_time(void) {
+    char err[256], saved[64] = "";
+    const char *was = getenv("NMT_CUDA_SLOW_CALL_MS");
+    if (was) snprintf(saved, sizeof saved, "%s", was);
+    const char *bad[] = {"abc", "-1", "1ms", "nan"};
+    for (int i = 0; i < 4; i++) {
+        setenv("NMT_CUDA_SLOW_CALL_MS", bad[i], 1);
+        Backend *b = cuda_backend_create(0, err, sizeof err);
+        CHECK(b == NULL && strstr(err, "NMT_CUDA_SLOW_CALL_MS") && strstr(err, bad[i]),
+              "NMT_CUDA_SLOW_CALL_MS=%s is refused: %s", bad[i], b ? "(made a backend)" : err);
+        if (b) b->destroy(b);
+    }
+    setenv("NMT_CUDA_SLOW_CALL_MS", "0", 1);
+    Backend *b = cuda_backend_create(0, err, sizeof err);
+    if (was) setenv("NMT_CUDA_SLOW_CALL_MS", saved, 1);
+    else unsetenv("NMT_CUDA_SLOW_CALL_MS");
+    CHECK(b != NULL, "a CUDA backend with NMT_CUDA_SLOW_CALL_MS=0: %s", err);
+    if (!b) return;
+    enum { R = 3, C = 40, K = 8 };
+    float *x = b->alloc(b, R * C * sizeof(float)), *w = b->alloc(b, C * C * sizeof(float));
+    float *y = b->alloc(b, R * C * sizeof(float)), *vals = b->alloc(b, R * 2 * sizeof(float));
+    int32_t *ids = b->alloc(b, R * 2 * sizeof(int32_t));
+    float h[C * C];
+    for (int i = 0; i < C * C; i++) h[i] = (float)((i * 37) % 101) / 101.0f - 0.5f;
+    b->upload(b, x, h, R * C * sizeof(float));
+    b->upload(b, w, h, sizeof h);
+    CudaCounters a, c;
+    cuda_backend_counters(b, &a);
+    b->gemm(b, false, true, R, C, C, 1.0f, x, C, w, C, 0.0f, y, C);
+    b->topk(b, y, NULL, R, C, true, 2, vals, ids);
+    float back[R * 2];
+    b->download(b, back, vals, sizeof back);
+    cuda_backend_counters(b, &c);
+    CHECK(c.host_call_seconds > a.host_call_seconds && c.wait_seconds > a.wait_seconds,
+          "host time: %.3g s in host calls, %.3g s waiting (want both > 0)",
+          c.host_call_seconds - a.host_call_seconds, c.wait_seconds - a.wait_seconds);
+    CHECK(c.host_calls >= 4 && c.slow_calls == c.host_calls && c.slow_seconds == c.host_call_seconds,
+          "every host call slow at 0 ms: %lld slow of %lld calls, %.6g of %.6g s", c.slow_calls,
+          c.host_calls, c.slow_seconds, c.host_call_seconds);
+    CHECK(strstr(c.slow_summary, "cublasSgemm 1 x") && strstr(c.slow_summary, "topk_kernel 1 x") &&
+              strstr(c.slow_summary, "cudaMemcpyAsync (upload) 2 x"),
+          "the slow calls by kind: %s", c.slow_summary);
+    printf("  %-58s %.3f ms in %lld host calls, %.3f ms waiting; %s\n", "host time (every call slow):",
+           c.host_call_seconds * 1e3, c.host_calls, c.wait_seconds * 1e3, c.slow_summary);
+    CHECK(cuda_backend_error(b) == NULL, "host time: CUDA error: %s", cuda_backend_error(b));
+    void *bufs[] = {x, w, y, vals, ids};
+    for (int i = 0; i < 5; i++) b->release(b, bufs[i]);
+    b->destroy(b);
 }
 
 /* ======================= whole models ======================= */
@@ -1034,6 +1089,9 @@ static void test_step_traffic(void) {
         CHECK(step_allocs == 0, "training step %d: %lld device allocations (want 0)", step, step_allocs);
         CHECK(waits == 2, "training step %d: the host waited %lld times (want 2: loss, gradient "
               "norm)", step, waits);
+        CHECK(b.wait_seconds > a.wait_seconds && b.host_call_seconds > a.host_call_seconds,
+              "training step %d: %.3g s waiting, %.3g s in host calls (want both > 0)", step,
+              b.wait_seconds - a.wait_seconds, b.host_call_seconds - a.host_call_seconds);
     }
     printf("  %-58s %lld launches, %lld cuBLAS, %lld uploads (%lld B), %lld waits, %lld allocs\n",
            "training step (forward, backward, norm, Adam):", b.launches - a.launches,
@@ -1050,6 +1108,11 @@ static void test_step_traffic(void) {
     int steps = seq2seq_decode_steps(m);
     CHECK(b.host_waits - a.host_waits == steps, "greedy decoding waited %lld times in %d steps (want "
           "one a step: the top-1 ids)", b.host_waits - a.host_waits, steps);
+    CHECK(b.host_call_seconds > a.host_call_seconds && b.wait_seconds > a.wait_seconds &&
+              b.slow_seconds <= b.host_call_seconds && b.slow_calls <= b.host_calls,
+          "greedy decoding's host time: %.3g s in calls, %.3g s waiting; slow %lld calls %.3g s of "
+          "%lld calls %.3g s", b.host_call_seconds - a.host_call_seconds, b.wait_seconds - a.wait_seconds,
+          b.slow_calls, b.slow_seconds, b.host_calls, b.host_call_seconds);
     CHECK(b.downloads_started - a.downloads_started == steps, "greedy decoding started %lld downloads "
           "in %d steps (want one a step: pipelined)", b.downloads_started - a.downloads_started, steps);
     printf("  %-58s %lld launches, %lld waits for %d steps, %lld allocs\n", "greedy decode:",
@@ -1110,6 +1173,7 @@ static void test_beyond_slots(void) {
     if (!selftest) test_step_traffic();
     if (!selftest) test_error_path();
     if (!selftest) test_lane_misuse();
+    if (!selftest) test_host_time();
     if (!selftest && !tf32) test_graphs();
     if (tf32)
         printf("SKIP: whole-model parity under NMT_TF32 (its 1e-5 loss and identical tokens assume "

@@ -14,14 +14,65 @@
  * the stream, after running what was recorded. */
 #include "gpu/gpu_internal.cuh"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu/gpu_backend.h"
 
 /* cuBLAS workspace: the size NVIDIA recommends for Hopper */
 #define GPU_CUBLAS_WORKSPACE (32u << 20)
+
+/* ---- host time ---- */
+
+double gpu_clock(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void gpu_host_call_timed(GpuContext *c, const char *what, double t0) {
+    double s = gpu_clock() - t0;
+    c->counters.host_call_seconds += s;
+    if (s <= c->slow_call_s) return;
+    c->counters.slow_calls++;
+    c->counters.slow_seconds += s;
+    int i = 0;
+    while (i < c->n_slow_kinds && strcmp(c->slow_kinds[i].what, what) != 0) i++;
+    if (i == c->n_slow_kinds) {
+        if (i == GPU_SLOW_KINDS) { /* full: the last entry takes the rest */
+            i = GPU_SLOW_KINDS - 1;
+            c->slow_kinds[i].what = "other calls";
+        } else {
+            c->n_slow_kinds++;
+            c->slow_kinds[i].what = what;
+        }
+    }
+    c->slow_kinds[i].n++;
+    c->slow_kinds[i].s += s;
+}
+
+void gpu_wait_timed(GpuContext *c, double t0) { c->counters.wait_seconds += gpu_clock() - t0; }
+
+/* CudaCounters.slow_summary: the three kinds with the most slow time */
+static void slow_summary(const GpuContext *c, char *out, size_t size) {
+    bool taken[GPU_SLOW_KINDS] = {};
+    size_t len = 0;
+    out[0] = '\0';
+    for (int rank = 0; rank < 3; rank++) {
+        int best = -1;
+        for (int i = 0; i < c->n_slow_kinds; i++)
+            if (!taken[i] && (best < 0 || c->slow_kinds[i].s > c->slow_kinds[best].s)) best = i;
+        if (best < 0) break;
+        taken[best] = true;
+        int w = snprintf(out + len, size - len, "%s%s %lld x %.1f ms", rank ? ", " : "",
+                         c->slow_kinds[best].what, c->slow_kinds[best].n, c->slow_kinds[best].s * 1e3);
+        if (w < 0 || (size_t)w >= size - len) break; /* cut: what fits stays */
+        len += (size_t)w;
+    }
+}
 
 /* ---- the error record ---- */
 
@@ -81,7 +132,10 @@ static void memset_exec(GpuContext *c, const void *payload) {
     GpuMemsetOp op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
-    GPU_CUDA_ASYNC(c, cudaMemsetAsync(op.dst, 0, op.bytes, gpu_exec_stream(c)));
+    double t0 = gpu_clock();
+    cudaError_t e = cudaMemsetAsync(op.dst, 0, op.bytes, gpu_exec_stream(c));
+    gpu_host_call_timed(c, "cudaMemsetAsync", t0);
+    gpu_check_cuda_sync(c, e, "cudaMemsetAsync", __FILE__, __LINE__);
 }
 
 void gpu_op_memset(GpuContext *c, void *dst, size_t bytes) {
@@ -100,13 +154,15 @@ static void memcpy_exec(GpuContext *c, const void *payload) {
     GpuMemcpyOp op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
-    if (!op.height)
-        GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, op.src, op.width, cudaMemcpyDeviceToDevice,
-                                          gpu_exec_stream(c)));
-    else
-        GPU_CUDA_ASYNC(c, cudaMemcpy2DAsync(op.dst, op.dpitch, op.src, op.spitch, op.width,
-                                            op.height, cudaMemcpyDeviceToDevice,
-                                            gpu_exec_stream(c)));
+    double t0 = gpu_clock();
+    cudaError_t e = !op.height ? cudaMemcpyAsync(op.dst, op.src, op.width, cudaMemcpyDeviceToDevice,
+                                                 gpu_exec_stream(c))
+                               : cudaMemcpy2DAsync(op.dst, op.dpitch, op.src, op.spitch, op.width,
+                                                   op.height, cudaMemcpyDeviceToDevice,
+                                                   gpu_exec_stream(c));
+    const char *what = !op.height ? "cudaMemcpyAsync" : "cudaMemcpy2DAsync";
+    gpu_host_call_timed(c, what, t0);
+    gpu_check_cuda_sync(c, e, what, __FILE__, __LINE__);
 }
 
 void gpu_op_memcpy(GpuContext *c, void *dst, const void *src, size_t bytes) {
@@ -129,7 +185,9 @@ static void *gpu_alloc(Backend *be, size_t bytes) {
     void *p = NULL;
     ctx->counters.allocs++;
     /* a 0-byte request still gets a unique, freeable pointer */
+    double t0 = gpu_clock();
     cudaError_t e = cudaMalloc(&p, bytes > 0 ? bytes : 4);
+    gpu_wait_timed(ctx, t0);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError(); /* not sticky: the caller reports out of memory */
         return NULL;
@@ -148,7 +206,9 @@ static void gpu_release(Backend *be, void *ptr) {
     gpu_no_fork(ctx, "release"); /* misuse is recorded; cudaFree waits for the device anyway */
     gpu_flush(ctx); /* recorded work may use it */
     gpu_graphs_forget(ctx); /* so may cached graphs */
+    double t0 = gpu_clock();
     cudaError_t e = cudaFree(ptr);
+    gpu_wait_timed(ctx, t0);
     if (!ctx->failed) GPU_CUDA(ctx, e);
 }
 
@@ -166,12 +226,13 @@ static void gpu_download(Backend *be, void *host_dst, const void *src, size_t by
     ctx->counters.host_waits++;
     gpu_no_fork(ctx, "download"); /* misuse is recorded: zeros below */
     gpu_flush(ctx);
-    if (!ctx->failed &&
-        GPU_CUDA(ctx, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost,
-                                      ctx->stream)) &&
-        GPU_CUDA(ctx, cudaStreamSynchronize(ctx->stream)))
-        return;
-    memset(host_dst, 0, bytes); /* failed: defined (zero) values, never garbage */
+    double t0 = gpu_clock();
+    bool ok = !ctx->failed &&
+              GPU_CUDA(ctx, cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost,
+                                            ctx->stream)) &&
+              GPU_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+    gpu_wait_timed(ctx, t0);
+    if (!ok) memset(host_dst, 0, bytes); /* failed: defined (zero) values, never garbage */
 }
 
 /* ---- a download in two halves (backend.h) ----
@@ -203,11 +264,13 @@ static void gpu_download_start(Backend *be, void *host_dst, const void *src, siz
      * decoding ring's (t % 2), so in a segment it would give each step's
      * graph a key per slot (up to twice the captures) */
     ctx->counters.host_calls++;
+    double t0 = gpu_clock();
     ctx->pending[k].queued =
         !ctx->failed &&
         GPU_CUDA_ASYNC(ctx, cudaMemcpyAsync(ctx->download_pinned + (size_t)k * GPU_DOWNLOAD_SLOT, src,
                                             bytes, cudaMemcpyDeviceToHost, ctx->stream)) &&
         GPU_CUDA(ctx, cudaEventRecord(ctx->download_done[k], ctx->stream));
+    gpu_host_call_timed(ctx, "download_start", t0);
 }
 
 /* at creation: the staging slots and the events */
@@ -231,12 +294,14 @@ static void gpu_download_finish(Backend *be) {
     if (!bytes || bytes > GPU_DOWNLOAD_SLOT) return; /* nothing, or done at the start */
     ctx->counters.host_waits++;
     void *dst = ctx->pending[k].host_dst;
-    if (ctx->pending[k].queued && !ctx->failed &&
-        GPU_CUDA(ctx, cudaEventSynchronize(ctx->download_done[k]))) {
+    double t0 = gpu_clock();
+    bool ok = ctx->pending[k].queued && !ctx->failed &&
+              GPU_CUDA(ctx, cudaEventSynchronize(ctx->download_done[k]));
+    gpu_wait_timed(ctx, t0);
+    if (ok)
         memcpy(dst, ctx->download_pinned + (size_t)k * GPU_DOWNLOAD_SLOT, bytes);
-        return;
-    }
-    memset(dst, 0, bytes); /* failed: defined (zero) values, never garbage */
+    else
+        memset(dst, 0, bytes); /* failed: defined (zero) values, never garbage */
 }
 
 /* memmove on the device: overlapping ranges are copied in pieces no longer
@@ -366,6 +431,7 @@ extern "C" int cuda_backend_counters(Backend *be, CudaCounters *out) {
     GpuContext *ctx = cuda_context_of(be);
     CudaCounters zero = {};
     if (out) *out = ctx ? ctx->counters : zero;
+    if (out && ctx) slow_summary(ctx, out->slow_summary, sizeof out->slow_summary);
     return ctx ? 0 : -1;
 }
 
@@ -473,6 +539,17 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         snprintf(err, err_size, "CUDA device %d does not exist (%d visible)", device, n);
         return NULL;
     }
+    /* NMT_CUDA_SLOW_CALL_MS: a host call over it counts as slow (CudaCounters) */
+    double slow_ms = 1.0;
+    const char *slow = getenv("NMT_CUDA_SLOW_CALL_MS");
+    if (slow && *slow) {
+        char *end;
+        slow_ms = strtod(slow, &end);
+        if (*end || !isfinite(slow_ms) || slow_ms < 0) {
+            snprintf(err, err_size, "NMT_CUDA_SLOW_CALL_MS=%s: not a number of milliseconds >= 0", slow);
+            return NULL;
+        }
+    }
     char why[256];
     const GpuBlas *blas = gpu_blas_load(why, sizeof why);
     if (!blas) {
@@ -493,6 +570,7 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
     ctx->device = device;
     ctx->sync_debug = gpu_env_flag("NMT_SYNC_DEBUG", false);
     ctx->tf32 = gpu_env_flag("NMT_TF32", false);
+    ctx->slow_call_s = slow_ms * 1e-3;
 
     bool ok =
         GPU_CUDA(ctx, cudaSetDevice(device)) &&

@@ -91,6 +91,22 @@ typedef struct {
                                   NMT_CUDA_LANES */
     long long persistent_runs; /* recurrences (forward or backward) run by the
                                   persistent kernel (NMT_CUDA_PERSISTENT) */
+    /* Host time, wall clock, in seconds: inside the calls that put work on
+     * the stream (each op's CUDA or cuBLAS calls, a graph's launch or
+     * capture), and waiting for the device (the host waits above, and
+     * cudaMalloc and cudaFree, which wait too). Next to a run's wall time
+     * they say where it went: mostly waits, the device bounds it; mostly
+     * host calls, the host does. */
+    double host_call_seconds;
+    double wait_seconds;
+    /* Host calls that took longer than NMT_CUDA_SLOW_CALL_MS (default 1
+     * ms): mostly first-use costs, such as a kernel's module loaded at its
+     * first launch or a GEMM shape's first cuBLAS call. slow_summary names
+     * the three kinds of call with the most such time, e.g.
+     * "cublasSgemm 12 x 85.3 ms, topk_kernel 1 x 2.1 ms" (empty: none). */
+    long long slow_calls;
+    double slow_seconds;
+    char slow_summary[192];
 } CudaCounters;
 
 /* Fills *out and returns 0 for a backend made by cuda_backend_create; -1

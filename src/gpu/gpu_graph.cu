@@ -176,8 +176,11 @@ static void staged_upload_exec(GpuContext *c, const void *payload) {
     GpuStagedUpload op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
-    GPU_CUDA_ASYNC(c, cudaMemcpyAsync(op.dst, c->graphs->pinned + GPU_VARS_BYTES + op.off,
-                                      op.bytes, cudaMemcpyHostToDevice, gpu_exec_stream(c)));
+    double t0 = gpu_clock();
+    cudaError_t e = cudaMemcpyAsync(op.dst, c->graphs->pinned + GPU_VARS_BYTES + op.off, op.bytes,
+                                    cudaMemcpyHostToDevice, gpu_exec_stream(c));
+    gpu_host_call_timed(c, "cudaMemcpyAsync (upload)", t0);
+    gpu_check_cuda_sync(c, e, "cudaMemcpyAsync (upload)", __FILE__, __LINE__);
 }
 
 void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes) {
@@ -190,8 +193,10 @@ void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes)
         /* pageable memory: returns once the data is staged, so the caller
          * may reuse its buffer at once */
         c->counters.host_calls++;
-        GPU_CUDA_ASYNC(c, cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice,
-                                          gpu_exec_stream(c)));
+        double t0 = gpu_clock();
+        cudaError_t e = cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, gpu_exec_stream(c));
+        gpu_host_call_timed(c, "cudaMemcpyAsync (upload)", t0);
+        gpu_check_cuda_sync(c, e, "cudaMemcpyAsync (upload)", __FILE__, __LINE__);
         return;
     }
     size_t off = (g->up_len + 7) & ~(size_t)7;
@@ -335,7 +340,9 @@ static void launch_graph(GpuContext *c, GpuGraphEntry *e) {
     GpuGraphs *g = c->graphs;
     e->last_use = ++g->clock;
     c->counters.host_calls++;
+    double t0 = gpu_clock();
     cudaError_t err = g->break_launch ? cudaErrorInvalidValue : cudaGraphLaunch(e->exec, c->stream);
+    gpu_host_call_timed(c, "cudaGraphLaunch", t0);
     g->break_launch = false;
     if (err == cudaSuccess) {
         c->counters.graph_launches++;
@@ -424,12 +431,14 @@ static void capture_and_launch(GpuContext *c, const GpuSegKey *key) {
     }
     run_ops(c, break_at);
     /* end the capture also after a failed op, so the stream is usable */
+    double t0 = gpu_clock();
     cudaError_t e = cudaStreamEndCapture(c->stream, &graph);
     bool ok = !c->failed && GPU_CUDA(c, e);
     if (ok) note_alloc_nodes(c, graph);
     ok = ok && GPU_CUDA(c, cudaGraphInstantiate(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch));
     /* the exec keeps what it needs */
     if (graph) ok = GPU_CUDA(c, cudaGraphDestroy(graph)) && ok;
+    gpu_host_call_timed(c, "cudaGraphInstantiate", t0);
     if (!ok) {
         if (exec) cudaGraphExecDestroy(exec);
         capture_failed(c, key);
@@ -456,7 +465,9 @@ void gpu_flush(GpuContext *c) {
      * refilled; a segment with nothing to stage (a pipelined decoding step,
      * download_start) refills nothing, so it need not wait */
     bool stages = g->n_vars || g->up_len;
+    double t0 = gpu_clock();
     bool ok = !stages || !g->flushed_recorded || GPU_CUDA(c, cudaEventSynchronize(g->flushed));
+    gpu_wait_timed(c, t0);
     ok = ok && ensure_pinned(c, g->up_len);
     if (ok) {
         memcpy(g->pinned, g->vars, g->n_vars * sizeof(GpuVarVals));

@@ -33,6 +33,8 @@ extern "C" {
 /* threads of an elementwise kernel, and the most blocks of a grid-stride one */
 #define GPU_THREADS 256
 #define GPU_MAX_BLOCKS 65535
+/* kinds of slow host call told apart (GpuContext.slow_kinds) */
+#define GPU_SLOW_KINDS 32
 
 /* The cuBLAS entry points nmt calls, loaded at run time (gpu_cublas.cu):
  * nmt does not link libcublas, so that a CUDA build starts without it. */
@@ -118,6 +120,16 @@ typedef struct GpuContext {
         bool queued; /* copied into the staging slot by queued work (else done, or failed) */
     } pending[BACKEND_MAX_PENDING_DOWNLOADS];
     int pending_head, n_pending;
+    /* host time (CudaCounters.host_call_seconds and what follows it):
+     * NMT_CUDA_SLOW_CALL_MS in seconds, and the slow calls by kind (`what`
+     * literals; the last entry takes every kind beyond the table's size) */
+    double slow_call_s;
+    struct {
+        const char *what;
+        long long n;
+        double s;
+    } slow_kinds[GPU_SLOW_KINDS];
+    int n_slow_kinds;
 } GpuContext;
 
 static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }
@@ -129,6 +141,14 @@ static inline cudaStream_t gpu_exec_stream(GpuContext *c) {
 static inline cublasHandle_t gpu_exec_blas(GpuContext *c) {
     return c->exec_lane && c->side ? c->cublas_side : c->cublas;
 }
+
+/* Host time (CudaCounters.host_call_seconds, wait_seconds, slow calls):
+ * gpu_clock is a monotonic clock in seconds; a host call that put work on
+ * the stream and began at t0 ends with gpu_host_call_timed (`what` names
+ * it, a literal), a wait for the device with gpu_wait_timed. */
+double gpu_clock(void);
+void gpu_host_call_timed(GpuContext *c, const char *what, double t0);
+void gpu_wait_timed(GpuContext *c, double t0);
 
 /* An on/off switch of the environment (NMT_TF32=1, NMT_CUDA_LANES=0): `unset`
  * when the variable is unset or empty, false when it is "0", else true. */
@@ -297,11 +317,14 @@ void gpu_kernel_run(GpuContext *c, const GpuKernelOp<P...> &op, std::index_seque
     void (*kernel)(P...) = op.kernel;
     dim3 grid(op.grid[0], op.grid[1], op.grid[2]), block(op.block[0], op.block[1], op.block[2]);
     c->counters.host_calls++;
+    double t0 = gpu_clock();
     if (op.cooperative) {
         cudaError_t e = GPU_COOP_CALL(c, kernel, grid, block, op.smem, GpuPackAt<I>::get(op.args)...);
+        gpu_host_call_timed(c, op.name, t0);
         if (!gpu_check_cuda(c, e, op.name, op.file, (int)op.line)) return;
     } else {
         GPU_KERNEL_CALL(c, kernel, grid, block, GpuPackAt<I>::get(op.args)...);
+        gpu_host_call_timed(c, op.name, t0);
     }
     gpu_check_launch(c, op.name, op.file, (int)op.line);
 }

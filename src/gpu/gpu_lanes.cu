@@ -33,7 +33,9 @@ enum { LANE_FORK, LANE_SELECT, LANE_JOIN };
 /* the work queued on `to` from now on waits for all queued on `from` */
 static void wait_for(GpuContext *c, cudaStream_t to, cudaStream_t from, cudaEvent_t ev) {
     c->counters.host_calls += 2;
+    double t0 = gpu_clock();
     if (GPU_CUDA(c, cudaEventRecord(ev, from))) GPU_CUDA(c, cudaStreamWaitEvent(to, ev, 0));
+    gpu_host_call_timed(c, "cudaEventRecord + cudaStreamWaitEvent", t0);
 }
 
 static void lane_exec(GpuContext *c, const void *payload) {

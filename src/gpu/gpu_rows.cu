@@ -315,12 +315,13 @@ double gpu_sum_squares(Backend *be, const float *x, size_t n) {
     GPU_LAUNCH(ctx, sumsq_final_kernel, 1, GPU_THREADS, ctx->partials, GPU_SUMSQ_BLOCKS);
     ctx->counters.host_waits++;
     gpu_flush(ctx);
-    if (ctx->failed ||
-        !GPU_CUDA(ctx, cudaMemcpyAsync(ctx->host_result, ctx->partials + GPU_SUMSQ_BLOCKS,
-                                       sizeof(double), cudaMemcpyDeviceToHost, ctx->stream)) ||
-        !GPU_CUDA(ctx, cudaStreamSynchronize(ctx->stream)))
-        return NAN;
-    return *ctx->host_result;
+    double t0 = gpu_clock();
+    bool ok = !ctx->failed &&
+              GPU_CUDA(ctx, cudaMemcpyAsync(ctx->host_result, ctx->partials + GPU_SUMSQ_BLOCKS,
+                                            sizeof(double), cudaMemcpyDeviceToHost, ctx->stream)) &&
+              GPU_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+    gpu_wait_timed(ctx, t0);
+    return ok ? *ctx->host_result : NAN;
 }
 
 /* ---- top-k: one block per row, k selection rounds ---- */
