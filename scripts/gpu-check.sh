@@ -376,8 +376,9 @@ same_lines() { awk 'NR == FNR { a[FNR] = $0; next } { n++; if ((FNR in a) && a[F
 # and writes ROW: its rate next to the default's (RATE, sentences/s), and
 # the share of lines it translates as the default did (HYP): at least 90%,
 # since a setting that changes which rows are computed together may flip a
-# near tie. With MARGINAL (the default's rate beyond first-use costs) it
-# also translates the input 4 times over and gives its own. Sets failed, and
+# near tie. With MARGINAL (the default's rate beyond first-use costs, or
+# "none" where the default's runs gave none) it also translates the input 4
+# times over and gives its own. Sets failed, and
 # variant_sps (its rate; empty unless it passed).
 decode_variant() {
     local row_name=$1 setting=$2 model=$3 beam=$4 hyp=$5 rate=$6 marginal=$7 log=$8 end=$9
@@ -748,7 +749,7 @@ else
             # projected keys, and the keys for its context): what the form
             # gives, also beyond the first-use costs
             [ "$name" = de-en.json ] && decode_variant "decode nmt de-en.json beam $beam query form off" NMT_DECODE_QUERY_FORM=0 \
-                "${dec_model[$name]}" "$beam" "$hyp" "$sps" "${dec_sps[$name $beam marginal]:-}" "$blog" "$end_at"
+                "${dec_model[$name]}" "$beam" "$hyp" "$sps" "${dec_sps[$name $beam marginal]:-none}" "$blog" "$end_at"
             [ "$name" = de-en ] || continue
             # again with the batch shrunk at every finished sentence (the
             # CPU's way; the CUDA backend's default shrinks it only to
@@ -762,12 +763,12 @@ else
             # last one's tokens were read): what the pipeline gives, also
             # beyond the first-use costs (4x the input)
             [ "$beam" = 1 ] && decode_variant "decode nmt beam 1 pipeline off" NMT_DECODE_PIPELINE=0 "${dec_model[$name]}" 1 "$hyp" "$sps" \
-                "${dec_sps[$name 1 marginal]:-}" "$blog" "$end_at"
+                "${dec_sps[$name 1 marginal]:-none}" "$blog" "$end_at"
             # without the target embeddings folded into the first decoder
             # layer (each step embeds, copies and multiplies them): what the
             # fold gives, also beyond the first-use costs
             decode_variant "decode nmt beam $beam fold off" NMT_DECODE_FOLD=0 "${dec_model[$name]}" "$beam" "$hyp" "$sps" \
-                "${dec_sps[$name $beam marginal]:-}" "$blog" "$end_at"
+                "${dec_sps[$name $beam marginal]:-none}" "$blog" "$end_at"
             # again with graphs: the same output, and the speed
             t1=$(date +%s)
             sps=$(NMT_CUDA_GRAPHS=1 xlate "${dec_model[$name]}" "$DEV" "$beam" "${hyp%.txt}-graphs.txt" "$blog" "$(left_of "$end_at")")

@@ -38,9 +38,7 @@ static int env_int(const char *name, int lo, int hi, const char *want, int *out)
     return -1;
 }
 
-NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
-                             const char *gpu_what, Backend **out) {
-    *out = NULL;
+NmtStatus backend_apply_decode_env(Backend *be) {
     int quantum, pipeline, fold, qform;
     int has_quantum = env_int("NMT_DECODE_QUANTUM", 1, 4096, "a whole number of sentences from 1 to 4096", &quantum);
     int has_pipeline = has_quantum < 0 ? 0 : env_int("NMT_DECODE_PIPELINE", 0, 1, "0 (off) or 1 (on)", &pipeline);
@@ -49,11 +47,20 @@ NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
                         ? 0
                         : env_int("NMT_DECODE_QUERY_FORM", 0, 2, "0 (never), 1 (greedy) or 2 (greedy and beam)", &qform);
     if (has_quantum < 0 || has_pipeline < 0 || has_fold < 0 || has_qform < 0) return NMT_ERR_CONFIG; /* the message is set */
-    NmtStatus st = backend_create_device(device, gpu, threads, what, gpu_what, out);
-    if (!st && has_quantum) (*out)->decode_quantum = quantum;
-    if (!st && has_pipeline) (*out)->overlap_downloads = pipeline == 1;
-    if (!st && has_fold) (*out)->decode_fold_lines = fold; /* 0: never, 1: from the first line */
-    if (!st && has_qform) (*out)->decode_query_form = qform;
+    if (!be) return NMT_OK;
+    if (has_quantum) be->decode_quantum = quantum;
+    if (has_pipeline) be->overlap_downloads = pipeline == 1;
+    if (has_fold) be->decode_fold_lines = fold; /* 0: never, 1: from the first line */
+    if (has_qform) be->decode_query_form = qform;
+    return NMT_OK;
+}
+
+NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
+                             const char *gpu_what, Backend **out) {
+    *out = NULL;
+    NmtStatus st = backend_apply_decode_env(NULL); /* a bad value before a device is opened */
+    if (!st) st = backend_create_device(device, gpu, threads, what, gpu_what, out);
+    if (!st) st = backend_apply_decode_env(*out);
     return st;
 }
 

@@ -20,6 +20,12 @@
 NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
                              const char *gpu_what, Backend **out);
 
+/* The decoding settings of the environment above, applied to be (the
+ * parity test applies them to its CUDA backend, to tell a failing decoding
+ * line's cause apart); with be NULL only checked. NMT_ERR_CONFIG and a
+ * message naming the variable for a bad value, be unchanged. */
+NmtStatus backend_apply_decode_env(Backend *be);
+
 /* For a CUDA backend, logs what it did ("<who>: cuda: N kernel launches and
  * M GEMMs in K host calls (G graph launches, ...)"): how much of the work
  * NMT_CUDA_GRAPHS replayed. Nothing for other backends. */

@@ -24,7 +24,11 @@
  * which checks this harness only. The harness (buffers on both backends,
  * the comparisons) is tests/gpu_parity_harness.h. NMT_PARITY_NO_REFUSAL=1
  * leaves out the refused-capture test, whose deliberately illegal call
- * compute-sanitizer counts as an error. */
+ * compute-sanitizer counts as an error. The decoding settings of the
+ * environment (NMT_DECODE_QUANTUM, NMT_DECODE_PIPELINE, NMT_DECODE_FOLD,
+ * NMT_DECODE_QUERY_FORM: backend_select.h) apply to the CUDA backend, not
+ * to the CPU reference: a failing decoding line can be traced to one of
+ * the ways the GPU decodes by turning it off. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +36,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "backend_select.h"
 #include "common.h"
 #include "config.h"
 #include "gpu/gpu_backend.h"
@@ -1227,6 +1232,13 @@ int main(void) {
     CHECK(gpu != NULL, "cuda_backend_create: %s", err);
     if (!cpu || !gpu) return test_summary("test_gpu_parity");
     CHECK(selftest || strcmp(gpu->name, "cuda") == 0, "name");
+    if (!selftest) {
+        NmtStatus st = backend_apply_decode_env(gpu);
+        CHECK(st == NMT_OK, "the decoding settings of the environment: %s", nmt_error_message());
+        if (st) return test_summary("test_gpu_parity");
+        printf("GPU decoding: quantum %d, pipeline %s, query form %d (NMT_DECODE_*)\n", gpu->decode_quantum,
+               gpu->overlap_downloads ? "on" : "off", gpu->decode_query_form);
+    }
     if (selftest)
         printf("SELFTEST: a 1-thread CPU backend stands in for the GPU (checks this harness "
                "only)\n");
