@@ -91,9 +91,10 @@
 # dry run of their logic (the NMT_CUDA_* variants then run the CPU path
 # again); GPU_CHECK_QUICK=1 shrinks sizes and step counts.
 # Full logs go to $OUT when set, else build/gpu-out/ (tree) or gpu-out/
-# (bundle): 11 files (machine, parity, parity-tf32, parity-persistent, train,
-# bench, torch, memcheck, racecheck and synccheck .log, summary.txt), the
-# .log files packed at the end into logs.tar.gz, since the device tool
+# (bundle): 12 files (machine, parity, parity-tf32, parity-persistent, train,
+# bench, torch, memcheck, racecheck and synccheck .log, summary.txt, and
+# summary.md: the rows as the markdown table of a docs/gpu-runs.md entry),
+# the .log files packed at the end into logs.tar.gz, since the device tool
 # returns at most 8 files (GPU_CHECK_PACK=0 leaves them loose, =1 packs
 # any number); scratch
 # files (corpus, checkpoints) go to a temporary folder, removed at the end
@@ -159,9 +160,14 @@ summary="$out/summary.txt"
 : >"$summary"
 failed=0
 rows=()
+md_rows=()
 
-# row NAME RESULT SECONDS DETAIL
-row() { rows+=("$(printf '%-26s %-12s %6s  %s' "$1" "$2" "$3" "$4")"); }
+# row NAME RESULT SECONDS DETAIL (also as a markdown row for summary.md,
+# the table docs/gpu-runs.md records; a | in the detail is escaped)
+row() {
+    rows+=("$(printf '%-26s %-12s %6s  %s' "$1" "$2" "$3" "$4")")
+    md_rows+=("| $1 | $2 | ${4//|/\\|} |")
+}
 
 # limit_for N: N seconds, or less when the budget ends sooner; fails (prints
 # nothing) when under 20 s are left.
@@ -1012,13 +1018,21 @@ row "beam decode GPU vs CPU" "in parity" 0 "greedy and beam tokens compared in t
     echo "total: $(($(date +%s) - t_begin)) s"
     echo "overall: $([ "$failed" -eq 0 ] && echo PASS || echo FAIL)"
 } | tee -a "$summary"
+# the same rows as the markdown table of a docs/gpu-runs.md entry
+{
+    echo "### Call N (commit $commit, the whole gpu-check.sh, $(($(date +%s) - t_begin)) s)"
+    echo
+    echo "| step | result | detail |"
+    echo "| --- | --- | --- |"
+    for r in "${md_rows[@]}"; do echo "$r"; done
+} >"$out/summary.md"
 
 # The device tool brings back at most 8 files from $OUT: with more, the logs
 # go into one archive beside summary.txt (GPU_CHECK_PACK: auto, the
 # default; 1 always; 0 never)
 pack=${GPU_CHECK_PACK:-auto}
-logs=$(cd "$out" && find . -maxdepth 1 -type f ! -name summary.txt ! -name logs.tar.gz -printf '%P\n' | sort)
-n_files=$(($(printf '%s' "$logs" | grep -c .) + 1))
+logs=$(cd "$out" && find . -maxdepth 1 -type f ! -name summary.txt ! -name summary.md ! -name logs.tar.gz -printf '%P\n' | sort)
+n_files=$(($(printf '%s' "$logs" | grep -c .) + 2))
 if [ -n "$logs" ] && { [ "$pack" = 1 ] || { [ "$pack" = auto ] && [ "$n_files" -gt 8 ]; }; }; then
     # shellcheck disable=SC2086 # file names of this script's own: no spaces
     if (cd "$out" && tar -czf logs.tar.gz $logs && rm -f $logs); then

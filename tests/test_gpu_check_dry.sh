@@ -210,6 +210,7 @@ echo "seconds per step: $(awk -v t=$tok 'BEGIN { printf "%.4f", 100 / t }')"
 echo "tgt tokens/s: $tok"
 echo "gpu memory MiB: 1200 in use of 143000 (700 taken by the model, arena and optimizer)"
 echo "cuda per step: 200 kernel launches, 40 GEMMs, 10 host calls, 0.0 graph launches, 2 lane forks$count; 0 graphs captured in all, 0 captures failed (NMT_CUDA_GRAPHS off)"
+echo "cuda host time per step: 1.250 ms in host calls, 80.000 ms waiting for the device (of 100.000 ms); 3 calls over NMT_CUDA_SLOW_CALL_MS in all: cublasSgemm 3 x 12.0 ms"
 echo "GEMM GFLOP per step: 1.000"
 echo "cublas ceiling GFLOP/s (same shapes): 500.00"
 SH
@@ -266,6 +267,14 @@ check "frow 'recurrence de-en B 8 H 32' | grep -qE ' info +[0-9]+  T 7: forward 
   "fake recurrence row: $(frow 'recurrence de-en B 8 H 32')"
 check "frow 'recurrence large B 16 H 128' | grep -qE '; persistent unavailable \\(the plan declined this shape \\(the step path ran\\)\\)$'" \
   "fake declined recurrence row: $(frow 'recurrence large B 16 H 128')"
+# every bench row carries the host time of a step
+check "[ \$(grep -cE '^bench nmt .*; host calls 1.250 ms and waits 80.000 ms of 100.000 ms a step' '$fout/summary.txt') -eq \$(grep -cE '^bench nmt .* info ' '$fout/summary.txt') ]" \
+  "a bench row without the host time: $(grep -E '^bench nmt' "$fout/summary.txt" | grep -v 'ms and waits' | head -2)"
+# summary.md: the same rows as a markdown table, brought back beside summary.txt
+check "[ -s '$fout/summary.md' ] && grep -qx '| step | result | detail |' '$fout/summary.md' &&
+  [ \$(grep -c '^| ' '$fout/summary.md') -eq \$(sed -n '/^step  *result/,/^total:/p' '$fout/summary.txt' | wc -l) ]" \
+  "summary.md: $(head -5 "$fout/summary.md" 2>&1)"
+check "grep -qE '^\\| racecheck \\| FAIL \\| Error: Race reported' '$fout/summary.md'" "summary.md's racecheck row: $(grep racecheck "$fout/summary.md")"
 # the other bench rows: no such notes, no failure (their cuda line counts
 # 0 persistent recurrences, as off the persistent path it should)
 check "! grep -E '^bench nmt' '$fout/summary.txt' | grep -vE '^bench nmt [a-z-]+ persistent ' | grep -qE 'recurrence trains|persistent path|not counted|FAIL'" \
