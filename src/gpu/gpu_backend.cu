@@ -69,7 +69,10 @@ static void slow_summary(const GpuContext *c, char *out, size_t size) {
         taken[best] = true;
         int w = snprintf(out + len, size - len, "%s%s %lld x %.1f ms", rank ? ", " : "",
                          c->slow_kinds[best].what, c->slow_kinds[best].n, c->slow_kinds[best].s * 1e3);
-        if (w < 0 || (size_t)w >= size - len) break; /* cut: what fits stays */
+        if (w < 0 || (size_t)w >= size - len) { /* it does not fit: the kinds before it stay */
+            out[len] = '\0';
+            break;
+        }
         len += (size_t)w;
     }
 }
