@@ -17,6 +17,8 @@
  * --vocab (the model sizes still come from the config). Every timed step
  * ends with a read-back from the device, so the clock covers the step's
  * work on the GPU, not just its launch. NMT_TF32=1 turns on TF32 in cuBLAS.
+ * NMT_CUDA_PROFILE=1 adds the device profile of the timed steps ("cuda
+ * profile: " lines, per step: docs/gpu.md, "Profile").
  * Prints "key: value" lines (scripts/bench.sh and scripts/gpu-check.sh read
  * them). */
 #include <cblas.h>
@@ -345,8 +347,14 @@ int main(int argc, char **argv) {
         }
         bool measure_shapes = i == warmup + steps; /* one extra step records the GEMMs */
         recording = measure_shapes;
-        if (i == warmup) cuda_backend_counters(be, &cc0);
-        if (measure_shapes) cuda_backend_counters(be, &cc1);
+        if (i == warmup) {
+            cuda_backend_counters(be, &cc0);
+            cuda_backend_profile_restart(be); /* NMT_CUDA_PROFILE: the timed steps only */
+        }
+        if (measure_shapes) {
+            cuda_backend_counters(be, &cc1);
+            cuda_backend_profile_write(be, stdout, "cuda profile: ", timed, t_total);
+        }
         double t0 = now();
         seq2seq_zero_grads(m);
         ModelLoss loss;

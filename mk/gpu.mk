@@ -86,7 +86,9 @@ gpu-check: $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train
 # ---- the CPU emulator build of the CUDA backend ----
 GPU_EMU := $(BUILD)/gpu-emu
 GPU_EMU_CU := $(filter-out src/gpu/gpu_info.cu,$(wildcard src/gpu/*.cu))
-GPU_EMU_OBJ := $(GPU_EMU_CU:src/gpu/%.cu=$(GPU_EMU)/%.o) $(GPU_EMU)/emu.o
+# the emulator: emu.o (runtime, cuBLAS), emu_cupti.o (CUPTI's activity API)
+GPU_EMU_RT := $(GPU_EMU)/emu.o $(GPU_EMU)/emu_cupti.o
+GPU_EMU_OBJ := $(GPU_EMU_CU:src/gpu/%.cu=$(GPU_EMU)/%.o) $(GPU_EMU_RT)
 GPU_EMU_FLAGS := -std=c++17 -O1 -g -Wall -Wextra -Wno-unused-parameter -Itests/gpu_emu -Isrc \
                  $(BLAS_CFLAGS) -DNMT_WITH_CUDA -DNMT_CUDA_EMU
 GPU_EMU_HDR := $(wildcard tests/gpu_emu/*.h src/gpu/*.cuh src/gpu/*.h src/kernels/*.h) src/backend.h
@@ -95,7 +97,7 @@ $(GPU_EMU)/%.o: src/gpu/%.cu $(GPU_EMU_HDR)
 	@mkdir -p $(dir $@)
 	$(CXX) -x c++ $(GPU_EMU_FLAGS) -c -o $@ $<
 
-$(GPU_EMU)/emu.o: tests/gpu_emu/emu.cpp $(GPU_EMU_HDR)
+$(GPU_EMU_RT): $(GPU_EMU)/%.o: tests/gpu_emu/%.cpp $(GPU_EMU_HDR)
 	@mkdir -p $(dir $@)
 	$(CXX) $(GPU_EMU_FLAGS) -c -o $@ $<
 
@@ -114,9 +116,9 @@ GPU_EMU_SWEEP_STRIDE ?= 17
 gpu-emu-check: $(GPU_EMU)/test_gpu_parity
 	NMT_PARITY_SWEEP_STRIDE=$(GPU_EMU_SWEEP_STRIDE) $(GPU_EMU)/test_gpu_parity
 
-# the emulator's own checks (streams, events, capture), on emu.o alone
-$(GPU_EMU)/emu_selftest: tests/gpu_emu/emu_selftest.cpp $(GPU_EMU)/emu.o $(GPU_EMU_HDR)
-	$(CXX) $(GPU_EMU_FLAGS) -o $@ $< $(GPU_EMU)/emu.o $(BLAS_LIBS)
+# the emulator's own checks (streams, events, capture), on the emulator alone
+$(GPU_EMU)/emu_selftest: tests/gpu_emu/emu_selftest.cpp $(GPU_EMU_RT) $(GPU_EMU_HDR)
+	$(CXX) $(GPU_EMU_FLAGS) -o $@ $< $(GPU_EMU_RT) $(BLAS_LIBS)
 
 gpu-emu-selftest: $(GPU_EMU)/emu_selftest
 	$(GPU_EMU)/emu_selftest

@@ -1,6 +1,7 @@
 /* backend_select.c: device setting -> Backend (backend_select.h). */
 #include "backend_select.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "config.h"
@@ -93,4 +94,9 @@ void backend_log_usage(Backend *be, const char *who) {
                  "%lld calls over NMT_CUDA_SLOW_CALL_MS took %.1f ms%s%s", who, c.host_call_seconds * 1e3,
                  c.wait_seconds * 1e3, c.slow_calls, c.slow_seconds * 1e3, c.slow_summary[0] ? ": " : "",
                  c.slow_summary);
+    /* NMT_CUDA_PROFILE=1: the device profile of the whole run, on stderr
+     * like the log (whatever its level: it was asked for) */
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s: cuda profile: ", who);
+    cuda_backend_profile_write(be, stderr, prefix, 0, 0);
 }

@@ -8,6 +8,7 @@
  *   allocation, and the host waits twice (the loss, the gradient norm);
  * - the error path: a rejected cuBLAS call is recorded, later slots are
  *   no-ops, download gives zeros and sum_squares NaN;
+ * - host time and the device profile (NMT_CUDA_PROFILE, gpu_parity_profile.h);
  * - whole training steps of small models, with the same weights on both:
  *   loss, every gradient tensor, three SGD steps; then greedy and beam
  *   decoding give the same tokens. First seven named models (B = 1,
@@ -1171,6 +1172,7 @@ static void test_step_traffic(void) {
 }
 
 #include "gpu_parity_graphs.h"
+#include "gpu_parity_profile.h"
 
 /* everything after the slot tests: a step's traffic, the error path, CUDA
  * graphs, whole models */
@@ -1179,6 +1181,7 @@ static void test_beyond_slots(void) {
     if (!selftest) test_error_path();
     if (!selftest) test_lane_misuse();
     if (!selftest) test_host_time();
+    if (!selftest) test_profile();
     if (!selftest && !tf32) test_graphs();
     if (tf32)
         printf("SKIP: whole-model parity under NMT_TF32 (its 1e-5 loss and identical tokens assume "

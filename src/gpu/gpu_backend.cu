@@ -388,6 +388,7 @@ static void gpu_destroy(Backend *be) {
     GpuContext *ctx = gpu_ctx(be);
     if (ctx) {
         /* teardown errors are not recorded: nobody can read them any more */
+        gpu_profile_stop(ctx);
         gpu_graphs_destroy(ctx);
         gpu_lanes_destroy(ctx);
         gpu_blas_handle_destroy(ctx, ctx->stream, ctx->cublas, ctx->cublas_ws);
@@ -553,6 +554,20 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
             return NULL;
         }
     }
+    /* NMT_CUDA_PROFILE=1: the device profile (gpu_profile.cu), with
+     * NMT_CUDA_PROFILE_ROWS rows */
+    const char *prof = getenv("NMT_CUDA_PROFILE");
+    if (prof && *prof && strcmp(prof, "0") != 0 && strcmp(prof, "1") != 0) {
+        snprintf(err, err_size, "NMT_CUDA_PROFILE=%s: want 0 or 1", prof);
+        return NULL;
+    }
+    bool profile = prof && strcmp(prof, "1") == 0;
+    int profile_rows = 25;
+    const char *rows = getenv("NMT_CUDA_PROFILE_ROWS");
+    if (rows && *rows && !nmt_parse_int(rows, 1, 100000, &profile_rows)) {
+        snprintf(err, err_size, "NMT_CUDA_PROFILE_ROWS=%s: want a whole number of rows, 1 to 100000", rows);
+        return NULL;
+    }
     char why[256];
     const GpuBlas *blas = gpu_blas_load(why, sizeof why);
     if (!blas) {
@@ -574,6 +589,7 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
     ctx->sync_debug = gpu_env_flag("NMT_SYNC_DEBUG", false);
     ctx->tf32 = gpu_env_flag("NMT_TF32", false);
     ctx->slow_call_s = slow_ms * 1e-3;
+    ctx->profile_rows = profile_rows;
 
     bool ok =
         GPU_CUDA(ctx, cudaSetDevice(device)) &&
@@ -586,6 +602,10 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         downloads_create(ctx) &&
         /* graphs only without NMT_SYNC_DEBUG, which waits inside segments */
         (!gpu_env_flag("NMT_CUDA_GRAPHS", false) || ctx->sync_debug || gpu_graphs_create(ctx));
+    if (ok && !ctx->failed && profile && !gpu_profile_start(ctx, err, err_size)) {
+        gpu_destroy(be);
+        return NULL;
+    }
     if (!ok || ctx->failed) {
         int len = snprintf(err, err_size, "CUDA backend setup failed: %s", ctx->error);
         bool out_of_memory = strstr(ctx->error, "cudaErrorMemoryAllocation") != NULL;

@@ -30,13 +30,24 @@
  *                     weights resident in shared memory, where the shapes
  *                     fit, instead of a GEMM and a cell kernel per step;
  *                     off by default until a GPU run has checked it.
- *                     docs/gpu.md, "Persistent recurrence" */
+ *                     docs/gpu.md, "Persistent recurrence"
+ *   NMT_CUDA_SLOW_CALL_MS=X  host calls over X ms count as slow
+ *                     (CudaCounters; default 1)
+ *   NMT_CUDA_PROFILE=1  the device profile: CUPTI's record of every kernel,
+ *                     copy and memset that runs on the device, reported as
+ *                     the device's busy time and a row per kernel name
+ *                     (cuda_backend_profile_write; nmt train and translate
+ *                     write it on exit). 0 or unset: off. docs/gpu.md,
+ *                     "Profile"
+ *   NMT_CUDA_PROFILE_ROWS=N  rows of that report (default 25) */
 #ifndef NMT_GPU_BACKEND_H
 #define NMT_GPU_BACKEND_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "backend.h"
+#include "profile_table.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,6 +128,19 @@ int cuda_backend_counters(Backend *be, CudaCounters *out);
  * backend made by cuda_backend_create: 0, or -1 (and zeros) for any other
  * backend, NULL, or when CUDA cannot say. Records no error. */
 int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes);
+
+/* The device profile (NMT_CUDA_PROFILE=1). Each waits for the device
+ * first, so that every record of the work queued so far is in.
+ * restart forgets what was recorded so far (bench_train: the warm-up);
+ * write prints the report (profile_table_write: every line starting with
+ * prefix, NMT_CUDA_PROFILE_ROWS rows, per step when steps > 0, busy time
+ * against wall_seconds when > 0); summary fills *out. Each returns 0, or
+ * -1 for a backend that does not profile (any but a CUDA backend made
+ * with NMT_CUDA_PROFILE=1, or NULL). */
+int cuda_backend_profile_restart(Backend *be);
+int cuda_backend_profile_write(Backend *be, FILE *out, const char *prefix, long steps,
+                               double wall_seconds);
+int cuda_backend_profile_summary(Backend *be, ProfileSummary *out);
 
 /* For tests of a failed capture (NMT_CUDA_GRAPHS): the backend's next
  * stream capture makes a call that CUDA refuses during a capture (it

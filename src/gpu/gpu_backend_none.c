@@ -36,6 +36,20 @@ int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes) {
     if (total_bytes) *total_bytes = 0;
     return -1;
 }
+int cuda_backend_profile_restart(Backend *be) {
+    (void)be;
+    return -1;
+}
+int cuda_backend_profile_write(Backend *be, FILE *out, const char *prefix, long steps,
+                               double wall_seconds) {
+    (void)be, (void)out, (void)prefix, (void)steps, (void)wall_seconds;
+    return -1;
+}
+int cuda_backend_profile_summary(Backend *be, ProfileSummary *out) {
+    (void)be;
+    if (out) memset(out, 0, sizeof *out);
+    return -1;
+}
 void cuda_backend_test_break_capture(Backend *be, long long at_op) {
     (void)be;
     (void)at_op;

@@ -130,6 +130,10 @@ typedef struct GpuContext {
         double s;
     } slow_kinds[GPU_SLOW_KINDS];
     int n_slow_kinds;
+    /* NMT_CUDA_PROFILE=1 (gpu_profile.cu): this backend holds the device
+     * profile open; its report shows profile_rows rows */
+    bool profiling;
+    int profile_rows;
 } GpuContext;
 
 static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }
@@ -171,16 +175,18 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
 #define GPU_CUDA_ASYNC(c, call) gpu_check_cuda_sync((c), (call), #call, __FILE__, __LINE__)
 #define GPU_CUBLAS(c, call) gpu_check_cublas((c), (call), #call, __FILE__, __LINE__)
 
-/* kernel<<<grid, block, 0, stream>>>(args...). NMT_CUDA_EMU: the CPU
+/* kernel<<<grid, block, 0, stream>>>(args...); `name` (static storage)
+ * names the emulator's activity records (a GPU's come from the kernel's
+ * symbol). NMT_CUDA_EMU: the CPU
  * emulator of tests/gpu_emu/ runs the kernel instead (`make
  * gpu-emu-check`, docs/gpu.md). `kernel` may be a function pointer: nvcc
  * lowers <<<>>> to a push of the launch configuration and a call of the
  * kernel's host stub (through the pointer), and the stub launches. */
 #ifdef NMT_CUDA_EMU
-#define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
-    emu_launch(gpu_exec_stream(c), kernel, dim3(grid), dim3(block), __VA_ARGS__)
+#define GPU_KERNEL_CALL(c, name, kernel, grid, block, ...) \
+    emu_launch_named(name, gpu_exec_stream(c), kernel, dim3(grid), dim3(block), __VA_ARGS__)
 #else
-#define GPU_KERNEL_CALL(c, kernel, grid, block, ...) \
+#define GPU_KERNEL_CALL(c, name, kernel, grid, block, ...) \
     kernel<<<(grid), (block), 0, gpu_exec_stream(c)>>>(__VA_ARGS__)
 #endif
 
@@ -189,8 +195,8 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
  * each other (gpu_grid_sync), with `smem` bytes of dynamic shared memory
  * per block (GPU_DYNAMIC_SHARED). Returns the launch's error. */
 #ifdef NMT_CUDA_EMU
-#define GPU_COOP_CALL(c, kernel, grid, block, smem, ...) \
-    emu_launch_cooperative(gpu_exec_stream(c), kernel, dim3(grid), dim3(block), (size_t)(smem), __VA_ARGS__)
+#define GPU_COOP_CALL(c, name, kernel, grid, block, smem, ...) \
+    emu_launch_cooperative_named(name, gpu_exec_stream(c), kernel, dim3(grid), dim3(block), (size_t)(smem), __VA_ARGS__)
 #else
 template <class... P>
 cudaError_t gpu_coop_call(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block,
@@ -198,7 +204,7 @@ cudaError_t gpu_coop_call(cudaStream_t stream, void (*kernel)(P...), dim3 grid, 
     void *argv[] = {const_cast<P *>(&args)...};
     return cudaLaunchCooperativeKernel((const void *)kernel, grid, block, argv, smem, stream);
 }
-#define GPU_COOP_CALL(c, kernel, grid, block, smem, ...) \
+#define GPU_COOP_CALL(c, name, kernel, grid, block, smem, ...) \
     gpu_coop_call(gpu_exec_stream(c), kernel, dim3(grid), dim3(block), (size_t)(smem), __VA_ARGS__)
 #endif
 
@@ -319,11 +325,11 @@ void gpu_kernel_run(GpuContext *c, const GpuKernelOp<P...> &op, std::index_seque
     c->counters.host_calls++;
     double t0 = gpu_clock();
     if (op.cooperative) {
-        cudaError_t e = GPU_COOP_CALL(c, kernel, grid, block, op.smem, GpuPackAt<I>::get(op.args)...);
+        cudaError_t e = GPU_COOP_CALL(c, op.name, kernel, grid, block, op.smem, GpuPackAt<I>::get(op.args)...);
         gpu_host_call_timed(c, op.name, t0);
         if (!gpu_check_cuda(c, e, op.name, op.file, (int)op.line)) return;
     } else {
-        GPU_KERNEL_CALL(c, kernel, grid, block, GpuPackAt<I>::get(op.args)...);
+        GPU_KERNEL_CALL(c, op.name, kernel, grid, block, GpuPackAt<I>::get(op.args)...);
         gpu_host_call_timed(c, op.name, t0);
     }
     gpu_check_launch(c, op.name, op.file, (int)op.line);
@@ -456,6 +462,14 @@ void gpu_lstm_seq_recurrence_backward(Backend *be, int T, int B, int H, const fl
                                       float *gates, const float *c, const float *keep,
                                       bool reverse, float *dh, float *dc, float *dh_rec);
 bool gpu_persist_create(GpuContext *c);
+
+/* gpu_profile.cu: the device profile (NMT_CUDA_PROFILE). start opens it
+ * for c (CUPTI loaded, its activity records of kernels, copies and memsets
+ * gathered from now on; false and the reason in err when it cannot be);
+ * stop closes c's share of it (the records are dropped once no backend
+ * profiles). */
+bool gpu_profile_start(GpuContext *c, char *err, size_t err_size);
+void gpu_profile_stop(GpuContext *c);
 
 /* gpu_rows.cu: attention scores and softmax, loss, sum of squares, top-k */
 void gpu_additive_score_forward(Backend *be, int B, int S, int A, const float *kproj,

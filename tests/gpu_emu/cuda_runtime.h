@@ -267,6 +267,13 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, K ker
 
 /* queues work on s, or appends it to s's lane while s is captured */
 void emu_enqueue(cudaStream_t s, std::function<void()> work);
+/* Runs work (a queued kernel, copy or memset, when its stream runs it)
+ * and, while the emulated CUPTI (cupti.h, emu_cupti.cpp) has that kind
+ * enabled, leaves an activity record of it: a kernel's name (static
+ * storage), a copy's cudaMemcpyKind and bytes, a memset's bytes. */
+enum EmuActivity { EMU_ACTIVITY_KERNEL, EMU_ACTIVITY_COPY, EMU_ACTIVITY_MEMSET };
+void emu_activity_run(EmuActivity what, const char *name, int copy_kind, size_t bytes,
+                      const std::function<void()> &work);
 /* aborts on a launch shape that CUDA refuses (at the call, not when it runs) */
 void emu_check_launch(dim3 grid, dim3 block);
 /* "first" or "last", as EMU_STREAM_ORDER (which it overrides); aborts on
@@ -373,12 +380,18 @@ void emu_run_cooperative(dim3 grid, dim3 block, size_t dynamic_smem, std::functi
  * the test of what nmt does when the device fails mid-run. */
 bool emu_launch_fails(void);
 
+/* kernel<<<grid, block, 0, s>>>(args...); `name` (static storage) names
+ * its activity records (cupti.h) */
 template <class K, class... A>
-void emu_launch(cudaStream_t s, K kernel, dim3 grid, dim3 block, A... args) {
+void emu_launch_named(const char *name, cudaStream_t s, K kernel, dim3 grid, dim3 block, A... args) {
     emu_check_launch(grid, block);
     if (emu_launch_fails()) return;
     std::function<void()> body = [=]() { kernel(args...); };
-    emu_enqueue(s, [=]() { emu_run(grid, block, body); });
+    emu_enqueue(s, [=]() { emu_activity_run(EMU_ACTIVITY_KERNEL, name, 0, 0, [&]() { emu_run(grid, block, body); }); });
+}
+template <class K, class... A>
+void emu_launch(cudaStream_t s, K kernel, dim3 grid, dim3 block, A... args) {
+    emu_launch_named("emu_kernel", s, kernel, grid, block, args...);
 }
 
 /* What cudaLaunchCooperativeKernel does on a GPU (header): at the call,
@@ -390,14 +403,22 @@ void emu_launch(cudaStream_t s, K kernel, dim3 grid, dim3 block, A... args) {
 cudaError_t emu_check_cooperative(const void *kernel, dim3 grid, dim3 block, size_t dynamic_smem);
 
 template <class K, class... A>
-cudaError_t emu_launch_cooperative(cudaStream_t s, K kernel, dim3 grid, dim3 block,
-                                   size_t dynamic_smem, A... args) {
+cudaError_t emu_launch_cooperative_named(const char *name, cudaStream_t s, K kernel, dim3 grid,
+                                         dim3 block, size_t dynamic_smem, A... args) {
     cudaError_t e =
         emu_check_cooperative(reinterpret_cast<const void *>(kernel), grid, block, dynamic_smem);
     if (e != cudaSuccess) return e;
     std::function<void()> body = [=]() { kernel(args...); };
-    emu_enqueue(s, [=]() { emu_run_cooperative(grid, block, dynamic_smem, body); });
+    emu_enqueue(s, [=]() {
+        emu_activity_run(EMU_ACTIVITY_KERNEL, name, 0, 0,
+                         [&]() { emu_run_cooperative(grid, block, dynamic_smem, body); });
+    });
     return cudaSuccess;
+}
+template <class K, class... A>
+cudaError_t emu_launch_cooperative(cudaStream_t s, K kernel, dim3 grid, dim3 block,
+                                   size_t dynamic_smem, A... args) {
+    return emu_launch_cooperative_named("emu_kernel", s, kernel, grid, block, dynamic_smem, args...);
 }
 
 #endif

@@ -955,7 +955,7 @@ cudaError_t cudaFreeHost(void *p) {
     return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s) {
-    emu_enqueue(s, [=]() { memset(p, v, n); });
+    emu_enqueue(s, [=]() { emu_activity_run(EMU_ACTIVITY_MEMSET, NULL, 0, n, [&]() { memset(p, v, n); }); });
     return cudaSuccess;
 }
 
@@ -990,11 +990,13 @@ cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind kin
     if (emu_copy_reads_now(emu_stream_of(stream), kind, d, n, s, n, &err)) {
         if (err) return err;
         std::vector<char> staged((const char *)s, (const char *)s + n);
-        emu_enqueue(stream, [d, n, staged]() { memcpy(d, staged.data(), n); });
+        emu_enqueue(stream, [d, n, staged, kind]() {
+            emu_activity_run(EMU_ACTIVITY_COPY, NULL, kind, n, [&]() { memcpy(d, staged.data(), n); });
+        });
         return cudaSuccess;
     }
     if (err) return err;
-    emu_enqueue(stream, [=]() { memcpy(d, s, n); });
+    emu_enqueue(stream, [=]() { emu_activity_run(EMU_ACTIVITY_COPY, NULL, kind, n, [&]() { memcpy(d, s, n); }); });
     return cudaSuccess;
 }
 
@@ -1012,15 +1014,19 @@ cudaError_t cudaMemcpy2DAsync(void *d, size_t dpitch, const void *s, size_t spit
         for (size_t r = 0; r < height; r++)
             memcpy(staged.data() + r * width, (const char *)s + r * spitch, width);
         emu_enqueue(stream, [=]() {
-            for (size_t r = 0; r < height; r++)
-                memcpy((char *)d + r * dpitch, staged.data() + r * width, width);
+            emu_activity_run(EMU_ACTIVITY_COPY, NULL, kind, width * height, [&]() {
+                for (size_t r = 0; r < height; r++)
+                    memcpy((char *)d + r * dpitch, staged.data() + r * width, width);
+            });
         });
         return cudaSuccess;
     }
     if (err) return err;
     emu_enqueue(stream, [=]() {
-        for (size_t r = 0; r < height; r++)
-            memcpy((char *)d + r * dpitch, (const char *)s + r * spitch, width);
+        emu_activity_run(EMU_ACTIVITY_COPY, NULL, kind, width * height, [&]() {
+            for (size_t r = 0; r < height; r++)
+                memcpy((char *)d + r * dpitch, (const char *)s + r * spitch, width);
+        });
     });
     return cudaSuccess;
 }
@@ -1078,35 +1084,50 @@ const char *cublasGetStatusString(cublasStatus_t s) {
 
 static int emu_max1(int a) { return a > 1 ? a : 1; }
 
+/* cuBLAS's argument checks (column-major leading dimensions) */
+static bool emu_gemm_args_ok(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                             int lda, int ldb, int ldc) {
+    return m >= 0 && n >= 0 && k >= 0 && lda >= emu_max1(ta == CUBLAS_OP_N ? m : k) &&
+           ldb >= emu_max1(tb == CUBLAS_OP_N ? k : n) && ldc >= emu_max1(m);
+}
+
+static void emu_cblas(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float al,
+                      const float *A, int lda, const float *B, int ldb, float be, float *C, int ldc) {
+    cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
+                tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, al, A, lda, B, ldb, be, C, ldc);
+}
+
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                            int n, int k, const float *alpha, const float *A, int lda,
                            const float *B, int ldb, const float *beta, float *C, int ldc) {
-    if (m < 0 || n < 0 || k < 0 || lda < emu_max1(ta == CUBLAS_OP_N ? m : k) ||
-        ldb < emu_max1(tb == CUBLAS_OP_N ? k : n) || ldc < emu_max1(m))
-        return CUBLAS_STATUS_INVALID_VALUE;
+    if (!emu_gemm_args_ok(ta, tb, m, n, k, lda, ldb, ldc)) return CUBLAS_STATUS_INVALID_VALUE;
     if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
     /* host scalars are read at the call, also when it is captured */
     float al = *alpha, be = *beta;
     emu_enqueue(h->stream, [=]() {
-        cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
-                    tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, m, n, k, al, A, lda, B, ldb,
-                    be, C, ldc);
+        emu_activity_run(EMU_ACTIVITY_KERNEL, "emu_sgemm", 0, 0,
+                         [&]() { emu_cblas(ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc); });
     });
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* one queued item (one activity record) for the whole batch, as one kernel on a GPU */
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          cublasOperation_t tb, int m, int n, int k,
                                          const float *alpha, const float *A, int lda,
                                          long long stride_a, const float *B, int ldb,
                                          long long stride_b, const float *beta, float *C,
                                          int ldc, long long stride_c, int count) {
-    if (count < 0) return CUBLAS_STATUS_INVALID_VALUE;
-    for (int i = 0; i < count; i++) {
-        cublasStatus_t s = cublasSgemm(h, ta, tb, m, n, k, alpha, A + i * stride_a, lda,
-                                       B + i * stride_b, ldb, beta, C + i * stride_c, ldc);
-        if (s != CUBLAS_STATUS_SUCCESS) return s;
-    }
+    if (count < 0 || !emu_gemm_args_ok(ta, tb, m, n, k, lda, ldb, ldc)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0 || count == 0) return CUBLAS_STATUS_SUCCESS;
+    float al = *alpha, be = *beta;
+    emu_enqueue(h->stream, [=]() {
+        emu_activity_run(EMU_ACTIVITY_KERNEL, "emu_sgemm_strided_batched", 0, 0, [&]() {
+            for (int i = 0; i < count; i++)
+                emu_cblas(ta, tb, m, n, k, al, A + i * stride_a, lda, B + i * stride_b, ldb, be,
+                          C + i * stride_c, ldc);
+        });
+    });
     return CUBLAS_STATUS_SUCCESS;
 }
 

@@ -1,0 +1,308 @@
+/* gpu_profile.cu: the device profile of NMT_CUDA_PROFILE=1 (docs/gpu.md,
+ * "Profile"). CUPTI's activity API, NVIDIA's library for tracing what ran
+ * on the device, hands back a record of every kernel (nmt's by their
+ * names, cuBLAS's by theirs, also inside CUDA graphs), copy and memset
+ * with its start and end on the device's clock; they are gathered into a
+ * ProfileTable (src/profile_table.c), which reports the device's busy
+ * time against the wall time and where it went, kernel by kernel. That is
+ * what says whether a run is bound by the device or by the host, and
+ * which kernels to work on, without a profiler installed on the GPU
+ * machine (nsys is not part of the toolkit nmt builds with).
+ *
+ * CUPTI is opened with dlopen when a backend starts profiling, like cuBLAS
+ * (gpu_cublas.cu): libcupti.so.<CUDA major>, found through the run path
+ * (the build's toolkit), LD_LIBRARY_PATH or the loader's cache; gpu-bundle
+ * carries the build's own. Its records are read as the structures of the
+ * CUPTI headers of the build, so a library of another CUPTI version is
+ * refused (the layouts change between versions). The emulator build uses
+ * the emulated CUPTI of tests/gpu_emu/ instead.
+ *
+ * CUPTI's activity tracing is one per process: the first backend that
+ * profiles turns it on, the last one to stop turns it off. CUPTI may
+ * return buffers from a thread of its own, so the table is locked. */
+#include "gpu/gpu_internal.cuh"
+
+#ifdef NMT_CUDA_EMU
+#include "cupti.h"
+#else
+#include <cupti.h>
+#include <dlfcn.h>
+#include <type_traits>
+#endif
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile_table.h"
+
+/* the CUPTI entry points used */
+struct GpuCupti {
+    CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc requested,
+                                      CUpti_BuffersCallbackCompleteFunc completed);
+    CUptiResult (*enable)(CUpti_ActivityKind kind);
+    CUptiResult (*disable)(CUpti_ActivityKind kind);
+    CUptiResult (*flush_all)(uint32_t flag);
+    CUptiResult (*next_record)(uint8_t *buffer, size_t valid_bytes, CUpti_Activity **record);
+    CUptiResult (*dropped)(CUcontext context, uint32_t stream, size_t *dropped);
+    CUptiResult (*result_string)(CUptiResult result, const char **str);
+    CUptiResult (*version)(uint32_t *version);
+};
+
+#ifndef NMT_CUDA_EMU
+/* the table's types are the header's own: a changed signature fails here */
+static_assert(std::is_same<decltype(GpuCupti::register_callbacks),
+                           decltype(&cuptiActivityRegisterCallbacks)>::value, "register_callbacks");
+static_assert(std::is_same<decltype(GpuCupti::enable), decltype(&cuptiActivityEnable)>::value, "enable");
+static_assert(std::is_same<decltype(GpuCupti::disable), decltype(&cuptiActivityDisable)>::value, "disable");
+static_assert(std::is_same<decltype(GpuCupti::flush_all), decltype(&cuptiActivityFlushAll)>::value, "flush_all");
+static_assert(std::is_same<decltype(GpuCupti::next_record), decltype(&cuptiActivityGetNextRecord)>::value,
+              "next_record");
+static_assert(std::is_same<decltype(GpuCupti::dropped), decltype(&cuptiActivityGetNumDroppedRecords)>::value,
+              "dropped");
+static_assert(std::is_same<decltype(GpuCupti::result_string), decltype(&cuptiGetResultString)>::value,
+              "result_string");
+static_assert(std::is_same<decltype(GpuCupti::version), decltype(&cuptiGetVersion)>::value, "version");
+#endif
+
+/* the record structures of this CUPTI version (their names carry it) */
+typedef CUpti_ActivityKernel10 GpuKernelRecord;
+typedef CUpti_ActivityMemcpy6 GpuCopyRecord;
+typedef CUpti_ActivityMemset4 GpuMemsetRecord;
+
+/* the buffer CUPTI fills (a record takes about 200 bytes) */
+#define GPU_PROFILE_BUFFER (8u << 20)
+
+static const CUpti_ActivityKind profile_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, /* unlike _KERNEL, keeps kernels concurrent */
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+};
+
+static GpuCupti cupti;
+static bool cupti_tried, cupti_loaded, callbacks_registered;
+static char cupti_error[300];
+
+static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
+static ProfileTable *profile; /* while profile_users > 0 (under profile_lock) */
+static int profile_users;
+
+static bool cupti_load(void) {
+#ifdef NMT_CUDA_EMU
+    cupti.register_callbacks = cuptiActivityRegisterCallbacks;
+    cupti.enable = cuptiActivityEnable;
+    cupti.disable = cuptiActivityDisable;
+    cupti.flush_all = cuptiActivityFlushAll;
+    cupti.next_record = cuptiActivityGetNextRecord;
+    cupti.dropped = cuptiActivityGetNumDroppedRecords;
+    cupti.result_string = cuptiGetResultString;
+    cupti.version = cuptiGetVersion;
+    return true;
+#else
+    char name[32];
+    snprintf(name, sizeof name, "libcupti.so.%d", CUDART_VERSION / 1000);
+    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(cupti_error, sizeof cupti_error, "cannot load %s (%s): the CUDA toolkit's CUPTI "
+                 "must be on the library path (LD_LIBRARY_PATH)", name, why ? why : "no reason given");
+        return false;
+    }
+    struct {
+        const char *symbol;
+        void **slot;
+    } want[] = {
+        {"cuptiActivityRegisterCallbacks", (void **)&cupti.register_callbacks},
+        {"cuptiActivityEnable", (void **)&cupti.enable},
+        {"cuptiActivityDisable", (void **)&cupti.disable},
+        {"cuptiActivityFlushAll", (void **)&cupti.flush_all},
+        {"cuptiActivityGetNextRecord", (void **)&cupti.next_record},
+        {"cuptiActivityGetNumDroppedRecords", (void **)&cupti.dropped},
+        {"cuptiGetResultString", (void **)&cupti.result_string},
+        {"cuptiGetVersion", (void **)&cupti.version},
+    };
+    for (auto &w : want) {
+        *w.slot = dlsym(lib, w.symbol);
+        if (!*w.slot) {
+            snprintf(cupti_error, sizeof cupti_error, "%s has no %s", name, w.symbol);
+            return false;
+        }
+    }
+    return true; /* the library stays loaded for the life of the process */
+#endif
+}
+
+/* "what: CUPTI_ERROR_..." into cupti_error; false */
+static bool cupti_failed(const char *what, CUptiResult r) {
+    const char *s = NULL;
+    if (cupti.result_string(r, &s) != CUPTI_SUCCESS || !s) s = "unknown CUPTI result";
+    snprintf(cupti_error, sizeof cupti_error, "%s: %s (%d)", what, s, (int)r);
+    return false;
+}
+
+static ProfileKind copy_kind(uint8_t kind) {
+    switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return PROFILE_COPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return PROFILE_COPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return PROFILE_COPY_DTOD;
+    default: return PROFILE_COPY_OTHER;
+    }
+}
+
+/* one record into the table (under profile_lock) */
+static void add_record(const CUpti_Activity *r) {
+    switch (r->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const GpuKernelRecord *k = (const GpuKernelRecord *)r;
+        profile_table_add(profile, PROFILE_KERNEL, k->name, k->start, k->end, 0);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const GpuCopyRecord *m = (const GpuCopyRecord *)r;
+        profile_table_add(profile, copy_kind(m->copyKind), NULL, m->start, m->end, m->bytes);
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const GpuMemsetRecord *m = (const GpuMemsetRecord *)r;
+        profile_table_add(profile, PROFILE_MEMSET, NULL, m->start, m->end, m->bytes);
+        break;
+    }
+    default: break; /* a kind not asked for */
+    }
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
+    /* CUPTI wants 8-byte alignment (ACTIVITY_RECORD_ALIGNMENT); no buffer: its records are dropped */
+    *buffer = (uint8_t *)aligned_alloc(8, GPU_PROFILE_BUFFER);
+    *size = *buffer ? GPU_PROFILE_BUFFER : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer,
+                                      size_t size, size_t valid) {
+    pthread_mutex_lock(&profile_lock);
+    if (profile && buffer) {
+        CUpti_Activity *r = NULL;
+        CUptiResult res;
+        while ((res = cupti.next_record(buffer, valid, &r)) == CUPTI_SUCCESS) add_record(r);
+        if (res != CUPTI_ERROR_MAX_LIMIT_REACHED) profile_table_note_dropped(profile, 1); /* the rest unreadable */
+        size_t dropped = 0;
+        if (cupti.dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped)
+            profile_table_note_dropped(profile, dropped);
+    }
+    pthread_mutex_unlock(&profile_lock);
+    free(buffer);
+}
+
+bool gpu_profile_start(GpuContext *c, char *err, size_t err_size) {
+    if (!cupti_tried) {
+        cupti_tried = true;
+        cupti_loaded = cupti_load();
+    }
+    bool ok = cupti_loaded;
+    uint32_t version = 0;
+    if (ok) {
+        CUptiResult r = cupti.version(&version);
+        if (r != CUPTI_SUCCESS) {
+            ok = cupti_failed("cuptiGetVersion", r);
+        } else if (version != CUPTI_API_VERSION) {
+            snprintf(cupti_error, sizeof cupti_error, "the CUPTI library found has API version %u, "
+                     "nmt was built with %u: its records may be laid out otherwise; put the build's "
+                     "libcupti first on LD_LIBRARY_PATH", version, (unsigned)CUPTI_API_VERSION);
+            ok = false;
+        }
+    }
+    pthread_mutex_lock(&profile_lock);
+    if (ok && profile_users == 0) {
+        profile = profile_table_create();
+        if (!profile) {
+            snprintf(cupti_error, sizeof cupti_error, "out of host memory");
+            ok = false;
+        }
+        if (ok && !callbacks_registered) { /* once per process */
+            CUptiResult r = cupti.register_callbacks(buffer_requested, buffer_completed);
+            if (r == CUPTI_SUCCESS) callbacks_registered = true;
+            else ok = cupti_failed("cuptiActivityRegisterCallbacks", r);
+        }
+        for (size_t i = 0; ok && i < sizeof profile_kinds / sizeof *profile_kinds; i++) {
+            CUptiResult r = cupti.enable(profile_kinds[i]);
+            if (r != CUPTI_SUCCESS) ok = cupti_failed("cuptiActivityEnable", r);
+        }
+        if (!ok) {
+            for (CUpti_ActivityKind k : profile_kinds) cupti.disable(k);
+            profile_table_destroy(profile);
+            profile = NULL;
+        }
+    }
+    if (ok) profile_users++;
+    pthread_mutex_unlock(&profile_lock);
+    if (!ok) snprintf(err, err_size, "NMT_CUDA_PROFILE=1: %s", cupti_error);
+    c->profiling = ok;
+    return ok;
+}
+
+/* every record of work queued so far in the table: the device waited for
+ * and CUPTI's buffers flushed (forced: a record still open gives no times) */
+static void profile_collect(GpuContext *c) {
+    gpu_flush(c);
+    cudaDeviceSynchronize();
+    cudaGetLastError(); /* a failure is the stream's to report, not the profile's */
+    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void gpu_profile_stop(GpuContext *c) {
+    if (!c->profiling) return;
+    c->profiling = false;
+    cudaDeviceSynchronize();
+    cudaGetLastError();
+    pthread_mutex_lock(&profile_lock);
+    bool last = --profile_users == 0;
+    pthread_mutex_unlock(&profile_lock);
+    if (!last) return;
+    for (CUpti_ActivityKind k : profile_kinds) cupti.disable(k);
+    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* the buffers back, under the lock below */
+    pthread_mutex_lock(&profile_lock);
+    profile_table_destroy(profile);
+    profile = NULL;
+    pthread_mutex_unlock(&profile_lock);
+}
+
+/* be's context when it is a CUDA backend that profiles, else NULL */
+static GpuContext *profiling_context(Backend *be) {
+    if (!be || !be->name || strcmp(be->name, "cuda") != 0 || !be->ctx) return NULL;
+    GpuContext *c = gpu_ctx(be);
+    return c->profiling ? c : NULL;
+}
+
+extern "C" int cuda_backend_profile_restart(Backend *be) {
+    GpuContext *c = profiling_context(be);
+    if (!c) return -1;
+    profile_collect(c);
+    pthread_mutex_lock(&profile_lock);
+    profile_table_clear(profile);
+    pthread_mutex_unlock(&profile_lock);
+    return 0;
+}
+
+extern "C" int cuda_backend_profile_write(Backend *be, FILE *out, const char *prefix, long steps,
+                                          double wall_seconds) {
+    GpuContext *c = profiling_context(be);
+    if (!c) return -1;
+    profile_collect(c);
+    pthread_mutex_lock(&profile_lock);
+    profile_table_write(profile, out, prefix, c->profile_rows, steps, wall_seconds);
+    pthread_mutex_unlock(&profile_lock);
+    fflush(out);
+    return 0;
+}
+
+extern "C" int cuda_backend_profile_summary(Backend *be, ProfileSummary *out) {
+    GpuContext *c = profiling_context(be);
+    if (!c) return -1;
+    profile_collect(c);
+    pthread_mutex_lock(&profile_lock);
+    profile_table_summary(profile, out);
+    pthread_mutex_unlock(&profile_lock);
+    return 0;
+}
