@@ -10,7 +10,9 @@
 #                     ldd lists and that is neither glibc's nor CUDA's:
 #                     libopenblas (the build the binaries link), libgomp,
 #                     libgfortran, libquadmath, libstdc++, libgcc_s,
-#                     libcjson, libsentencepiece*, libz), and run.sh, which
+#                     libcjson, libsentencepiece*, libz; and libcupti, the
+#                     toolkit's CUPTI, which nmt opens for NMT_CUDA_PROFILE),
+#                     and run.sh, which
 #                     runs a program with LD_LIBRARY_PATH set to lib/ and
 #                     the machine's CUDA libraries:
 #                         build/gpu-bundle/gpu-check.sh
@@ -49,6 +51,10 @@ GPU_BUNDLE_BINS := $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_tr
 GPU_BUNDLE_FILES := scripts/gpu-check.sh scripts/torch_gpu_bench.py scripts/reference.py scripts/ckpt_same.py
 GPU_BUNDLE_CONFIGS := configs/de-en-2x512.json
 # libraries left to the GPU machine: glibc's, the dynamic loader, CUDA's
+# the toolkit's libraries: CUPTI (src/gpu/gpu_profile.cu opens it with
+# dlopen, so ldd does not list it) travels with the bundle, the build's own
+# version, since its records are read with the build's headers
+GPU_CUDA_LIB ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(NVCC))))/lib64
 GPU_BUNDLE_SKIP := /(libc|libm|libdl|librt|libpthread|libresolv|libutil|ld-linux[^/]*)\.so|/lib(cuda|cudart|cublas|cublasLt|curand|nvrtc|nvJitLink|nvidia)[^/]*\.so
 
 .PHONY: gpu-bundle gpu-check gpu-emu-check gpu-emu-selftest
@@ -68,6 +74,10 @@ gpu-bundle:
 	@for b in $(GPU_BUNDLE_BINS); do ldd $$b; done | awk '/=>/ && $$3 ~ /^\// {print $$3}' | sort -u \
 	  | grep -Ev '$(GPU_BUNDLE_SKIP)' | while read -r lib; do \
 	    echo "  lib/$$(basename $$lib) <- $$lib"; cp -L "$$lib" $(GPU_BUNDLE)/lib/ || exit 1; done
+	@cupti=$$(ls $(GPU_CUDA_LIB)/libcupti.so.* 2>/dev/null | grep -E '\.so\.[0-9]+$$' | head -n 1); \
+	  if [ -z "$$cupti" ]; then echo "gpu-bundle: no libcupti.so.<major> in $(GPU_CUDA_LIB)" >&2; exit 1; fi; \
+	  echo "  lib/$$(basename $$cupti) <- $$cupti (opened with dlopen: NMT_CUDA_PROFILE)"; \
+	  cp -L "$$cupti" $(GPU_BUNDLE)/lib/
 	@printf '%s\n' '#!/bin/sh' \
 	  '# run.sh: runs a program of this bundle with its libraries (lib/) and the' \
 	  '# machine'"'"'s CUDA libraries on LD_LIBRARY_PATH, e.g.  ./run.sh ./nmt --version' \

@@ -45,6 +45,11 @@
 #      path was not taken, a note and not a failure), and per step the
 #      host's time in CUDA calls and in waits for the device (docs/gpu.md,
 #      "Host time"); an output without those numbers is a FAIL(parse);
+#      and each config with NMT_CUDA_PROFILE=1 (rows "bench nmt NAME
+#      profile"): the device profile of the timed steps (docs/gpu.md,
+#      "Profile"): the device's busy time a step against the step's wall
+#      time, and the three kernels with the most device time (the table of
+#      40 rows in bench.log); on cuda a run without it fails;
 #   5b. the encoder's recurrence alone (30 s per shape): bench_recurrence
 #      at each config's two encoder shapes (hidden/2 per direction, then
 #      hidden), forward and backward through the step path and the
@@ -61,6 +66,9 @@
 #      the same input 4 times over in one run (2000 lines): the rate of the
 #      sentences the longer run adds, and the milliseconds of first-use costs
 #      (libraries, kernels, new batch shapes) that leaves in the short run;
+#      then the 4 times over again with NMT_CUDA_PROFILE=1 (rows "decode
+#      nmt ... beam B profile": the device's busy share of the run and the
+#      kernels with the most device time, the table in bench.log);
 #      the bench-size model's each again with NMT_DECODE_QUANTUM=1 (the
 #      batch shrunk at every finished sentence instead of to multiples of
 #      8: at least 90% of the lines the same) and with NMT_CUDA_GRAPHS=1,
@@ -361,6 +369,26 @@ host_time() {
     sed -n 's/^[a-z]*: cuda: host time \([0-9.]*\) ms in host calls, \([0-9.]*\) ms waiting for the device; \([0-9]*\) calls over NMT_CUDA_SLOW_CALL_MS took \([0-9.]*\) ms\(.*\)/host calls \1 ms, waits \2 ms, \3 slow calls \4 ms\5/p' "$1" |
         tail -n 1 | cut -c1-220
 }
+# profile_note FILE PREFIX: from the device profile report in FILE whose
+# lines start with PREFIX (NMT_CUDA_PROFILE=1, docs/gpu.md "Profile"), a
+# short note: the device's busy time against the wall time, the kernels,
+# and the three rows with the most device time and their shares. Fails
+# (prints nothing) without a report.
+profile_note() {
+    awk -v p="$2" '
+        index($0, p) != 1 { next }
+        { s = substr($0, length(p) + 1) }
+        s ~ /^device busy / { total = s; sub(/, [0-9.]+ copies .*; /, "; ", total); next }
+        s ~ /^ *[0-9.]+% / && n < 3 {
+            name = s
+            sub(/^ *[0-9.]+% +[0-9.]+ +[0-9.]+ +[0-9.]+  /, "", name)
+            if (length(name) > 60) name = substr(name, 1, 57) "..."
+            split(s, f, " ")
+            top = top (n ? ", " : "") name " " f[1]
+            n++
+        }
+        END { if (total == "") exit 1; print total "; most device time: " (n ? top : "none") }' "$1"
+}
 # marginal_rate N RATE RATE4: from the rates (sentences/s) of one run over N
 # sentences and one over the same 4 times (4N), "PER FIXED": sentences/s of
 # the 3N sentences the second run adds, and the milliseconds of the first
@@ -376,6 +404,30 @@ marginal_rate() {
 }
 # same_lines A B: "identical total" line counts of two files
 same_lines() { awk 'NR == FNR { a[FNR] = $0; next } { n++; if ((FNR in a) && a[FNR] == $0) s++ } END { print s + 0, n + 0 }' "$1" "$2"; }
+# decode_profile ROW MODEL BEAM LOG END_AT: translates the test input 4
+# times over with the device profile on (NMT_CUDA_PROFILE=1; the whole
+# table goes to LOG) and writes ROW: profile_note's summary (the device's
+# busy share of the run and the rows with the most device time) and the
+# rate under the profiler. On cuda a run without a report fails.
+decode_profile() {
+    local t1 v rc note
+    t1=$(date +%s)
+    v=$(export NMT_CUDA_PROFILE=1 NMT_CUDA_PROFILE_ROWS=40
+        xlate "$2" "$DEV" "$3" "$work/dec-profile.txt" "$4" "$(left_of "$5")" "$work/data/test-x4.src")
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        row "$1" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$4" | head -n 1 | cut -c1-80)"
+        failed=1
+    elif tr '\r' '\n' <"$work/xlate.err" >"$work/xlate-profile.err" &&
+        note=$(profile_note "$work/xlate-profile.err" "translate: cuda profile: "); then
+        row "$1" "info" "$(($(date +%s) - t1))" "$note; $v sent/s under the profiler (4x the input)"
+    elif [ "$DEV" = cuda ]; then
+        row "$1" "FAIL(profile)" "$(($(date +%s) - t1))" "no device profile in nmt translate's log (bench.log)"
+        failed=1
+    else
+        row "$1" "info" "$(($(date +%s) - t1))" "no device profile off the GPU ($DEV); $v sent/s (4x the input)"
+    fi
+}
 # decode_variant ROW SETTING MODEL BEAM HYP RATE MARGINAL LOG END_AT:
 # translates the test input with MODEL again, with one environment SETTING
 # (NAME=VALUE) or translate option (--NAME VALUE) at BEAM,
@@ -593,8 +645,9 @@ else
         # graphs") and with NMT_CUDA_PERSISTENT=1 ("Persistent recurrence");
         # the first also with NMT_CUDA_LANES=0 ("Lanes"). Every knob is set
         # in every run, so that one exported by the caller changes nothing.
-        for variant in plain graphs one-stream persistent; do
-            graphs=0 lanes=1 persist=0 tag=$name
+        for variant in plain profile graphs one-stream persistent; do
+            graphs=0 lanes=1 persist=0 profile=0 tag=$name
+            [ "$variant" = profile ] && profile=1 tag="$name profile"
             [ "$variant" = graphs ] && graphs=1 tag="$name graphs"
             [ "$variant" = one-stream ] && lanes=0 tag="$name one-stream"
             [ "$variant" = persistent ] && persist=1 tag="$name persistent"
@@ -606,10 +659,25 @@ else
             cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
                 --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
                 --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
-            echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes NMT_CUDA_PERSISTENT=$persist ${cmd[*]}" >>"$blog"
+            echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes NMT_CUDA_PERSISTENT=$persist NMT_CUDA_PROFILE=$profile ${cmd[*]}" >>"$blog"
             if run_bench "bench nmt $tag" "$lim" "$work/bench.txt" env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" \
-                NMT_CUDA_LANES="$lanes" NMT_CUDA_PERSISTENT="$persist" NMT_BENCH_SHAPES=1 "${cmd[@]}"; then
+                NMT_CUDA_LANES="$lanes" NMT_CUDA_PERSISTENT="$persist" NMT_CUDA_PROFILE="$profile" \
+                NMT_CUDA_PROFILE_ROWS=40 NMT_BENCH_SHAPES=1 "${cmd[@]}"; then
                 b=$(cat "$work/bench.txt")
+                # the device profile of the timed steps (the whole table in
+                # bench.log): where a step's device time goes, and whether
+                # the device idles (busy against the wall time)
+                if [ "$variant" = profile ]; then
+                    if pnote=$(profile_note "$work/bench.txt" "cuda profile: "); then
+                        row "bench nmt $tag" "info" "$took" "$pnote; $(key "$b" "tgt tokens/s") tgt tok/s under the profiler"
+                    elif [ "$DEV" = cuda ]; then
+                        row "bench nmt $tag" "FAIL(profile)" "$took" "no device profile in bench_train's output (bench.log)"
+                        failed=1
+                    else
+                        row "bench nmt $tag" "info" "$took" "no device profile off the GPU ($DEV)"
+                    fi
+                    continue
+                fi
                 nmt_sps[$tag]=$(key "$b" "seconds per step")
                 nmt_tok[$tag]=$(key "$b" "tgt tokens/s")
                 nmt_gflop[$tag]=$(key "$b" "GEMM GFLOP per step")
@@ -751,6 +819,8 @@ else
                 extra="$extra; 4x the input: ${sps4:-?} sent/s, no per-sentence rate"
             fi
             row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)${hnote:+; $hnote}$extra"
+            # where the device's time goes, and how much of the run it idles
+            decode_profile "decode nmt$tag beam $beam profile" "${dec_model[$name]}" "$beam" "$blog" "$end_at"
             # the 4 heads without the query form (every head reads its own
             # projected keys, and the keys for its context): what the form
             # gives, also beyond the first-use costs

@@ -1206,10 +1206,15 @@ int main(void) {
     /* the run-time libraries (cuBLAS) load with or without a GPU */
     char lib_err[320] = "";
     int libs = cuda_backend_load_libraries(lib_err, sizeof lib_err);
+    /* and CUPTI (NMT_CUDA_PROFILE), of the version of the build's headers */
+    char prof_err[320] = "";
+    int prof = cuda_backend_profile_load(prof_err, sizeof prof_err);
 #ifdef NMT_WITH_CUDA
     CHECK(libs == 1, "a CUDA build loads cuBLAS at run time: %s", lib_err);
+    CHECK(prof == 1, "a CUDA build loads CUPTI of its own version at run time: %s", prof_err);
 #else
     CHECK(libs == 0 && strstr(lib_err, "without CUDA"), "without CUDA: %d (%s)", libs, lib_err);
+    CHECK(prof == 0 && strstr(prof_err, "without CUDA"), "without CUDA: %d (%s)", prof, prof_err);
 #endif
     if (!selftest && !cuda_backend_available()) {
         /* the skip path itself must be clean: NULL and a reason, no abort */

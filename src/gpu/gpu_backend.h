@@ -138,6 +138,10 @@ int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes);
  * -1 for a backend that does not profile (any but a CUDA backend made
  * with NMT_CUDA_PROFILE=1, or NULL). */
 int cuda_backend_profile_restart(Backend *be);
+/* Loads CUPTI as NMT_CUDA_PROFILE does and checks that it is of the
+ * build's version; needs no GPU. 1, or 0 and the reason in err (also
+ * "built without CUDA"). */
+int cuda_backend_profile_load(char *err, size_t err_size);
 int cuda_backend_profile_write(Backend *be, FILE *out, const char *prefix, long steps,
                                double wall_seconds);
 int cuda_backend_profile_summary(Backend *be, ProfileSummary *out);

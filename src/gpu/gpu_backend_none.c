@@ -36,6 +36,10 @@ int cuda_backend_memory(Backend *be, size_t *free_bytes, size_t *total_bytes) {
     if (total_bytes) *total_bytes = 0;
     return -1;
 }
+int cuda_backend_profile_load(char *err, size_t err_size) {
+    if (err && err_size) snprintf(err, err_size, "built without CUDA");
+    return 0;
+}
 int cuda_backend_profile_restart(Backend *be) {
     (void)be;
     return -1;

@@ -195,24 +195,34 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
     free(buffer);
 }
 
-bool gpu_profile_start(GpuContext *c, char *err, size_t err_size) {
+/* CUPTI loaded (once) and of the build's version; else false and the
+ * reason in cupti_error. Needs no GPU. */
+static bool cupti_ready(void) {
     if (!cupti_tried) {
         cupti_tried = true;
         cupti_loaded = cupti_load();
     }
-    bool ok = cupti_loaded;
+    if (!cupti_loaded) return false;
     uint32_t version = 0;
-    if (ok) {
-        CUptiResult r = cupti.version(&version);
-        if (r != CUPTI_SUCCESS) {
-            ok = cupti_failed("cuptiGetVersion", r);
-        } else if (version != CUPTI_API_VERSION) {
-            snprintf(cupti_error, sizeof cupti_error, "the CUPTI library found has API version %u, "
-                     "nmt was built with %u: its records may be laid out otherwise; put the build's "
-                     "libcupti first on LD_LIBRARY_PATH", version, (unsigned)CUPTI_API_VERSION);
-            ok = false;
-        }
+    CUptiResult r = cupti.version(&version);
+    if (r != CUPTI_SUCCESS) return cupti_failed("cuptiGetVersion", r);
+    if (version != CUPTI_API_VERSION) {
+        snprintf(cupti_error, sizeof cupti_error, "the CUPTI library found has API version %u, "
+                 "nmt was built with %u: its records may be laid out otherwise; put the build's "
+                 "libcupti first on LD_LIBRARY_PATH", version, (unsigned)CUPTI_API_VERSION);
+        return false;
     }
+    return true;
+}
+
+extern "C" int cuda_backend_profile_load(char *err, size_t err_size) {
+    bool ok = cupti_ready();
+    if (!ok && err && err_size) snprintf(err, err_size, "%s", cupti_error);
+    return ok;
+}
+
+bool gpu_profile_start(GpuContext *c, char *err, size_t err_size) {
+    bool ok = cupti_ready();
     pthread_mutex_lock(&profile_lock);
     if (ok && profile_users == 0) {
         profile = profile_table_create();
