@@ -1,7 +1,13 @@
 /* profile_table.c: the table of a device profile (profile_table.h). Rows
- * are kept in a hash table keyed by kind and the name as reported; every
- * record's interval is kept too (16 bytes a record) for the device's busy
- * time, the union of the intervals. */
+ * are kept in a hash table keyed by kind and the name as reported. The
+ * device's busy time is the union of the records' intervals: they are kept
+ * (16 bytes a record) until there are compact_at of them, then sorted and
+ * merged, and the merged intervals that end over a second (horizon_ns)
+ * before the latest end seen are added up and dropped. So a night's
+ * training under the profile holds a few MB, not GB; a record that arrived
+ * more than that second late and overlapped a dropped interval would count
+ * its overlap twice (CUPTI returns records in buffers as the work
+ * completes, within milliseconds of each other). */
 #include "profile_table.h"
 
 #include <stdbool.h>
@@ -30,6 +36,11 @@ struct ProfileTable {
     size_t cap, n_rows;
     ProfileSpan *spans;
     size_t n_spans, cap_spans;
+    size_t compact_at;    /* intervals kept before they are merged */
+    uint64_t horizon_ns;  /* merged intervals ending this long before the last end are summed */
+    uint64_t folded_ns;   /* busy time of the intervals summed and dropped */
+    uint64_t first_start, last_end; /* of all timed records (valid when any) */
+    bool any;
     uint64_t copy_bytes;
     long long dropped, untimed;
 };
@@ -47,6 +58,8 @@ ProfileTable *profile_table_create(void) {
     ProfileTable *t = nmt_calloc(1, sizeof *t);
     if (!t) return NULL;
     t->cap = 64;
+    t->compact_at = (size_t)1 << 20; /* 16 MB of intervals */
+    t->horizon_ns = 1000000000ull;
     t->rows = nmt_calloc(t->cap, sizeof *t->rows);
     t->used = nmt_calloc(t->cap, 1);
     if (!t->rows || !t->used) {
@@ -63,6 +76,8 @@ void profile_table_clear(ProfileTable *t) {
     memset(t->used, 0, t->cap);
     t->n_rows = 0;
     t->n_spans = 0;
+    t->folded_ns = t->first_start = t->last_end = 0;
+    t->any = false;
     t->copy_bytes = 0;
     t->dropped = t->untimed = 0;
 }
@@ -119,6 +134,42 @@ static bool rows_grow(ProfileTable *t) {
     return true;
 }
 
+static int span_cmp(const void *a, const void *b) {
+    const ProfileSpan *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* sorts spans[0..n) by start and merges them in place into disjoint
+ * intervals; returns how many */
+static size_t spans_merge(ProfileSpan *spans, size_t n) {
+    if (n == 0) return 0;
+    qsort(spans, n, sizeof *spans, span_cmp);
+    size_t m = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (spans[i].start > spans[m].end) spans[++m] = spans[i]; /* a gap: a new interval */
+        else if (spans[i].end > spans[m].end) spans[m].end = spans[i].end;
+    }
+    return m + 1;
+}
+
+/* merges the kept intervals and sums and drops those that end before the horizon */
+static void spans_compact(ProfileTable *t) {
+    size_t n = spans_merge(t->spans, t->n_spans), kept = 0;
+    uint64_t horizon = t->last_end > t->horizon_ns ? t->last_end - t->horizon_ns : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (t->spans[i].end < horizon) t->folded_ns += t->spans[i].end - t->spans[i].start;
+        else t->spans[kept++] = t->spans[i];
+    }
+    t->n_spans = kept;
+    /* mostly inside the horizon still: compact less often, not at every add */
+    if (kept > t->compact_at / 2) t->compact_at *= 2;
+}
+
+void profile_table_set_compaction(ProfileTable *t, size_t compact_at, uint64_t horizon_ns) {
+    t->compact_at = compact_at > 0 ? compact_at : 1;
+    t->horizon_ns = horizon_ns;
+}
+
 int profile_table_add(ProfileTable *t, ProfileKind kind, const char *name, uint64_t start_ns,
                       uint64_t end_ns, uint64_t bytes) {
     if ((int)kind < 0 || kind >= PROFILE_KINDS) kind = PROFILE_COPY_OTHER;
@@ -129,6 +180,7 @@ int profile_table_add(ProfileTable *t, ProfileKind kind, const char *name, uint6
     }
     if (end_ns < start_ns) end_ns = start_ns;
     if ((t->n_rows + 1) * 10 > t->cap * 7 && !rows_grow(t)) goto out_of_memory;
+    if (t->n_spans >= t->compact_at) spans_compact(t);
     if (t->n_spans == t->cap_spans) {
         size_t cap = t->cap_spans ? t->cap_spans * 2 : 4096;
         ProfileSpan *s = nmt_realloc(t->spans, cap * sizeof *s);
@@ -147,6 +199,9 @@ int profile_table_add(ProfileTable *t, ProfileKind kind, const char *name, uint6
     t->rows[i].count++;
     t->rows[i].ns += end_ns - start_ns;
     t->spans[t->n_spans++] = (ProfileSpan){start_ns, end_ns};
+    if (!t->any || start_ns < t->first_start) t->first_start = start_ns;
+    if (!t->any || end_ns > t->last_end) t->last_end = end_ns;
+    t->any = true;
     if (kind != PROFILE_KERNEL && kind != PROFILE_MEMSET) t->copy_bytes += bytes;
     return 0;
 out_of_memory:
@@ -155,11 +210,6 @@ out_of_memory:
 }
 
 void profile_table_note_dropped(ProfileTable *t, size_t n) { t->dropped += (long long)n; }
-
-static int span_cmp(const void *a, const void *b) {
-    const ProfileSpan *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
 
 void profile_table_summary(const ProfileTable *t, ProfileSummary *s) {
     memset(s, 0, sizeof *s);
@@ -172,25 +222,17 @@ void profile_table_summary(const ProfileTable *t, ProfileSummary *s) {
     s->names = (long long)t->n_rows;
     s->dropped = t->dropped;
     s->untimed = t->untimed;
-    if (t->n_spans == 0) return;
-    /* sorted by start, the union is a sweep; sorting a copy keeps add O(1) */
-    ProfileSpan *sorted = nmt_malloc(t->n_spans * sizeof *sorted);
-    if (!sorted) return; /* no busy time rather than a wrong one */
-    memcpy(sorted, t->spans, t->n_spans * sizeof *sorted);
-    qsort(sorted, t->n_spans, sizeof *sorted, span_cmp);
-    /* cur_end only grows: at the end it is the last end of all */
-    uint64_t busy = 0, cur_start = sorted[0].start, cur_end = sorted[0].end;
-    for (size_t i = 1; i < t->n_spans; i++) {
-        if (sorted[i].start > cur_end) { /* a gap: the interval so far is done */
-            busy += cur_end - cur_start;
-            cur_start = sorted[i].start;
-        }
-        if (sorted[i].end > cur_end) cur_end = sorted[i].end;
-    }
-    busy += cur_end - cur_start;
+    if (!t->any) return;
+    s->span_seconds = (t->last_end - t->first_start) * 1e-9;
+    /* the kept intervals merged on a copy, so that adding stays O(1) */
+    uint64_t busy = t->folded_ns;
+    ProfileSpan *merged = t->n_spans ? nmt_malloc(t->n_spans * sizeof *merged) : NULL;
+    if (t->n_spans && !merged) return; /* no busy time rather than a wrong one */
+    if (merged) memcpy(merged, t->spans, t->n_spans * sizeof *merged);
+    size_t n = spans_merge(merged, t->n_spans);
+    for (size_t i = 0; i < n; i++) busy += merged[i].end - merged[i].start;
+    nmt_free(merged);
     s->busy_seconds = busy * 1e-9;
-    s->span_seconds = (cur_end - sorted[0].start) * 1e-9;
-    nmt_free(sorted);
 }
 
 /* ---- names ---- */

@@ -59,6 +59,12 @@ typedef struct {
 
 void profile_table_summary(const ProfileTable *t, ProfileSummary *s);
 
+/* For tests: the records' intervals are merged once compact_at of them
+ * are kept (default 2^20), and merged intervals ending more than
+ * horizon_ns (default 1 s) before the latest end are summed and dropped
+ * (profile_table.c). */
+void profile_table_set_compaction(ProfileTable *t, size_t compact_at, uint64_t horizon_ns);
+
 /* Writes the report, each line starting with `prefix`: a line of totals
  * (the device's busy time against wall_seconds, or against the span
  * of the records when wall_seconds <= 0), then a header and the `rows`

@@ -120,6 +120,35 @@ static void test_growth(void) {
     profile_table_destroy(t);
 }
 
+/* the intervals merged and summed as they come (a long run holds little):
+ * the busy time is still the union, also of records that overlap
+ * intervals kept from before a compaction, and of two streams' work */
+static void test_compaction(void) {
+    ProfileTable *t = profile_table_create();
+    if (!t) return;
+    profile_table_set_compaction(t, 49, 1000); /* merge every 49 records (so that a merge falls between the two lanes of a pair), sum what ended 1 us before */
+    uint64_t busy = 0;
+    for (uint64_t i = 0; i < 20000; i++) {
+        uint64_t start = 1000000 + 100 * i; /* a kernel of 40 ns every 100 ns */
+        profile_table_add(t, PROFILE_KERNEL, "k", start, start + 40, 0);
+        /* every 7th also one on the other lane, overlapping it by 20 ns */
+        if (i % 7 == 0) profile_table_add(t, PROFILE_KERNEL, "other_lane", start + 20, start + 70, 0);
+        busy += i % 7 == 0 ? 70 : 40;
+    }
+    ProfileSummary s;
+    profile_table_summary(t, &s);
+    CHECK_NEAR(s.busy_seconds, busy * 1e-9, 1e-15);
+    CHECK_NEAR(s.span_seconds, (100 * 19999 + 70) * 1e-9, 1e-15); /* the last one on both lanes */
+    CHECK_EQ_INT(s.count[PROFILE_KERNEL], 20000 + 2858);
+    /* and when every record stays inside the horizon, nothing is lost either */
+    profile_table_clear(t);
+    profile_table_set_compaction(t, 16, 1000000000ull);
+    for (uint64_t i = 0; i < 1000; i++) profile_table_add(t, PROFILE_MEMSET, NULL, 5000 + 10 * i, 5000 + 10 * i + 10, 4);
+    profile_table_summary(t, &s);
+    CHECK_NEAR(s.busy_seconds, 10000e-9, 1e-15);
+    profile_table_destroy(t);
+}
+
 static void test_names(void) {
     char out[256];
     CHECK_EQ_STR(profile_kernel_name("_Z10add_kernelPfPKfm", out, sizeof out), "add_kernel");
@@ -151,6 +180,7 @@ static void test_names(void) {
 int main(void) {
     test_busy_and_totals();
     test_growth();
+    test_compaction();
     test_names();
     return test_summary("test_profile_table");
 }
