@@ -1069,14 +1069,16 @@ sanitize() {
 }
 # memcheck over every 9th model of the attention sweep: memcheck is slow
 # (NMT_PARITY_NO_REFUSAL=1 in all three: the refused-capture test makes an
-# illegal call on purpose, which the tool would count as an error)
-sanitize memcheck 120 NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_NO_REFUSAL=1
+# illegal call on purpose, which the tool would count as an error; and
+# NMT_PARITY_NO_PROFILE=1: the profile's test would start CUPTI's tracing
+# inside the tool's own instrumentation, which the parity run has checked)
+sanitize memcheck 120 NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_NO_REFUSAL=1 NMT_PARITY_NO_PROFILE=1
 # the race and barrier checkers over the slot tests, which run every kernel
 # with shared memory and barriers on awkward shapes (the persistent
 # recurrence among them); the whole models would run them again at more
 # shapes, too slowly under these tools
-sanitize racecheck 60 NMT_PARITY_SLOTS_ONLY=1 NMT_PARITY_NO_REFUSAL=1
-sanitize synccheck 60 NMT_PARITY_SLOTS_ONLY=1 NMT_PARITY_NO_REFUSAL=1
+sanitize racecheck 60 NMT_PARITY_SLOTS_ONLY=1 NMT_PARITY_NO_REFUSAL=1 NMT_PARITY_NO_PROFILE=1
+sanitize synccheck 60 NMT_PARITY_SLOTS_ONLY=1 NMT_PARITY_NO_REFUSAL=1 NMT_PARITY_NO_PROFILE=1
 
 row "beam decode GPU vs CPU" "in parity" 0 "greedy and beam tokens compared in the parity test"
 

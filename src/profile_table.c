@@ -174,11 +174,13 @@ int profile_table_add(ProfileTable *t, ProfileKind kind, const char *name, uint6
                       uint64_t end_ns, uint64_t bytes) {
     if ((int)kind < 0 || kind >= PROFILE_KINDS) kind = PROFILE_COPY_OTHER;
     if (kind == PROFILE_KERNEL && !name) name = "(no name)";
-    if (start_ns == 0 && end_ns == 0) {
+    /* no times (both 0), or times that cannot be (CUPTI has returned ends
+     * before starts, and zeros, after tens of millions of graph kernels):
+     * counted, kept out of the times */
+    if (start_ns == 0 || end_ns < start_ns) {
         t->untimed++;
         return 0;
     }
-    if (end_ns < start_ns) end_ns = start_ns;
     if ((t->n_rows + 1) * 10 > t->cap * 7 && !rows_grow(t)) goto out_of_memory;
     if (t->n_spans >= t->compact_at) spans_compact(t);
     if (t->n_spans == t->cap_spans) {

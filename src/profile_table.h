@@ -37,8 +37,9 @@ void profile_table_clear(ProfileTable *t);
 
 /* One record: `name` is a kernel's name as the device reports it (a C++
  * name mangled or not; copied), ignored for other kinds; start and end in
- * ns of the device's clock. A record without times (both 0: the device
- * could not time it) is counted as untimed and left out of the times.
+ * ns of the device's clock. A record without valid times (a start of 0,
+ * the device could not time it, or an end before the start) is counted
+ * as untimed and left out of the times and rows.
  * 0, or -1 when out of memory (the record is then counted as dropped). */
 int profile_table_add(ProfileTable *t, ProfileKind kind, const char *name, uint64_t start_ns,
                       uint64_t end_ns, uint64_t bytes);

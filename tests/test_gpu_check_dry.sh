@@ -175,7 +175,7 @@ SH
 # the fake compute-sanitizer asks for one)
 cat > "$fake/tests/test_gpu_parity" <<'SH'
 #!/usr/bin/env bash
-echo "env: NMT_CUDA_PERSISTENT=${NMT_CUDA_PERSISTENT:-} NMT_PARITY_SWEEP_STRIDE=${NMT_PARITY_SWEEP_STRIDE:-} NMT_PARITY_SLOTS_ONLY=${NMT_PARITY_SLOTS_ONLY:-} NMT_PARITY_NO_REFUSAL=${NMT_PARITY_NO_REFUSAL:-}"
+echo "env: NMT_CUDA_PERSISTENT=${NMT_CUDA_PERSISTENT:-} NMT_PARITY_SWEEP_STRIDE=${NMT_PARITY_SWEEP_STRIDE:-} NMT_PARITY_SLOTS_ONLY=${NMT_PARITY_SLOTS_ONLY:-} NMT_PARITY_NO_REFUSAL=${NMT_PARITY_NO_REFUSAL:-} NMT_PARITY_NO_PROFILE=${NMT_PARITY_NO_PROFILE:-}"
 if [ -n "${FAKE_PARITY_FAIL:-}" ]; then
   echo "FAIL: lstm_seq_recurrence: a fake failure"
   echo "test_gpu_parity: 0 passed, 1 failed"
@@ -259,10 +259,10 @@ check "[ -s '$fout/parity.log' ] && [ -s '$fout/synccheck.log' ]" "logs.tar.gz h
 frow() { grep -E "^$1 " "$fout/summary.txt" | head -1; }
 check "frow 'parity persistent' | grep -qE ' pass +[0-9]+  test_gpu_parity: 1 passed, 0 failed'" \
   "fake parity persistent row: $(frow 'parity persistent')"
-check "grep -qx 'env: NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL=' '$fout/parity-persistent.log'" \
+check "grep -qx 'env: NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL= NMT_PARITY_NO_PROFILE=' '$fout/parity-persistent.log'" \
   "parity persistent's environment: $(grep '^env' "$fout/parity-persistent.log" 2>&1)"
 check "frow memcheck | grep -qE ' pass +[0-9]+  ERROR SUMMARY: 0 errors$'" "fake memcheck row: $(frow memcheck)"
-check "grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL=1' '$fout/memcheck.log'" \
+check "grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL=1 NMT_PARITY_NO_PROFILE=1' '$fout/memcheck.log'" \
   "memcheck's environment: $(grep '^env' "$fout/memcheck.log" 2>&1)"
 # racecheck exited 0: the FAIL comes from its summary
 check "frow racecheck | grep -qE ' FAIL +[0-9]+  Error: Race reported between Write access at fake_kernel'" \
@@ -271,7 +271,7 @@ check "frow racecheck | grep -qE ' FAIL +[0-9]+  Error: Race reported between Wr
 check "frow synccheck | grep -qE ' FAIL\(1\) +[0-9]+  FAIL: lstm_seq_recurrence: a fake failure'" "fake synccheck row: $(frow synccheck)"
 for tool in racecheck synccheck; do
   check "grep -q -- '^========= fake compute-sanitizer --tool $tool --error-exitcode 99 ' '$fout/$tool.log' &&
-    grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE= NMT_PARITY_SLOTS_ONLY=1 NMT_PARITY_NO_REFUSAL=1' '$fout/$tool.log'" \
+    grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE= NMT_PARITY_SLOTS_ONLY=1 NMT_PARITY_NO_REFUSAL=1 NMT_PARITY_NO_PROFILE=1' '$fout/$tool.log'" \
     "$tool's command or environment: $(head -3 "$fout/$tool.log" 2>&1)"
 done
 # the persistent rows: the ratio, and the notes from the cuda counts

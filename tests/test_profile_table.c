@@ -58,18 +58,21 @@ static void test_busy_and_totals(void) {
     /* an interval inside another adds nothing; untimed records are counted apart */
     profile_table_add(t, PROFILE_KERNEL, "kernel_b", 1000000 + 10 * us, 1000000 + 20 * us, 0);
     profile_table_add(t, PROFILE_KERNEL, "kernel_c", 0, 0, 0);
+    profile_table_add(t, PROFILE_KERNEL, "kernel_c", 5000000, 4000000, 0); /* ends before it starts */
+    profile_table_add(t, PROFILE_KERNEL, "kernel_c", 0, 3000000, 0);
     profile_table_note_dropped(t, 7);
     profile_table_summary(t, &s);
     CHECK_NEAR(s.busy_seconds, 310e-6, 1e-12);
+    CHECK_NEAR(s.span_seconds, 1010e-6, 1e-12);
     CHECK_EQ_INT(s.count[PROFILE_KERNEL], 4);
-    CHECK_EQ_INT(s.untimed, 1);
+    CHECK_EQ_INT(s.untimed, 3);
     CHECK_EQ_INT(s.dropped, 7);
-    CHECK_EQ_INT(s.names, 4); /* the untimed kernel_c makes no row */
+    CHECK_EQ_INT(s.names, 4); /* the untimed kernel_c's make no row */
 
     /* over 2 steps, against 2 ms of wall time: busy 0.155 ms of 1 ms a step */
     const char *r = report(t, 10, 2, 2e-3);
     CHECK_CONTAINS(r, "P: device busy 0.155 ms of 1.000 ms wall a step (15.5%): 2.0 kernels 0.155 ms");
-    CHECK_CONTAINS(r, "0.5 copies 0.025 ms (2.0 KB), 0.5 memsets 0.005 ms a step; 7 records dropped, 1 untimed");
+    CHECK_CONTAINS(r, "0.5 copies 0.025 ms (2.0 KB), 0.5 memsets 0.005 ms a step; 7 records dropped, 3 untimed");
     /* kernel_a: 200 of 370 us in all = 54.1%, 0.1 ms and 1 call a step, 100 us a call */
     CHECK_CONTAINS(line_with(r, " kernel_a"), " 54.1%      0.100          1.0      100.00  kernel_a");
     CHECK_CONTAINS(line_with(r, "kernel_b"), "0.055          1.0       55.00  kernel_b");
@@ -81,7 +84,7 @@ static void test_busy_and_totals(void) {
     /* two rows shown, the other two in one line */
     r = report(t, 2, 0, 0);
     CHECK_CONTAINS(r, "of 1.010 ms from the first record to the last (30.7%): 4 kernels 0.310 ms, "
-                      "1 copies 0.050 ms (4.1 KB), 1 memsets 0.010 ms; 7 records dropped, 1 untimed");
+                      "1 copies 0.050 ms (4.1 KB), 1 memsets 0.010 ms; 7 records dropped, 3 untimed");
     CHECK_CONTAINS(r, "P:  share     ms all    calls all   us a call  name\n");
     CHECK_CONTAINS(r, "(2 more rows)");
     CHECK(strstr(r, "[memset]") == NULL, "the memset is among the rest:\n%s", r);

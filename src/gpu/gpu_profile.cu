@@ -18,8 +18,13 @@
  * the emulated CUPTI of tests/gpu_emu/ instead.
  *
  * CUPTI's activity tracing is one per process: the first backend that
- * profiles turns it on, the last one to stop turns it off. CUPTI may
- * return buffers from a thread of its own, so the table is locked. */
+ * profiles turns it on, the last one to stop turns it off. Two locks:
+ * session_lock over starting, stopping and collecting (the CUPTI calls),
+ * profile_lock over the table only. CUPTI may return buffers from a thread
+ * of its own, or from inside its calls, and the callback takes
+ * profile_lock, so no CUPTI call is made while holding it. CUPTI 13.0 lets
+ * one tool trace a process: under nsys or another CUPTI tool,
+ * NMT_CUDA_PROFILE=1 is refused (cuptiActivityEnable fails). */
 #include "gpu/gpu_internal.cuh"
 
 #ifdef NMT_CUDA_EMU
@@ -84,9 +89,10 @@ static GpuCupti cupti;
 static bool cupti_tried, cupti_loaded, callbacks_registered;
 static char cupti_error[300];
 
-static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER; /* start, stop, collect */
+static pthread_mutex_t profile_lock = PTHREAD_MUTEX_INITIALIZER; /* the table */
 static ProfileTable *profile; /* while profile_users > 0 (under profile_lock) */
-static int profile_users;
+static int profile_users;     /* under session_lock */
 
 static bool cupti_load(void) {
 #ifdef NMT_CUDA_EMU
@@ -186,10 +192,10 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
         CUpti_Activity *r = NULL;
         CUptiResult res;
         while ((res = cupti.next_record(buffer, valid, &r)) == CUPTI_SUCCESS) add_record(r);
-        if (res != CUPTI_ERROR_MAX_LIMIT_REACHED) profile_table_note_dropped(profile, 1); /* the rest unreadable */
-        size_t dropped = 0;
-        if (cupti.dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped)
-            profile_table_note_dropped(profile, dropped);
+        /* MAX_LIMIT_REACHED: the end. INVALID_KIND: an incomplete record
+         * (only a forced flush of work still running returns one), and the
+         * rest of the buffer with it: at least one record lost */
+        if (res != CUPTI_ERROR_MAX_LIMIT_REACHED) profile_table_note_dropped(profile, 1);
     }
     pthread_mutex_unlock(&profile_lock);
     free(buffer);
@@ -221,12 +227,23 @@ extern "C" int cuda_backend_profile_load(char *err, size_t err_size) {
     return ok;
 }
 
-bool gpu_profile_start(GpuContext *c, char *err, size_t err_size) {
-    bool ok = cupti_ready();
+/* the table given up (under session_lock, no CUPTI kind enabled) */
+static void profile_drop(void) {
     pthread_mutex_lock(&profile_lock);
+    profile_table_destroy(profile);
+    profile = NULL;
+    pthread_mutex_unlock(&profile_lock);
+}
+
+bool gpu_profile_start(GpuContext *c, char *err, size_t err_size) {
+    pthread_mutex_lock(&session_lock);
+    bool ok = cupti_ready();
     if (ok && profile_users == 0) {
-        profile = profile_table_create();
-        if (!profile) {
+        ProfileTable *t = profile_table_create();
+        pthread_mutex_lock(&profile_lock);
+        profile = t;
+        pthread_mutex_unlock(&profile_lock);
+        if (!t) {
             snprintf(cupti_error, sizeof cupti_error, "out of host memory");
             ok = false;
         }
@@ -240,42 +257,49 @@ bool gpu_profile_start(GpuContext *c, char *err, size_t err_size) {
             if (r != CUPTI_SUCCESS) ok = cupti_failed("cuptiActivityEnable", r);
         }
         if (!ok) {
-            for (CUpti_ActivityKind k : profile_kinds) cupti.disable(k);
-            profile_table_destroy(profile);
-            profile = NULL;
+            if (callbacks_registered) {
+                for (CUpti_ActivityKind k : profile_kinds) cupti.disable(k);
+                cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            }
+            profile_drop();
         }
     }
     if (ok) profile_users++;
-    pthread_mutex_unlock(&profile_lock);
+    pthread_mutex_unlock(&session_lock);
     if (!ok) snprintf(err, err_size, "NMT_CUDA_PROFILE=1: %s", cupti_error);
     c->profiling = ok;
     return ok;
 }
 
-/* every record of work queued so far in the table: the device waited for
- * and CUPTI's buffers flushed (forced: a record still open gives no times) */
+/* Every record of the work queued so far into the table (under
+ * session_lock): c's device waited for (cuptiActivityFlushAll does not
+ * wait for the device), CUPTI's buffers flushed (forced, so that none is
+ * held back; after the wait no record is still open) and the records it
+ * dropped since the last collect counted. */
 static void profile_collect(GpuContext *c) {
     gpu_flush(c);
+    cudaSetDevice(c->device); /* the device synchronised below */
     cudaDeviceSynchronize();
     cudaGetLastError(); /* a failure is the stream's to report, not the profile's */
     cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    size_t dropped = 0; /* the global queue's count, reset by the call */
+    if (cupti.dropped(NULL, 0, &dropped) != CUPTI_SUCCESS) dropped = 0;
+    pthread_mutex_lock(&profile_lock);
+    if (profile && dropped) profile_table_note_dropped(profile, dropped);
+    pthread_mutex_unlock(&profile_lock);
 }
 
 void gpu_profile_stop(GpuContext *c) {
     if (!c->profiling) return;
     c->profiling = false;
-    cudaDeviceSynchronize();
-    cudaGetLastError();
-    pthread_mutex_lock(&profile_lock);
-    bool last = --profile_users == 0;
-    pthread_mutex_unlock(&profile_lock);
-    if (!last) return;
-    for (CUpti_ActivityKind k : profile_kinds) cupti.disable(k);
-    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* the buffers back, under the lock below */
-    pthread_mutex_lock(&profile_lock);
-    profile_table_destroy(profile);
-    profile = NULL;
-    pthread_mutex_unlock(&profile_lock);
+    pthread_mutex_lock(&session_lock);
+    if (--profile_users == 0) {
+        profile_collect(c); /* nothing left in flight that could still report */
+        for (CUpti_ActivityKind k : profile_kinds) cupti.disable(k);
+        cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        profile_drop();
+    }
+    pthread_mutex_unlock(&session_lock);
 }
 
 /* be's context when it is a CUDA backend that profiles, else NULL */
@@ -285,34 +309,34 @@ static GpuContext *profiling_context(Backend *be) {
     return c->profiling ? c : NULL;
 }
 
-extern "C" int cuda_backend_profile_restart(Backend *be) {
+/* collects (profile_collect), then runs use(table) under both locks; -1
+ * for a backend that does not profile */
+template <class Use>
+static int with_profile(Backend *be, Use use) {
     GpuContext *c = profiling_context(be);
     if (!c) return -1;
+    pthread_mutex_lock(&session_lock);
     profile_collect(c);
     pthread_mutex_lock(&profile_lock);
-    profile_table_clear(profile);
+    use(profile, c);
     pthread_mutex_unlock(&profile_lock);
+    pthread_mutex_unlock(&session_lock);
     return 0;
+}
+
+extern "C" int cuda_backend_profile_restart(Backend *be) {
+    return with_profile(be, [](ProfileTable *t, GpuContext *) { profile_table_clear(t); });
 }
 
 extern "C" int cuda_backend_profile_write(Backend *be, FILE *out, const char *prefix, long steps,
                                           double wall_seconds) {
-    GpuContext *c = profiling_context(be);
-    if (!c) return -1;
-    profile_collect(c);
-    pthread_mutex_lock(&profile_lock);
-    profile_table_write(profile, out, prefix, c->profile_rows, steps, wall_seconds);
-    pthread_mutex_unlock(&profile_lock);
-    fflush(out);
-    return 0;
+    int r = with_profile(be, [&](ProfileTable *t, GpuContext *c) {
+        profile_table_write(t, out, prefix, c->profile_rows, steps, wall_seconds);
+    });
+    if (r == 0) fflush(out);
+    return r;
 }
 
 extern "C" int cuda_backend_profile_summary(Backend *be, ProfileSummary *out) {
-    GpuContext *c = profiling_context(be);
-    if (!c) return -1;
-    profile_collect(c);
-    pthread_mutex_lock(&profile_lock);
-    profile_table_summary(profile, out);
-    pthread_mutex_unlock(&profile_lock);
-    return 0;
+    return with_profile(be, [&](ProfileTable *t, GpuContext *) { profile_table_summary(t, out); });
 }
