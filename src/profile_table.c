@@ -41,6 +41,8 @@ struct ProfileTable {
     uint64_t folded_ns;   /* busy time of the intervals summed and dropped */
     uint64_t first_start, last_end; /* of all timed records (valid when any) */
     bool any;
+    char **own; /* profile_table_note_own's names */
+    size_t n_own;
     uint64_t copy_bytes;
     long long dropped, untimed;
 };
@@ -85,6 +87,8 @@ void profile_table_clear(ProfileTable *t) {
 void profile_table_destroy(ProfileTable *t) {
     if (!t) return;
     if (t->rows && t->used) profile_table_clear(t);
+    for (size_t i = 0; i < t->n_own; i++) nmt_free(t->own[i]);
+    nmt_free(t->own);
     nmt_free(t->rows);
     nmt_free(t->used);
     nmt_free(t->spans);
@@ -213,12 +217,32 @@ out_of_memory:
 
 void profile_table_note_dropped(ProfileTable *t, size_t n) { t->dropped += (long long)n; }
 
+static bool is_own(const ProfileTable *t, const char *name) {
+    for (size_t i = 0; i < t->n_own; i++)
+        if (strcmp(t->own[i], name) == 0) return true;
+    return false;
+}
+
+int profile_table_note_own(ProfileTable *t, const char *name) {
+    if (is_own(t, name)) return 0;
+    char **own = nmt_realloc(t->own, (t->n_own + 1) * sizeof *own);
+    if (!own) return -1;
+    t->own = own;
+    if (!(own[t->n_own] = nmt_strdup(name))) return -1;
+    t->n_own++;
+    return 0;
+}
+
 void profile_table_summary(const ProfileTable *t, ProfileSummary *s) {
     memset(s, 0, sizeof *s);
+    char name[256];
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->used[i]) continue;
         s->count[t->rows[i].kind] += t->rows[i].count;
         s->seconds[t->rows[i].kind] += t->rows[i].ns * 1e-9;
+        if (t->rows[i].kind == PROFILE_KERNEL && t->n_own &&
+            is_own(t, profile_kernel_name(t->rows[i].name, name, sizeof name)))
+            s->own_kernel_seconds += t->rows[i].ns * 1e-9;
     }
     s->copy_bytes = t->copy_bytes;
     s->names = (long long)t->n_rows;
@@ -320,12 +344,14 @@ void profile_table_write(const ProfileTable *t, FILE *out, const char *prefix, i
         copies_s += s.seconds[k];
     }
     int dec = steps > 0 ? 1 : 0; /* decimals of a count: whole numbers unless per step */
-    fprintf(out, "%sdevice busy %.3f ms of %.3f ms %s%s (%.1f%%): %.*f kernels %.3f ms, %.*f copies "
-            "%.3f ms (%.1f KB), %.*f memsets %.3f ms%s; %lld records dropped, %lld untimed\n",
+    fprintf(out, "%sdevice busy %.3f ms of %.3f ms %s%s (%.1f%%): %.*f kernels %.3f ms (own %.3f, "
+            "libraries' %.3f), %.*f copies %.3f ms (%.1f KB), %.*f memsets %.3f ms%s; %lld records "
+            "dropped, %lld untimed\n",
             prefix, s.busy_seconds * 1e3 * per, wall * 1e3 * per,
             wall_seconds > 0 ? "wall" : "from the first record to the last", unit,
             wall > 0 ? 100.0 * s.busy_seconds / wall : 0.0, dec, s.count[PROFILE_KERNEL] * per,
-            s.seconds[PROFILE_KERNEL] * 1e3 * per, dec, copies * per, copies_s * 1e3 * per,
+            s.seconds[PROFILE_KERNEL] * 1e3 * per, s.own_kernel_seconds * 1e3 * per,
+            (s.seconds[PROFILE_KERNEL] - s.own_kernel_seconds) * 1e3 * per, dec, copies * per, copies_s * 1e3 * per,
             s.copy_bytes * per / 1e3, dec, s.count[PROFILE_MEMSET] * per,
             s.seconds[PROFILE_MEMSET] * 1e3 * per, unit, s.dropped, s.untimed);
     size_t n = 0;

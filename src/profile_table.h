@@ -45,6 +45,11 @@ int profile_table_add(ProfileTable *t, ProfileKind kind, const char *name, uint6
                       uint64_t end_ns, uint64_t bytes);
 /* records the device's profiler could not keep (its buffers were full) */
 void profile_table_note_dropped(ProfileTable *t, size_t n);
+/* `name` (a kernel's report name, profile_kernel_name) is one of the
+ * program's own kernels, not a library's (cuBLAS's): the report splits
+ * the kernel time between the two. Kept by profile_table_clear. 0, or -1
+ * when out of memory. */
+int profile_table_note_own(ProfileTable *t, const char *name);
 
 typedef struct {
     long long count[PROFILE_KINDS]; /* timed records of each kind */
@@ -56,6 +61,8 @@ typedef struct {
     double span_seconds; /* from the first record's start to the last one's end */
     long long names;     /* distinct rows (kernel names, copy kinds) */
     long long dropped, untimed;
+    double own_kernel_seconds; /* of the kernel time: kernels named by
+                                  profile_table_note_own (the rest: libraries') */
 } ProfileSummary;
 
 void profile_table_summary(const ProfileTable *t, ProfileSummary *s);
@@ -68,7 +75,8 @@ void profile_table_set_compaction(ProfileTable *t, size_t compact_at, uint64_t h
 
 /* Writes the report, each line starting with `prefix`: a line of totals
  * (the device's busy time against wall_seconds, or against the span
- * of the records when wall_seconds <= 0), then a header and the `rows`
+ * of the records when wall_seconds <= 0; the kernels' time, split into
+ * the program's own and the libraries'), then a header and the `rows`
  * rows with the most device time, most first, each with its share of the
  * records' summed time (kernels by name, copies by
  * direction, memsets), and one line for the rest. With steps > 0 times and

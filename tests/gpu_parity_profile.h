@@ -106,6 +106,8 @@ static void test_profile(void) {
     CHECK(s.count[PROFILE_KERNEL] == 2 && s.names == 1 && s.count[PROFILE_MEMSET] == 0,
           "add_bias twice: %lld kernels in %lld rows, %lld memsets (want 2, 1, 0)", s.count[PROFILE_KERNEL], s.names,
           s.count[PROFILE_MEMSET]);
+    CHECK(s.seconds[PROFILE_KERNEL] > 0 && s.own_kernel_seconds == s.seconds[PROFILE_KERNEL],
+          "add_bias_kernel is nmt's own: %.3g of %.3g s", s.own_kernel_seconds, s.seconds[PROFILE_KERNEL]);
     static char report[16384];
     FILE *f = fmemopen(report, sizeof report, "w");
     if (f) {
@@ -121,8 +123,9 @@ static void test_profile(void) {
     b->gemm(b, false, false, R, C, C, 1.0f, x, C, w, C, 1.0f, y, C);
     cuda_backend_counters(b, &c1);
     cuda_backend_profile_summary(b, &s);
-    CHECK(c1.cublas_calls - c0.cublas_calls == 2 && s.count[PROFILE_KERNEL] >= 2,
-          "two GEMMs: %lld kernel records", s.count[PROFILE_KERNEL]);
+    CHECK(c1.cublas_calls - c0.cublas_calls == 2 && s.count[PROFILE_KERNEL] >= 2 && s.own_kernel_seconds == 0,
+          "two GEMMs: %lld kernel records, %.3g s of them nmt's own (want >= 2, 0: cuBLAS's)", s.count[PROFILE_KERNEL],
+          s.own_kernel_seconds);
     cuda_backend_profile_restart(b); /* a download */
     b->download(b, back, y, sizeof back);
     cuda_backend_profile_summary(b, &s);
@@ -150,9 +153,10 @@ static void test_profile(void) {
      * the GEMM's kernels, the copy to the host: at least 4 rows) */
     CHECK(strstr(report, "P: device busy ") == report && lines == 6 && strstr(report, " more row"),
           "the report's lines: %d\n%s", lines, report);
-    printf("  %-58s %lld kernels, %lld memsets, %lld copies to the host; busy %.3f ms of %.3f ms\n",
-           "profile (NMT_CUDA_PROFILE=1):", s.count[PROFILE_KERNEL], s.count[PROFILE_MEMSET],
-           s.count[PROFILE_COPY_DTOH], s.busy_seconds * 1e3, s.span_seconds * 1e3);
+    printf("  %-58s %lld kernels (%.3f ms nmt's, %.3f ms cuBLAS's), %lld memsets, %lld copies to the host; "
+           "busy %.3f ms of %.3f ms\n", "profile (NMT_CUDA_PROFILE=1), all in one window:", s.count[PROFILE_KERNEL],
+           s.own_kernel_seconds * 1e3, (s.seconds[PROFILE_KERNEL] - s.own_kernel_seconds) * 1e3,
+           s.count[PROFILE_MEMSET], s.count[PROFILE_COPY_DTOH], s.busy_seconds * 1e3, s.span_seconds * 1e3);
 
     /* a second backend profiles too; the first one's end leaves it its profile */
     Backend *b2 = profile_backend("1", NULL, err, sizeof err);

@@ -71,7 +71,8 @@ static void test_busy_and_totals(void) {
 
     /* over 2 steps, against 2 ms of wall time: busy 0.155 ms of 1 ms a step */
     const char *r = report(t, 10, 2, 2e-3);
-    CHECK_CONTAINS(r, "P: device busy 0.155 ms of 1.000 ms wall a step (15.5%): 2.0 kernels 0.155 ms");
+    CHECK_CONTAINS(r, "P: device busy 0.155 ms of 1.000 ms wall a step (15.5%): 2.0 kernels 0.155 ms "
+                      "(own 0.000, libraries' 0.155), ");
     CHECK_CONTAINS(r, "0.5 copies 0.025 ms (2.0 KB), 0.5 memsets 0.005 ms a step; 7 records dropped, 3 untimed");
     /* kernel_a: 200 of 370 us in all = 54.1%, 0.1 ms and 1 call a step, 100 us a call */
     CHECK_CONTAINS(line_with(r, " kernel_a"), " 54.1%      0.100          1.0      100.00  kernel_a");
@@ -83,8 +84,14 @@ static void test_busy_and_totals(void) {
 
     /* two rows shown, the other two in one line */
     r = report(t, 2, 0, 0);
-    CHECK_CONTAINS(r, "of 1.010 ms from the first record to the last (30.7%): 4 kernels 0.310 ms, "
-                      "1 copies 0.050 ms (4.1 KB), 1 memsets 0.010 ms; 7 records dropped, 3 untimed");
+    CHECK_CONTAINS(r, "of 1.010 ms from the first record to the last (30.7%): 4 kernels 0.310 ms (own 0.000, "
+                      "libraries' 0.310), 1 copies 0.050 ms (4.1 KB), 1 memsets 0.010 ms; 7 records dropped, 3 untimed");
+    /* kernel_a (mangled as reported) is the program's own, kernel_b a library's */
+    CHECK_EQ_INT(profile_table_note_own(t, "kernel_a"), 0);
+    CHECK_EQ_INT(profile_table_note_own(t, "kernel_a"), 0); /* once is enough */
+    profile_table_summary(t, &s);
+    CHECK_NEAR(s.own_kernel_seconds, 200e-6, 1e-12);
+    CHECK_CONTAINS(report(t, 2, 0, 0), "4 kernels 0.310 ms (own 0.200, libraries' 0.110), ");
     CHECK_CONTAINS(r, "P:  share     ms all    calls all   us a call  name\n");
     CHECK_CONTAINS(r, "(2 more rows)");
     CHECK(strstr(r, "[memset]") == NULL, "the memset is among the rest:\n%s", r);
@@ -94,7 +101,11 @@ static void test_busy_and_totals(void) {
     profile_table_summary(t, &s);
     CHECK(s.busy_seconds == 0 && s.names == 0 && s.dropped == 0 && s.untimed == 0 &&
               s.count[PROFILE_KERNEL] == 0,
-          "clear forgets everything");
+          "clear forgets every record");
+    profile_table_add(t, PROFILE_KERNEL, "_Z8kernel_aPf", 5000, 6000, 0);
+    profile_table_summary(t, &s);
+    CHECK_NEAR(s.own_kernel_seconds, 1e-6, 1e-15); /* but not the program's own kernels */
+    profile_table_clear(t);
     CHECK_CONTAINS(report(t, 5, 3, 0), "device busy 0.000 ms");
     profile_table_destroy(t);
 }

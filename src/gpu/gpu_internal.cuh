@@ -138,6 +138,11 @@ typedef struct GpuContext {
 
 static inline GpuContext *gpu_ctx(Backend *be) { return (GpuContext *)be->ctx; }
 
+/* gpu_profile.cu: `name` (a GPU_LAUNCH's kernel name, static storage) is
+ * one of nmt's own kernels, for the profile's report; called at each
+ * launch while the backend profiles */
+void gpu_profile_note_kernel(const char *name);
+
 /* the stream, and the cuBLAS handle, of the op being run */
 static inline cudaStream_t gpu_exec_stream(GpuContext *c) {
     return c->exec_lane && c->side ? c->side : c->stream;
@@ -359,6 +364,7 @@ void gpu_launch(GpuContext *c, const char *name, const char *file, int line,
     op.cooperative = cooperative;
     gpu_pack_set(op.args, args...);
     c->counters.launches++;
+    if (c->profiling) gpu_profile_note_kernel(name); /* the report tells nmt's kernels from cuBLAS's */
     gpu_submit(c, gpu_kernel_exec<P...>, &op, sizeof op);
 }
 

@@ -227,11 +227,27 @@ extern "C" int cuda_backend_profile_load(char *err, size_t err_size) {
     return ok;
 }
 
+/* nmt's kernel names noted in the table so far (pointers to GPU_LAUNCH's
+ * literals), so that a launch looks them up without the lock */
+#define GPU_PROFILE_NAMES 128
+static const char *noted[GPU_PROFILE_NAMES];
+static int n_noted;
+
+void gpu_profile_note_kernel(const char *name) {
+    for (int i = 0; i < n_noted; i++)
+        if (noted[i] == name) return;
+    pthread_mutex_lock(&profile_lock);
+    if (profile && profile_table_note_own(profile, name) == 0 && n_noted < GPU_PROFILE_NAMES)
+        noted[n_noted++] = name;
+    pthread_mutex_unlock(&profile_lock);
+}
+
 /* the table given up (under session_lock, no CUPTI kind enabled) */
 static void profile_drop(void) {
     pthread_mutex_lock(&profile_lock);
     profile_table_destroy(profile);
     profile = NULL;
+    n_noted = 0; /* the next table learns the names again */
     pthread_mutex_unlock(&profile_lock);
 }
 
