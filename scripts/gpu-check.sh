@@ -669,7 +669,13 @@ else
                 # the device idles (busy against the wall time)
                 if [ "$variant" = profile ]; then
                     if pnote=$(profile_note "$work/bench.txt" "cuda profile: "); then
-                        row "bench nmt $tag" "info" "$took" "$pnote; $(key "$b" "tgt tokens/s") tgt tok/s under the profiler"
+                        # the libraries' (cuBLAS's) kernel time a step against
+                        # the step's GEMM FLOPs: the GEMMs' rate inside the
+                        # step, next to the same shapes timed alone
+                        lib_ms=$(sed -n "s/^cuda profile: device busy .* (own [0-9.]*, libraries' \([0-9.]*\)).*/\1/p" "$work/bench.txt")
+                        gemm=$(awk -v g="$(key "$b" "GEMM GFLOP per step")" -v l="$lib_ms" -v c="$(key "$b" "cublas ceiling GFLOP/s (same shapes)")" \
+                            'BEGIN { if (g > 0 && l > 0) printf "; the step'"'"'s GEMMs (cuBLAS'"'"'s kernels) at %.3g TFLOP/s in the step, %.3g alone", g / l, c / 1000 }')
+                        row "bench nmt $tag" "info" "$took" "$pnote$gemm; $(key "$b" "tgt tokens/s") tgt tok/s under the profiler"
                     elif [ "$DEV" = cuda ]; then
                         row "bench nmt $tag" "FAIL(profile)" "$took" "no device profile in bench_train's output (bench.log)"
                         failed=1

@@ -289,8 +289,9 @@ check "frow 'recurrence large B 16 H 128' | grep -qE '; persistent unavailable \
 check "[ \$(grep -cE '^bench nmt .*; host calls 1.250 ms and waits 80.000 ms of 100.000 ms a step' '$fout/summary.txt') -eq \$(grep -E '^bench nmt .* info ' '$fout/summary.txt' | grep -cv '^bench nmt [a-z-]* profile ') ]" \
   "a bench row without the host time: $(grep -E '^bench nmt' "$fout/summary.txt" | grep -v 'ms and waits' | grep -v ' profile ' | head -2)"
 # the profile rows: the totals and the three rows with the most device time
-# (a long name cut), from bench_train's report under NMT_CUDA_PROFILE=1
-want_profile="device busy 80.000 ms of 100.000 ms wall a step (80.0%): 212.0 kernels 79.000 ms (own 30.000, libraries' 49.000); 0 records dropped, 0 untimed; most device time: sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x128x32... 50.0%, lstm_forward_kernel 25.0%, softmax_xent_kernel 12.5%; 1000 tgt tok/s under the profiler"
+# (a long name cut), from bench_train's report under NMT_CUDA_PROFILE=1, and
+# the GEMMs' rate in the step: 1 GFLOP a step in the libraries' 49 ms
+want_profile="device busy 80.000 ms of 100.000 ms wall a step (80.0%): 212.0 kernels 79.000 ms (own 30.000, libraries' 49.000); 0 records dropped, 0 untimed; most device time: sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x128x32... 50.0%, lstm_forward_kernel 25.0%, softmax_xent_kernel 12.5%; the step's GEMMs (cuBLAS's kernels) at 0.0204 TFLOP/s in the step, 0.5 alone; 1000 tgt tok/s under the profiler"
 for cfg in de-en large; do
   check "frow 'bench nmt $cfg profile' | grep -qF ' info ' && frow 'bench nmt $cfg profile' | grep -qF \"\$want_profile\"" \
     "fake $cfg profile row: $(frow "bench nmt $cfg profile")"
