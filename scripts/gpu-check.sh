@@ -274,6 +274,14 @@ else
     row "cuBLAS (dlopen)" "MISSING" 0 "${cublas_line:-no cublas line in nmt --version}"
     failed=1
 fi
+# CUPTI too (src/gpu/gpu_profile.cu), for the profile rows: the bundle's own
+cupti_line=$(grep '^cupti:' "$out/machine.log" | head -n 1)
+if [ "$cupti_line" = "cupti: loads (NMT_CUDA_PROFILE)" ]; then
+    row "CUPTI (dlopen)" "ok" 0 "loads, of the build's version"
+else
+    row "CUPTI (dlopen)" "MISSING" 0 "${cupti_line:-no cupti line in nmt --version}"
+    failed=1
+fi
 [ -n "$bundle_lib" ] && row "bundle" "info" 0 "$(du -sh "$here" 2>/dev/null | cut -f1) in $here"
 
 # 1. parity, every launch synchronised and checked

@@ -27,5 +27,8 @@ void nmt_print_version(FILE *out) {
     char why[300];
     if (cuda_backend_load_libraries(why, sizeof why)) fprintf(out, "cublas: loads\n");
     else fprintf(out, "cublas: %s\n", why);
+    /* CUPTI, for NMT_CUDA_PROFILE only */
+    if (cuda_backend_profile_load(why, sizeof why)) fprintf(out, "cupti: loads (NMT_CUDA_PROFILE)\n");
+    else fprintf(out, "cupti: %s (NMT_CUDA_PROFILE cannot run)\n", why);
 #endif
 }

@@ -55,6 +55,11 @@ for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench 
   check "row '$name' | grep -qE ' info +[0-9]+  [1-9][0-9]* tgt tok/s, [0-9.]*[1-9][0-9.]* ms/step, [0-9.]*[1-9][0-9.]* GFLOP/step = [0-9.]*[1-9][0-9.]* TFLOP/s'" \
     "$name row: $(row "$name")"
 done
+# a CUDA build loads cuBLAS and CUPTI at run time, GPU or not
+if "$NMT" --version 2>/dev/null | grep -q '^cublas:'; then
+  check "row 'cuBLAS \\(dlopen\\)' | grep -qE ' ok +[0-9]+  loads$'" "cuBLAS row: $(row 'cuBLAS \(dlopen\)')"
+  check "row 'CUPTI \\(dlopen\\)' | grep -qE ' ok +[0-9]+  loads, of the build.s version$'" "CUPTI row: $(row 'CUPTI \(dlopen\)')"
+fi
 # the profile rows run, and say that the CPU has no device profile (the
 # fake GPU run below checks what they make of one)
 for name in 'bench nmt de-en profile' 'bench nmt large profile'; do

@@ -297,7 +297,11 @@ static void profile_collect(GpuContext *c) {
     cudaSetDevice(c->device); /* the device synchronised below */
     cudaDeviceSynchronize();
     cudaGetLastError(); /* a failure is the stream's to report, not the profile's */
-    cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    CUptiResult r = cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (r != CUPTI_SUCCESS) {
+        cupti_failed("cuptiActivityFlushAll", r);
+        nmt_log_warn("NMT_CUDA_PROFILE: %s: the profile may lack records", cupti_error);
+    }
     size_t dropped = 0; /* the global queue's count, reset by the call */
     if (cupti.dropped(NULL, 0, &dropped) != CUPTI_SUCCESS) dropped = 0;
     pthread_mutex_lock(&profile_lock);
