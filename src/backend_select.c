@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "config.h"
 #include "gpu/gpu_backend.h"
@@ -62,6 +63,11 @@ NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
     NmtStatus st = backend_apply_decode_env(NULL); /* a bad value before a device is opened */
     if (!st) st = backend_create_device(device, gpu, threads, what, gpu_what, out);
     if (!st) st = backend_apply_decode_env(*out);
+    /* the device profile was asked for, and there is no device to profile */
+    const char *prof = getenv("NMT_CUDA_PROFILE");
+    if (!st && prof && strcmp(prof, "0") != 0 && *prof && strcmp((*out)->name, "cuda") != 0)
+        nmt_log_warn("NMT_CUDA_PROFILE=%s: no device profile, since this runs on the %s (%s %s)", prof,
+                     (*out)->name, what, device_names[device]);
     return st;
 }
 

@@ -68,6 +68,11 @@ env_refused() {
       "$name=$v: exit $rc: $out"
   done
 }
+# NMT_CUDA_PROFILE=1 on the CPU: the same output, and a warning that there
+# is no device to profile
+out=$(NMT_CUDA_PROFILE=1 "$NMT" translate --model "$M" --device cpu < "$in" 2>&1 > "$tmp/prof.hyp"); rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/prof.hyp" && printf "%s" "$out" | grep -qF "NMT_CUDA_PROFILE=1: no device profile, since this runs on the cpu (--device cpu)"' \
+  "NMT_CUDA_PROFILE=1 --device cpu: exit $rc: $out"
 # 2. --opt=value is --opt value; the options still reach the decoder
 "$NMT" translate --model "$M" --beam 3 --batch 5 --length-penalty 0.6 < "$in" > "$tmp/b3.hyp" 2>/dev/null
 "$NMT" translate --model="$M" --beam=3 --batch=5 --length-penalty=0.6 < "$in" > "$tmp/b3eq.hyp" 2>/dev/null
