@@ -10,7 +10,11 @@
 #
 # Steps, each under its own time limit; each is also cut to what is left of
 # GPU_CHECK_BUDGET (default 480 s from the start), and one with under 20 s
-# left is "skipped", so that a slow step cannot eat the run:
+# left is "skipped", so that a slow step cannot eat the run.
+# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 3 5 5b 6 7 8
+# as below; 3 is 3 and 4, 7 needs 6's models for its decoding rows): a
+# short lease spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 then 2,2b,3,7,8.
+# The steps:
 #   nvidia-smi -L and the driver; ldd of the binaries (libraries not found);
 #   `nmt --version`;
 #   1. the CPU-GPU parity test (every Backend slot, whole training steps,
@@ -162,6 +166,16 @@ fi
 
 t_begin=$(date +%s)
 deadline=$((t_begin + ${GPU_CHECK_BUDGET:-480}))
+# GPU_CHECK_STEPS: the steps to run (comma- or space-separated ids of
+# step_ids; unset or empty: all), so that a short lease of a GPU can be
+# spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 first (off_step below)
+step_ids="1 2 2b 3 5 5b 6 7 8"
+for id in $(printf '%s' "${GPU_CHECK_STEPS:-}" | tr ',' ' '); do
+    case " $step_ids " in *" $id "*) ;; *)
+        echo "gpu-check.sh: GPU_CHECK_STEPS=$GPU_CHECK_STEPS: no step '$id' (steps: $step_ids)" >&2
+        exit 2 ;;
+    esac
+done
 out=${OUT:-$default_out}
 mkdir -p "$out" || exit 1
 summary="$out/summary.txt"
@@ -183,6 +197,13 @@ limit_for() {
     local left=$((deadline - $(date +%s) - 5))
     [ "$left" -lt 20 ] && return 1
     [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+}
+# off_step ID: true when GPU_CHECK_STEPS is set and leaves step ID out
+# (its rows then say so)
+off_step() {
+    [ -n "${GPU_CHECK_STEPS:-}" ] || return 1
+    case ",$(printf '%s' "$GPU_CHECK_STEPS" | tr ' ' ','),"  in *",$1,"*) return 1 ;; esac
+    return 0
 }
 # left_of END: seconds until the epoch second END (at least 1)
 left_of() { local l=$(($1 - $(date +%s))); [ "$l" -lt 1 ] && l=1; echo "$l"; }
@@ -285,13 +306,17 @@ fi
 [ -n "$bundle_lib" ] && row "bundle" "info" 0 "$(du -sh "$here" 2>/dev/null | cut -f1) in $here"
 
 # 1. parity, every launch synchronised and checked
-if plimit=$(limit_for 210); then
+if off_step 1; then
+    row "parity (NMT_SYNC_DEBUG=1)" "skipped" 0 "not in GPU_CHECK_STEPS"
+elif plimit=$(limit_for 210); then
     run_step "parity (NMT_SYNC_DEBUG=1)" "$out/parity.log" "$plimit" env NMT_SYNC_DEBUG=1 "$PARITY"
 else
     row "parity (NMT_SYNC_DEBUG=1)" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
 fi
 # 2. parity with TF32 tensor cores in cuBLAS (looser gemm tolerance)
-if plimit=$(limit_for 120); then
+if off_step 2; then
+    row "parity (NMT_TF32=1)" "skipped" 0 "not in GPU_CHECK_STEPS"
+elif plimit=$(limit_for 120); then
     run_step "parity (NMT_TF32=1)" "$out/parity-tf32.log" "$plimit" env NMT_TF32=1 "$PARITY"
 else
     row "parity (NMT_TF32=1)" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
@@ -299,7 +324,9 @@ fi
 # 2b. parity with the persistent LSTM recurrence: the slot tests switch it
 # on and off themselves; this run has every whole model use it (and fails
 # where none did). Every 9th model of the sweep, within the budget.
-if plimit=$(limit_for 90); then
+if off_step 2b; then
+    row "parity persistent" "skipped" 0 "not in GPU_CHECK_STEPS"
+elif plimit=$(limit_for 90); then
     run_step "parity persistent" "$out/parity-persistent.log" "$plimit" \
         env NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 "$PARITY"
 else
@@ -518,6 +545,9 @@ if [ "$no_gpu" = 1 ]; then
     row "train GPU vs CPU" "NO GPU" 0 "no GPU listed by nvidia-smi"
     row "checkpoints GPU<->CPU" "NO GPU" 0 "no GPU listed by nvidia-smi"
     failed=1
+elif off_step 3; then
+    row "train GPU vs CPU" "skipped" 0 "not in GPU_CHECK_STEPS"
+    row "checkpoints GPU<->CPU" "skipped" 0 "not in GPU_CHECK_STEPS"
 elif ! lim=$(limit_for 150); then
     row "train GPU vs CPU" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
     row "checkpoints GPU<->CPU" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
@@ -646,6 +676,8 @@ echo "== nmt benchmark on $dev_tag (log: bench.log)"
 if [ "$no_gpu" = 1 ]; then
     row "bench nmt" "NO GPU" 0 "no GPU listed by nvidia-smi"
     failed=1
+elif off_step 5; then
+    row "bench nmt" "skipped" 0 "not in GPU_CHECK_STEPS"
 else
     for spec in "${BENCH_RUNS[@]}"; do
         IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
@@ -741,7 +773,9 @@ fi
 # persistent kernel, at each config's encoder shapes (first layer: hidden/2
 # per direction; second: hidden), so that a run says where the persistent
 # kernel loses or gains. Rows "recurrence NAME B b H h"; numbers never fail.
-if [ "$no_gpu" = 0 ]; then
+if [ "$no_gpu" = 0 ] && off_step 5b; then
+    row "recurrence" "skipped" 0 "not in GPU_CHECK_STEPS"
+elif [ "$no_gpu" = 0 ]; then
     for spec in "${BENCH_RUNS[@]}"; do
         IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
         IFS=',' read -r rB rS rT <<<"$shape"
@@ -782,6 +816,8 @@ dec_tag() { [ "$1" = de-en ] && echo "" || echo " $1"; }
 if [ "$no_gpu" = 1 ]; then
     row "decode nmt" "NO GPU" 0 "no GPU listed by nvidia-smi"
     failed=1
+elif off_step 6; then
+    row "decode nmt" "skipped" 0 "not in GPU_CHECK_STEPS"
 else
     for spec in "${DEC_RUNS[@]}"; do
         IFS='|' read -r name sizes <<<"$spec"
@@ -909,6 +945,8 @@ tf32_gflops=""
 if [ "$no_gpu" = 1 ]; then
     row "PyTorch" "NO GPU" 0 "no GPU listed by nvidia-smi"
     failed=1
+elif off_step 7; then
+    row "PyTorch" "skipped" 0 "not in GPU_CHECK_STEPS"
 else
     PY=""
     for p in ${GPU_CHECK_PYTHON:-python3 /usr/bin/python3}; do
@@ -1050,6 +1088,9 @@ sanitize() {
     shift 2
     if [ -z "$gpu" ]; then
         row "$tool" "NO GPU" 0 "no GPU listed by nvidia-smi"
+        return
+    elif off_step 8; then
+        row "$tool" "skipped" 0 "not in GPU_CHECK_STEPS"
         return
     elif ! command -v compute-sanitizer >/dev/null 2>&1; then
         row "$tool" "skipped" 0 "compute-sanitizer not on PATH"

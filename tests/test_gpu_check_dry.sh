@@ -310,4 +310,19 @@ check "grep -qE '^\\| racecheck \\| FAIL \\| Error: Race reported' '$fout/summar
 # 0 persistent recurrences, as off the persistent path it should)
 check "! grep -E '^bench nmt' '$fout/summary.txt' | grep -vE '^bench nmt [a-z-]+ persistent ' | grep -qE 'recurrence trains|persistent path|not counted|FAIL'" \
   "a note or failure on another bench row: $(grep -E '^bench nmt' "$fout/summary.txt" | grep -vE '^bench nmt [a-z-]+ persistent ')"
+# GPU_CHECK_STEPS: only the steps named run; the others' rows say so; an
+# unknown step is refused before anything runs
+fout2=$tmp/fake-steps
+env -u NMT_CUDA_PERSISTENT -u NMT_PARITY_SWEEP_STRIDE -u NMT_PARITY_SLOTS_ONLY PATH="$fake/bin:$PATH" \
+  GPU_CHECK_STEPS=1,5 GPU_CHECK_DEVICE=cuda GPU_CHECK_QUICK=1 GPU_CHECK_PYTHON=none OUT="$fout2" NMT_BIN="$fake/nmt" \
+  NMT_BUILD="$fake" timeout -k 5 120 bash scripts/gpu-check.sh > "$tmp/fake-steps.log" 2>&1
+srow() { grep -E "^$1 " "$fout2/summary.txt" | head -1; }
+check "srow 'parity \\(NMT_SYNC_DEBUG=1\\)' | grep -qE ' pass ' && srow 'bench nmt de-en profile' | grep -qE ' info '" \
+  "GPU_CHECK_STEPS=1,5 left out a step it names: $(srow 'parity \(NMT_SYNC_DEBUG=1\)'); $(srow 'bench nmt de-en profile')"
+for name in 'parity \(NMT_TF32=1\)' 'parity persistent' 'train GPU vs CPU' 'checkpoints GPU<->CPU' recurrence 'decode nmt' PyTorch memcheck synccheck; do
+  check "srow '$name' | grep -qE ' skipped +0  not in GPU_CHECK_STEPS$'" "GPU_CHECK_STEPS=1,5 ran $name: $(srow "$name")"
+done
+out3=$(GPU_CHECK_STEPS=1,4 OUT="$tmp/fake-bad" NMT_BIN="$fake/nmt" NMT_BUILD="$fake" bash scripts/gpu-check.sh 2>&1); rc=$?
+check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 3 5 5b 6 7 8)\"" \
+  "GPU_CHECK_STEPS=1,4: exit $rc: $out3"
 test_end
