@@ -287,51 +287,47 @@ else
 fi
 cuda_line=$(grep '^cuda:' "$out/machine.log" | head -n 1)
 row "nmt --version" "info" 0 "${cuda_line:-no cuda line}"
-# cuBLAS is opened at run time (src/gpu/gpu_cublas.cu), so ldd does not list it
-cublas_line=$(grep '^cublas:' "$out/machine.log" | head -n 1)
-if [ "$cublas_line" = "cublas: loads" ]; then
-    row "cuBLAS (dlopen)" "ok" 0 "loads"
-else
-    row "cuBLAS (dlopen)" "MISSING" 0 "${cublas_line:-no cublas line in nmt --version}"
-    failed=1
-fi
-# CUPTI too (src/gpu/gpu_profile.cu), for the profile rows: the bundle's own
-cupti_line=$(grep '^cupti:' "$out/machine.log" | head -n 1)
-if [ "$cupti_line" = "cupti: loads (NMT_CUDA_PROFILE)" ]; then
-    row "CUPTI (dlopen)" "ok" 0 "loads, of the build's version"
-else
-    row "CUPTI (dlopen)" "MISSING" 0 "${cupti_line:-no cupti line in nmt --version}"
-    failed=1
-fi
+# lib_row ROW KEY WANT DETAIL: ROW is "ok" (DETAIL) when nmt --version's
+# line "KEY: ..." reads "KEY: WANT", else "MISSING" with the line, and the
+# check fails. cuBLAS (src/gpu/gpu_cublas.cu) and CUPTI (src/gpu/gpu_profile.cu,
+# for the profile rows; the bundle's own) are opened at run time, so ldd
+# does not list them.
+lib_row() {
+    local line
+    line=$(grep "^$2:" "$out/machine.log" | head -n 1)
+    if [ "$line" = "$2: $3" ]; then
+        row "$1" "ok" 0 "$4"
+    else
+        row "$1" "MISSING" 0 "${line:-no $2 line in nmt --version}"
+        failed=1
+    fi
+}
+lib_row "cuBLAS (dlopen)" cublas "loads" "loads"
+lib_row "CUPTI (dlopen)" cupti "loads (NMT_CUDA_PROFILE)" "loads, of the build's version"
 [ -n "$bundle_lib" ] && row "bundle" "info" 0 "$(du -sh "$here" 2>/dev/null | cut -f1) in $here"
 
+# parity_step ID ROW LOG LIMIT_S VAR=VALUE...: the parity test as step ID
+# (GPU_CHECK_STEPS), with the environment VAR=VALUE..., output to LOG, row
+# ROW; within LIMIT_S and what is left of the budget
+parity_step() {
+    local id=$1 name=$2 log=$3 want=$4 plimit
+    shift 4
+    if off_step "$id"; then
+        row "$name" "skipped" 0 "not in GPU_CHECK_STEPS"
+    elif plimit=$(limit_for "$want"); then
+        run_step "$name" "$log" "$plimit" env "$@" "$PARITY"
+    else
+        row "$name" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+    fi
+}
 # 1. parity, every launch synchronised and checked
-if off_step 1; then
-    row "parity (NMT_SYNC_DEBUG=1)" "skipped" 0 "not in GPU_CHECK_STEPS"
-elif plimit=$(limit_for 210); then
-    run_step "parity (NMT_SYNC_DEBUG=1)" "$out/parity.log" "$plimit" env NMT_SYNC_DEBUG=1 "$PARITY"
-else
-    row "parity (NMT_SYNC_DEBUG=1)" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
-fi
+parity_step 1 "parity (NMT_SYNC_DEBUG=1)" "$out/parity.log" 210 NMT_SYNC_DEBUG=1
 # 2. parity with TF32 tensor cores in cuBLAS (looser gemm tolerance)
-if off_step 2; then
-    row "parity (NMT_TF32=1)" "skipped" 0 "not in GPU_CHECK_STEPS"
-elif plimit=$(limit_for 120); then
-    run_step "parity (NMT_TF32=1)" "$out/parity-tf32.log" "$plimit" env NMT_TF32=1 "$PARITY"
-else
-    row "parity (NMT_TF32=1)" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
-fi
+parity_step 2 "parity (NMT_TF32=1)" "$out/parity-tf32.log" 120 NMT_TF32=1
 # 2b. parity with the persistent LSTM recurrence: the slot tests switch it
 # on and off themselves; this run has every whole model use it (and fails
 # where none did). Every 9th model of the sweep, within the budget.
-if off_step 2b; then
-    row "parity persistent" "skipped" 0 "not in GPU_CHECK_STEPS"
-elif plimit=$(limit_for 90); then
-    run_step "parity persistent" "$out/parity-persistent.log" "$plimit" \
-        env NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 "$PARITY"
-else
-    row "parity persistent" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
-fi
+parity_step 2b "parity persistent" "$out/parity-persistent.log" 90 NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9
 
 # ---- steps 3-7: training, checkpoints, benchmark, decoding, PyTorch ----
 # Knobs (environment): GPU_CHECK_DEVICE (cuda; cpu for a dry run of the
