@@ -39,25 +39,13 @@
 #include "model/seq2seq.h"
 #include "train/optimizer.h"
 
-#ifdef NMT_WITH_CUDA
-/* From the CUDA runtime linked into CUDA builds (cudaError_t is an int-sized
- * enum; 0 is cudaSuccess). Declared here so this file needs no CUDA header. */
-extern int cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
-#endif
-
 /* Device memory in use (total - free), in MiB; -1 without a GPU. */
-static double gpu_used_mib(const Backend *be, double *total_mib) {
-    *total_mib = -1;
-#ifdef NMT_WITH_CUDA
+static double gpu_used_mib(Backend *be, double *total_mib) {
     size_t free_b = 0, total_b = 0;
-    if (!strcmp(be->name, "cuda") && cudaMemGetInfo(&free_b, &total_b) == 0) {
-        *total_mib = total_b / 1048576.0;
-        return (total_b - free_b) / 1048576.0;
-    }
-#else
-    (void)be;
-#endif
-    return -1;
+    *total_mib = -1;
+    if (cuda_backend_memory(be, &free_b, &total_b) != 0) return -1;
+    *total_mib = total_b / 1048576.0;
+    return (total_b - free_b) / 1048576.0;
 }
 
 static double now(void) {

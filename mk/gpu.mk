@@ -33,7 +33,7 @@
 #                     GPU (about 1.5 minutes on 2 cores; no substitute for a GPU
 #                     run). It runs every GPU_EMU_SWEEP_STRIDE-th model of
 #                     the attention sweep only. Works in CUDA=0 and CUDA=1 builds.
-#                     $(BUILD)/gpu-emu/nmt is nmt linked the same way, for
+#                     $(BUILD)/gpu-emu/nmt (and bench_train) are linked the same way, for
 #                     the training, checkpoint and decoding round trips of
 #                     tests/test_gpu_emu.sh. EMU_STREAM_ORDER=last runs the
 #                     latest-created stream first where the default (first)
@@ -118,6 +118,11 @@ $(GPU_EMU)/test_gpu_parity: $(BUILD)/tests/test_gpu_parity.o $(filter-out $(BUIL
 # nmt itself on the emulated backend, for tests/test_gpu_emu.sh's training,
 # checkpoint and decoding round trips between the CPU and "cuda"
 $(GPU_EMU)/nmt: $(BUILD)/src/main.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
+	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
+
+# bench_train on the emulated backend: the device profile of its timed
+# steps against its own counts (tests/test_gpu_emu.sh)
+$(GPU_EMU)/bench_train: $(BUILD)/bench/bench_train.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
 	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
 
 # every 17th attention combination of the parity sweep (5 of 72: each model

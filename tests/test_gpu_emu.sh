@@ -90,9 +90,9 @@ echo "NMT_CUDA_PERSISTENT=1: ${line:-failed}"
 
 # 2. nmt on the emulated backend
 EMU=$ROOT/build/gpu-emu/nmt
-if ! make -s build/gpu-emu/nmt > "$tmp/build.log" 2>&1; then
+if ! make -s build/gpu-emu/nmt build/gpu-emu/bench_train > "$tmp/build.log" 2>&1; then
   cat "$tmp/build.log"
-  bad "build/gpu-emu/nmt did not build"
+  bad "build/gpu-emu/nmt or bench_train did not build"
   test_end
   exit
 fi
@@ -212,6 +212,16 @@ check "grep -Eq '^translate: cuda profile: device busy [0-9.]+ ms of [0-9.]+ ms 
   "no profile totals: $(grep 'cuda profile' prof.err | head -3)"
 check "grep -q '  emu_sgemm\$' prof.err && grep -q '  topk_kernel\$' prof.err" \
   "no GEMM or top-k rows: $(grep 'cuda profile' prof.err)"
+# bench_train's profile of its timed steps (scripts/gpu-check.sh's "bench
+# nmt ... profile" rows): per step, and with as many kernels a step as the
+# backend counts launches and GEMMs (the emulated cuBLAS: one kernel a GEMM)
+NMT_CUDA_PROFILE=1 "$ROOT/build/gpu-emu/bench_train" --config c.json --device cuda --synthetic 4,5,6 \
+  --vocab 50,60 --steps 2 --warmup 1 > bench-prof.out 2>&1
+rc=$?
+kernels=$(sed -n 's/^cuda profile: device busy [0-9.]* ms of [0-9.]* ms wall a step ([0-9.]*%): \([0-9.]*\) kernels .*/\1/p' bench-prof.out)
+read -r launches gemms <<<"$(sed -n 's/^cuda per step: \([0-9]*\) kernel launches, \([0-9]*\) GEMMs.*/\1 \2/p' bench-prof.out)"
+check "[ $rc -eq 0 ] && awk -v k='$kernels' -v l='${launches:-x}' -v g='${gemms:-x}' 'BEGIN { exit !(k > 0 && k == l + g) }'" \
+  "bench_train's profile: exit $rc, ${kernels:-no} kernels a step for ${launches:-?} launches and ${gemms:-?} GEMMs: $(grep -E 'cuda (profile|per step)' bench-prof.out | head -3)"
 NMT_CUDA_PROFILE=yes "$EMU" translate --model run-cuda/last.nmt --device cuda < data/valid.src > prof.out 2> prof.err
 rc=$?
 check "[ $rc -ne 0 ] && [ ! -s prof.out ] && grep -q 'NMT_CUDA_PROFILE=yes: want 0 or 1' prof.err" \
