@@ -135,10 +135,7 @@ static void memset_exec(GpuContext *c, const void *payload) {
     GpuMemsetOp op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
-    double t0 = gpu_clock();
-    cudaError_t e = cudaMemsetAsync(op.dst, 0, op.bytes, gpu_exec_stream(c));
-    gpu_host_call_timed(c, "cudaMemsetAsync", t0);
-    gpu_check_cuda_sync(c, e, "cudaMemsetAsync", __FILE__, __LINE__);
+    GPU_CUDA_TIMED(c, "cudaMemsetAsync", cudaMemsetAsync(op.dst, 0, op.bytes, gpu_exec_stream(c)));
 }
 
 void gpu_op_memset(GpuContext *c, void *dst, size_t bytes) {
@@ -157,15 +154,13 @@ static void memcpy_exec(GpuContext *c, const void *payload) {
     GpuMemcpyOp op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
-    double t0 = gpu_clock();
-    cudaError_t e = !op.height ? cudaMemcpyAsync(op.dst, op.src, op.width, cudaMemcpyDeviceToDevice,
-                                                 gpu_exec_stream(c))
-                               : cudaMemcpy2DAsync(op.dst, op.dpitch, op.src, op.spitch, op.width,
-                                                   op.height, cudaMemcpyDeviceToDevice,
-                                                   gpu_exec_stream(c));
-    const char *what = !op.height ? "cudaMemcpyAsync" : "cudaMemcpy2DAsync";
-    gpu_host_call_timed(c, what, t0);
-    gpu_check_cuda_sync(c, e, what, __FILE__, __LINE__);
+    if (!op.height)
+        GPU_CUDA_TIMED(c, "cudaMemcpyAsync",
+                       cudaMemcpyAsync(op.dst, op.src, op.width, cudaMemcpyDeviceToDevice, gpu_exec_stream(c)));
+    else
+        GPU_CUDA_TIMED(c, "cudaMemcpy2DAsync",
+                       cudaMemcpy2DAsync(op.dst, op.dpitch, op.src, op.spitch, op.width, op.height,
+                                         cudaMemcpyDeviceToDevice, gpu_exec_stream(c)));
 }
 
 void gpu_op_memcpy(GpuContext *c, void *dst, const void *src, size_t bytes) {

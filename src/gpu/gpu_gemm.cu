@@ -41,17 +41,16 @@ static void gemm_exec(GpuContext *c, const void *payload) {
     GpuGemmOp g;
     memcpy(&g, payload, sizeof g);
     c->counters.host_calls++;
-    double t0 = gpu_clock();
-    cublasStatus_t st =
-        !g.count ? c->blas->sgemm(gpu_exec_blas(c), g.ta, g.tb, g.m, g.n, g.k, &g.alpha, g.A, g.lda,
-                                  g.B, g.ldb, &g.beta, g.C, g.ldc)
-                 : c->blas->sgemm_strided_batched(gpu_exec_blas(c), g.ta, g.tb, g.m, g.n, g.k,
-                                                  &g.alpha, g.A, g.lda, g.stride_a, g.B, g.ldb,
-                                                  g.stride_b, &g.beta, g.C, g.ldc, g.stride_c,
-                                                  g.count);
-    const char *what = !g.count ? "cublasSgemm" : "cublasSgemmStridedBatched";
-    gpu_host_call_timed(c, what, t0);
-    gpu_check_cublas(c, st, what, __FILE__, __LINE__);
+    if (!g.count)
+        GPU_CUBLAS_TIMED(c, "cublasSgemm",
+                         c->blas->sgemm(gpu_exec_blas(c), g.ta, g.tb, g.m, g.n, g.k, &g.alpha, g.A, g.lda,
+                                        g.B, g.ldb, &g.beta, g.C, g.ldc));
+    else
+        GPU_CUBLAS_TIMED(c, "cublasSgemmStridedBatched",
+                         c->blas->sgemm_strided_batched(gpu_exec_blas(c), g.ta, g.tb, g.m, g.n, g.k,
+                                                        &g.alpha, g.A, g.lda, g.stride_a, g.B, g.ldb,
+                                                        g.stride_b, &g.beta, g.C, g.ldc, g.stride_c,
+                                                        g.count));
 }
 
 void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t tb, int m,

@@ -176,11 +176,9 @@ static void staged_upload_exec(GpuContext *c, const void *payload) {
     GpuStagedUpload op;
     memcpy(&op, payload, sizeof op);
     c->counters.host_calls++;
-    double t0 = gpu_clock();
-    cudaError_t e = cudaMemcpyAsync(op.dst, c->graphs->pinned + GPU_VARS_BYTES + op.off, op.bytes,
-                                    cudaMemcpyHostToDevice, gpu_exec_stream(c));
-    gpu_host_call_timed(c, "cudaMemcpyAsync (upload)", t0);
-    gpu_check_cuda_sync(c, e, "cudaMemcpyAsync (upload)", __FILE__, __LINE__);
+    GPU_CUDA_TIMED(c, "cudaMemcpyAsync (upload)",
+                   cudaMemcpyAsync(op.dst, c->graphs->pinned + GPU_VARS_BYTES + op.off, op.bytes,
+                                   cudaMemcpyHostToDevice, gpu_exec_stream(c)));
 }
 
 void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes) {
@@ -193,10 +191,8 @@ void gpu_op_upload(GpuContext *c, void *dst, const void *host_src, size_t bytes)
         /* pageable memory: returns once the data is staged, so the caller
          * may reuse its buffer at once */
         c->counters.host_calls++;
-        double t0 = gpu_clock();
-        cudaError_t e = cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, gpu_exec_stream(c));
-        gpu_host_call_timed(c, "cudaMemcpyAsync (upload)", t0);
-        gpu_check_cuda_sync(c, e, "cudaMemcpyAsync (upload)", __FILE__, __LINE__);
+        GPU_CUDA_TIMED(c, "cudaMemcpyAsync (upload)",
+                       cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, gpu_exec_stream(c)));
         return;
     }
     size_t off = (g->up_len + 7) & ~(size_t)7;

@@ -180,6 +180,23 @@ bool gpu_check_launch(GpuContext *c, const char *kernel, const char *file, int l
 #define GPU_CUDA_ASYNC(c, call) gpu_check_cuda_sync((c), (call), #call, __FILE__, __LINE__)
 #define GPU_CUBLAS(c, call) gpu_check_cublas((c), (call), #call, __FILE__, __LINE__)
 
+/* call()'s result, the call timed as a host call named `what` (a literal:
+ * gpu_host_call_timed) */
+template <class F>
+inline auto gpu_timed_call(GpuContext *c, const char *what, F call) -> decltype(call()) {
+    double t0 = gpu_clock();
+    auto r = call();
+    gpu_host_call_timed(c, what, t0);
+    return r;
+}
+/* A call that puts work on the stream, named `what` in the host time and
+ * in an error: timed, then checked as GPU_CUDA_ASYNC (a CUDA call) or
+ * GPU_CUBLAS (a cuBLAS call) check theirs */
+#define GPU_CUDA_TIMED(c, what, call) \
+    gpu_check_cuda_sync((c), gpu_timed_call((c), (what), [&] { return (call); }), (what), __FILE__, __LINE__)
+#define GPU_CUBLAS_TIMED(c, what, call) \
+    gpu_check_cublas((c), gpu_timed_call((c), (what), [&] { return (call); }), (what), __FILE__, __LINE__)
+
 /* kernel<<<grid, block, 0, stream>>>(args...); `name` (static storage)
  * names the emulator's activity records (a GPU's come from the kernel's
  * symbol). NMT_CUDA_EMU: the CPU
