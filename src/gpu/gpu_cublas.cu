@@ -10,7 +10,8 @@
  * the loader's cache must find it, as gpu-bundle's run.sh arranges); the
  * entry points are the ones cublas_v2.h maps its names to (cublasSgemm is
  * cublasSgemm_v2). The CPU emulator build (NMT_CUDA_EMU) fills the table
- * with its emulated functions instead. */
+ * with its emulated functions instead. gpu_dlopen_symbols, the loader,
+ * opens CUPTI too (gpu_profile.cu). */
 #include "gpu/gpu_internal.cuh"
 
 #include <stdio.h>
@@ -46,13 +47,24 @@ static bool tried, loaded;
 static char load_error[256];
 
 #ifndef NMT_CUDA_EMU
-/* *slot = the symbol `name` of lib; false (and the reason) when missing */
-template <class F>
-static bool find(void *lib, const char *name, F *slot) {
-    *slot = (F)dlsym(lib, name);
-    if (*slot) return true;
-    snprintf(load_error, sizeof load_error, "%s has no %s", GPU_CUBLAS_LIB, name);
-    return false;
+bool gpu_dlopen_symbols(const char *lib_name, const char *what, const GpuSymbol *symbols, size_t n,
+                        char *err, size_t err_size) {
+    void *lib = dlopen(lib_name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(err, err_size, "cannot load %s (%s): %s must be on the library path (LD_LIBRARY_PATH)",
+                 lib_name, why ? why : "no reason given", what);
+        return false;
+    }
+    /* the library stays loaded for the life of the process */
+    for (size_t i = 0; i < n; i++) {
+        *symbols[i].slot = dlsym(lib, symbols[i].name);
+        if (!*symbols[i].slot) {
+            snprintf(err, err_size, "%s has no %s", lib_name, symbols[i].name);
+            return false;
+        }
+    }
+    return true;
 }
 #endif
 
@@ -68,23 +80,18 @@ static bool load(void) {
     blas.sgemm_strided_batched = cublasSgemmStridedBatched;
     return true;
 #else
-    void *lib = dlopen(GPU_CUBLAS_LIB, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        snprintf(load_error, sizeof load_error, "cannot load %s (%s): the CUDA toolkit's cuBLAS "
-                 "must be on the library path (LD_LIBRARY_PATH)", GPU_CUBLAS_LIB,
-                 why ? why : "no reason given");
-        return false;
-    }
-    /* the library stays loaded for the life of the process */
-    return find(lib, "cublasCreate_v2", &blas.create) &&
-           find(lib, "cublasDestroy_v2", &blas.destroy) &&
-           find(lib, "cublasSetStream_v2", &blas.set_stream) &&
-           find(lib, "cublasSetWorkspace_v2", &blas.set_workspace) &&
-           find(lib, "cublasSetMathMode", &blas.set_math_mode) &&
-           find(lib, "cublasGetStatusString", &blas.status_string) &&
-           find(lib, "cublasSgemm_v2", &blas.sgemm) &&
-           find(lib, "cublasSgemmStridedBatched", &blas.sgemm_strided_batched);
+    const GpuSymbol want[] = {
+        {"cublasCreate_v2", (void **)&blas.create},
+        {"cublasDestroy_v2", (void **)&blas.destroy},
+        {"cublasSetStream_v2", (void **)&blas.set_stream},
+        {"cublasSetWorkspace_v2", (void **)&blas.set_workspace},
+        {"cublasSetMathMode", (void **)&blas.set_math_mode},
+        {"cublasGetStatusString", (void **)&blas.status_string},
+        {"cublasSgemm_v2", (void **)&blas.sgemm},
+        {"cublasSgemmStridedBatched", (void **)&blas.sgemm_strided_batched},
+    };
+    return gpu_dlopen_symbols(GPU_CUBLAS_LIB, "the CUDA toolkit's cuBLAS", want, sizeof want / sizeof *want,
+                              load_error, sizeof load_error);
 #endif
 }
 

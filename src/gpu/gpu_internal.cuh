@@ -62,6 +62,20 @@ typedef struct {
  * backend is created on one thread. */
 const GpuBlas *gpu_blas_load(char *err, size_t err_size);
 
+#ifndef NMT_CUDA_EMU
+/* A library's entry points by name, each into its slot of a table. */
+struct GpuSymbol {
+    const char *name;
+    void **slot;
+};
+/* dlopen's lib_name (kept loaded for the life of the process) and fills
+ * every slot of symbols[0..n); false and the reason in err when the
+ * library cannot be loaded (`what` names it for the message, e.g. "the
+ * CUDA toolkit's cuBLAS") or a symbol is missing. gpu_cublas.cu. */
+bool gpu_dlopen_symbols(const char *lib_name, const char *what, const GpuSymbol *symbols, size_t n,
+                        char *err, size_t err_size);
+#endif
+
 /* Values of one kernel call that change from call to call while its other
  * arguments stay the same (a dropout seed, the loss scale 1/tokens, Adam's
  * rate and bias corrections, a clipping factor). A kernel takes them as a

@@ -10,7 +10,7 @@
  * machine (nsys is not part of the toolkit nmt builds with).
  *
  * CUPTI is opened with dlopen when a backend starts profiling, like cuBLAS
- * (gpu_cublas.cu): libcupti.so.<CUDA major>, found through the run path
+ * and by the same loader (gpu_cublas.cu, gpu_dlopen_symbols): libcupti.so.<CUDA major>, found through the run path
  * (the build's toolkit), LD_LIBRARY_PATH or the loader's cache; gpu-bundle
  * carries the build's own. Its records are read as the structures of the
  * CUPTI headers of the build, so a library of another CUPTI version is
@@ -31,7 +31,6 @@
 #include "cupti.h"
 #else
 #include <cupti.h>
-#include <dlfcn.h>
 #include <type_traits>
 #endif
 
@@ -108,17 +107,7 @@ static bool cupti_load(void) {
 #else
     char name[32];
     snprintf(name, sizeof name, "libcupti.so.%d", CUDART_VERSION / 1000);
-    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *why = dlerror();
-        snprintf(cupti_error, sizeof cupti_error, "cannot load %s (%s): the CUDA toolkit's CUPTI "
-                 "must be on the library path (LD_LIBRARY_PATH)", name, why ? why : "no reason given");
-        return false;
-    }
-    struct {
-        const char *symbol;
-        void **slot;
-    } want[] = {
+    const GpuSymbol want[] = {
         {"cuptiActivityRegisterCallbacks", (void **)&cupti.register_callbacks},
         {"cuptiActivityEnable", (void **)&cupti.enable},
         {"cuptiActivityDisable", (void **)&cupti.disable},
@@ -128,14 +117,8 @@ static bool cupti_load(void) {
         {"cuptiGetResultString", (void **)&cupti.result_string},
         {"cuptiGetVersion", (void **)&cupti.version},
     };
-    for (auto &w : want) {
-        *w.slot = dlsym(lib, w.symbol);
-        if (!*w.slot) {
-            snprintf(cupti_error, sizeof cupti_error, "%s has no %s", name, w.symbol);
-            return false;
-        }
-    }
-    return true; /* the library stays loaded for the life of the process */
+    return gpu_dlopen_symbols(name, "the CUDA toolkit's CUPTI", want, sizeof want / sizeof *want, cupti_error,
+                              sizeof cupti_error);
 #endif
 }
 
