@@ -196,10 +196,14 @@ check "grep -Eq 'translate: cuda: .*\(([1-9][0-9]*) graph launches, ([1-9][0-9]*
 # refused
 check "grep -Eq 'translate: cuda: host time [0-9.]+ ms in host calls, [0-9.]+ ms waiting for the device; [1-9][0-9]* calls over NMT_CUDA_SLOW_CALL_MS took [0-9.]+ ms: ' graphs-tr.err" \
   "no host time line: $(grep 'cuda:' graphs-tr.err)"
-NMT_CUDA_SLOW_CALL_MS=soon "$EMU" translate --model run-cuda/last.nmt --device cuda < data/valid.src > slow.out 2> slow.err
-rc=$?
-check "[ $rc -ne 0 ] && [ ! -s slow.out ] && grep -q 'NMT_CUDA_SLOW_CALL_MS=soon: not a number of milliseconds' slow.err" \
-  "NMT_CUDA_SLOW_CALL_MS=soon: exit $rc: $(tail -2 slow.err)"
+# env_refused NAME=VALUE MESSAGE: translating on cuda with NAME=VALUE exits
+# non-zero, writes no translation and says MESSAGE
+env_refused() {
+  env "$1" "$EMU" translate --model run-cuda/last.nmt --device cuda < data/valid.src > refused.out 2> refused.err
+  local rc=$?
+  check "[ $rc -ne 0 ] && [ ! -s refused.out ] && grep -qF '$2' refused.err" "$1: exit $rc: $(tail -2 refused.err)"
+}
+env_refused NMT_CUDA_SLOW_CALL_MS=soon 'NMT_CUDA_SLOW_CALL_MS=soon: not a number of milliseconds'
 # the device profile (docs/gpu.md, "Profile"), also of graph replays: the
 # same translations, the report on exit (the kernel time split between
 # nmt's own kernels and the emulated cuBLAS's), its rows among them the
@@ -222,10 +226,7 @@ kernels=$(sed -n 's/^cuda profile: device busy [0-9.]* ms of [0-9.]* ms wall a s
 read -r launches gemms <<<"$(sed -n 's/^cuda per step: \([0-9]*\) kernel launches, \([0-9]*\) GEMMs.*/\1 \2/p' bench-prof.out)"
 check "[ $rc -eq 0 ] && awk -v k='$kernels' -v l='${launches:-x}' -v g='${gemms:-x}' 'BEGIN { exit !(k > 0 && k == l + g) }'" \
   "bench_train's profile: exit $rc, ${kernels:-no} kernels a step for ${launches:-?} launches and ${gemms:-?} GEMMs: $(grep -E 'cuda (profile|per step)' bench-prof.out | head -3)"
-NMT_CUDA_PROFILE=yes "$EMU" translate --model run-cuda/last.nmt --device cuda < data/valid.src > prof.out 2> prof.err
-rc=$?
-check "[ $rc -ne 0 ] && [ ! -s prof.out ] && grep -q 'NMT_CUDA_PROFILE=yes: want 0 or 1' prof.err" \
-  "NMT_CUDA_PROFILE=yes: exit $rc: $(tail -2 prof.err)"
+env_refused NMT_CUDA_PROFILE=yes 'NMT_CUDA_PROFILE=yes: want 0 or 1'
 # each checkpoint translates alike on both devices, greedy and beam 2 (the
 # 2-best lists with their scores: the models are barely trained, so the
 # best hypothesis is often empty, the second one is not)
