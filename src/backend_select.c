@@ -40,6 +40,13 @@ static int env_int(const char *name, int lo, int hi, const char *want, int *out)
     return -1;
 }
 
+/* env_int for the CUDA backend's settings, which take an empty value as
+ * unset (gpu_backend.cu reads them so) */
+static int env_int_cuda(const char *name, int lo, int hi, const char *want, int *out) {
+    const char *v = getenv(name);
+    return v && !*v ? 0 : env_int(name, lo, hi, want, out);
+}
+
 NmtStatus backend_apply_decode_env(Backend *be) {
     int quantum, pipeline, fold, qform;
     int has_quantum = env_int("NMT_DECODE_QUANTUM", 1, 4096, "a whole number of sentences from 1 to 4096", &quantum);
@@ -61,13 +68,18 @@ NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
                              const char *gpu_what, Backend **out) {
     *out = NULL;
     NmtStatus st = backend_apply_decode_env(NULL); /* a bad value before a device is opened */
+    /* the device profile's settings, refused here as the CUDA backend
+     * refuses them, whichever device runs */
+    int profile = 0, rows;
+    if (!st && (env_int_cuda("NMT_CUDA_PROFILE", 0, 1, "0 or 1", &profile) < 0 ||
+                env_int_cuda("NMT_CUDA_PROFILE_ROWS", 1, 100000, "a whole number of rows, 1 to 100000", &rows) < 0))
+        st = NMT_ERR_CONFIG; /* the message is set */
     if (!st) st = backend_create_device(device, gpu, threads, what, gpu_what, out);
     if (!st) st = backend_apply_decode_env(*out);
     /* the device profile was asked for, and there is no device to profile */
-    const char *prof = getenv("NMT_CUDA_PROFILE");
-    if (!st && prof && strcmp(prof, "0") != 0 && *prof && strcmp((*out)->name, "cuda") != 0)
-        nmt_log_warn("NMT_CUDA_PROFILE=%s: no device profile, since this runs on the %s (%s %s)", prof,
-                     (*out)->name, what, device_names[device]);
+    if (!st && profile == 1 && strcmp((*out)->name, "cuda") != 0)
+        nmt_log_warn("NMT_CUDA_PROFILE=1: no device profile, since this runs on the %s (%s %s)", (*out)->name,
+                     what, device_names[device]);
     return st;
 }
 

@@ -73,6 +73,15 @@ env_refused() {
 out=$(NMT_CUDA_PROFILE=1 "$NMT" translate --model "$M" --device cpu < "$in" 2>&1 > "$tmp/prof.hyp"); rc=$?
 check '[ $rc -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/prof.hyp" && printf "%s" "$out" | grep -qF "NMT_CUDA_PROFILE=1: no device profile, since this runs on the cpu (--device cpu)"' \
   "NMT_CUDA_PROFILE=1 --device cpu: exit $rc: $out"
+# a bad profile setting is refused on the CPU too, as the CUDA backend
+# refuses it; an empty one is unset there, and here
+env_refused NMT_CUDA_PROFILE yes 2 -1
+env_refused NMT_CUDA_PROFILE_ROWS 0 x 100001
+for v in "NMT_CUDA_PROFILE=" "NMT_CUDA_PROFILE=0" "NMT_CUDA_PROFILE_ROWS=" "NMT_CUDA_PROFILE_ROWS=3"; do
+  out=$(env "$v" "$NMT" translate --model "$M" --device cpu < "$in" 2>&1 > "$tmp/prof.hyp"); rc=$?
+  check '[ $rc -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/prof.hyp" && ! printf "%s" "$out" | grep -qF "NMT_CUDA_PROFILE"' \
+    "$v --device cpu: exit $rc: $out"
+done
 # 2. --opt=value is --opt value; the options still reach the decoder
 "$NMT" translate --model "$M" --beam 3 --batch 5 --length-penalty 0.6 < "$in" > "$tmp/b3.hyp" 2>/dev/null
 "$NMT" translate --model="$M" --beam=3 --batch=5 --length-penalty=0.6 < "$in" > "$tmp/b3eq.hyp" 2>/dev/null
