@@ -615,6 +615,17 @@ static void counting_gemm_batched(Backend *b, bool ta, bool tb, int m, int n, in
     real_gemm_batched(b, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, count);
 }
 
+/* attn_softmax_forward calls counted (check_query_form) */
+static int softmax_calls;
+static void (*real_softmax)(Backend *, int, int, const float *, const int32_t *, const float *, int, bool, float,
+                            float *, float *);
+static void counting_softmax(Backend *b, int rows, int S, const float *scores, const int32_t *src_len,
+                             const float *center, int window, bool gaussian, float sigma, float *probs,
+                             float *weights) {
+    softmax_calls++;
+    real_softmax(b, rows, S, scores, src_len, center, window, gaussian, sigma, probs, weights);
+}
+
 /* Several heads of general or dot scores decode in the query form
  * (attention_query_form): each step's scores come from (q Wa) k instead of
  * q (Wa k), all heads at once. Every decoding step's scores must be the
@@ -673,13 +684,19 @@ static void check_query_form(const char *const *sets, int n_sets, const char *la
             for (int i = 0; i < n; i++) prev[g * n + i] = tgt_in[t * BB + g * B + orig[i]];
         real_gemm_batched = be->gemm_batched;
         be->gemm_batched = counting_gemm_batched;
-        batched_calls = 0;
+        real_softmax = be->attn_softmax_forward;
+        be->attn_softmax_forward = counting_softmax;
+        batched_calls = softmax_calls = 0;
         seq2seq_decode_step(m, t, prev, false);
         be->gemm_batched = real_gemm_batched;
+        be->attn_softmax_forward = real_softmax;
         /* the query form: the queries through the key projections (dot: two),
          * the scores and the contexts, each once for all heads; else the
          * scores and contexts of each head */
         CHECK_EQ_INT(batched_calls, !qform ? 2 * d.heads : d.score == ATTN_SCORE_GENERAL ? 3 : 4);
+        /* and global attention's softmax once for all heads (the row
+         * lengths are there once per head); a window's centres once a head */
+        CHECK_EQ_INT(softmax_calls, qform && d.mode == ATTN_MODE_GLOBAL ? 1 : d.heads);
         CHECK_EQ_INT(seq2seq_decode_rows(m), G * n);
         be->download(be, scores, seq2seq_decode_scores(m), (size_t)G * n * V * sizeof *scores);
         for (int g = 0; g < G; g++)

@@ -692,8 +692,8 @@ static void test_lanes(void) {
  * between fork and join, a second fork, a join without a fork, an unknown
  * lane. */
 static void test_lane_misuse(void) {
-    const char *what[] = {"download", "fork", "join", "lane"};
-    for (int i = 0; i < 4; i++) {
+    const char *what[] = {"download", "fork", "join", "lane", "download_start", "download_finish"};
+    for (int i = 0; i < 6; i++) {
         char err[256];
         Backend *b = cuda_backend_create(0, err, sizeof err);
         CHECK(b != NULL, "a CUDA backend for lane misuse: %s", err);
@@ -707,9 +707,14 @@ static void test_lane_misuse(void) {
             b->fork(b);
         } else if (i == 2) {
             b->join(b);
-        } else {
+        } else if (i == 3) {
             b->fork(b);
             b->lane(b, 2);
+        } else { /* either half of a pipelined download between fork and join */
+            if (i == 4) b->fork(b);
+            b->download_start(b, h, x, sizeof h);
+            if (i == 5) b->fork(b);
+            b->download_finish(b);
         }
         const char *e = cuda_backend_error(b);
         CHECK(e != NULL && strstr(e, what[i]) && strstr(e, "lanes"),

@@ -293,7 +293,7 @@ static void gpu_download_finish(Backend *be) {
     ctx->counters.host_waits++;
     void *dst = ctx->pending[k].host_dst;
     double t0 = gpu_clock();
-    bool ok = ctx->pending[k].queued && !ctx->failed &&
+    bool ok = gpu_no_fork(ctx, "download_finish") && ctx->pending[k].queued && !ctx->failed &&
               GPU_CUDA(ctx, cudaEventSynchronize(ctx->download_done[k]));
     gpu_wait_timed(ctx, t0);
     if (ok)

@@ -476,7 +476,9 @@ void gpu_flush(GpuContext *c) {
         } else {
             run_ops(c, -1);
         }
-        if (GPU_CUDA(c, cudaEventRecord(g->flushed, c->stream))) g->flushed_recorded = true;
+        /* after the last segment that read the block (one that staged
+         * nothing did not: waiting for it would only stall the pipeline) */
+        if (stages && GPU_CUDA(c, cudaEventRecord(g->flushed, c->stream))) g->flushed_recorded = true;
     }
     g->flushing = false;
     seg_reset(g);

@@ -130,9 +130,13 @@ static void query_form_forward(Backend *be, const ModelDims *d, const AttnWeight
     /* per sentence b: scores (n G, S) = scale * qk rows (n G, K) keys_b^T (K, S) */
     be->gemm_batched(be, false, true, n * G, S, K, score_scale(d), ab->qk, Bs * K, K, ab->keys, Bs * K, K, 0.0f,
                      st->scores, Bs * S, S, Bs);
-    for (int j = 0; j < n; j++)
-        be->attn_softmax_forward(be, R, S, st->scores + j * RS, ab->src_len, center, window, gaussian, sigma,
-                                 st->probs + j * RS, st->pre_drop + j * RS);
+    if (!center && ab->len_copies == n) /* global: every head's rows in one call */
+        be->attn_softmax_forward(be, n * R, S, st->scores, ab->src_len, NULL, 0, false, sigma, st->probs,
+                                 st->pre_drop);
+    else
+        for (int j = 0; j < n; j++)
+            be->attn_softmax_forward(be, R, S, st->scores + j * RS, ab->src_len, center, window, gaussian, sigma,
+                                     st->probs + j * RS, st->pre_drop + j * RS);
     /* per sentence b: contexts (n G, K) = weights rows (n G, S) keys_b (S, K) */
     if (G == 1) { /* straight into cat, where sentence b's n contexts follow one another */
         be->gemm_batched(be, false, false, n, K, S, 1.0f, st->weights, Bs * S, S, ab->keys, Bs * K, K, 0.0f,

@@ -34,7 +34,10 @@ typedef struct {
     float *dkeys;           /* (S, B, K) += */
     float *kp, *dkp;        /* (n, S, B, qdim) projected keys and their gradient;
                                kp == keys when there is no projection */
-    const int32_t *src_len; /* (G*B) source length of each query row, on the backend */
+    const int32_t *src_len; /* (len_copies*G*B) source length of each query row, on
+                               the backend, len_copies times over */
+    int len_copies;         /* n in the query form with n > 1 heads (one softmax call
+                               for every head's rows, row j*G*B + r), else 1 */
     const float *centers;   /* (T, G*B) local-m window centres, else NULL */
     float *qk;              /* decoding in the query form (attention_query_form):
                                (n, G*B, K) each head's query through its key

@@ -63,16 +63,17 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->src = take(ar, (size_t)S * B * 4);
     a->tgt_in = take(ar, (size_t)Ts * R * 4);
     a->tgt_out = take(ar, (size_t)Ts * R * 4);
-    a->src_len = take(ar, (size_t)B * 4);
-    /* beam search: row -> sentence map, gather indices and scratch */
-    a->row_len = m->G > 1 ? take(ar, (size_t)R * 4) : a->src_len;
-    a->row_sent = m->G > 1 ? take(ar, (size_t)R * 4) : NULL;
-    a->parent = m->stepwise ? take(ar, (size_t)R * 4) : NULL;
-    a->gather_tmp = m->stepwise ? takef(ar, (size_t)R * (d->L_d * H > H ? d->L_d * H : H)) : NULL;
     /* decoding several heads in the query form projects no keys (attention.h) */
     bool attn = d->style != ATTN_STYLE_NONE;
     int qf = m->be->decode_query_form;
     bool qform = attn && m->stepwise && attention_query_form(d) && (qf == 2 || (qf == 1 && m->G == 1));
+    int len_copies = qform && n > 1 ? n : 1; /* AttnBatch.len_copies */
+    a->src_len = take(ar, (size_t)B * (m->G > 1 ? 1 : len_copies) * 4);
+    /* beam search: row -> sentence map, gather indices and scratch */
+    a->row_len = m->G > 1 ? take(ar, (size_t)R * len_copies * 4) : a->src_len;
+    a->row_sent = m->G > 1 ? take(ar, (size_t)R * 4) : NULL;
+    a->parent = m->stepwise ? take(ar, (size_t)R * 4) : NULL;
+    a->gather_tmp = m->stepwise ? takef(ar, (size_t)R * (d->L_d * H > H ? d->L_d * H : H)) : NULL;
     bool kproj = attn && attention_projects_keys(d) && !qform;
     size_t kp_floats = kproj ? (size_t)n * S * B * qd : 0, key_floats = (size_t)S * B * K;
     a->compact_idx = m->stepwise ? take(ar, (size_t)n * S * B * 4) : NULL;
@@ -112,6 +113,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     ab->S = S;
     ab->keys = a->keys;
     ab->src_len = m->G > 1 ? a->row_len : a->src_len;
+    ab->len_copies = len_copies;
     ab->centers = d->mode == ATTN_MODE_LOCAL_M ? a->centers : NULL;
     ab->kp = kproj ? takef(ar, (size_t)n * S * B * qd) : a->keys;
     ab->qk = qform ? takef(ar, (size_t)n * R * K) : NULL;
@@ -270,6 +272,7 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     int longest = lim.max_S > lim.max_T ? lim.max_S : lim.max_T;
     if (lim.max_decode_T > longest) longest = lim.max_decode_T;
     size_t rows = (size_t)lim.max_B * beam; /* decoder rows at most */
+    if (dims->heads > longest) longest = dims->heads; /* the row lengths, once per head */
     size_t stage = (size_t)longest * rows;
     m->params = be->alloc(be, m->layout.total * sizeof(float));
     m->grads = be->alloc(be, m->layout.total * sizeof(float));

@@ -189,8 +189,9 @@ static void compact_sources(Seq2Seq *m, const int32_t *keep, int n) {
     m->B = n;
     a->ab.B = n;
     upload_cat_idx(m);
-    for (int r = 0; r < R; r++) m->h_ids[r] = m->dec_len[r % n];
-    be->upload(be, G > 1 ? a->row_len : a->src_len, m->h_ids, (size_t)R * 4);
+    int lens = R * a->ab.len_copies; /* the row lengths, len_copies times over */
+    for (int i = 0; i < lens; i++) m->h_ids[i] = m->dec_len[i % n];
+    be->upload(be, G > 1 ? a->row_len : a->src_len, m->h_ids, (size_t)lens * 4);
     if (d->mode == ATTN_MODE_LOCAL_M && d->style != ATTN_STYLE_NONE) {
         for (int t = 0; t < m->T; t++)
             for (int r = 0; r < R; r++) {

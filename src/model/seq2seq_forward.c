@@ -27,15 +27,19 @@ void seq2seq_upload_source(Seq2Seq *m, const Batch *batch) {
     Acts *a = &m->a;
     int B = batch->B, S = batch->S, T = m->T;
     be->upload(be, a->src, batch->src, (size_t)S * B * 4);
-    for (int b = 0; b < B; b++) m->h_ids[b] = batch->src_len[b];
-    be->upload(be, a->src_len, m->h_ids, (size_t)B * 4);
+    int R = B * m->G; /* decoder rows: row r asks sentence r % B */
+    /* the row lengths, a->ab.len_copies times over (row i asks sentence i % B) */
+    int lens = R * a->ab.len_copies;
+    if (m->G > 1) {
+        for (int b = 0; b < B; b++) m->h_ids[b] = batch->src_len[b];
+        be->upload(be, a->src_len, m->h_ids, (size_t)B * 4);
+    }
+    for (int i = 0; i < lens; i++) m->h_ids[i] = batch->src_len[i % B];
+    be->upload(be, m->G > 1 ? a->row_len : a->src_len, m->h_ids, (size_t)lens * 4);
     for (int s = 0; s < S; s++)
         for (int b = 0; b < B; b++) m->h_f[s * B + b] = s < batch->src_len[b] ? 1.0f : 0.0f;
     be->upload(be, a->keep_src, m->h_f, (size_t)S * B * sizeof(float));
-    int R = B * m->G; /* decoder rows: row r asks sentence r % B */
     if (m->G > 1) {
-        for (int r = 0; r < R; r++) m->h_ids[r] = batch->src_len[r % B];
-        be->upload(be, a->row_len, m->h_ids, (size_t)R * 4);
         for (int r = 0; r < R; r++) m->h_ids[r] = r % B;
         be->upload(be, a->row_sent, m->h_ids, (size_t)R * 4);
     }
