@@ -877,6 +877,12 @@ else
             # CPU's way; the CUDA backend's default shrinks it only to
             # multiples of 8 sentences): the speed, and the same output
             decode_variant "decode nmt beam $beam quantum 1" NMT_DECODE_QUANTUM=1 "${dec_model[$name]}" "$beam" "$hyp" "$sps" "" "$blog" "$end_at"
+            # and never shrunk (a batch of 64 keeps its 64 columns to its
+            # last step): whether shrinking pays on a GPU at all, where a
+            # step of 8 rows may cost what one of 64 does, also beyond the
+            # first-use costs (each new row count is a new GEMM shape)
+            decode_variant "decode nmt beam $beam quantum 64" NMT_DECODE_QUANTUM=64 "${dec_model[$name]}" "$beam" "$hyp" "$sps" \
+                "${dec_sps[$name $beam marginal]:-none}" "$blog" "$end_at"
             # in input order (--maxi-batch 1: no sorting by length), as
             # PyTorch's reference batches: step 7 gives that ratio too
             decode_variant "decode nmt beam $beam maxi-batch 1" "--maxi-batch 1" "${dec_model[$name]}" "$beam" "$hyp" "$sps" "" "$blog" "$end_at"

@@ -99,6 +99,10 @@ for beam in 1 5; do
   # with NMT_DECODE_QUANTUM=1: the rate, and the lines as the default's
   check "row 'decode nmt beam $beam quantum 1' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
     "decode beam $beam quantum 1 row: $(row "decode nmt beam $beam quantum 1")"
+  # never shrunk (NMT_DECODE_QUANTUM=64): the rate, also beyond the
+  # first-use costs, next to the default's
+  check "row 'decode nmt beam $beam quantum 64' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=64 \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s'" \
+    "decode beam $beam quantum 64 row: $(row "decode nmt beam $beam quantum 64")"
   # in input order (--maxi-batch 1): the rate, and the lines as the default's
   check "row 'decode nmt beam $beam maxi-batch 1' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with --maxi-batch 1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
     "decode beam $beam maxi-batch 1 row: $(row "decode nmt beam $beam maxi-batch 1")"
