@@ -475,8 +475,11 @@ decode_variant() {
     out=${5%.txt}-$(printf '%s' "$setting" | tr -c 'A-Za-z0-9' '_').txt
     variant_sps=""
     t1=$(date +%s)
-    # set_variant: the setting, in the subshell of each run
-    set_variant() { if [ "${setting#--}" != "$setting" ]; then export XLATE_OPTS="$setting"; else export "$setting"; fi; }
+    # set_variant: the setting (options, or NAME=VALUE words), in the
+    # subshell of each run
+    set_variant() {
+        if [ "${setting#--}" != "$setting" ]; then export XLATE_OPTS="$setting"; else for s in $setting; do export "$s"; done; fi
+    }
     v=$(set_variant; xlate "$model" "$DEV" "$beam" "$out" "$log" "$(left_of "$end")")
     rc=$?
     read -r same total <<<"$(same_lines "$hyp" "$out" 2>/dev/null)"
@@ -883,6 +886,11 @@ else
             # first-use costs (each new row count is a new GEMM shape)
             decode_variant "decode nmt beam $beam quantum 64" NMT_DECODE_QUANTUM=64 "${dec_model[$name]}" "$beam" "$hyp" "$sps" \
                 "${dec_sps[$name $beam marginal]:-none}" "$blog" "$end_at"
+            # and so with graphs: a batch that keeps its shape replays its
+            # steps' graphs from its fourth step on (on the emulator, 128
+            # lines greedy: 630 -> 374 host calls against quantum 8 with graphs)
+            decode_variant "decode nmt beam $beam quantum 64 graphs" "NMT_DECODE_QUANTUM=64 NMT_CUDA_GRAPHS=1" "${dec_model[$name]}" "$beam" \
+                "$hyp" "$sps" "${dec_sps[$name $beam marginal]:-none}" "$blog" "$end_at"
             # in input order (--maxi-batch 1: no sorting by length), as
             # PyTorch's reference batches: step 7 gives that ratio too
             decode_variant "decode nmt beam $beam maxi-batch 1" "--maxi-batch 1" "${dec_model[$name]}" "$beam" "$hyp" "$sps" "" "$blog" "$end_at"
