@@ -61,6 +61,7 @@ typedef struct {
     int m, n, k;
     int batch;  /* gemms per call: 1 for gemm, count for gemm_batched */
     long calls; /* gemms of this shape in one step (batched ones counted singly) */
+    double alone; /* seconds a step of this shape's gemms, timed alone (the ceiling) */
 } Shape;
 
 static Shape shapes[4096];
@@ -79,7 +80,7 @@ static void record(bool ta, bool tb, int m, int n, int k, int batch, int count) 
             shapes[i].calls += count;
             return;
         }
-    if (n_shapes < (int)(sizeof shapes / sizeof shapes[0])) shapes[n_shapes++] = (Shape){ta, tb, m, n, k, batch, count};
+    if (n_shapes < (int)(sizeof shapes / sizeof shapes[0])) shapes[n_shapes++] = (Shape){ta, tb, m, n, k, batch, count, 0.0};
 }
 
 static void gemm_rec(Backend *be, bool ta, bool tb, int m, int n, int k, float alpha, const float *A, int lda,
@@ -393,7 +394,8 @@ int main(int argc, char **argv) {
             return 1;
         }
         /* the CPU time is per gemm; the GPU's per call (a batched call does `batch` gemms) */
-        ceiling_time += on_gpu ? t * (double)shapes[s].calls / shapes[s].batch : t * shapes[s].calls;
+        shapes[s].alone = on_gpu ? t * (double)shapes[s].calls / shapes[s].batch : t * shapes[s].calls;
+        ceiling_time += shapes[s].alone;
         recorded_flops += 2.0 * shapes[s].m * shapes[s].n * shapes[s].k * shapes[s].calls;
     }
     struct rusage ru;
@@ -446,9 +448,12 @@ int main(int argc, char **argv) {
     printf("gemm shapes: %d\n", n_shapes);
     if (getenv("NMT_BENCH_SHAPES"))
         for (int s = 0; s < n_shapes; s++)
-            printf("  %c%c m %d n %d k %d batch %d gemms %ld GFLOP %.3f\n", shapes[s].ta ? 'T' : 'N',
-                   shapes[s].tb ? 'T' : 'N', shapes[s].m, shapes[s].n, shapes[s].k, shapes[s].batch, shapes[s].calls,
-                   2.0 * shapes[s].m * shapes[s].n * shapes[s].k * shapes[s].calls / 1e9);
+            printf("  %c%c m %d n %d k %d batch %d gemms %ld GFLOP %.3f; alone %.3f ms a step (%.1f%% of the "
+                   "ceiling's time), %.1f GFLOP/s\n", shapes[s].ta ? 'T' : 'N', shapes[s].tb ? 'T' : 'N', shapes[s].m,
+                   shapes[s].n, shapes[s].k, shapes[s].batch, shapes[s].calls,
+                   2.0 * shapes[s].m * shapes[s].n * shapes[s].k * shapes[s].calls / 1e9, shapes[s].alone * 1e3,
+                   100.0 * shapes[s].alone / ceiling_time,
+                   2.0 * shapes[s].m * shapes[s].n * shapes[s].k * shapes[s].calls / shapes[s].alone / 1e9);
     optimizer_free(opt);
     seq2seq_free(m);
     batcher_free(batches);

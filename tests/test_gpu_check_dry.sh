@@ -55,6 +55,16 @@ for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench 
   check "row '$name' | grep -qE ' info +[0-9]+  [1-9][0-9]* tgt tok/s, [0-9.]*[1-9][0-9.]* ms/step, [0-9.]*[1-9][0-9.]* GFLOP/step = [0-9.]*[1-9][0-9.]* TFLOP/s'" \
     "$name row: $(row "$name")"
 done
+# bench_train's GEMM shapes (NMT_BENCH_SHAPES=1, in bench.log): every
+# shape with its time alone, whose shares of the ceiling's time add up to
+# 100% in each benchmark run
+shape_re='^  [NT][NT] m [0-9]+ n [0-9]+ k [0-9]+ batch [0-9]+ gemms [0-9]+ GFLOP [0-9.]+; alone [0-9.]+ ms a step \(([0-9.]+)% of the ceiling.s time\), [0-9.]*[1-9][0-9.]* GFLOP/s$'
+runs=$(grep -c '^gemm shapes: ' "$out/bench.log")
+listed=$(awk '/^gemm shapes: / { n += $3 } END { print n + 0 }' "$out/bench.log")
+parsed=$(grep -cE "$shape_re" "$out/bench.log")
+share=$(grep -E "$shape_re" "$out/bench.log" | sed -E 's/.* a step \(([0-9.]+)% of the ceiling.*/\1/' | awk '{ s += $1 } END { printf "%.1f", s }')
+check "[ $runs -ge 2 ] && [ $parsed -eq $listed ] && awk -v s=$share -v r=$runs 'BEGIN { exit !(s >= 98 * r && s <= 102 * r) }'" \
+  "bench.log's GEMM shapes: $runs runs, $listed shapes listed, $parsed with their time alone, shares summing to $share%"
 # a CUDA build loads cuBLAS and CUPTI at run time, GPU or not
 if "$NMT" --version 2>/dev/null | grep -q '^cublas:'; then
   check "row 'cuBLAS \\(dlopen\\)' | grep -qE ' ok +[0-9]+  loads$'" "cuBLAS row: $(row 'cuBLAS \(dlopen\)')"
