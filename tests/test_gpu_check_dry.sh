@@ -116,6 +116,10 @@ for beam in 1 5; do
   # and so with graphs: two settings at once
   check "row 'decode nmt beam $beam quantum 64 graphs' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=64 NMT_CUDA_GRAPHS=1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s'" \
     "decode beam $beam quantum 64 graphs row: $(row "decode nmt beam $beam quantum 64 graphs")"
+  # the persistent encoder recurrence (NMT_CUDA_PERSISTENT=1, which the
+  # CPU ignores): the rate, also beyond the first-use costs
+  check "row 'decode nmt beam $beam persistent' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_PERSISTENT=1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s'" \
+    "decode beam $beam persistent row: $(row "decode nmt beam $beam persistent")"
   # in input order (--maxi-batch 1): the rate, and the lines as the default's
   check "row 'decode nmt beam $beam maxi-batch 1' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with --maxi-batch 1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 100 of 100 lines as the default.s'" \
     "decode beam $beam maxi-batch 1 row: $(row "decode nmt beam $beam maxi-batch 1")"
