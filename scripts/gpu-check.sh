@@ -75,9 +75,13 @@
 #      kernels with the most device time, the table in bench.log);
 #      the bench-size model's each again with NMT_DECODE_QUANTUM=1 (the
 #      batch shrunk at every finished sentence instead of to multiples of
-#      8: at least 90% of the lines the same) and with NMT_CUDA_GRAPHS=1,
-#      whose output must be identical; the de-en.json model's (4 heads)
-#      again with NMT_DECODE_QUERY_FORM=0, also 4 times over;
+#      8), NMT_DECODE_QUANTUM=64 (never shrunk), that with NMT_CUDA_GRAPHS=1,
+#      NMT_CUDA_PERSISTENT=1 (the encoder's recurrence in one kernel),
+#      --maxi-batch 1 (input order), NMT_DECODE_PIPELINE=0 (greedy only)
+#      and NMT_DECODE_FOLD=0, each with at least 90% of the lines the
+#      default's (all but quantum 1 and maxi-batch 1 also 4 times over), and
+#      with NMT_CUDA_GRAPHS=1, whose output must be identical; the de-en.json
+#      model's (4 heads) again with NMT_DECODE_QUERY_FORM=0, also 4 times over;
 #   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
 #      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
@@ -893,7 +897,7 @@ else
                 "$hyp" "$sps" "${dec_sps[$name $beam marginal]:-none}" "$blog" "$end_at"
             # the encoder's recurrence as one persistent kernel per layer
             # and direction: slower in training (its backward), but a
-            # batch's encoder is a quarter of greedy decoding's host calls
+            # batch's encoder is a fifth of greedy decoding's host calls
             # (emulator, 16 lines, de-en.json model: 665 -> 543), and
             # decoding runs only its forward
             decode_variant "decode nmt beam $beam persistent" NMT_CUDA_PERSISTENT=1 "${dec_model[$name]}" "$beam" "$hyp" "$sps" \
