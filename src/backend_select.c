@@ -8,10 +8,16 @@
 #include "config.h"
 #include "gpu/gpu_backend.h"
 
-/* backend_create_for without the decoding settings from the environment */
+/* backend_create_for without the decoding settings from the environment.
+ * auto with GPU 0 and no GPU visible (or no CUDA built in) runs on the CPU
+ * without a word: the normal case on a machine without a GPU. A GPU other
+ * than 0 is tried even then, so that one that cannot be used is an error
+ * naming gpu_what (cuda_backend_create says why: none visible, not built
+ * in, or no such device). */
 static NmtStatus backend_create_device(int device, int gpu, int threads, const char *what,
                                        const char *gpu_what, Backend **out) {
-    if (device == CFG_DEVICE_CUDA || (device == CFG_DEVICE_AUTO && cuda_backend_available())) {
+    if (device == CFG_DEVICE_CUDA ||
+        (device == CFG_DEVICE_AUTO && (gpu != 0 || cuda_backend_available()))) {
         char err[512] = "";
         *out = cuda_backend_create(gpu, err, sizeof err);
         if (*out) return NMT_OK;

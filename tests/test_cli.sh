@@ -67,9 +67,12 @@ expect 2 "unknown option '--bogus'" "$NMT" train --config "$tmp/prep.json" --bog
 if "$NMT" --version | grep -q -E "cuda: (not built in|built in, no GPU visible)"; then
   expect 2 "train.device: cuda requested" "$NMT" train --config "$tmp/prep.json" --set train.device=cuda --set train.max_steps=1
   expect 0 "resolved config" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
-  # a GPU other than 0: named by train.gpu; auto without a visible GPU still trains on the CPU
+  # a GPU other than 0 that cannot be used: an error naming train.gpu, also
+  # with auto (docs/user-guide.md "GPU"); auto with GPU 0 trains on the CPU
   expect 2 "train.gpu 2: GPU 2 requested (train.device cuda), but" "$NMT" train --config "$tmp/prep.json" --set train.device=cuda --set train.gpu=2 --set train.max_steps=1
-  expect 0 "device cpu" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.gpu=2 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
+  expect 2 "train.gpu 2: GPU 2 requested (train.device auto), but" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.gpu=2 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
+  expect 2 "train.gpu 3: GPU 3 requested (train.device auto), but" "$NMT" train --config "$tmp/prep.json" --set train.gpu=3 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
+  expect 0 "device cpu" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.gpu=0 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
 fi
 expect 2 "train.gpu" "$NMT" train --config "$tmp/prep.json" --set train.gpu=-1 --set train.max_steps=1
 

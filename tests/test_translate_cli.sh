@@ -54,6 +54,20 @@ usage "--device must be auto, cpu or cuda, got 'gpu'" --device gpu
 usage "--gpu must be an integer in [0, 1023], got '-1'" --gpu -1
 usage "--gpu must be an integer in [0, 1023], got 'cuda:1'" --gpu cuda:1
 usage "unknown option '--frobnicate'" --frobnicate
+# a GPU other than 0 that cannot be used is an error naming --gpu, also with
+# auto (the default) and when no GPU is visible or CUDA is not built in;
+# auto with GPU 0 decodes on the CPU without a word
+if "$NMT" --version | grep -q -E "cuda: (not built in|built in, no GPU visible)"; then
+  for dev in auto cuda; do
+    out=$("$NMT" translate --model "$M" --device "$dev" --gpu 3 < "$in" 2>&1 > "$tmp/gpu3.hyp"); rc=$?
+    check '[ $rc -eq 2 ] && [ ! -s "$tmp/gpu3.hyp" ] && printf "%s" "$out" | grep -qF -- "--gpu 3: GPU 3 requested (--device $dev), but"' \
+      "--device $dev --gpu 3 without a usable GPU: exit $rc: $out"
+  done
+  out=$("$NMT" translate --model "$M" --gpu 3 < "$in" 2>&1 > "$tmp/gpu3.hyp"); rc=$?
+  check '[ $rc -eq 2 ] && [ ! -s "$tmp/gpu3.hyp" ] && printf "%s" "$out" | grep -qF -- "--gpu 3: GPU 3 requested (--device auto), but"' \
+    "--gpu 3 (auto by default) without a usable GPU: exit $rc: $out"
+  check '[ ! -s "$tmp/base.err" ]' "auto with GPU 0 and no usable GPU is not silent: $(cat "$tmp/base.err")"
+fi
 out=$("$NMT" translate --model "$tmp/nope.nmt" < /dev/null 2>&1); rc=$?
 check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "nope.nmt"' "missing model: exit $rc: $out"
 
