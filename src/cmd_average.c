@@ -5,6 +5,7 @@
  * sum and one checkpoint, whatever their number. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -20,7 +21,7 @@ static const char average_usage[] =
     "newest input (highest step); optimizer moments are left out, so one\n"
     "CHECKPOINT gives a copy for translating at about a third of its size.\n"
     "Checkpoints of different runs (a model, data or seed key differs) are\n"
-    "refused.\n";
+    "refused, and so is FILE when it is one of the CHECKPOINTs.\n";
 
 /* Refuses `ck` (read from `path`) when its config differs from the first
  * checkpoint's (`first`, read from first_path) in a key other than the
@@ -68,6 +69,24 @@ int cmd_average(int argc, char **argv) {
                 average_usage);
         nmt_free(paths);
         return NMT_EXIT_USAGE;
+    }
+    /* --out must not be one of the inputs (a resumable checkpoint would
+     * become a smaller one without the optimizer moments): the same name,
+     * or, when --out exists, the same file under another name or link */
+    struct stat out_st;
+    bool out_exists = stat(out_path, &out_st) == 0;
+    for (int k = 0; k < n; k++) {
+        struct stat in_st;
+        if (strcmp(out_path, paths[k]) == 0 ||
+            (out_exists && stat(paths[k], &in_st) == 0 && in_st.st_dev == out_st.st_dev &&
+             in_st.st_ino == out_st.st_ino)) {
+            fprintf(stderr,
+                    "nmt average: --out %s is the same file as the checkpoint %s: it would be overwritten; "
+                    "write the average to another file\n",
+                    out_path, paths[k]);
+            nmt_free(paths);
+            return NMT_EXIT_USAGE;
+        }
     }
     /* one checkpoint at a time: the running sum and the one being read */
     CheckpointAverager acc;

@@ -5,8 +5,8 @@
 # checkpoint with itself; the
 # average of three step checkpoints of a run loads and translates every line;
 # checkpoints of another run (another seed), missing or corrupt files and bad
-# usage are refused with a message naming the file or the key, and --out is
-# not written then. (The arithmetic is tests/test_checkpoint_average.c.)
+# usage, and an --out that is one of the inputs, are refused with a message
+# naming the file or the key, and --out is not written then. (The arithmetic is tests/test_checkpoint_average.c.)
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_average_cli
@@ -52,6 +52,17 @@ cp "$tmp/run/step-40.nmt" "$tmp/corrupt.nmt"
 printf '\x55' | dd of="$tmp/corrupt.nmt" bs=1 seek=3000 conv=notrunc status=none
 expect 1 "corrupt.nmt" "$NMT" average --out "$tmp/bad.nmt" "$tmp/run/step-60.nmt" "$tmp/corrupt.nmt"
 check "[ ! -e '$tmp/bad.nmt' ]" "a refused average must not write --out"
+# --out one of the inputs: refused (exit 2) naming both, the input untouched;
+# by the same name, by another name of the same file, by a hard link
+cp "$tmp/run/step-60.nmt" "$tmp/keep60.nmt"
+expect 2 "--out $tmp/run/step-60.nmt is the same file as the checkpoint $tmp/run/step-60.nmt" \
+    "$NMT" average --out "$tmp/run/step-60.nmt" "$tmp/run/step-40.nmt" "$tmp/run/step-60.nmt"
+expect 2 "--out $tmp/run/./step-60.nmt is the same file as the checkpoint $tmp/run/step-60.nmt" \
+    "$NMT" average --out "$tmp/run/./step-60.nmt" "$tmp/run/step-40.nmt" "$tmp/run/step-60.nmt"
+ln "$tmp/run/step-60.nmt" "$tmp/link60.nmt"
+expect 2 "--out $tmp/link60.nmt is the same file as the checkpoint $tmp/run/step-60.nmt" \
+    "$NMT" average --out "$tmp/link60.nmt" "$tmp/run/step-60.nmt"
+check "cmp -s '$tmp/keep60.nmt' '$tmp/run/step-60.nmt'" "a refused average overwrote its input step-60.nmt"
 expect 2 "--out FILE is required" "$NMT" average "$tmp/run/step-60.nmt"
 expect 2 "no checkpoint given" "$NMT" average --out "$tmp/bad.nmt"
 expect 2 "unknown option '--bogus'" "$NMT" average --bogus --out "$tmp/bad.nmt" "$tmp/run/step-60.nmt"
