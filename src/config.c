@@ -129,24 +129,39 @@ static NmtStatus unknown_key(const char *path) {
     return nmt_fail(NMT_ERR_CONFIG, "%s: unknown key (`nmt config --doc` lists the keys)", path);
 }
 
+/* v as the shortest text that reads back as v (not rounded as %g would:
+ * 2147483648, not 2.14748e+09) */
 static void format_number(char *buf, size_t n, double v) {
-    if (v == floor(v) && fabs(v) < 1e15)
+    if (v == floor(v) && fabs(v) < 1e15) {
         snprintf(buf, n, "%.0f", v);
-    else
-        snprintf(buf, n, "%g", v);
+        return;
+    }
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) break;
+    }
 }
 
-/* "must be >= 1", "must be in [0, 1)" ... for a key's range. */
-static void range_text(const ConfigKey *key, char *buf, size_t n) {
+/* The bounds of an integer key: its table's, and the int's where the table
+ * has none (NOLIMIT). */
+static double int_lo(const ConfigKey *key) { return isnan(key->lo) ? -(double)INT_MAX : key->lo; }
+static double int_hi(const ConfigKey *key) { return isnan(key->hi) ? (double)INT_MAX : key->hi; }
+
+/* "must be >= 1", "must be in [0, 1)" ... for a key's range. With
+ * int_bounds, an integer key's missing bound is the int's ("must be in
+ * [0, 2147483647]"). */
+static void range_text(const ConfigKey *key, int int_bounds, char *buf, size_t n) {
     char lo[32], hi[32];
-    format_number(lo, sizeof lo, key->lo);
-    format_number(hi, sizeof hi, key->hi);
+    double key_lo = key->lo, key_hi = key->hi;
+    if (int_bounds && key->type == CFG_INT) key_lo = int_lo(key), key_hi = int_hi(key);
+    format_number(lo, sizeof lo, key_lo);
+    format_number(hi, sizeof hi, key_hi);
     int lo_open = key->range_flags & CFG_LO_OPEN, hi_open = key->range_flags & CFG_HI_OPEN;
-    if (!isnan(key->lo) && !isnan(key->hi))
+    if (!isnan(key_lo) && !isnan(key_hi))
         snprintf(buf, n, "must be in %c%s, %s%c", lo_open ? '(' : '[', lo, hi, hi_open ? ')' : ']');
-    else if (!isnan(key->lo))
+    else if (!isnan(key_lo))
         snprintf(buf, n, "must be %s %s", lo_open ? ">" : ">=", lo);
-    else if (!isnan(key->hi))
+    else if (!isnan(key_hi))
         snprintf(buf, n, "must be %s %s", hi_open ? "<" : "<=", hi);
     else
         buf[0] = '\0';
@@ -202,17 +217,22 @@ static char *resolve_path(const char *value, const char *base_dir) {
 /* Stores one JSON value into the field of `key`, checking type and range. */
 static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item) {
     void *field = field_ptr(cfg, key);
-    char range[96];
+    char range[96], value[40];
     switch (key->type) {
     case CFG_INT: {
         if (!cJSON_IsNumber(item))
             return nmt_fail(NMT_ERR_CONFIG, "%s: expected an integer, got %s", key->path, json_kind(item));
         double v = item->valuedouble;
-        if (v != floor(v) || fabs(v) > INT_MAX)
-            return nmt_fail(NMT_ERR_CONFIG, "%s: expected an integer, got %g", key->path, v);
+        format_number(value, sizeof value, v);
+        if (v != floor(v))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected an integer, got %s", key->path, value);
+        if (fabs(v) > INT_MAX) { /* a whole number beyond an int: the key's range, with the int's bounds */
+            range_text(key, 1, range, sizeof range);
+            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s", key->path, range, value);
+        }
         if (!in_range(key, v)) {
-            range_text(key, range, sizeof range);
-            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %.0f", key->path, range, v);
+            range_text(key, 0, range, sizeof range);
+            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s", key->path, range, value);
         }
         *(int *)field = (int)v;
         return NMT_OK;
@@ -222,8 +242,9 @@ static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item
             return nmt_fail(NMT_ERR_CONFIG, "%s: expected a number, got %s", key->path, json_kind(item));
         double v = item->valuedouble;
         if (!isfinite(v) || !in_range(key, v)) {
-            range_text(key, range, sizeof range);
-            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %g", key->path, range, v);
+            range_text(key, 0, range, sizeof range);
+            format_number(value, sizeof value, v);
+            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s", key->path, range, value);
         }
         *(double *)field = v;
         return NMT_OK;
@@ -390,6 +411,14 @@ static NmtStatus apply_override(cJSON *root, const char *text) {
     char path[256];
     snprintf(path, sizeof path, "%.*s", (int)(eq - text), text);
     const ConfigKey *key = find_key(path);
+    if (!key && is_section(path)) {
+        NmtStatus st = nmt_fail(NMT_ERR_CONFIG,
+                                "%s: is a section (an object), not a value; set %s.KEY=VALUE "
+                                "(`nmt config --doc` lists the keys)",
+                                path, path);
+        nmt_error_prefix("--set %s", text);
+        return st;
+    }
     if (!key) {
         NmtStatus st = unknown_key(path);
         nmt_error_prefix("--set %s", text);
@@ -558,15 +587,16 @@ NmtStatus config_load(const char *path, const char *const *overrides, int n_over
             }
             text = grown;
         }
+        errno = 0;
         size_t got = fread(text + len, 1, 4096, f);
         len += got;
         if (got < 4096) break;
     }
-    int read_error = ferror(f);
+    int read_error = ferror(f), read_errno = errno; /* e.g. EISDIR: a folder given as the config */
     fclose(f);
     if (read_error) {
         nmt_free(text);
-        return nmt_fail(NMT_ERR_IO, "%s: read error", path);
+        return nmt_fail(NMT_ERR_IO, "%s: read error: %s", path, read_errno ? strerror(read_errno) : "unknown cause");
     }
     text[len] = '\0';
     if (strlen(text) != len) {
@@ -690,7 +720,7 @@ void config_write_reference(FILE *out) {
                 strncat(type, "`", sizeof type - strlen(type) - 1);
             }
         } else {
-            range_text(key, range, sizeof range);
+            range_text(key, 1, range, sizeof range);
             snprintf(type, sizeof type, "%s%s%s", type_name(key->type), range[0] ? ", " : "",
                      range[0] ? range + strlen("must be ") : "");
         }

@@ -193,7 +193,7 @@ NmtStatus file_read_stream(FILE *in, const char *path, char **bytes, size_t *n) 
         size_t got = fread(buf + len, 1, cap - 1 - len, in);
         len += got;
         if (got == 0) {
-            if (ferror(in)) st = nmt_fail(NMT_ERR_IO, "%s: read error", path);
+            if (ferror(in)) st = nmt_fail(NMT_ERR_IO, "%s: read error: %s", path, strerror(errno));
             break;
         }
     }

@@ -33,6 +33,17 @@ expect 2 "got query 64 (model.hidden) and key 32 (model.enc_hidden)" "$NMT" conf
 echo '{"train": {"optimiser": "adam"}}' > "$tmp/typo.json"
 expect 2 "train.optimiser: unknown key (did you mean train.optimizer?)" "$NMT" config --config "$tmp/typo.json"
 expect 2 "model.hidden: expected an integer" "$NMT" train --config "$tmp/dot.json" --set model.hidden='"x"'
+# a whole number beyond an int: the range, and the value unrounded
+echo '{}' > "$tmp/empty.json"
+expect 2 "--set train.seed=2147483648: train.seed: must be in [0, 2147483647], got 2147483648" "$NMT" config --config "$tmp/empty.json" --set train.seed=2147483648
+echo '{"model": {"hidden": 1e20}}' > "$tmp/huge.json"
+expect 2 "huge.json: model.hidden: must be in [1, 65536], got 1e+20" "$NMT" config --config "$tmp/huge.json"
+# a section set to a value
+expect 2 "--set model=3: model: is a section (an object), not a value; set model.KEY=VALUE" "$NMT" config --config "$tmp/empty.json" --set model=3
+# a folder given as a file: the reason
+mkdir -p "$tmp/somedir"
+expect 1 "somedir: read error: Is a directory" "$NMT" config --config "$tmp/somedir"
+expect 1 "somedir: read error: Is a directory" sh -c '"$0" translate --model "$1" < /dev/null' "$NMT" "$tmp/somedir"
 
 # docs/config.md holds exactly the generated reference
 if "$NMT" config --doc > "$tmp/ref.md" && tail -n "$(wc -l < "$tmp/ref.md")" docs/config.md | cmp -s - "$tmp/ref.md"; then

@@ -132,6 +132,19 @@ static void test_bad_files(void) {
     expect_error("{\"train\": {\"label_smoothing\": -0.1}}", NULL, 0, NMT_ERR_CONFIG,
                  "train.label_smoothing: must be in [0, 1), got -0.1");
     expect_error("{\"model\": {\"hidden\": -4}}", NULL, 0, NMT_ERR_CONFIG, "model.hidden: must be in [1, 65536], got -4");
+    /* a whole number beyond an int is out of range, not "not an integer", and
+     * is printed whole (not %g's 2.14748e+09) */
+    expect_error("{\"train\": {\"seed\": 2147483648}}", NULL, 0, NMT_ERR_CONFIG,
+                 "train.seed: must be in [0, 2147483647], got 2147483648");
+    expect_error("{\"train\": {\"max_steps\": -3000000000}}", NULL, 0, NMT_ERR_CONFIG,
+                 "train.max_steps: must be in [0, 2147483647], got -3000000000");
+    expect_error("{\"model\": {\"hidden\": 1e20}}", NULL, 0, NMT_ERR_CONFIG,
+                 "model.hidden: must be in [1, 65536], got 1e+20");
+    expect_error("{\"train\": {\"seed\": 2147483647}}", NULL, 0, NMT_OK, "");
+    expect_error("{\"train\": {\"seed\": 2147483648.5}}", NULL, 0, NMT_ERR_CONFIG,
+                 "train.seed: expected an integer, got 2147483648.5");
+    expect_error("{\"train\": {\"lr\": 1000.0001}}", NULL, 0, NMT_ERR_CONFIG,
+                 "train.lr: must be in (0, 1000], got 1000.0001");
     /* contradictions */
     expect_error("{\"model\": {\"hidden\": 64, \"enc_hidden\": 32, \"attention\": {\"score\": \"dot\"}}}",
                  NULL, 0, NMT_ERR_CONFIG,
@@ -158,6 +171,11 @@ static void test_bad_files(void) {
     Config cfg;
     CHECK_EQ_INT(config_load("/nonexistent/dir/x.json", NULL, 0, &cfg), NMT_ERR_IO);
     CHECK_CONTAINS(nmt_error_message(), "/nonexistent/dir/x.json: cannot open");
+    /* a folder given as the config: the reason, not just "read error" */
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", test_tmpdir());
+    CHECK_EQ_INT(config_load(dir, NULL, 0, &cfg), NMT_ERR_IO);
+    CHECK_CONTAINS(nmt_error_message(), ": read error: Is a directory");
 }
 
 static void test_overrides(void) {
@@ -194,7 +212,14 @@ static void test_overrides(void) {
     const char *bad_key[] = {"model.hiden=3"};
     expect_error("{}", bad_key, 1, NMT_ERR_CONFIG, "--set model.hiden=3: model.hiden: unknown key (did you mean model.hidden?)");
     const char *section[] = {"model=3"};
-    expect_error("{}", section, 1, NMT_ERR_CONFIG, "model: unknown key");
+    expect_error("{}", section, 1, NMT_ERR_CONFIG,
+                 "--set model=3: model: is a section (an object), not a value; set model.KEY=VALUE");
+    const char *subsection[] = {"model.attention=dot"};
+    expect_error("{}", subsection, 1, NMT_ERR_CONFIG,
+                 "model.attention: is a section (an object), not a value; set model.attention.KEY=VALUE");
+    const char *seed[] = {"train.seed=2147483648"};
+    expect_error("{}", seed, 1, NMT_ERR_CONFIG,
+                 "--set train.seed=2147483648: train.seed: must be in [0, 2147483647], got 2147483648");
     const char *no_eq[] = {"model.hidden"};
     expect_error("{}", no_eq, 1, NMT_ERR_USAGE, "expected KEY=VALUE");
     const char *range[] = {"model.attention.window=0"};
@@ -257,7 +282,9 @@ static void test_reference(void) {
     FILE *f = open_memstream(&buf, &len);
     config_write_reference(f);
     fclose(f);
-    CHECK_CONTAINS(buf, "| `model.attention.window` | integer, >= 1 | `10` |");
+    /* an integer key without an upper bound in the table has the int's */
+    CHECK_CONTAINS(buf, "| `model.attention.window` | integer, in [1, 2147483647] | `10` |");
+    CHECK_CONTAINS(buf, "| `train.seed` | integer, in [0, 2147483647] | `1` |");
     CHECK_CONTAINS(buf, "`luong` \\| `bahdanau` \\| `none`");
     CHECK_CONTAINS(buf, "| `train.max_steps` |");
     free(buf);
