@@ -236,6 +236,15 @@ static void check_min_ids_bound(const Tokenizer *t) {
         CHECK_EQ_INT(tokenizer_encode(t, texts[i], strlen(texts[i]), &ids, &n), NMT_OK);
         int bound = tokenizer_min_ids(t, texts[i], strlen(texts[i]), 1000);
         CHECK(bound <= n, "text %zu: bound %d > %d ids", i, bound, n);
+        /* the prefix with a bound of 1 encodes to the first ids */
+        size_t prefix;
+        if (tokenizer_min_ids_prefix(t, texts[i], strlen(texts[i]), 1, &prefix) == 1) {
+            int32_t *pre = NULL;
+            int np = 0;
+            CHECK_EQ_INT(tokenizer_encode(t, texts[i], prefix, &pre, &np), NMT_OK);
+            CHECK(np >= 1 && np <= n && !memcmp(pre, ids, (size_t)np * 4), "text %zu: prefix ids", i);
+            nmt_free(pre);
+        }
         nmt_free(ids);
     }
 }

@@ -131,8 +131,11 @@ static uint32_t utf8_next(const unsigned char *s, size_t left, size_t *n) {
     return cp;
 }
 
-int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int cap) {
+/* The bound; *end: the byte offset just past the cap-th counted word when
+ * the count reaches cap, else len. */
+static int min_ids(TokenizerKind kind, const char *text, size_t len, int cap, size_t *end) {
     const unsigned char *s = (const unsigned char *)text;
+    *end = len;
     int count = 0;
     size_t i = 0;
     if (kind == TOKENIZER_WORD) {
@@ -145,6 +148,7 @@ int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int
             }
             count++;
             while (i < len && word_space_len(text + i, len - i) == 0) i++;
+            if (count == cap) *end = i;
         }
         return count;
     }
@@ -155,6 +159,7 @@ int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int
     while (i < len && count < cap) {
         if (s[i] == ' ') {
             count += visible;
+            if (visible && count == cap) *end = i;
             visible = 0;
             i++;
             continue;
@@ -168,9 +173,21 @@ int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int
     return count < cap ? count : cap;
 }
 
-int tokenizer_min_ids(const Tokenizer *t, const char *text, size_t len, int cap) {
+int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int cap) {
+    size_t end;
+    return min_ids(kind, text, len, cap, &end);
+}
+
+int tokenizer_min_ids_prefix(const Tokenizer *t, const char *text, size_t len, int cap,
+                             size_t *prefix_len) {
+    *prefix_len = len;
     if (t->kind == TOKENIZER_SPM && !spm_pieces_within_words(t->spm)) return 0;
-    return tokenizer_kind_min_ids(t->kind, text, len, cap);
+    return min_ids(t->kind, text, len, cap, prefix_len);
+}
+
+int tokenizer_min_ids(const Tokenizer *t, const char *text, size_t len, int cap) {
+    size_t end;
+    return tokenizer_min_ids_prefix(t, text, len, cap, &end);
 }
 
 NmtStatus tokenizer_encode_buf(const Tokenizer *t, const char *text, size_t len,

@@ -144,6 +144,12 @@ int tokenizer_piece_to_id(const Tokenizer *t, const char *piece);
  *          own U+2581-started run, and no piece crosses a U+2581 (see
  *          spm_pieces_within_words; a model where that fails gives 0). */
 int tokenizer_min_ids(const Tokenizer *t, const char *text, size_t len, int cap);
+/* The same, and in *prefix_len the length of the shortest prefix whose own
+ * bound is cap when the bound reaches cap (else len). Since no id spans two
+ * words, encoding that prefix gives the first ids of the whole text, at
+ * least cap of them (`nmt translate` truncating a huge line). */
+int tokenizer_min_ids_prefix(const Tokenizer *t, const char *text, size_t len, int cap,
+                             size_t *prefix_len);
 /* The same bound before training, for a tokenizer of `kind` trained by
  * tokenizer_train (the SentencePiece trainer's default split_by_whitespace,
  * which nmt never changes, keeps every piece within a word). */
