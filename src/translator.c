@@ -760,11 +760,20 @@ static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, co
     if (!utf8_validate(line, len, &bad) || memchr(line, '\0', len)) {
         nmt_log_warn("%s:%lld: invalid UTF-8 or NUL byte; writing an empty line", name, (long long)line_no);
     } else {
-        NmtStatus st = tokenizer_encode_buf(tr->src_tok, line, len, &tr->ids[i], &tr->len[i], &tr->cap[i]);
+        /* a line of more than max_src words: only the words that can give
+         * the first max_src + 1 ids are encoded (the same first ids) */
+        size_t prefix;
+        int over = tokenizer_min_ids_prefix(tr->src_tok, line, len, tr->max_src + 1, &prefix) > tr->max_src;
+        NmtStatus st = tokenizer_encode_buf(tr->src_tok, line, over ? prefix : len, &tr->ids[i], &tr->len[i],
+                                            &tr->cap[i]);
         if (st) return st;
         if (tr->len[i] > tr->max_src) {
-            nmt_log_warn("%s:%lld: %d tokens; truncated to %d (--max-src-len)", name, (long long)line_no, tr->len[i],
-                         tr->max_src);
+            if (over)
+                nmt_log_warn("%s:%lld: more than %d tokens; truncated to %d (--max-src-len)", name,
+                             (long long)line_no, tr->max_src, tr->max_src);
+            else
+                nmt_log_warn("%s:%lld: %d tokens; truncated to %d (--max-src-len)", name, (long long)line_no,
+                             tr->len[i], tr->max_src);
             tr->len[i] = tr->max_src;
         }
     }

@@ -185,6 +185,126 @@ static void test_spm_cache(void) {
     config_free(&cfg);
 }
 
+/* A corpus of 120 pairs (line i: (i % 7) + 1 words "w.." -> "v..") with three
+ * pairs that cannot fit max_len 50 by their word count:
+ *   line 31: 60 words "qx" (180 bytes, short enough for SentencePiece's
+ *            trainer, which skips lines over 4192 bytes itself) -> "v1 Zz"
+ *   line 41: 100000 words "qx" -> "v2 Kk"
+ *   line 51: "\x01" (a control character nmt_nfkc deletes: no SentencePiece
+ *            id, one word) -> 60 words "v3"
+ * q, x, Z and K appear nowhere else. */
+static void write_long_corpus(const char *dir) {
+    char src_path[1024], tgt_path[1024];
+    snprintf(src_path, sizeof src_path, "%s/long.src", dir);
+    snprintf(tgt_path, sizeof tgt_path, "%s/long.tgt", dir);
+    FILE *s = fopen(src_path, "w"), *t = fopen(tgt_path, "w");
+    for (int i = 0; i < 120; i++) {
+        if (i == 30 || i == 40) {
+            for (int w = 0; w < (i == 30 ? 60 : 100000); w++) fprintf(s, "%sqx", w ? " " : "");
+            fprintf(t, "%s", i == 30 ? "v1 Zz" : "v2 Kk");
+        } else if (i == 50) {
+            fputc('\x01', s);
+            for (int w = 0; w < 60; w++) fprintf(t, "%sv3", w ? " " : "");
+        } else {
+            int words = (i % 7) + 1;
+            for (int w = 0; w < words; w++) fprintf(s, "%sw%d", w ? " " : "", (i + w) % 23);
+            for (int w = words - 1; w >= 0; w--) fprintf(t, "%sv%d", w != words - 1 ? " " : "", (i + w) % 23);
+        }
+        fputc('\n', s);
+        fputc('\n', t);
+    }
+    fclose(s);
+    fclose(t);
+}
+
+/* 1 when some piece of t holds one of the bytes of `chars`. */
+static int vocab_has_char(const Tokenizer *t, const char *chars) {
+    for (int id = NMT_N_SPECIAL; id < tokenizer_vocab_size(t); id++)
+        if (strpbrk(tokenizer_piece(t, id), chars)) return 1;
+    return 0;
+}
+
+/* tokenizer_min_ids never exceeds the ids that encoding gives. */
+static void check_min_ids_bound(const Tokenizer *t) {
+    static const char *const texts[] = {
+        "w1 w2", "  w1   w2  ", "w1\tw2 w3", "\x01 w1 \x01", "w1 \xc2\xa0 w2", "\xe2\x80\x8b w1",
+        "w1\xe2\x80\x8bw2 w3", "\xef\xb7\xba w1", "q \xe2\x96\x81 x", "\xe2\x96\x81\xe2\x96\x81 w1",
+        "w1 \xcc\x81 w2", "\xc2\xb4 w1", "\xf0\x9f\x98\x80 \xe4\xb8\xad", "w1 \xef\xbf\xbd w2", ""};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        int32_t *ids = NULL;
+        int n = 0;
+        CHECK_EQ_INT(tokenizer_encode(t, texts[i], strlen(texts[i]), &ids, &n), NMT_OK);
+        int bound = tokenizer_min_ids(t, texts[i], strlen(texts[i]), 1000);
+        CHECK(bound <= n, "text %zu: bound %d > %d ids", i, bound, n);
+        /* the prefix with a bound of 1 encodes to the first ids */
+        size_t prefix;
+        if (tokenizer_min_ids_prefix(t, texts[i], strlen(texts[i]), 1, &prefix) == 1) {
+            int32_t *pre = NULL;
+            int np = 0;
+            CHECK_EQ_INT(tokenizer_encode(t, texts[i], prefix, &pre, &np), NMT_OK);
+            CHECK(np >= 1 && np <= n && !memcmp(pre, ids, (size_t)np * 4), "text %zu: prefix ids", i);
+            nmt_free(pre);
+        }
+        nmt_free(ids);
+    }
+}
+
+/* Pairs whose word count exceeds max_len are dropped, on both sides, before
+ * the tokenizers are trained and without being encoded. */
+static void test_long_lines(void) {
+    const char *dir = test_tmpdir();
+    write_long_corpus(dir);
+    write_corpus(dir, "valid", 20);
+    /* the bound itself: exact for words, early stop at cap */
+#define MIN_IDS(kind, text, cap) tokenizer_kind_min_ids(kind, text, strlen(text), cap)
+    CHECK_EQ_INT(MIN_IDS(TOKENIZER_WORD, " a\tb \xc2\xa0 c ", 10), 3);
+    CHECK_EQ_INT(MIN_IDS(TOKENIZER_WORD, "a b c d", 2), 2);
+    CHECK_EQ_INT(MIN_IDS(TOKENIZER_SPM, "a\tb \x01 c\xe2\x80\x8b \xe2\x80\x8b", 10), 2);
+    CHECK_EQ_INT(MIN_IDS(TOKENIZER_SPM, "a b c d", 3), 3);
+#undef MIN_IDS
+    const char *kinds[] = {", \"tokenizer\": \"word\"",
+                           ", \"tokenizer\": \"spm\", \"spm_vocab_size\": 30",
+                           ", \"tokenizer\": \"spm\", \"spm_vocab_size\": 30, \"spm_joint\": true"};
+    for (int k = 0; k < 3; k++) {
+        Config cfg;
+        char cache[32];
+        snprintf(cache, sizeof cache, "long-cache%d", k);
+        CHECK_EQ_INT(load_cfg_files(dir, "long.src", "long.tgt", cache, kinds[k], &cfg), NMT_OK);
+        PreparedData p;
+        NmtStatus st = prepare_data(&cfg, 0, &p);
+        CHECK(st == NMT_OK, "kind %d: prepare: %s", k, nmt_error_message());
+        if (st) {
+            config_free(&cfg);
+            continue;
+        }
+        CHECK_EQ_INT(p.train_stats.pairs_read, 120);
+        /* "\x01": one word (too long, with its 60-word target), but no
+         * SentencePiece id (empty, as it always was) */
+        CHECK_EQ_INT(p.train_stats.skipped_empty, k == 0 ? 0 : 1);
+        CHECK_EQ_INT(p.train_stats.skipped_too_long, k == 0 ? 3 : 2);
+        CHECK_EQ_INT(p.train_stats.kept, 117);
+        CHECK_EQ_INT(p.train->n_pairs, 117);
+        for (int i = 0; i < p.train->n_pairs; i++)
+            CHECK(p.train->line_no[i] != 31 && p.train->line_no[i] != 41 && p.train->line_no[i] != 51,
+                  "kind %d: pair %d is line %lld", k, i, (long long)p.train->line_no[i]);
+        CHECK_CONTAINS(p.summary, k == 0 ? "117 kept, 0 skipped (empty), 3 skipped (longer than 50 tokens)"
+                                         : "117 kept, 1 skipped (empty), 2 skipped (longer than 50 tokens)");
+        /* the tokenizers never saw the dropped pairs, on either side */
+        if (k == 0) {
+            CHECK_EQ_INT(tokenizer_piece_to_id(p.src_tok, "qx"), NMT_UNK_ID);
+            CHECK_EQ_INT(tokenizer_piece_to_id(p.tgt_tok, "Zz"), NMT_UNK_ID);
+            CHECK_EQ_INT(tokenizer_piece_to_id(p.tgt_tok, "Kk"), NMT_UNK_ID);
+            CHECK(tokenizer_piece_to_id(p.tgt_tok, "v1") != NMT_UNK_ID, "v1 is in the vocabulary");
+        } else {
+            CHECK(!vocab_has_char(p.src_tok, "qx"), "kind %d: source vocabulary has q or x", k);
+            CHECK(!vocab_has_char(p.tgt_tok, "ZK"), "kind %d: target vocabulary has Z or K", k);
+            check_min_ids_bound(p.src_tok);
+        }
+        prepared_data_free(&p);
+        config_free(&cfg);
+    }
+}
+
 static void test_bad_corpora(void) {
     const char *dir = test_tmpdir();
     Config cfg;
@@ -266,5 +386,6 @@ int main(void) {
     test_word_cache();
     test_spm_cache();
     test_bad_corpora();
+    test_long_lines();
     return test_summary("test_prepare");
 }

@@ -81,32 +81,53 @@ static void first_changed_setting(const char *expected, const char *found, char 
 
 /* ---- tokenizer training ------------------------------------------------ */
 
-/* A SentenceSourceFn over one or two files read one after the other. */
+/* A SentenceSourceFn over one side of the training pairs, or both sides one
+ * after the other (all source lines, then all target lines: a joint
+ * vocabulary). Pairs that cannot fit data.max_len by their word count
+ * (tokenizer_kind_min_ids) are left out on both sides, as encode_corpus
+ * drops them: the tokenizers never see a line that is dropped for its
+ * length, however long it is. */
 typedef struct {
-    const char *paths[2];
-    int n_paths, current;
-    LineReader *reader;
-} FileSentences;
+    const char *src_path, *tgt_path;
+    int sides[2], n_sides, current; /* 0: source, 1: target */
+    TokenizerKind kind;
+    int max_len;
+    ParallelReader *reader;
+} PairSentences;
 
-static int file_sentences_next(void *ctx, const char **line, size_t *len) {
-    FileSentences *fs = ctx;
+static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
+    PairSentences *ps = ctx;
     for (;;) {
-        if (!fs->reader) {
-            if (fs->current >= fs->n_paths) return 0;
-            NmtStatus st = line_reader_open(fs->paths[fs->current++], &fs->reader);
+        if (!ps->reader) {
+            if (ps->current >= ps->n_sides) return 0;
+            ps->current++;
+            NmtStatus st = parallel_reader_open(ps->src_path, ps->tgt_path, &ps->reader);
             if (st) return -(int)st;
         }
+        const char *src, *tgt;
+        size_t src_len, tgt_len;
         int got = 0;
-        NmtStatus st = line_reader_next(fs->reader, line, len, &got);
+        NmtStatus st = parallel_reader_next(ps->reader, &src, &src_len, &tgt, &tgt_len, &got);
         if (st) return -(int)st;
-        if (got) return 1;
-        line_reader_close(fs->reader);
-        fs->reader = NULL;
+        if (!got) {
+            parallel_reader_close(ps->reader);
+            ps->reader = NULL;
+            continue;
+        }
+        if (ps->max_len > 0 &&
+            (tokenizer_kind_min_ids(ps->kind, src, src_len, ps->max_len + 1) > ps->max_len ||
+             tokenizer_kind_min_ids(ps->kind, tgt, tgt_len, ps->max_len + 1) > ps->max_len))
+            continue;
+        int side = ps->sides[ps->current - 1];
+        *line = side == 0 ? src : tgt;
+        *len = side == 0 ? src_len : tgt_len;
+        return 1;
     }
 }
 
-static NmtStatus train_tokenizer(const Config *cfg, const char *path_a, const char *path_b,
-                                 Tokenizer **out) {
+/* Trains the tokenizer of one side (0 source, 1 target) or, with side -1,
+ * the joint one of both. */
+static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     const DataConfig *d = &cfg->data;
     TokenizerSpec spec;
     if (d->tokenizer == CFG_TOKENIZER_SPM) {
@@ -122,16 +143,20 @@ static NmtStatus train_tokenizer(const Config *cfg, const char *path_a, const ch
         spec.min_freq = d->word_min_freq;
     }
     spec.seed = TOKENIZER_SEED;
-    FileSentences fs = {{path_a, path_b}, path_b ? 2 : 1, 0, NULL};
-    NmtStatus st = tokenizer_train(&spec, file_sentences_next, &fs, out);
-    line_reader_close(fs.reader);
+    PairSentences ps = {d->train_src, d->train_tgt, {side < 0 ? 0 : side, 1}, side < 0 ? 2 : 1,
+                        0, spec.kind, d->max_len, NULL};
+    NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
+    parallel_reader_close(ps.reader);
     return st;
 }
 
 /* ---- encoding ---------------------------------------------------------- */
 
 /* Encodes a parallel corpus into a new dataset. max_len <= 0: no length
- * filter. Empty pairs and over-long pairs are skipped and counted. */
+ * filter. Empty pairs and over-long pairs are skipped and counted. A pair
+ * whose word count already exceeds max_len (tokenizer_min_ids) is counted
+ * as too long without being encoded: encoding a line of millions of words
+ * takes seconds and gigabytes only to drop it. */
 static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const Tokenizer *src_tok,
                                const Tokenizer *tgt_tok, int max_len, CorpusStats *stats,
                                Dataset **out) {
@@ -154,6 +179,29 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
             continue;
         }
         int n_src = 0, n_tgt = 0;
+        if (max_len > 0) {
+            /* The skip is the same as after encoding: a side whose bound
+             * exceeds max_len is not empty, so the pair is too long unless
+             * the other side encodes to nothing (only a side with a bound
+             * of 0 can). */
+            int min_src = tokenizer_min_ids(src_tok, src, src_len, max_len + 1);
+            int min_tgt = tokenizer_min_ids(tgt_tok, tgt, tgt_len, max_len + 1);
+            if (min_src > max_len || min_tgt > max_len) {
+                if (min_src == 0)
+                    st = tokenizer_encode_buf(src_tok, src, src_len, &src_ids, &n_src, &src_cap);
+                else if (min_tgt == 0)
+                    st = tokenizer_encode_buf(tgt_tok, tgt, tgt_len, &tgt_ids, &n_tgt, &tgt_cap);
+                if (st) {
+                    nmt_error_prefix("%s:%lld", src_path, (long long)parallel_reader_line_no(reader));
+                    break;
+                }
+                if ((min_src == 0 && n_src == 0) || (min_tgt == 0 && n_tgt == 0))
+                    stats->skipped_empty++;
+                else
+                    stats->skipped_too_long++;
+                continue;
+            }
+        }
         st = tokenizer_encode_buf(src_tok, src, src_len, &src_ids, &n_src, &src_cap);
         if (!st) st = tokenizer_encode_buf(tgt_tok, tgt, tgt_len, &tgt_ids, &n_tgt, &tgt_cap);
         if (st) {
@@ -275,7 +323,7 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
     if (!st) {
         nmt_log_info("prepare: training %s tokenizer%s on %s and %s", tokenizer_kind_names[d->tokenizer],
                      joint ? " (joint)" : "s", d->train_src, d->train_tgt);
-        st = train_tokenizer(cfg, d->train_src, joint ? d->train_tgt : NULL, &out->src_tok);
+        st = train_tokenizer(cfg, joint ? -1 : 0, &out->src_tok);
     }
     if (!st) {
         if (joint) {
@@ -285,7 +333,7 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
             if (!st) st = tokenizer_deserialize(bytes, n, &out->tgt_tok);
             if (!st) nmt_free(bytes);
         } else {
-            st = train_tokenizer(cfg, d->train_tgt, NULL, &out->tgt_tok);
+            st = train_tokenizer(cfg, 1, &out->tgt_tok);
         }
     }
     if (!st) {

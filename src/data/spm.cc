@@ -31,6 +31,9 @@ namespace spm = sentencepiece;
 
 struct SpmModel {
     spm::SentencePieceProcessor proc;
+    // 1 when no piece holds U+2581 past its first byte and U+2581 is a known
+    // piece: then no id spans two words (spm_pieces_within_words).
+    int within_words = 0;
 };
 
 namespace {
@@ -182,6 +185,15 @@ NmtStatus load_into(SpmModel *m, const std::string &proto, const char *name) {
                         "0/1/2/3 (train with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3)",
                         name, m->proc.pad_id(), m->proc.unk_id(), m->proc.bos_id(),
                         m->proc.eos_id());
+    // Pieces within words: SentencePiece's default split_by_whitespace (nmt
+    // never changes it) keeps U+2581 at the start of a piece only.
+    static const char kWordStart[] = "\xE2\x96\x81";  // U+2581
+    int within = !m->proc.IsUnknown(m->proc.PieceToId(kWordStart));
+    for (int id = 0; id < n && within; id++) {
+        const std::string &piece = m->proc.IdToPiece(id);
+        if (piece.size() > 1 && piece.find(kWordStart, 1) != std::string::npos) within = 0;
+    }
+    m->within_words = within;
     return NMT_OK;
 }
 
@@ -345,6 +357,8 @@ extern "C" const char *spm_piece(const SpmModel *m, int id) {
         return nullptr;
     }
 }
+
+extern "C" int spm_pieces_within_words(const SpmModel *m) { return m->within_words; }
 
 extern "C" int spm_piece_to_id(const SpmModel *m, const char *piece) {
     try {

@@ -39,6 +39,12 @@ NmtStatus spm_serialize(const SpmModel *m, uint8_t **bytes, size_t *n);
 int spm_vocab_size(const SpmModel *m);
 const char *spm_piece(const SpmModel *m, int id); /* NULL out of range */
 int spm_piece_to_id(const SpmModel *m, const char *piece);
+/* 1 when every piece is within one word: U+2581 (the word start) is a piece
+ * of its own and appears in no piece except as its first character, as for
+ * every model trained with SentencePiece's default split_by_whitespace
+ * (spm_train never changes it). Then each word of the normalized text gives
+ * at least one id (tokenizer_min_ids relies on it). */
+int spm_pieces_within_words(const SpmModel *m);
 
 /* As tokenizer_encode_buf / tokenizer_decode. */
 NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,

@@ -96,6 +96,100 @@ int tokenizer_piece_to_id(const Tokenizer *t, const char *piece) {
     return word_vocab_lookup(t->word, piece, strlen(piece));
 }
 
+/* ---- a cheap lower bound on the number of ids ------------------------------ */
+
+/* 1 for a code point that one of SentencePiece's normalization rules may
+ * delete or turn into whitespace, so that a word made only of such
+ * characters can give no id. A superset, checked against nmt_nfkc for every
+ * code point (spm_normalize): C0 and C1 controls, DEL, the Unicode
+ * whitespace, the invisible format characters (U+00AD, U+034F, U+180B..E,
+ * U+200B..F, U+2060..6F, U+FEFF, variation selectors, tags), U+2581 (the
+ * word-start mark itself) and U+FFF0..U+FFFF. */
+static int spm_may_vanish(uint32_t cp) {
+    return cp <= 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD || cp == 0x34F ||
+           cp == 0x1680 || (cp >= 0x180B && cp <= 0x180E) || (cp >= 0x2000 && cp <= 0x200F) ||
+           (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x206F) || cp == 0x2581 ||
+           cp == 0x3000 || (cp >= 0xFE00 && cp <= 0xFE0F) || cp == 0xFEFF ||
+           (cp >= 0xFFF0 && cp <= 0xFFFF) || (cp >= 0xE0000 && cp <= 0xE0FFF);
+}
+
+/* The code point of the UTF-8 character at s[0..left) and its length in
+ * *n; an invalid sequence gives one byte and 0 (which counts as vanishing). */
+static uint32_t utf8_next(const unsigned char *s, size_t left, size_t *n) {
+    unsigned c = s[0];
+    size_t need = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    *n = 1;
+    if (need == 1) return c;
+    if (need == 0 || need > left) return 0;
+    uint32_t cp = c & (0x7F >> need);
+    for (size_t i = 1; i < need; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    *n = need;
+    return cp;
+}
+
+/* The bound; *end: the byte offset just past the cap-th counted word when
+ * the count reaches cap, else len. */
+static int min_ids(TokenizerKind kind, const char *text, size_t len, int cap, size_t *end) {
+    const unsigned char *s = (const unsigned char *)text;
+    *end = len;
+    int count = 0;
+    size_t i = 0;
+    if (kind == TOKENIZER_WORD) {
+        /* exact: one id per word */
+        while (i < len && count < cap) {
+            size_t sp = word_space_len(text + i, len - i);
+            if (sp) {
+                i += sp;
+                continue;
+            }
+            count++;
+            while (i < len && word_space_len(text + i, len - i) == 0) i++;
+            if (count == cap) *end = i;
+        }
+        return count;
+    }
+    /* spm: words between ASCII spaces (every normalization rule keeps those
+     * as word boundaries) that hold a character no rule removes; each
+     * starts with U+2581 after normalization, and no piece crosses it. */
+    int visible = 0;
+    while (i < len && count < cap) {
+        if (s[i] == ' ') {
+            count += visible;
+            if (visible && count == cap) *end = i;
+            visible = 0;
+            i++;
+            continue;
+        }
+        size_t n;
+        uint32_t cp = utf8_next(s + i, len - i, &n);
+        if (cp != 0 && !spm_may_vanish(cp)) visible = 1;
+        i += n;
+    }
+    count += visible;
+    return count < cap ? count : cap;
+}
+
+int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int cap) {
+    size_t end;
+    return min_ids(kind, text, len, cap, &end);
+}
+
+int tokenizer_min_ids_prefix(const Tokenizer *t, const char *text, size_t len, int cap,
+                             size_t *prefix_len) {
+    *prefix_len = len;
+    if (t->kind == TOKENIZER_SPM && !spm_pieces_within_words(t->spm)) return 0;
+    return min_ids(t->kind, text, len, cap, prefix_len);
+}
+
+int tokenizer_min_ids(const Tokenizer *t, const char *text, size_t len, int cap) {
+    size_t end;
+    return tokenizer_min_ids_prefix(t, text, len, cap, &end);
+}
+
 NmtStatus tokenizer_encode_buf(const Tokenizer *t, const char *text, size_t len,
                                int32_t **ids, int *n_ids, int *capacity) {
     if (t->kind == TOKENIZER_SPM) return spm_encode(t->spm, text, len, ids, n_ids, capacity);

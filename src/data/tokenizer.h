@@ -133,6 +133,28 @@ const char *tokenizer_piece(const Tokenizer *t, int id);
 /* The id of a piece or word; NMT_UNK_ID when it is not in the vocabulary. */
 int tokenizer_piece_to_id(const Tokenizer *t, const char *piece);
 
+/* A lower bound on the number of ids tokenizer_encode gives for
+ * text[0..len), counted only up to `cap` (the result is at most cap; the
+ * scan stops there, so a huge line costs no more than its first cap words).
+ * One pass over the bytes, no allocation: it lets a caller drop a line that
+ * cannot fit a length limit without encoding it (`nmt prepare`).
+ *   words: the number of words, exact.
+ *   spm:   the words between ASCII spaces that hold a character no
+ *          normalization rule deletes or maps to whitespace: each gives its
+ *          own U+2581-started run, and no piece crosses a U+2581 (see
+ *          spm_pieces_within_words; a model where that fails gives 0). */
+int tokenizer_min_ids(const Tokenizer *t, const char *text, size_t len, int cap);
+/* The same, and in *prefix_len the length of the shortest prefix whose own
+ * bound is cap when the bound reaches cap (else len). Since no id spans two
+ * words, encoding that prefix gives the first ids of the whole text, at
+ * least cap of them (`nmt translate` truncating a huge line). */
+int tokenizer_min_ids_prefix(const Tokenizer *t, const char *text, size_t len, int cap,
+                             size_t *prefix_len);
+/* The same bound before training, for a tokenizer of `kind` trained by
+ * tokenizer_train (the SentencePiece trainer's default split_by_whitespace,
+ * which nmt never changes, keeps every piece within a word). */
+int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int cap);
+
 /* Encodes text[0..len) into a new array *ids (nmt_free it) of *n_ids ids
  * (no BOS/EOS). Empty or all-whitespace text gives *n_ids = 0 and a valid,
  * freeable *ids. */
