@@ -640,7 +640,9 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
             if (st) return st;
         }
         if (n_hyp) tr->tokens += tr->out_len[c * per];
-        for (int h = 0; h < (nbest > 1 ? (n_hyp > 0 ? n_hyp : 1) : 1); h++) {
+        /* exactly nbest lines for every input line: an empty or invalid line
+         * (no decoder column) gets the empty hypothesis nbest times */
+        for (int h = 0; h < nbest; h++) {
             char *text = NULL;
             if (h < n_hyp) {
                 NmtStatus st = render_text(tr, hyp + (size_t)h * stride, tr->out_len[c * per + h], tr->ids[i],

@@ -5,7 +5,9 @@
 # stderr (forced with --progress, shown on a terminal, absent when stderr is
 # not a terminal or with --no-progress, never in stdout, updated at most a
 # few times a second, ending with a summary line); --maxi-batch (lines
-# decoded longest first, written in input order); the output shortlist;
+# decoded longest first, written in input order); exactly N --nbest lines
+# and one --attention-out line per input line, empty or invalid ones too;
+# the output shortlist;
 # --help lists every option.
 # Prints "test_translate_cli: N passed, N failed"; exits non-zero on failure.
 set -u
@@ -168,6 +170,19 @@ check '[ "$(nb_fields "$tmp/nb-alone.hyp")" = "$(nb_fields "$tmp/nb-sorted.hyp")
   "--nbest 2 with --maxi-batch 3: lines or numbers differ from each line alone: $(diff "$tmp/nb-alone.hyp" "$tmp/nb-sorted.hyp" | head -4)"
 "$NMT" translate --model "$M" --beam 2 --nbest 2 < "$in" > "$tmp/nbest.hyp" 2>/dev/null
 check '[ $(wc -l < "$tmp/nbest.hyp") -eq 80 ]' "--nbest 2: expected 80 lines"
+# exactly N n-best lines for every input line, also an empty or invalid one
+# (the empty hypothesis N times, score 0), in every batching
+for opts in "--batch 1 --maxi-batch 1" "--batch 4 --maxi-batch 3"; do
+  "$NMT" translate --model "$M" --beam 3 --nbest 3 $opts < "$tmp/mixed.src" > "$tmp/nb3.hyp" 2>/dev/null
+  check '[ "$(cut -d" " -f1 "$tmp/nb3.hyp" | uniq -c | awk "\$1 != 3" | wc -l)" -eq 0 ] && [ $(wc -l < "$tmp/nb3.hyp") -eq $((3 * nmix)) ]' \
+    "--nbest 3 $opts: not 3 lines for every input line: $(cut -d' ' -f1 "$tmp/nb3.hyp" | uniq -c | awk '$1 != 3' | head -3)"
+  check '[ "$(grep -c "^[78] |||  ||| 0.000000\$" "$tmp/nb3.hyp")" -eq 6 ]' \
+    "--nbest 3 $opts: the empty and the invalid line (7, 8) want 3 lines 'i |||  ||| 0.000000' each: $(grep "^[78] " "$tmp/nb3.hyp")"
+done
+# --attention-out: one JSON line per input line, in order, empty and invalid ones too
+"$NMT" translate --model "$M" --attention-out "$tmp/attn.jsonl" < "$tmp/mixed.src" > /dev/null 2>&1
+check '[ "$(sed "s/^{\"line\": \([0-9]*\),.*/\1/" "$tmp/attn.jsonl" | tr "\n" " ")" = "$(seq 0 $((nmix - 1)) | tr "\n" " ")" ] && grep -q "^{\"line\": 8, \"source\": \[\], \"target\": \[\]" "$tmp/attn.jsonl"' \
+  "--attention-out: not one line per input line in order: $(cut -c1-40 "$tmp/attn.jsonl" | head -12)"
 "$NMT" translate --model "$M" --batch 3 < "$in" > "$tmp/batch3.hyp" 2>/dev/null
 check "cmp -s '$tmp/base.hyp' '$tmp/batch3.hyp'" "greedy output depends on --batch"
 
