@@ -507,6 +507,9 @@ static NmtStatus alloc_buffers(Translator *tr) {
 NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
     *out = NULL;
     if (o->n_models < 1) return nmt_fail(NMT_ERR_USAGE, "no model given (use --model FILE)");
+    if (o->shortlist && o->shortlist_frequent == 0 && o->shortlist_per_source == 0)
+        return nmt_fail(NMT_ERR_USAGE, "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK "
+                        "to choose from; give one of them a value above 0");
     Translator *tr = nmt_calloc(1, sizeof *tr);
     if (!tr) return nmt_fail_nomem("translator");
     tr->opt = *o;

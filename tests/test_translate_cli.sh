@@ -232,10 +232,11 @@ fi
 
 # 6. the output shortlist (`nmt shortlist`): one large enough to hold every
 # likely token translates exactly as without it; a small one still gives one
-# line per input line; a file of another vocabulary or no shortlist at all is
-# refused naming the file and line
+# line per input line; a file of another vocabulary, no shortlist at all or
+# one cut off is refused naming the file and line; --shortlist-frequent 0 with
+# --shortlist-per-source 0 is a usage error
 out=$(cd "$tmp" && "$NMT" shortlist --config tiny.json 2>&1); rc=$?
-check '[ $rc -eq 0 ] && [ -s "$tmp/run/shortlist.tsv" ] && head -n 1 "$tmp/run/shortlist.tsv" | grep -qx "nmt-shortlist 1"' \
+check '[ $rc -eq 0 ] && [ -s "$tmp/run/shortlist.tsv" ] && head -n 1 "$tmp/run/shortlist.tsv" | grep -qx "nmt-shortlist 2 F=[0-9]* L=[0-9]*"' \
   "nmt shortlist: exit $rc: $out"
 check 'printf "%s" "$out" | grep -q "shortlist: .* target tokens by frequency"' "nmt shortlist log: $out"
 "$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 100000 \
@@ -246,10 +247,15 @@ check '[ $rc -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/sl_all.hyp"' "a shortlist o
 "$NMT" translate --model "$M" --beam 3 --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 100000 \
   < "$in" > "$tmp/sl_b3.hyp" 2>/dev/null
 check 'cmp -s "$tmp/b3.hyp" "$tmp/sl_b3.hyp"' "beam 3: a shortlist of every token changed the output"
-"$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 0 --shortlist-per-source 0 \
+"$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 1 --shortlist-per-source 0 \
   < "$in" > "$tmp/sl_small.hyp" 2>/dev/null
 check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/sl_small.hyp") -eq 40 ]' "a small shortlist: one line per input line"
-check '! cmp -s "$tmp/base.hyp" "$tmp/sl_small.hyp"' "a shortlist of EOS and UNK alone should change the translations"
+# (the tiny model writes "the" over and over, which the frequent token is:
+# the n-best scores, normalised over the list, show the list's effect)
+"$NMT" translate --model "$M" --beam 2 --nbest 2 --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 1 \
+  --shortlist-per-source 0 < "$in" > "$tmp/sl_small_nb.hyp" 2>/dev/null
+check '[ $(wc -l < "$tmp/sl_small_nb.hyp") -eq 80 ] && ! cmp -s "$tmp/nbest.hyp" "$tmp/sl_small_nb.hyp"' \
+  "a shortlist of EOS, UNK and one token should change the n-best scores"
 printf 'nmt-shortlist 1\nF\tthe\t9\nF\tno-such-word-here\t3\n' > "$tmp/other.tsv"
 usage_run() { # usage_run EXIT NEEDLE ARGS...
   local want=$1 needle=$2 out rc
@@ -260,6 +266,15 @@ usage_run() { # usage_run EXIT NEEDLE ARGS...
 usage_run 1 "other.tsv:3: target piece 'no-such-word-here' is not in the model's vocabulary" --shortlist "$tmp/other.tsv"
 usage_run 1 "base.hyp:1: not a shortlist file" --shortlist "$tmp/base.hyp"
 usage_run 1 "missing.tsv" --shortlist "$tmp/missing.tsv"
+# a file cut off mid-line or at a line boundary is refused naming the file and line
+# (cut in the count of line 3, which still reads as a row)
+head -n 3 "$tmp/run/shortlist.tsv" | head -c $(($(head -n 3 "$tmp/run/shortlist.tsv" | wc -c) - 2)) > "$tmp/cut.tsv"
+usage_run 1 "cut.tsv:3: the last line has no newline: the file is cut off" --shortlist "$tmp/cut.tsv"
+head -n 20 "$tmp/run/shortlist.tsv" > "$tmp/cut20.tsv"
+usage_run 1 "cut20.tsv:20: the file ends after" --shortlist "$tmp/cut20.tsv"
+# option values that leave nothing but EOS and UNK are a usage error
+usage_run 2 "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK" \
+  --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 0 --shortlist-per-source 0
 usage "--shortlist-frequent must be an integer >= 0, got '-1'" --shortlist-frequent -1
 
 # 7. --help lists every option
