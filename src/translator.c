@@ -371,7 +371,11 @@ static void progress_show(Translator *tr, bool final) {
 static NmtStatus load_model(const char *path, Translator *tr) {
     Checkpoint ck;
     NmtStatus st = checkpoint_load_weights(path, &ck);
-    if (st) return st;
+    if (!st) st = checkpoint_check_finite(&ck, path);
+    if (st) {
+        checkpoint_free(&ck);
+        return st;
+    }
     bool first = tr->n_models == 0;
     Config cfg_k;
     Config *cfg = first ? &tr->cfg : &cfg_k;
