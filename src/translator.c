@@ -371,7 +371,11 @@ static void progress_show(Translator *tr, bool final) {
 static NmtStatus load_model(const char *path, Translator *tr) {
     Checkpoint ck;
     NmtStatus st = checkpoint_load_weights(path, &ck);
-    if (st) return st;
+    if (!st) st = checkpoint_check_finite(&ck, path);
+    if (st) {
+        checkpoint_free(&ck);
+        return st;
+    }
     bool first = tr->n_models == 0;
     Config cfg_k;
     Config *cfg = first ? &tr->cfg : &cfg_k;
@@ -507,6 +511,9 @@ static NmtStatus alloc_buffers(Translator *tr) {
 NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
     *out = NULL;
     if (o->n_models < 1) return nmt_fail(NMT_ERR_USAGE, "no model given (use --model FILE)");
+    if (o->shortlist && o->shortlist_frequent == 0 && o->shortlist_per_source == 0)
+        return nmt_fail(NMT_ERR_USAGE, "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK "
+                        "to choose from; give one of them a value above 0");
     Translator *tr = nmt_calloc(1, sizeof *tr);
     if (!tr) return nmt_fail_nomem("translator");
     tr->opt = *o;
@@ -640,7 +647,9 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
             if (st) return st;
         }
         if (n_hyp) tr->tokens += tr->out_len[c * per];
-        for (int h = 0; h < (nbest > 1 ? (n_hyp > 0 ? n_hyp : 1) : 1); h++) {
+        /* exactly nbest lines for every input line: an empty or invalid line
+         * (no decoder column) gets the empty hypothesis nbest times */
+        for (int h = 0; h < nbest; h++) {
             char *text = NULL;
             if (h < n_hyp) {
                 NmtStatus st = render_text(tr, hyp + (size_t)h * stride, tr->out_len[c * per + h], tr->ids[i],

@@ -6,7 +6,8 @@
  * allocation-failure walks over load and save (no crash, no leak: glibc's
  * mallinfo2 balance), saves that fail (missing folder, /proc, a folder in
  * the way, a file-size limit, a full tmpfs when one can be mounted) leaving
- * the previous file intact, and checkpoint_free on a zeroed struct. */
+ * the previous file intact, checkpoint_free on a zeroed struct, and
+ * checkpoint_check_finite (NaN or Inf weights or moments named). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* unshare, CLONE_NEWNS, mallinfo2 */
 #endif
@@ -985,6 +986,33 @@ static void cleanup(void) {
     rmdir(test_tmpdir());
 }
 
+/* checkpoint_check_finite: the example's NaN, +Inf and -Inf weights (in
+ * src_emb from element 5) are counted and named; finite weights pass; a
+ * non-finite moment is named as one. The format itself stores them all
+ * (test_round_trip). */
+static void test_check_finite(void) {
+    Checkpoint ck = example(1);
+    CHECK_EQ_INT(checkpoint_check_finite(&ck, "ex.nmt"), NMT_ERR_FORMAT);
+    CHECK_CONTAINS(nmt_error_message(), "ex.nmt: 3 of its 49 weights are not finite (NaN or Inf), the first in "
+                                        "tensor src_emb (element 5, value nan)");
+    float saved[3] = {ex_params[5], ex_params[6], ex_params[9]};
+    ex_params[5] = ex_params[6] = ex_params[9] = 1.0f;
+    CHECK_EQ_INT(checkpoint_check_finite(&ck, "ex.nmt"), NMT_OK);
+    ex_params[EX_FLOATS - 1] = -INFINITY; /* the last weight: the last tensor */
+    CHECK_EQ_INT(checkpoint_check_finite(&ck, "ex.nmt"), NMT_ERR_FORMAT);
+    CHECK_CONTAINS(nmt_error_message(), "1 of its 49 weights are not finite (NaN or Inf), the first in tensor out_b "
+                                        "(element 6, value -inf)");
+    ex_params[EX_FLOATS - 1] = 0.5f;
+    ex_v[20] = NAN; /* enc.W_ih, element 8 */
+    CHECK_EQ_INT(checkpoint_check_finite(&ck, "ex.nmt"), NMT_ERR_FORMAT);
+    CHECK_CONTAINS(nmt_error_message(), "1 of its 49 Adam second moments are not finite (NaN or Inf), the first in "
+                                        "tensor enc.W_ih (element 8");
+    ck.adam_m = ck.adam_v = NULL; /* not loaded (translate, average): not checked */
+    CHECK_EQ_INT(checkpoint_check_finite(&ck, "ex.nmt"), NMT_OK);
+    ex_params[5] = saved[0], ex_params[6] = saved[1], ex_params[9] = saved[2];
+    example(1); /* the example arrays as they were */
+}
+
 int main(int argc, char **argv) {
     const char *tunables = getenv("GLIBC_TUNABLES");
     heap_exact = tunables && strstr(tunables, TCACHE_OFF);
@@ -1010,6 +1038,7 @@ int main(int argc, char **argv) {
     test_failed_save_keeps_previous();
     test_full_tmpfs();
     test_save_refuses();
+    test_check_finite();
     free(big_params);
     free(big_m);
     free(big_v);

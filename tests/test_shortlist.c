@@ -2,10 +2,13 @@
  * On a small word corpus where each source word has one clear translation,
  * the lexical table must rank that translation first; frequencies must be
  * in order; a saved file must load back to the same selections; loading
- * must name the file and line of a bad line; a batch's selection must hold
+ * must name the file and line of a bad line, and refuse the saved file cut
+ * off at any byte (its header counts the lines); a version 1 file (no
+ * counts) must still load; a batch's selection must hold
  * EOS, UNK, the frequent words and the partners of its source words, in
  * ascending order, without PAD or BOS. */
 #include "data/shortlist.h"
+#include "fileio.h"
 #include "test_util.h"
 #include <stdbool.h>
 
@@ -108,6 +111,37 @@ int main(void) {
         }
     CHECK_EQ_INT(shortlist_n_frequent(back), shortlist_n_frequent(sl));
     shortlist_free(back);
+    /* the header counts the lines; every cut of the file, at any byte, is refused */
+    char *saved;
+    size_t saved_size;
+    CHECK_EQ_INT(file_read_all(path, &saved, &saved_size), NMT_OK);
+    int n_l = 0;
+    for (size_t i = 0; i + 1 < saved_size; i++) n_l += saved[i] == '\n' && saved[i + 1] == 'L';
+    char want_header[64];
+    snprintf(want_header, sizeof want_header, "nmt-shortlist 2 F=5 L=%d\n", n_l);
+    CHECK(n_l > 0 && !strncmp(saved, want_header, strlen(want_header)), "header: want '%s', got '%.40s'", want_header,
+          saved);
+    for (size_t cut = 1; cut < saved_size; cut++) {
+        char *p = strdup(test_write_file(dir, "cut.tsv", saved, cut));
+        Shortlist *x = NULL;
+        NmtStatus st = shortlist_load(p, ts, tt, &x);
+        CHECK(st == NMT_ERR_FORMAT && !x, "the file cut after %zu of %zu bytes loads (status %d)", cut, saved_size, st);
+        if (st == NMT_ERR_FORMAT) CHECK_CONTAINS(nmt_error_message(), "cut.tsv:");
+        shortlist_free(x);
+        free(p);
+    }
+    /* a version 1 file (the same lines under "nmt-shortlist 1") still loads */
+    const char *body = strchr(saved, '\n') + 1;
+    char *v1 = nmt_asprintf("nmt-shortlist 1\n%s", body);
+    char *v1_path = strdup(test_write_file(dir, "v1.tsv", v1, strlen(v1)));
+    CHECK_EQ_INT(shortlist_load(v1_path, ts, tt, &back), NMT_OK);
+    for (int s = 0; s < V_s; s++) {
+        int32_t a[128], b[128], src = s;
+        int na = shortlist_select(sl, 2, 2, &src, 1, a), nb = shortlist_select(back, 2, 2, &src, 1, b);
+        CHECK(na == nb && !memcmp(a, b, (size_t)na * 4), "source %d: the version 1 file loads otherwise", s);
+    }
+    shortlist_free(back);
+    free(v1_path), nmt_free(v1), nmt_free(saved);
     /* bad files name the file and line */
     const char *bad[][2] = {
         {"not a shortlist\n", ":1: not a shortlist"},
@@ -117,6 +151,11 @@ int main(void) {
         {"nmt-shortlist 1\nL\tQuark\tdog\t0.5\n", ":2: source piece 'Quark'"},
         {"nmt-shortlist 1\nL\tschlaeft\tdog\t0.5\nL\tHund\tdog\t0.5\n", ":3: source piece 'Hund' out of order"},
         {"", "empty file"},
+        {"nmt-shortlist 1\nF\tthe\t5", ":2: the last line has no newline: the file is cut off"},
+        {"nmt-shortlist 2 F=2 L=0\nF\tthe\t5\n", ":2: the file ends after 1 F and 0 L lines, its header (line 1) promises 2 and 0"},
+        {"nmt-shortlist 2 F=1 L=0\nF\tthe\t5\nF\tdog\t3\n", ":3: the file ends after 2 F and 0 L lines"},
+        {"nmt-shortlist 2\nF\tthe\t5\n", ":1: not a shortlist file"},
+        {"nmt-shortlist 3 F=1 L=0\nF\tthe\t5\n", ":1: shortlist format version 3; this nmt reads versions 1 and 2"},
     };
     for (size_t i = 0; i < NMT_ARRAY_LEN(bad); i++) {
         char *p = strdup(test_write_file(dir, "bad.tsv", bad[i][0], strlen(bad[i][0])));

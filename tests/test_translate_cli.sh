@@ -5,7 +5,9 @@
 # stderr (forced with --progress, shown on a terminal, absent when stderr is
 # not a terminal or with --no-progress, never in stdout, updated at most a
 # few times a second, ending with a summary line); --maxi-batch (lines
-# decoded longest first, written in input order); the output shortlist;
+# decoded longest first, written in input order); exactly N --nbest lines
+# and one --attention-out line per input line, empty or invalid ones too;
+# the output shortlist;
 # --help lists every option.
 # Prints "test_translate_cli: N passed, N failed"; exits non-zero on failure.
 set -u
@@ -182,6 +184,19 @@ check '[ "$(nb_fields "$tmp/nb-alone.hyp")" = "$(nb_fields "$tmp/nb-sorted.hyp")
   "--nbest 2 with --maxi-batch 3: lines or numbers differ from each line alone: $(diff "$tmp/nb-alone.hyp" "$tmp/nb-sorted.hyp" | head -4)"
 "$NMT" translate --model "$M" --beam 2 --nbest 2 < "$in" > "$tmp/nbest.hyp" 2>/dev/null
 check '[ $(wc -l < "$tmp/nbest.hyp") -eq 80 ]' "--nbest 2: expected 80 lines"
+# exactly N n-best lines for every input line, also an empty or invalid one
+# (the empty hypothesis N times, score 0), in every batching
+for opts in "--batch 1 --maxi-batch 1" "--batch 4 --maxi-batch 3"; do
+  "$NMT" translate --model "$M" --beam 3 --nbest 3 $opts < "$tmp/mixed.src" > "$tmp/nb3.hyp" 2>/dev/null
+  check '[ "$(cut -d" " -f1 "$tmp/nb3.hyp" | uniq -c | awk "\$1 != 3" | wc -l)" -eq 0 ] && [ $(wc -l < "$tmp/nb3.hyp") -eq $((3 * nmix)) ]' \
+    "--nbest 3 $opts: not 3 lines for every input line: $(cut -d' ' -f1 "$tmp/nb3.hyp" | uniq -c | awk '$1 != 3' | head -3)"
+  check '[ "$(grep -c "^[78] |||  ||| 0.000000\$" "$tmp/nb3.hyp")" -eq 6 ]' \
+    "--nbest 3 $opts: the empty and the invalid line (7, 8) want 3 lines 'i |||  ||| 0.000000' each: $(grep "^[78] " "$tmp/nb3.hyp")"
+done
+# --attention-out: one JSON line per input line, in order, empty and invalid ones too
+"$NMT" translate --model "$M" --attention-out "$tmp/attn.jsonl" < "$tmp/mixed.src" > /dev/null 2>&1
+check '[ "$(sed "s/^{\"line\": \([0-9]*\),.*/\1/" "$tmp/attn.jsonl" | tr "\n" " ")" = "$(seq 0 $((nmix - 1)) | tr "\n" " ")" ] && grep -q "^{\"line\": 8, \"source\": \[\], \"target\": \[\]" "$tmp/attn.jsonl"' \
+  "--attention-out: not one line per input line in order: $(cut -c1-40 "$tmp/attn.jsonl" | head -12)"
 "$NMT" translate --model "$M" --batch 3 < "$in" > "$tmp/batch3.hyp" 2>/dev/null
 check "cmp -s '$tmp/base.hyp' '$tmp/batch3.hyp'" "greedy output depends on --batch"
 
@@ -231,10 +246,11 @@ fi
 
 # 6. the output shortlist (`nmt shortlist`): one large enough to hold every
 # likely token translates exactly as without it; a small one still gives one
-# line per input line; a file of another vocabulary or no shortlist at all is
-# refused naming the file and line
+# line per input line; a file of another vocabulary, no shortlist at all or
+# one cut off is refused naming the file and line; --shortlist-frequent 0 with
+# --shortlist-per-source 0 is a usage error
 out=$(cd "$tmp" && "$NMT" shortlist --config tiny.json 2>&1); rc=$?
-check '[ $rc -eq 0 ] && [ -s "$tmp/run/shortlist.tsv" ] && head -n 1 "$tmp/run/shortlist.tsv" | grep -qx "nmt-shortlist 1"' \
+check '[ $rc -eq 0 ] && [ -s "$tmp/run/shortlist.tsv" ] && head -n 1 "$tmp/run/shortlist.tsv" | grep -qx "nmt-shortlist 2 F=[0-9]* L=[0-9]*"' \
   "nmt shortlist: exit $rc: $out"
 check 'printf "%s" "$out" | grep -q "shortlist: .* target tokens by frequency"' "nmt shortlist log: $out"
 "$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 100000 \
@@ -245,10 +261,15 @@ check '[ $rc -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/sl_all.hyp"' "a shortlist o
 "$NMT" translate --model "$M" --beam 3 --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 100000 \
   < "$in" > "$tmp/sl_b3.hyp" 2>/dev/null
 check 'cmp -s "$tmp/b3.hyp" "$tmp/sl_b3.hyp"' "beam 3: a shortlist of every token changed the output"
-"$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 0 --shortlist-per-source 0 \
+"$NMT" translate --model "$M" --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 1 --shortlist-per-source 0 \
   < "$in" > "$tmp/sl_small.hyp" 2>/dev/null
 check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/sl_small.hyp") -eq 40 ]' "a small shortlist: one line per input line"
-check '! cmp -s "$tmp/base.hyp" "$tmp/sl_small.hyp"' "a shortlist of EOS and UNK alone should change the translations"
+# (the tiny model writes "the" over and over, which the frequent token is:
+# the n-best scores, normalised over the list, show the list's effect)
+"$NMT" translate --model "$M" --beam 2 --nbest 2 --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 1 \
+  --shortlist-per-source 0 < "$in" > "$tmp/sl_small_nb.hyp" 2>/dev/null
+check '[ $(wc -l < "$tmp/sl_small_nb.hyp") -eq 80 ] && ! cmp -s "$tmp/nbest.hyp" "$tmp/sl_small_nb.hyp"' \
+  "a shortlist of EOS, UNK and one token should change the n-best scores"
 printf 'nmt-shortlist 1\nF\tthe\t9\nF\tno-such-word-here\t3\n' > "$tmp/other.tsv"
 usage_run() { # usage_run EXIT NEEDLE ARGS...
   local want=$1 needle=$2 out rc
@@ -259,6 +280,15 @@ usage_run() { # usage_run EXIT NEEDLE ARGS...
 usage_run 1 "other.tsv:3: target piece 'no-such-word-here' is not in the model's vocabulary" --shortlist "$tmp/other.tsv"
 usage_run 1 "base.hyp:1: not a shortlist file" --shortlist "$tmp/base.hyp"
 usage_run 1 "missing.tsv" --shortlist "$tmp/missing.tsv"
+# a file cut off mid-line or at a line boundary is refused naming the file and line
+# (cut in the count of line 3, which still reads as a row)
+head -n 3 "$tmp/run/shortlist.tsv" | head -c $(($(head -n 3 "$tmp/run/shortlist.tsv" | wc -c) - 2)) > "$tmp/cut.tsv"
+usage_run 1 "cut.tsv:3: the last line has no newline: the file is cut off" --shortlist "$tmp/cut.tsv"
+head -n 20 "$tmp/run/shortlist.tsv" > "$tmp/cut20.tsv"
+usage_run 1 "cut20.tsv:20: the file ends after" --shortlist "$tmp/cut20.tsv"
+# option values that leave nothing but EOS and UNK are a usage error
+usage_run 2 "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK" \
+  --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 0 --shortlist-per-source 0
 usage "--shortlist-frequent must be an integer >= 0, got '-1'" --shortlist-frequent -1
 
 # 7. --help lists every option

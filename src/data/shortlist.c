@@ -170,7 +170,9 @@ NmtStatus shortlist_save(const Shortlist *sl, const Tokenizer *src_tok, const To
         }                                                                      \
         n += (size_t)w_;                                                       \
     } while (0)
-    EMIT("nmt-shortlist 1\n");
+    /* version 2: the header counts the lines that follow, so that a file
+     * cut off at a line boundary is caught too */
+    EMIT("nmt-shortlist 2 F=%d L=%lld\n", sl->n_frequent, (long long)sl->lex_offset[sl->V_s]);
     for (int i = 0; !st && i < sl->n_frequent; i++)
         EMIT("F\t%s\t%lld\n", tokenizer_piece(tgt_tok, sl->frequent[i]), (long long)sl->freq_count[i]);
     for (int s = 0; !st && s < sl->V_s; s++)
@@ -188,6 +190,26 @@ static int piece_id(const Tokenizer *tok, const char *piece) {
     int id = tokenizer_piece_to_id(tok, piece);
     if (id == NMT_UNK_ID && strcmp(piece, tokenizer_piece(tok, NMT_UNK_ID)) != 0) return -1;
     return id;
+}
+
+/* Line 1 of a shortlist file: version 1 ("nmt-shortlist 1", no counts) or
+ * 2 ("nmt-shortlist 2 F=<lines> L=<lines>"); -1 counts for version 1.
+ * Fails naming the file for anything else. */
+static NmtStatus parse_header(const char *path, const char *line, int64_t *want_f, int64_t *want_l) {
+    *want_f = *want_l = -1;
+    if (!strcmp(line, "nmt-shortlist 1")) return NMT_OK;
+    long long f = -1, l = -1;
+    int end = -1, version = 0;
+    if (sscanf(line, "nmt-shortlist 2 F=%lld L=%lld%n", &f, &l, &end) == 2 && end >= 0 && line[end] == '\0' &&
+        f >= 0 && l >= 0) {
+        *want_f = f, *want_l = l;
+        return NMT_OK;
+    }
+    if (sscanf(line, "nmt-shortlist %d", &version) == 1 && version != 1 && version != 2)
+        return nmt_fail(NMT_ERR_FORMAT, "%s:1: shortlist format version %d; this nmt reads versions 1 and 2 (make "
+                        "the file again with this `nmt shortlist`)", path, version);
+    return nmt_fail(NMT_ERR_FORMAT, "%s:1: not a shortlist file (want the header 'nmt-shortlist 2 F=<count> "
+                    "L=<count>' or 'nmt-shortlist 1', made by `nmt shortlist`)", path);
 }
 
 /* Parses the fields of one tab-separated line in place. */
@@ -216,20 +238,22 @@ NmtStatus shortlist_load(const char *path, const Tokenizer *src_tok, const Token
         return nmt_fail_nomem("loading the shortlist");
     }
     sl->n_frequent = 0;
-    int64_t line_no = 0, k = 0;
+    int64_t line_no = 0, k = 0, want_f = -1, want_l = -1;
     char *p = text, *end = text + size;
     while (!st && p < end) {
         char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) nl = end;
-        *nl = '\0';
         line_no++;
+        if (!nl) { /* every line that `nmt shortlist` writes ends with one */
+            st = nmt_fail(NMT_ERR_FORMAT, "%s:%lld: the last line has no newline: the file is cut off (make it "
+                          "again with `nmt shortlist`)", path, (long long)line_no);
+            break;
+        }
+        *nl = '\0';
         char *f[5];
         int nf = split_tabs(p, f, 4);
         char *tail = NULL;
         if (line_no == 1) {
-            if (strcmp(p, "nmt-shortlist 1") != 0)
-                st = nmt_fail(NMT_ERR_FORMAT, "%s:1: not a shortlist file (want the header 'nmt-shortlist 1', "
-                              "made by `nmt shortlist`)", path);
+            st = parse_header(path, p, &want_f, &want_l);
         } else if (nf == 3 && !strcmp(f[0], "F")) {
             int t = piece_id(tgt_tok, f[1]);
             errno = 0;
@@ -252,13 +276,17 @@ NmtStatus shortlist_load(const char *path, const Tokenizer *src_tok, const Token
                 st = nmt_fail(NMT_ERR_FORMAT, "%s:%lld: source piece '%s' out of order (entries of one source "
                               "piece must be together, sources in vocabulary order)", path, (long long)line_no, f[1]);
             else lex_src[k] = s, sl->lex_ids[k] = t, sl->lex_score[k++] = score;
-        } else if (!(nf == 1 && !*p && nl == end)) {
+        } else {
             st = nmt_fail(NMT_ERR_FORMAT, "%s:%lld: want 'F<TAB>piece<TAB>count' or "
                           "'L<TAB>source<TAB>target<TAB>score'", path, (long long)line_no);
         }
         p = nl + 1;
     }
     if (!st && line_no == 0) st = nmt_fail(NMT_ERR_FORMAT, "%s: empty file, not a shortlist", path);
+    if (!st && want_f >= 0 && (sl->n_frequent != want_f || k != want_l))
+        st = nmt_fail(NMT_ERR_FORMAT, "%s:%lld: the file ends after %d F and %lld L lines, its header (line 1) "
+                      "promises %lld and %lld: it is cut off or was edited (make it again with `nmt shortlist`)",
+                      path, (long long)line_no, sl->n_frequent, (long long)k, (long long)want_f, (long long)want_l);
     if (!st) { /* offsets from the (sorted) sources */
         int64_t j = 0;
         for (int s = 0; s <= V_s; s++) {

@@ -11,11 +11,14 @@
  *
  * File (UTF-8 text, written atomically; pieces as the tokenizers spell
  * them, so a file fits any model with the same vocabularies):
- *   nmt-shortlist 1
+ *   nmt-shortlist 2 F=<F lines> L=<L lines>
  *   F <TAB> target piece <TAB> pairs containing it       (most frequent first)
  *   L <TAB> source piece <TAB> target piece <TAB> Dice   (per source, best first)
- * Loading checks every line and names the file and line of a problem: an
- * unknown piece, a bad number, a missing header. */
+ * every line ending with a newline. Version 1 files (header "nmt-shortlist 1",
+ * no counts) still load. Loading checks every line and names the file and
+ * line of a problem: an unknown piece, a bad number, a missing or unknown
+ * header, a last line without its newline or fewer (more) lines than the
+ * header counts: a file cut off. */
 #ifndef NMT_DATA_SHORTLIST_H
 #define NMT_DATA_SHORTLIST_H
 

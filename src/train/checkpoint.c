@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -803,6 +804,45 @@ static NmtStatus load(const char *path, bool keep_moments, Checkpoint *ck) {
 NmtStatus checkpoint_load(const char *path, Checkpoint *ck) { return load(path, true, ck); }
 
 NmtStatus checkpoint_load_weights(const char *path, Checkpoint *ck) { return load(path, false, ck); }
+
+/* Non-finite values of a (n_floats) array in layout order; *first_at gets
+ * the index of the first one (unchanged when none). */
+static size_t count_nonfinite(const float *a, size_t n, size_t *first_at) {
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(a[i])) {
+            if (!bad) *first_at = i;
+            bad++;
+        }
+    return bad;
+}
+
+NmtStatus checkpoint_check_finite(const Checkpoint *ck, const char *path) {
+    const struct {
+        const float *a;
+        const char *what;
+    } arrays[] = {{ck->params, "weights"}, {ck->adam_m, "Adam first moments"}, {ck->adam_v, "Adam second moments"}};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
+        if (!arrays[k].a) continue;
+        size_t first = 0, bad = count_nonfinite(arrays[k].a, ck->n_floats, &first);
+        if (!bad) continue;
+        /* the tensor that holds the first one, and the index within it */
+        const char *name = "?";
+        size_t start = 0;
+        for (int t = 0; t < ck->n_tensors; t++) {
+            size_t size = (size_t)ck->tensors[t].count * (size_t)ck->tensors[t].rows * (size_t)ck->tensors[t].cols;
+            if (first < start + size) {
+                name = ck->tensors[t].name;
+                break;
+            }
+            start += size;
+        }
+        return nmt_fail(NMT_ERR_FORMAT, "%s: %zu of its %zu %s are not finite (NaN or Inf), the first in tensor %s "
+                        "(element %zu, value %g): a diverged or damaged model; refused",
+                        path, bad, ck->n_floats, arrays[k].what, name, first - start, (double)arrays[k].a[first]);
+    }
+    return NMT_OK;
+}
 
 void checkpoint_free(Checkpoint *ck) {
     if (!ck) return;

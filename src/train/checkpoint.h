@@ -78,6 +78,13 @@ NmtStatus checkpoint_load(const char *path, Checkpoint *ck);
  * is checked alike): for translating and averaging, which never use them
  * (they are two thirds of an Adam checkpoint). */
 NmtStatus checkpoint_load_weights(const char *path, Checkpoint *ck);
+/* Refuses (NMT_ERR_FORMAT, exit 1) a loaded checkpoint whose weights, or
+ * optimizer moments when loaded, hold NaN or Inf: the message names the
+ * file, the count of non-finite values and the first tensor holding one.
+ * The format stores such values as they are; the commands that use a
+ * checkpoint (translate, eval --model, average, train --resume) call this
+ * after loading. One pass over the floats. */
+NmtStatus checkpoint_check_finite(const Checkpoint *ck, const char *path);
 /* Frees the members (not the struct); a zeroed struct is fine. */
 void checkpoint_free(Checkpoint *ck);
 

@@ -151,7 +151,9 @@ static NmtStatus resume(Trainer *tr) {
     if (!path) return nmt_fail_nomem("resuming");
     Checkpoint ck;
     NmtStatus st = checkpoint_load(path, &ck);
+    if (!st) st = checkpoint_check_finite(&ck, path);
     if (st) {
+        checkpoint_free(&ck);
         nmt_free(path);
         return st;
     }
