@@ -3,8 +3,8 @@
 # falls), checkpoints and train.csv appear, resume is bit-exact against an
 # uninterrupted run, translate writes one line per input line whatever the
 # line holds, a corrupt checkpoint is refused, a changed model key is
-# refused on resume, SIGTERM saves a checkpoint that resumes, nmt plot draws
-# the run.
+# refused on resume, SIGTERM saves a checkpoint that resumes, the epoch
+# shown at an epoch's end is that epoch's, nmt plot draws the run.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_train_e2e
@@ -162,6 +162,20 @@ wait $pid; rc=$?
 check '[ $rc -eq 1 ] && grep -q "stopped by signal" "$tmp/sig.log"' "SIGTERM: exit $rc, $(cat "$tmp/sig.log")"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 --resume 2>&1); rc=$?
 check '[ $rc -eq 0 ]' "resume after SIGTERM: $rc $out"
+
+# 8. the epoch shown is the epoch of the batch just trained: at the end of an
+# epoch (log lines, train and valid rows of train.csv) it is still that epoch
+out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/epochs" --set train.max_steps=0 \
+    --set train.epochs=2 --set train.log_every=40 --set train.valid_every=100000 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "two-epoch run: $rc $out"
+per_epoch=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9][0-9]*\) batches per epoch.*/\1/p')
+check '[ -n "$per_epoch" ] && [ "$per_epoch" -gt 40 ]' "no 'N batches per epoch' in the log: $out"
+logged=$(printf '%s\n' "$out" | tr '\r' '\n' | sed -n 's/^epoch \([0-9]*\) step \([0-9]*\) .*/\1 \2/p'; \
+         awk -F, '$1 != "kind" { print $3, $2 }' "$tmp/epochs/train.csv")
+wrong=$(printf '%s\n' "$logged" | awk -v n="${per_epoch:-1}" '{ want = int(($2 + n - 1) / n); if ($1 != want) print "epoch " $1 " at step " $2 " (want " want ")" }')
+check '[ -z "$wrong" ] && [ $(printf "%s\n" "$logged" | wc -l) -ge 8 ]' "epoch off at an epoch's end: $wrong"
+check "grep -q '^valid,$((2 * ${per_epoch:-0})),2,' '$tmp/epochs/train.csv'" "no valid row of epoch 2 at its last step: $(cat "$tmp/epochs/train.csv")"
+check 'printf "%s" "$out" | grep -q "done at step $((2 * ${per_epoch:-0})) (2 epochs completed)"' "done line: $out"
 
 # 7. the curves of the run
 out=$("$NMT" plot --run "$tmp/run" 2>&1); rc=$?

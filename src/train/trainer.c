@@ -48,6 +48,10 @@ typedef struct {
     double window_start;
     int max_decode_T;
     bool tty;
+    /* 1-based epoch of the batch trained last, for the log line and train.csv.
+     * st.epoch is where the next batch comes from (what resuming needs): past
+     * the end of an epoch it is already the next epoch. */
+    int64_t shown_epoch;
 } Trainer;
 
 static double now_seconds(void) {
@@ -298,7 +302,7 @@ static void csv_train_row(Trainer *tr, double loss, double lr, double norm, doub
     train_csv_row_init(&row);
     row.kind = TRAIN_CSV_TRAIN;
     row.step = tr->st.step;
-    row.epoch = (double)tr->st.epoch + 1;
+    row.epoch = (double)tr->shown_epoch;
     row.loss = loss;
     row.ppl = exp(fmin(loss, 700));
     row.lr = lr;
@@ -313,7 +317,7 @@ static void csv_valid_row(Trainer *tr, double ppl, double bleu) {
     train_csv_row_init(&row);
     row.kind = TRAIN_CSV_VALID;
     row.step = tr->st.step;
-    row.epoch = (double)tr->st.epoch + 1;
+    row.epoch = (double)tr->shown_epoch;
     row.valid_ppl = ppl;
     row.valid_bleu = bleu;
     train_csv_append(tr->csv, &row);
@@ -338,7 +342,7 @@ static void log_progress(Trainer *tr, double lr, bool final) {
             snprintf(eta, sizeof eta, " eta %dh%02dm%02ds", (int)(left / 3600), (int)fmod(left / 60, 60), (int)fmod(left, 60));
         }
         fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %.2f lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
-                tr->tty ? "\r\033[K" : "", (long long)tr->st.epoch + 1, (long long)tr->st.step, loss,
+                tr->tty ? "\r\033[K" : "", (long long)tr->shown_epoch, (long long)tr->st.step, loss,
                 exp(fmin(loss, 700)), lr, norm, src_s, tgt_s, eta, tr->tty && !final ? "" : "\n");
         fflush(stderr);
     }
@@ -483,6 +487,8 @@ static NmtStatus setup(Trainer *tr) {
         st = resume(tr);
         if (st) return st;
     }
+    /* the batch before the resume point: at a batch index of 0, the last of the epoch before */
+    tr->shown_epoch = tr->st.batch_index > 0 || tr->st.epoch == 0 ? tr->st.epoch + 1 : tr->st.epoch;
     char *path = save_path(tr, "config.json");
     if (!path) return nmt_fail_nomem("setting up training");
     st = file_write_atomic(path, tr->config_json, strlen(tr->config_json));
@@ -578,6 +584,7 @@ static NmtStatus train_loop(Trainer *tr) {
         if (st) return st;
         tr->st.epoch = pos.epoch;
         tr->st.batch_index = pos.batch_index;
+        tr->shown_epoch = pos.epoch + 1;
         if (!isfinite(loss.loss) || !isfinite(norm)) {
             tr->st.bad_steps++;
             nmt_log_warn("train: step %lld: %s is %s; update skipped (%lld in a row)", (long long)t,
