@@ -4,7 +4,8 @@
 # uninterrupted run, translate writes one line per input line whatever the
 # line holds, a corrupt checkpoint is refused, a changed model key is
 # refused on resume, SIGTERM saves a checkpoint that resumes, the epoch
-# shown at an epoch's end is that epoch's, nmt plot draws the run.
+# shown at an epoch's end is that epoch's, a fresh run over an earlier one
+# is refused and --overwrite replaces it, nmt plot draws the run.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_train_e2e
@@ -160,6 +161,8 @@ for i in $(seq 1 100); do [ -s "$tmp/run3/train.csv" ] && grep -q '^train,' "$tm
 kill -TERM $pid
 wait $pid; rc=$?
 check '[ $rc -eq 1 ] && grep -q "stopped by signal" "$tmp/sig.log"' "SIGTERM: exit $rc, $(cat "$tmp/sig.log")"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 2>&1); rc=$?
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "continue it with --resume"' "rerun without --resume after SIGTERM: $rc $out"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 --resume 2>&1); rc=$?
 check '[ $rc -eq 0 ]' "resume after SIGTERM: $rc $out"
 
@@ -176,6 +179,52 @@ wrong=$(printf '%s\n' "$logged" | awk -v n="${per_epoch:-1}" '{ want = int(($2 +
 check '[ -z "$wrong" ] && [ $(printf "%s\n" "$logged" | wc -l) -ge 8 ]' "epoch off at an epoch's end: $wrong"
 check "grep -q '^valid,$((2 * ${per_epoch:-0})),2,' '$tmp/epochs/train.csv'" "no valid row of epoch 2 at its last step: $(cat "$tmp/epochs/train.csv")"
 check 'printf "%s" "$out" | grep -q "done at step $((2 * ${per_epoch:-0})) (2 epochs completed)"' "done line: $out"
+
+# 9. a fresh run into a save_dir that holds a run is refused (exit 2) and
+# changes nothing; --resume continues it; --overwrite starts afresh and
+# leaves none of the earlier run's checkpoints
+again=$tmp/again
+sums() { (cd "$again" && ls -1 | LC_ALL=C sort | xargs md5sum); }
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --set train.max_steps=40 \
+    --set train.keep_checkpoints=2 > /dev/null 2>&1
+check '[ -s "$again/step-20.nmt" ] && [ -s "$again/step-40.nmt" ]' "no step checkpoints in $again: $(ls "$again")"
+"$NMT" plot --run "$again" > /dev/null 2>&1
+echo "mine" > "$again/notes.txt"
+before=$(sums)
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --set train.max_steps=40 \
+    --set train.keep_checkpoints=2 2>&1); rc=$?
+check '[ $rc -eq 2 ]' "a second fresh run into $again: exit $rc (want 2): $out"
+for needle in "$again" "last.nmt" "--resume" "--overwrite" "train.save_dir"; do
+  check 'printf "%s" "$out" | grep -qF -- "$needle"' "the refusal does not say '$needle': $out"
+done
+check '[ "$(sums)" = "$before" ]' "a refused run changed $again: $(diff <(printf '%s\n' "$before") <(sums))"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --resume --overwrite 2>&1); rc=$?
+check '[ $rc -eq 2 ] && [ "$(sums)" = "$before" ]' "--resume with --overwrite: exit $rc (want 2): $out"
+# only a step checkpoint, or only train.csv, is a run too (nothing to resume: --resume is not offered)
+mkdir -p "$tmp/steponly" "$tmp/csvonly"
+cp "$again/step-20.nmt" "$tmp/steponly/"
+cp "$again/train.csv" "$tmp/csvonly/"
+for d in steponly:step-20.nmt csvonly:train.csv; do
+  out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/${d%%:*}" 2>&1); rc=$?
+  check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "$tmp/${d%%:*}/${d#*:}" && printf "%s" "$out" | grep -q "no last.nmt"' \
+    "a save_dir holding only ${d#*:}: exit $rc (want 2): $out"
+  check '[ "$(ls "$tmp/${d%%:*}")" = "${d#*:}" ]' "a refused run wrote into $tmp/${d%%:*}: $(ls "$tmp/${d%%:*}")"
+done
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --set train.max_steps=60 \
+    --set train.keep_checkpoints=2 --resume 2>&1); rc=$?
+check '[ $rc -eq 0 ] && grep -q "^train,60," "$again/train.csv" && [ -s "$again/step-60.nmt" ]' "--resume after a refusal: $rc $out"
+# afresh with another model size: a step checkpoint of the earlier run left behind would break averaging
+out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$again" --set train.max_steps=30 \
+    --set train.valid_every=15 --set train.keep_checkpoints=2 --set model.hidden=24 --overwrite 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "--overwrite: $rc $out"
+check 'printf "%s" "$out" | grep -q "removed 7 files of the earlier run"' "--overwrite does not say what it removed: $out"
+check '[ "$(cd "$again" && ls step-*.nmt | tr "\n" " ")" = "step-15.nmt step-30.nmt " ]' "step checkpoints after --overwrite: $(ls "$again")"
+check '[ "$(awk -F, '"'"'$1 != "kind" { print $2 }'"'"' "$again/train.csv" | sort -n | tail -1)" = 30 ]' \
+  "train.csv after --overwrite holds rows of the earlier run: $(cat "$again/train.csv")"
+check "awk -F, '\$1 == \"train\" { if (\$2 <= last) exit 1; last = \$2 }' '$again/train.csv'" "train.csv after --overwrite: steps repeat: $(cat "$again/train.csv")"
+check '[ ! -e "$again/curves.svg" ] && [ "$(cat "$again/notes.txt")" = mine ]' "--overwrite: curves.svg of the earlier run kept, or notes.txt lost: $(ls "$again")"
+check '"$NMT" average --out "$tmp/avg.nmt" "$again"/step-*.nmt > /dev/null 2>&1' "nmt average of the step checkpoints after --overwrite"
+check 'grep -Eq "\"hidden\":[[:space:]]*24," "$again/config.json"' "config.json is not the new run's"
 
 # 7. the curves of the run
 out=$("$NMT" plot --run "$tmp/run" 2>&1); rc=$?

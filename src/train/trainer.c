@@ -22,6 +22,7 @@
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
+#include "train/run_dir.h"
 #include "train/train_csv.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -433,10 +434,44 @@ static void explain_nomem(const Trainer *tr) {
     backend_explain_nomem(tr->be, hint);
 }
 
+/* A fresh run (no --resume, no --overwrite) must not replace an earlier
+ * run's checkpoints and log: checked before any work or write. */
+static NmtStatus refuse_earlier_run(const Trainer *tr) {
+    if (tr->opt->resume || tr->opt->overwrite) return NMT_OK;
+    const char *dir = tr->cfg->train.save_dir;
+    char *found = NULL;
+    NmtStatus st = run_dir_find_earlier(dir, &found);
+    if (!st && found && !strcmp(found, "last.nmt"))
+        st = nmt_fail(NMT_ERR_CONFIG,
+                      "train.save_dir: %s already holds a run (%s/%s); continue it with --resume, "
+                      "or remove it or choose another train.save_dir, or pass --overwrite to start "
+                      "afresh (removes its checkpoints and train.csv)", dir, dir, found);
+    else if (!st && found) /* stopped before its first last.nmt: nothing to resume */
+        st = nmt_fail(NMT_ERR_CONFIG,
+                      "train.save_dir: %s holds files of an earlier run (%s/%s) but no last.nmt to "
+                      "resume from; remove them or choose another train.save_dir, or pass --overwrite "
+                      "to start afresh (removes its checkpoints and train.csv)", dir, dir, found);
+    nmt_free(found);
+    return st;
+}
+
+/* --overwrite: the earlier run's files go before the new run writes any. */
+static NmtStatus remove_earlier_run(const Trainer *tr) {
+    if (!tr->opt->overwrite) return NMT_OK;
+    int n = 0;
+    NmtStatus st = run_dir_remove_earlier(tr->cfg->train.save_dir, &n);
+    if (!st && n && !tr->opt->quiet)
+        nmt_log_info("train: --overwrite: removed %d file%s of the earlier run in %s", n, n == 1 ? "" : "s",
+                     tr->cfg->train.save_dir);
+    return st;
+}
+
 static NmtStatus setup(Trainer *tr) {
     const Config *cfg = tr->cfg;
     const TrainConfig *tc = &cfg->train;
-    NmtStatus st = prepare_data(cfg, 0, &tr->data);
+    NmtStatus st = refuse_earlier_run(tr);
+    if (st) return st;
+    st = prepare_data(cfg, 0, &tr->data);
     if (st) return st;
     st = backend_create_for(tc->device, tc->gpu, tc->threads, "train.device", "train.gpu",
                             &tr->be);
@@ -475,6 +510,7 @@ static NmtStatus setup(Trainer *tr) {
     tr->config_json = config_to_json(cfg);
     if (!tr->config_json) return nmt_fail_nomem("setting up training");
     st = file_make_dirs(tc->save_dir);
+    if (!st) st = remove_earlier_run(tr);
     if (st) return st;
     memset(&tr->st, 0, sizeof tr->st);
     tr->st.lr_scale = 1.0;
