@@ -5,7 +5,8 @@
 # line holds, a corrupt checkpoint is refused, a changed model key is
 # refused on resume, SIGTERM saves a checkpoint that resumes, the epoch
 # shown at an epoch's end is that epoch's, a fresh run over an earlier one
-# is refused and --overwrite replaces it, nmt plot draws the run.
+# is refused and --overwrite replaces it, a diverged run's perplexity is
+# printed short, nmt plot draws the run.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_train_e2e
@@ -225,6 +226,21 @@ check "awk -F, '\$1 == \"train\" { if (\$2 <= last) exit 1; last = \$2 }' '$agai
 check '[ ! -e "$again/curves.svg" ] && [ "$(cat "$again/notes.txt")" = mine ]' "--overwrite: curves.svg of the earlier run kept, or notes.txt lost: $(ls "$again")"
 check '"$NMT" average --out "$tmp/avg.nmt" "$again"/step-*.nmt > /dev/null 2>&1' "nmt average of the step checkpoints after --overwrite"
 check 'grep -Eq "\"hidden\":[[:space:]]*24," "$again/config.json"' "config.json is not the new run's"
+
+# 10. a diverged run (rate 10) prints its huge perplexities in scientific
+# notation, not as 100-digit numbers; train.csv keeps numbers that read back
+out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/diverged" --set train.max_steps=10 \
+    --set train.log_every=5 --set train.valid_every=10 --set train.lr=10 --set train.label_smoothing=0 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "diverged run: $rc $out"
+ppls=$(printf '%s\n' "$out" | tr '\r' '\n' | sed -n -E 's/^(epoch [0-9]+ step|valid: step) [0-9]+ .*ppl ([^ ]+) .*/\2/p')
+check '[ $(printf "%s\n" "$ppls" | grep -c .) -eq 3 ]' "expected 3 perplexities in the log of the diverged run: $ppls"
+check 'printf "%s\n" "$ppls" | grep -q "e+"' "the diverged run's perplexities are not above a million (no divergence?): $ppls"
+check '! printf "%s\n" "$ppls" | grep -qE "^.{13,}$"' "a perplexity longer than 12 characters in the log: $ppls"
+check "python3 - '$tmp/diverged/train.csv' <<'PY'
+import csv, math, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r['kind'] == 'train']
+assert rows and all(abs(float(r['ppl']) / math.exp(min(float(r['loss']), 700)) - 1) < 1e-6 for r in rows), rows
+PY" "train.csv of the diverged run: ppl does not read back as exp(loss): $(cat "$tmp/diverged/train.csv")"
 
 # 7. the curves of the run
 out=$("$NMT" plot --run "$tmp/run" 2>&1); rc=$?

@@ -324,6 +324,14 @@ static void csv_valid_row(Trainer *tr, double ppl, double bleu) {
     train_csv_append(tr->csv, &row);
 }
 
+/* A perplexity for the log: `decimals` places below a million, else in
+ * scientific notation (a diverged run's exp(700) would be 300 digits). */
+static const char *ppl_text(char buf[32], double ppl, int decimals) {
+    if (isfinite(ppl) && ppl >= 1e6) snprintf(buf, 32, "%.4g", ppl);
+    else snprintf(buf, 32, "%.*f", decimals, ppl);
+    return buf;
+}
+
 static void log_progress(Trainer *tr, double lr, bool final) {
     if (tr->window_steps == 0) return;
     double elapsed = now_seconds() - tr->window_start;
@@ -342,9 +350,10 @@ static void log_progress(Trainer *tr, double lr, bool final) {
             double left = left_steps * elapsed / tr->window_steps;
             snprintf(eta, sizeof eta, " eta %dh%02dm%02ds", (int)(left / 3600), (int)fmod(left / 60, 60), (int)fmod(left, 60));
         }
-        fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %.2f lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
+        char ppl[32];
+        fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %s lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
                 tr->tty ? "\r\033[K" : "", (long long)tr->shown_epoch, (long long)tr->st.step, loss,
-                exp(fmin(loss, 700)), lr, norm, src_s, tgt_s, eta, tr->tty && !final ? "" : "\n");
+                ppl_text(ppl, exp(fmin(loss, 700)), 2), lr, norm, src_s, tgt_s, eta, tr->tty && !final ? "" : "\n");
         fflush(stderr);
     }
     tr->window_loss = tr->window_tokens = tr->window_src = tr->window_tgt = tr->window_norm = 0;
@@ -397,9 +406,10 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
             tr->st.evals_since_best++;
             tr->st.lr_scale *= tc->lr_decay; /* decay on plateau (Luong halves SGD; Adam likewise) */
         }
+        char ppl_buf[32];
         if (!tr->opt->quiet)
-            nmt_log_info("%svalid: step %lld ppl %.3f BLEU %.2f%s", tr->tty ? "\r\033[K" : "",
-                         (long long)tr->st.step, ppl, bleu, improved ? " (best)" : "");
+            nmt_log_info("%svalid: step %lld ppl %s BLEU %.2f%s", tr->tty ? "\r\033[K" : "",
+                         (long long)tr->st.step, ppl_text(ppl_buf, ppl, 3), bleu, improved ? " (best)" : "");
         if (improved) st = save_checkpoint(tr, "best.nmt");
         if (!st && tc->patience > 0 && tr->st.evals_since_best >= tc->patience) *stop = true;
     }
