@@ -3,10 +3,11 @@
 # falls), checkpoints and train.csv appear, resume is bit-exact against an
 # uninterrupted run, translate writes one line per input line whatever the
 # line holds, a corrupt checkpoint is refused, a changed model key is
-# refused on resume, SIGTERM saves a checkpoint that resumes, the epoch
-# shown at an epoch's end is that epoch's, a fresh run over an earlier one
-# is refused and --overwrite replaces it, a diverged run's perplexity is
-# printed short, nmt plot draws the run.
+# refused on resume, SIGTERM saves a checkpoint that resumes (and translate
+# --config without best.nmt names it), the epoch shown at an epoch's end is
+# that epoch's, a fresh run over an earlier one is refused and --overwrite
+# replaces it, a diverged run's perplexity is printed short, nmt plot draws
+# the run.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_train_e2e
@@ -162,6 +163,10 @@ for i in $(seq 1 100); do [ -s "$tmp/run3/train.csv" ] && grep -q '^train,' "$tm
 kill -TERM $pid
 wait $pid; rc=$?
 check '[ $rc -eq 1 ] && grep -q "stopped by signal" "$tmp/sig.log"' "SIGTERM: exit $rc, $(cat "$tmp/sig.log")"
+# stopped before its first validation: no best.nmt; translate --config points at last.nmt
+out=$("$NMT" translate --config "$tmp/tiny.json" --set train.save_dir="$tmp/run3" < /dev/null 2>&1); rc=$?
+check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -qF -- "--model $tmp/run3/last.nmt"' "translate --config without best.nmt: no hint of last.nmt: $rc $out"
+check '"$NMT" translate --model "$tmp/run3/last.nmt" < /dev/null > /dev/null 2>&1' "translate --model last.nmt after SIGTERM"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 2>&1); rc=$?
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "continue it with --resume"' "rerun without --resume after SIGTERM: $rc $out"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 --resume 2>&1); rc=$?
