@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Files that mark a folder as holding a run, in the order they are named. */
+/* Files that mark a folder as holding a run (and step-N.nmt, below). */
 static const char *const marker_files[] = {"last.nmt", "best.nmt", "train.csv"};
 /* Files the trainer or `nmt plot --run` write that describe the run only. */
 static const char *const companion_files[] = {"config.json", "curves.svg"};
