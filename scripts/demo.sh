@@ -3,13 +3,14 @@
 # installs missing packages, builds nmt, writes the generated demo corpus,
 # trains configs/demo.json on the CPU (about 3 minutes on 2 cores), translates
 # the demo test set and prints its BLEU and chrF (sacreBLEU-compatible).
+# Run again, it trains afresh: --overwrite replaces the earlier runs/demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 make -j"$(nproc)" nmt
 ./nmt --version
 ./nmt demo-corpus --out data/demo
-./nmt train --config configs/demo.json
+./nmt train --config configs/demo.json --overwrite
 ./nmt translate --config configs/demo.json < data/demo/test.src > data/demo/test.hyp
 ./nmt plot --run runs/demo
 echo "demo: translations in data/demo/test.hyp, curves in runs/demo/curves.svg"

@@ -26,6 +26,9 @@ options:
                            training gets SIGTERM and saves last.nmt; 0: no
                            training, evaluate the run in train.save_dir
   --resume                 continue the run in train.save_dir
+  --overwrite              start afresh over an earlier run in train.save_dir
+                           (nmt train --overwrite; without it or --resume, an
+                           earlier run there stops the training)
   --threads N              train.threads (default: the config's)
   --set KEY=VALUE          another setting for training (repeatable)
   --average K              average the K newest step-N.nmt files of the run
@@ -42,13 +45,14 @@ die() { echo "quality-run: $*" >&2; exit 1; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/scripts/lib.sh"
 NMT=${NMT_BIN:-$ROOT/nmt}
-config="" hours=2 resume=0 threads="" average=5 beams="1,5,10" lps="0.6,1.0" out=""
+config="" hours=2 resume=0 overwrite=0 threads="" average=5 beams="1,5,10" lps="0.6,1.0" out=""
 sets=()
 while [ $# -gt 0 ]; do
   case $1 in
     --config) config=${2:-}; shift 2 ;;
     --hours) hours=${2:-}; shift 2 ;;
     --resume) resume=1; shift ;;
+    --overwrite) overwrite=1; shift ;;
     --threads) threads=${2:-}; shift 2 ;;
     --set) sets+=(--set "${2:-}"); shift 2 ;;
     --average) average=${2:-}; shift 2 ;;
@@ -83,6 +87,7 @@ if [ "$hours" != 0 ] && [ "$hours" != 0.0 ]; then
   budget=$(awk -v h="$hours" 'BEGIN{printf "%d", h * 3600}')
   args=(train --config "$config" "${sets[@]}")
   [ $resume = 1 ] && args+=(--resume)
+  [ $overwrite = 1 ] && args+=(--overwrite)
   echo "quality-run: training for at most ${hours} h: nmt ${args[*]}"
   start=$(date +%s)
   timeout -s TERM "$budget" "$NMT" "${args[@]}" >> "$out/train.log" 2>&1

@@ -8,17 +8,22 @@
 #include "train/trainer.h"
 
 static const char train_usage[] =
-    "usage: nmt train --config FILE [--set KEY=VALUE ...] [--resume] [--quiet]\n\n"
+    "usage: nmt train --config FILE [--set KEY=VALUE ...] [--resume | --overwrite] [--quiet]\n\n"
     "Trains a model as the config describes (`nmt config --doc` lists the keys).\n"
     "The corpora are tokenized and cached first when the cache is missing or stale.\n"
     "train.save_dir receives last.nmt, best.nmt, train.csv and config.json.\n"
     "--resume continues exactly where save_dir/last.nmt stopped; schedule keys\n"
     "(epochs, max_steps, valid_every, patience, log_every, ...) may change, model,\n"
-    "data and tokenizer keys may not. SIGINT or SIGTERM saves last.nmt and stops.\n";
+    "data and tokenizer keys may not. SIGINT or SIGTERM saves last.nmt and stops.\n"
+    "Without --resume, a save_dir that already holds a run (last.nmt, best.nmt,\n"
+    "step-N.nmt or train.csv) is refused (exit 2) and left as it is.\n"
+    "--overwrite starts afresh there instead: it first removes the earlier run's\n"
+    "step-N.nmt, last.nmt, best.nmt, train.csv, config.json and curves.svg (no\n"
+    "other file).\n";
 
 int cmd_train(int argc, char **argv) {
     CliConfigArgs args = {0};
-    TrainOptions opt = {0, 0};
+    TrainOptions opt = {0, 0, 0};
     for (int i = 1; i < argc; i++) {
         int took = cli_take_config_arg(argc, argv, &i, &args);
         if (took < 0) return cli_report("train", NMT_ERR_USAGE);
@@ -31,11 +36,20 @@ int cmd_train(int argc, char **argv) {
             opt.resume = 1;
             continue;
         }
+        if (!strcmp(argv[i], "--overwrite")) {
+            opt.overwrite = 1;
+            continue;
+        }
         if (!strcmp(argv[i], "--quiet")) {
             opt.quiet = 1;
             continue;
         }
         fprintf(stderr, "nmt train: unknown option '%s'\n%s", argv[i], train_usage);
+        return NMT_EXIT_USAGE;
+    }
+    if (opt.resume && opt.overwrite) {
+        fprintf(stderr, "nmt train: --resume and --overwrite exclude each other (continue the run in "
+                        "train.save_dir, or start afresh there)\n");
         return NMT_EXIT_USAGE;
     }
     Config cfg;

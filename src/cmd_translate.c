@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -47,14 +48,19 @@ int cmd_translate(int argc, char **argv) {
         fprintf(stderr, "nmt translate: unknown option '%s' (try 'nmt translate --help')\n", argv[i]);
         return NMT_EXIT_USAGE;
     }
-    char *from_config = NULL;
+    char *from_config = NULL, *last_of_config = NULL;
     if (opt.n_models == 0 && args.config_path) {
         Config cfg;
         NmtStatus st = cli_load_config(&args, &cfg);
         if (st) return cli_report("translate", st);
         from_config = nmt_asprintf("%s/best.nmt", cfg.train.save_dir);
+        last_of_config = nmt_asprintf("%s/last.nmt", cfg.train.save_dir);
         config_free(&cfg);
-        if (!from_config) return cli_report("translate", nmt_fail_nomem("model path"));
+        if (!from_config || !last_of_config) {
+            nmt_free(from_config);
+            nmt_free(last_of_config);
+            return cli_report("translate", nmt_fail_nomem("model path"));
+        }
         opt.models[opt.n_models++] = from_config;
     }
     if (opt.n_models == 0) {
@@ -68,8 +74,13 @@ int cmd_translate(int argc, char **argv) {
     }
     Translator *tr = NULL;
     NmtStatus st = translator_open(&opt, &tr);
+    /* a run stopped before its first validation has last.nmt but no best.nmt */
+    if (st && from_config && access(from_config, F_OK) != 0 && access(last_of_config, F_OK) == 0)
+        nmt_error_suffix(" (no validation has saved best.nmt yet; translate with the latest checkpoint: "
+                         "--model %s)", last_of_config);
     if (!st) st = translator_translate_file(tr, NULL, stdout, NULL);
     translator_free(tr);
     nmt_free(from_config);
+    nmt_free(last_of_config);
     return cli_report("translate", st);
 }

@@ -115,7 +115,8 @@
     X("train.seed", train.seed, CFG_INT, "1", 0, NOLIMIT, 0, NULL, 0,                              \
       "seed of initialisation, shuffling and dropout")                                             \
     X("train.save_dir", train.save_dir, CFG_PATH, "\"runs/default\"", NOLIMIT, NOLIMIT, 0, NULL,   \
-      CFG_SCHEDULE, "folder of checkpoints, train.csv and the resolved config")                     \
+      CFG_SCHEDULE, "folder of checkpoints, train.csv and the resolved config; a fresh run into "    \
+      "one that holds a run is refused (--resume continues it, --overwrite replaces it)")          \
     X("train.valid_every", train.valid_every, CFG_INT, "1000", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE,  \
       "validate every this many steps (and at the end of each epoch)")                             \
     X("train.patience", train.patience, CFG_INT, "10", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,          \

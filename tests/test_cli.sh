@@ -75,15 +75,16 @@ expect 0 "gradients OK" "$NMT" gradcheck --config configs/de-en.json --samples 4
 expect 2 "unknown option '--bogus'" "$NMT" train --config "$tmp/prep.json" --bogus
 
 # device selection: asking for cuda without a usable GPU is a config error naming the key
+# (each into the save_dir of the run above: --overwrite starts afresh there)
 if "$NMT" --version | grep -q -E "cuda: (not built in|built in, no GPU visible)"; then
-  expect 2 "train.device: cuda requested" "$NMT" train --config "$tmp/prep.json" --set train.device=cuda --set train.max_steps=1
-  expect 0 "resolved config" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
+  expect 2 "train.device: cuda requested" "$NMT" train --config "$tmp/prep.json" --overwrite --set train.device=cuda --set train.max_steps=1
+  expect 0 "resolved config" "$NMT" train --config "$tmp/prep.json" --overwrite --set train.device=auto --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
   # a GPU other than 0 that cannot be used: an error naming train.gpu, also
   # with auto (docs/user-guide.md "GPU"); auto with GPU 0 trains on the CPU
-  expect 2 "train.gpu 2: GPU 2 requested (train.device cuda), but" "$NMT" train --config "$tmp/prep.json" --set train.device=cuda --set train.gpu=2 --set train.max_steps=1
-  expect 2 "train.gpu 2: GPU 2 requested (train.device auto), but" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.gpu=2 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
-  expect 2 "train.gpu 3: GPU 3 requested (train.device auto), but" "$NMT" train --config "$tmp/prep.json" --set train.gpu=3 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
-  expect 0 "device cpu" "$NMT" train --config "$tmp/prep.json" --set train.device=auto --set train.gpu=0 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
+  expect 2 "train.gpu 2: GPU 2 requested (train.device cuda), but" "$NMT" train --config "$tmp/prep.json" --overwrite --set train.device=cuda --set train.gpu=2 --set train.max_steps=1
+  expect 2 "train.gpu 2: GPU 2 requested (train.device auto), but" "$NMT" train --config "$tmp/prep.json" --overwrite --set train.device=auto --set train.gpu=2 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
+  expect 2 "train.gpu 3: GPU 3 requested (train.device auto), but" "$NMT" train --config "$tmp/prep.json" --overwrite --set train.gpu=3 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
+  expect 0 "device cpu" "$NMT" train --config "$tmp/prep.json" --overwrite --set train.device=auto --set train.gpu=0 --set train.max_steps=1 --set model.hidden=16 --set model.emb_dim=8
 fi
 expect 2 "train.gpu" "$NMT" train --config "$tmp/prep.json" --set train.gpu=-1 --set train.max_steps=1
 

@@ -53,7 +53,8 @@ prev_step=0
 inside=0
 done_early=0
 for i in $(seq 1 "$kills"); do
-  resume=; [ -f "$run/last.nmt" ] && resume=--resume
+  # killed before its first last.nmt, a run is started afresh over what it left
+  resume=--overwrite; [ -f "$run/last.nmt" ] && resume=--resume
   NMT_TEST_SLOW_SAVE=1000 "$NMT" train --config "$tmp/c.json" $resume > "$tmp/kill$i.log" 2>&1 &
   pid=$!
   # odd kills: a random moment (start-up, training, validation or a save);

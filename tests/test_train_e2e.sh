@@ -3,7 +3,10 @@
 # falls), checkpoints and train.csv appear, resume is bit-exact against an
 # uninterrupted run, translate writes one line per input line whatever the
 # line holds, a corrupt checkpoint is refused, a changed model key is
-# refused on resume, SIGTERM saves a checkpoint that resumes, nmt plot draws
+# refused on resume, SIGTERM saves a checkpoint that resumes (and translate
+# --config without best.nmt names it), the epoch shown at an epoch's end is
+# that epoch's, a fresh run over an earlier one is refused and --overwrite
+# replaces it, a diverged run's perplexity is printed short, nmt plot draws
 # the run.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -160,8 +163,89 @@ for i in $(seq 1 100); do [ -s "$tmp/run3/train.csv" ] && grep -q '^train,' "$tm
 kill -TERM $pid
 wait $pid; rc=$?
 check '[ $rc -eq 1 ] && grep -q "stopped by signal" "$tmp/sig.log"' "SIGTERM: exit $rc, $(cat "$tmp/sig.log")"
+# stopped before its first validation: no best.nmt; translate --config points at last.nmt
+out=$("$NMT" translate --config "$tmp/tiny.json" --set train.save_dir="$tmp/run3" < /dev/null 2>&1); rc=$?
+check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -qF -- "--model $tmp/run3/last.nmt"' "translate --config without best.nmt: no hint of last.nmt: $rc $out"
+check '"$NMT" translate --model "$tmp/run3/last.nmt" < /dev/null > /dev/null 2>&1' "translate --model last.nmt after SIGTERM"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 2>&1); rc=$?
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "continue it with --resume"' "rerun without --resume after SIGTERM: $rc $out"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 --resume 2>&1); rc=$?
 check '[ $rc -eq 0 ]' "resume after SIGTERM: $rc $out"
+
+# 8. the epoch shown is the epoch of the batch just trained: at the end of an
+# epoch (log lines, train and valid rows of train.csv) it is still that epoch
+out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/epochs" --set train.max_steps=0 \
+    --set train.epochs=2 --set train.log_every=40 --set train.valid_every=100000 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "two-epoch run: $rc $out"
+per_epoch=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9][0-9]*\) batches per epoch.*/\1/p')
+check '[ -n "$per_epoch" ] && [ "$per_epoch" -gt 40 ]' "no 'N batches per epoch' in the log: $out"
+logged=$(printf '%s\n' "$out" | tr '\r' '\n' | sed -n 's/^epoch \([0-9]*\) step \([0-9]*\) .*/\1 \2/p'; \
+         awk -F, '$1 != "kind" { print $3, $2 }' "$tmp/epochs/train.csv")
+wrong=$(printf '%s\n' "$logged" | awk -v n="${per_epoch:-1}" '{ want = int(($2 + n - 1) / n); if ($1 != want) print "epoch " $1 " at step " $2 " (want " want ")" }')
+check '[ -z "$wrong" ] && [ $(printf "%s\n" "$logged" | wc -l) -ge 8 ]' "epoch off at an epoch's end: $wrong"
+check "grep -q '^valid,$((2 * ${per_epoch:-0})),2,' '$tmp/epochs/train.csv'" "no valid row of epoch 2 at its last step: $(cat "$tmp/epochs/train.csv")"
+check 'printf "%s" "$out" | grep -q "done at step $((2 * ${per_epoch:-0})) (2 epochs completed)"' "done line: $out"
+
+# 9. a fresh run into a save_dir that holds a run is refused (exit 2) and
+# changes nothing; --resume continues it; --overwrite starts afresh and
+# leaves none of the earlier run's checkpoints
+again=$tmp/again
+sums() { (cd "$again" && ls -1 | LC_ALL=C sort | xargs md5sum); }
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --set train.max_steps=40 \
+    --set train.keep_checkpoints=2 > /dev/null 2>&1
+check '[ -s "$again/step-20.nmt" ] && [ -s "$again/step-40.nmt" ]' "no step checkpoints in $again: $(ls "$again")"
+"$NMT" plot --run "$again" > /dev/null 2>&1
+echo "mine" > "$again/notes.txt"
+before=$(sums)
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --set train.max_steps=40 \
+    --set train.keep_checkpoints=2 2>&1); rc=$?
+check '[ $rc -eq 2 ]' "a second fresh run into $again: exit $rc (want 2): $out"
+for needle in "$again" "last.nmt" "--resume" "--overwrite" "train.save_dir"; do
+  check 'printf "%s" "$out" | grep -qF -- "$needle"' "the refusal does not say '$needle': $out"
+done
+check '[ "$(sums)" = "$before" ]' "a refused run changed $again: $(diff <(printf '%s\n' "$before") <(sums))"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --resume --overwrite 2>&1); rc=$?
+check '[ $rc -eq 2 ] && [ "$(sums)" = "$before" ]' "--resume with --overwrite: exit $rc (want 2): $out"
+# only a step checkpoint, or only train.csv, is a run too (nothing to resume: --resume is not offered)
+mkdir -p "$tmp/steponly" "$tmp/csvonly"
+cp "$again/step-20.nmt" "$tmp/steponly/"
+cp "$again/train.csv" "$tmp/csvonly/"
+for d in steponly:step-20.nmt csvonly:train.csv; do
+  out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/${d%%:*}" 2>&1); rc=$?
+  check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "$tmp/${d%%:*}/${d#*:}" && printf "%s" "$out" | grep -q "no last.nmt"' \
+    "a save_dir holding only ${d#*:}: exit $rc (want 2): $out"
+  check '[ "$(ls "$tmp/${d%%:*}")" = "${d#*:}" ]' "a refused run wrote into $tmp/${d%%:*}: $(ls "$tmp/${d%%:*}")"
+done
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --set train.max_steps=60 \
+    --set train.keep_checkpoints=2 --resume 2>&1); rc=$?
+check '[ $rc -eq 0 ] && grep -q "^train,60," "$again/train.csv" && [ -s "$again/step-60.nmt" ]' "--resume after a refusal: $rc $out"
+# afresh with another model size: a step checkpoint of the earlier run left behind would break averaging
+out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$again" --set train.max_steps=30 \
+    --set train.valid_every=15 --set train.keep_checkpoints=2 --set model.hidden=24 --overwrite 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "--overwrite: $rc $out"
+check 'printf "%s" "$out" | grep -q "removed 7 files of the earlier run"' "--overwrite does not say what it removed: $out"
+check '[ "$(cd "$again" && ls step-*.nmt | tr "\n" " ")" = "step-15.nmt step-30.nmt " ]' "step checkpoints after --overwrite: $(ls "$again")"
+check '[ "$(awk -F, '"'"'$1 != "kind" { print $2 }'"'"' "$again/train.csv" | sort -n | tail -1)" = 30 ]' \
+  "train.csv after --overwrite holds rows of the earlier run: $(cat "$again/train.csv")"
+check "awk -F, '\$1 == \"train\" { if (\$2 <= last) exit 1; last = \$2 }' '$again/train.csv'" "train.csv after --overwrite: steps repeat: $(cat "$again/train.csv")"
+check '[ ! -e "$again/curves.svg" ] && [ "$(cat "$again/notes.txt")" = mine ]' "--overwrite: curves.svg of the earlier run kept, or notes.txt lost: $(ls "$again")"
+check '"$NMT" average --out "$tmp/avg.nmt" "$again"/step-*.nmt > /dev/null 2>&1' "nmt average of the step checkpoints after --overwrite"
+check 'grep -Eq "\"hidden\":[[:space:]]*24," "$again/config.json"' "config.json is not the new run's"
+
+# 10. a diverged run (rate 10) prints its huge perplexities in scientific
+# notation, not as 100-digit numbers; train.csv keeps numbers that read back
+out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/diverged" --set train.max_steps=10 \
+    --set train.log_every=5 --set train.valid_every=10 --set train.lr=10 --set train.label_smoothing=0 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "diverged run: $rc $out"
+ppls=$(printf '%s\n' "$out" | tr '\r' '\n' | sed -n -E 's/^(epoch [0-9]+ step|valid: step) [0-9]+ .*ppl ([^ ]+) .*/\2/p')
+check '[ $(printf "%s\n" "$ppls" | grep -c .) -eq 3 ]' "expected 3 perplexities in the log of the diverged run: $ppls"
+check 'printf "%s\n" "$ppls" | grep -q "e+"' "the diverged run's perplexities are not above a million (no divergence?): $ppls"
+check '! printf "%s\n" "$ppls" | grep -qE "^.{13,}$"' "a perplexity longer than 12 characters in the log: $ppls"
+check "python3 - '$tmp/diverged/train.csv' <<'PY'
+import csv, math, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r['kind'] == 'train']
+assert rows and all(abs(float(r['ppl']) / math.exp(min(float(r['loss']), 700)) - 1) < 1e-6 for r in rows), rows
+PY" "train.csv of the diverged run: ppl does not read back as exp(loss): $(cat "$tmp/diverged/train.csv")"
 
 # 7. the curves of the run
 out=$("$NMT" plot --run "$tmp/run" 2>&1); rc=$?

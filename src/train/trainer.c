@@ -22,6 +22,7 @@
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
+#include "train/run_dir.h"
 #include "train/train_csv.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -48,6 +49,10 @@ typedef struct {
     double window_start;
     int max_decode_T;
     bool tty;
+    /* 1-based epoch of the batch trained last, for the log line and train.csv.
+     * st.epoch is where the next batch comes from (what resuming needs): past
+     * the end of an epoch it is already the next epoch. */
+    int64_t shown_epoch;
 } Trainer;
 
 static double now_seconds(void) {
@@ -300,7 +305,7 @@ static void csv_train_row(Trainer *tr, double loss, double lr, double norm, doub
     train_csv_row_init(&row);
     row.kind = TRAIN_CSV_TRAIN;
     row.step = tr->st.step;
-    row.epoch = (double)tr->st.epoch + 1;
+    row.epoch = (double)tr->shown_epoch;
     row.loss = loss;
     row.ppl = exp(fmin(loss, 700));
     row.lr = lr;
@@ -315,10 +320,18 @@ static void csv_valid_row(Trainer *tr, double ppl, double bleu) {
     train_csv_row_init(&row);
     row.kind = TRAIN_CSV_VALID;
     row.step = tr->st.step;
-    row.epoch = (double)tr->st.epoch + 1;
+    row.epoch = (double)tr->shown_epoch;
     row.valid_ppl = ppl;
     row.valid_bleu = bleu;
     train_csv_append(tr->csv, &row);
+}
+
+/* A perplexity for the log: `decimals` places below a million, else in
+ * scientific notation (a diverged run's exp(700) would be 300 digits). */
+static const char *ppl_text(char buf[32], double ppl, int decimals) {
+    if (isfinite(ppl) && ppl >= 1e6) snprintf(buf, 32, "%.4g", ppl);
+    else snprintf(buf, 32, "%.*f", decimals, ppl);
+    return buf;
 }
 
 static void log_progress(Trainer *tr, double lr, bool final) {
@@ -339,9 +352,10 @@ static void log_progress(Trainer *tr, double lr, bool final) {
             double left = left_steps * elapsed / tr->window_steps;
             snprintf(eta, sizeof eta, " eta %dh%02dm%02ds", (int)(left / 3600), (int)fmod(left / 60, 60), (int)fmod(left, 60));
         }
-        fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %.2f lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
-                tr->tty ? "\r\033[K" : "", (long long)tr->st.epoch + 1, (long long)tr->st.step, loss,
-                exp(fmin(loss, 700)), lr, norm, src_s, tgt_s, eta, tr->tty && !final ? "" : "\n");
+        char ppl[32];
+        fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %s lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
+                tr->tty ? "\r\033[K" : "", (long long)tr->shown_epoch, (long long)tr->st.step, loss,
+                ppl_text(ppl, exp(fmin(loss, 700)), 2), lr, norm, src_s, tgt_s, eta, tr->tty && !final ? "" : "\n");
         fflush(stderr);
     }
     tr->window_loss = tr->window_tokens = tr->window_src = tr->window_tgt = tr->window_norm = 0;
@@ -394,9 +408,10 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
             tr->st.evals_since_best++;
             tr->st.lr_scale *= tc->lr_decay; /* decay on plateau (Luong halves SGD; Adam likewise) */
         }
+        char ppl_buf[32];
         if (!tr->opt->quiet)
-            nmt_log_info("%svalid: step %lld ppl %.3f BLEU %.2f%s", tr->tty ? "\r\033[K" : "",
-                         (long long)tr->st.step, ppl, bleu, improved ? " (best)" : "");
+            nmt_log_info("%svalid: step %lld ppl %s BLEU %.2f%s", tr->tty ? "\r\033[K" : "",
+                         (long long)tr->st.step, ppl_text(ppl_buf, ppl, 3), bleu, improved ? " (best)" : "");
         if (improved) st = save_checkpoint(tr, "best.nmt");
         if (!st && tc->patience > 0 && tr->st.evals_since_best >= tc->patience) *stop = true;
     }
@@ -431,10 +446,44 @@ static void explain_nomem(const Trainer *tr) {
     backend_explain_nomem(tr->be, hint);
 }
 
+/* A fresh run (no --resume, no --overwrite) must not replace an earlier
+ * run's checkpoints and log: checked before any work or write. */
+static NmtStatus refuse_earlier_run(const Trainer *tr) {
+    if (tr->opt->resume || tr->opt->overwrite) return NMT_OK;
+    const char *dir = tr->cfg->train.save_dir;
+    char *found = NULL;
+    NmtStatus st = run_dir_find_earlier(dir, &found);
+    if (!st && found && !strcmp(found, "last.nmt"))
+        st = nmt_fail(NMT_ERR_CONFIG,
+                      "train.save_dir: %s already holds a run (%s/%s); continue it with --resume, "
+                      "or remove it or choose another train.save_dir, or pass --overwrite to start "
+                      "afresh (removes its checkpoints and train.csv)", dir, dir, found);
+    else if (!st && found) /* stopped before its first last.nmt: nothing to resume */
+        st = nmt_fail(NMT_ERR_CONFIG,
+                      "train.save_dir: %s holds files of an earlier run (%s/%s) but no last.nmt to "
+                      "resume from; remove them or choose another train.save_dir, or pass --overwrite "
+                      "to start afresh (removes its checkpoints and train.csv)", dir, dir, found);
+    nmt_free(found);
+    return st;
+}
+
+/* --overwrite: the earlier run's files go before the new run writes any. */
+static NmtStatus remove_earlier_run(const Trainer *tr) {
+    if (!tr->opt->overwrite) return NMT_OK;
+    int n = 0;
+    NmtStatus st = run_dir_remove_earlier(tr->cfg->train.save_dir, &n);
+    if (!st && n && !tr->opt->quiet)
+        nmt_log_info("train: --overwrite: removed %d file%s of the earlier run in %s", n, n == 1 ? "" : "s",
+                     tr->cfg->train.save_dir);
+    return st;
+}
+
 static NmtStatus setup(Trainer *tr) {
     const Config *cfg = tr->cfg;
     const TrainConfig *tc = &cfg->train;
-    NmtStatus st = prepare_data(cfg, 0, &tr->data);
+    NmtStatus st = refuse_earlier_run(tr);
+    if (st) return st;
+    st = prepare_data(cfg, 0, &tr->data);
     if (st) return st;
     st = backend_create_for(tc->device, tc->gpu, tc->threads, "train.device", "train.gpu",
                             &tr->be);
@@ -473,6 +522,7 @@ static NmtStatus setup(Trainer *tr) {
     tr->config_json = config_to_json(cfg);
     if (!tr->config_json) return nmt_fail_nomem("setting up training");
     st = file_make_dirs(tc->save_dir);
+    if (!st) st = remove_earlier_run(tr);
     if (st) return st;
     memset(&tr->st, 0, sizeof tr->st);
     tr->st.lr_scale = 1.0;
@@ -485,6 +535,8 @@ static NmtStatus setup(Trainer *tr) {
         st = resume(tr);
         if (st) return st;
     }
+    /* the batch before the resume point: at a batch index of 0, the last of the epoch before */
+    tr->shown_epoch = tr->st.batch_index > 0 || tr->st.epoch == 0 ? tr->st.epoch + 1 : tr->st.epoch;
     char *path = save_path(tr, "config.json");
     if (!path) return nmt_fail_nomem("setting up training");
     st = file_write_atomic(path, tr->config_json, strlen(tr->config_json));
@@ -580,6 +632,7 @@ static NmtStatus train_loop(Trainer *tr) {
         if (st) return st;
         tr->st.epoch = pos.epoch;
         tr->st.batch_index = pos.batch_index;
+        tr->shown_epoch = pos.epoch + 1;
         if (!isfinite(loss.loss) || !isfinite(norm)) {
             tr->st.bad_steps++;
             nmt_log_warn("train: step %lld: %s is %s; update skipped (%lld in a row)", (long long)t,

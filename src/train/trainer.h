@@ -14,6 +14,8 @@
 
 typedef struct {
     int resume;          /* continue from save_dir/last.nmt */
+    int overwrite;       /* start afresh over an earlier run in save_dir, removing its files
+                          * (without it and --resume, an earlier run there is refused) */
     int quiet;           /* no progress output (tests) */
 } TrainOptions;
 

@@ -1,0 +1,124 @@
+/* run_dir.c: finds and removes the files of an earlier training run in
+ * train.save_dir (run_dir.h). */
+#include "train/run_dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Files that mark a folder as holding a run (and step-N.nmt, below). */
+static const char *const marker_files[] = {"last.nmt", "best.nmt", "train.csv"};
+/* Files the trainer or `nmt plot --run` write that describe the run only. */
+static const char *const companion_files[] = {"config.json", "curves.svg"};
+
+/* "step-N.nmt" with N one or more digits: a checkpoint of train.keep_checkpoints. */
+static bool is_step_checkpoint(const char *name) {
+    if (strncmp(name, "step-", 5) != 0) return false;
+    const char *p = name + 5;
+    if (*p < '0' || *p > '9') return false;
+    while (*p >= '0' && *p <= '9') p++;
+    return strcmp(p, ".nmt") == 0;
+}
+
+static bool in_list(const char *name, const char *const *list, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(name, list[i])) return true;
+    return false;
+}
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Opens dir; *d NULL (and NMT_OK) when it does not exist. */
+static NmtStatus open_dir(const char *dir, DIR **d) {
+    *d = opendir(dir);
+    if (!*d && errno != ENOENT)
+        return nmt_fail(NMT_ERR_IO, "%s: cannot list: %s", dir, strerror(errno));
+    return NMT_OK;
+}
+
+static NmtStatus exists_in(const char *dir, const char *name, bool *exists) {
+    char *path = nmt_asprintf("%s/%s", dir, name);
+    if (!path) return nmt_fail_nomem("looking for an earlier run");
+    *exists = access(path, F_OK) == 0;
+    nmt_free(path);
+    return NMT_OK;
+}
+
+NmtStatus run_dir_find_earlier(const char *dir, char **found) {
+    *found = NULL;
+    const char *name = NULL;
+    bool exists = false;
+    NmtStatus st = exists_in(dir, "last.nmt", &exists);
+    if (!st && exists) name = "last.nmt";
+    if (!st && !name) st = exists_in(dir, "best.nmt", &exists);
+    if (!st && !name && exists) name = "best.nmt";
+    DIR *d = NULL;
+    if (!st && !name) st = open_dir(dir, &d);
+    if (d) {
+        struct dirent *e;
+        while (!*found && (e = readdir(d)) != NULL)
+            if (is_step_checkpoint(e->d_name) && !(*found = nmt_asprintf("%s", e->d_name)))
+                st = nmt_fail_nomem("looking for an earlier run");
+        closedir(d);
+    }
+    if (!st && !name && !*found) st = exists_in(dir, "train.csv", &exists);
+    if (!st && !name && !*found && exists) name = "train.csv";
+    if (!st && name && !(*found = nmt_asprintf("%s", name))) st = nmt_fail_nomem("looking for an earlier run");
+    return st;
+}
+
+/* The names in dir of an earlier run's files: a NULL-terminated array of new
+ * strings in *names (free with free_names); NULL when dir does not exist. */
+static NmtStatus list_run_files(const char *dir, char ***names) {
+    *names = NULL;
+    DIR *d;
+    NmtStatus st = open_dir(dir, &d);
+    if (st || !d) return st;
+    size_t n = 0, cap = 8;
+    char **list = nmt_calloc(cap, sizeof *list);
+    if (!list) st = nmt_fail_nomem("removing the earlier run");
+    struct dirent *e;
+    while (!st && (e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        if (!is_step_checkpoint(name) && !in_list(name, marker_files, COUNT(marker_files)) &&
+            !in_list(name, companion_files, COUNT(companion_files)))
+            continue;
+        if (n + 1 == cap) {
+            char **bigger = nmt_realloc(list, 2 * cap * sizeof *list);
+            if (!bigger) {
+                st = nmt_fail_nomem("removing the earlier run");
+                break;
+            }
+            list = bigger;
+            cap *= 2;
+        }
+        list[n] = nmt_asprintf("%s", name);
+        list[++n] = NULL;
+        if (!list[n - 1]) st = nmt_fail_nomem("removing the earlier run");
+    }
+    closedir(d);
+    *names = list;
+    return st;
+}
+
+static void free_names(char **names) {
+    for (size_t i = 0; names && names[i]; i++) nmt_free(names[i]);
+    nmt_free(names);
+}
+
+NmtStatus run_dir_remove_earlier(const char *dir, int *n_removed) {
+    *n_removed = 0;
+    char **names;
+    NmtStatus st = list_run_files(dir, &names); /* listed first: no unlink while reading the folder */
+    for (size_t i = 0; !st && names && names[i]; i++) {
+        char *path = nmt_asprintf("%s/%s", dir, names[i]);
+        if (!path) st = nmt_fail_nomem("removing the earlier run");
+        else if (unlink(path) == 0) ++*n_removed;
+        else if (errno != ENOENT) st = nmt_fail(NMT_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
+        nmt_free(path);
+    }
+    free_names(names);
+    return st;
+}

@@ -1,0 +1,27 @@
+/* run_dir.h: the files of a training run in train.save_dir, for `nmt train`
+ * to refuse starting a fresh run over an earlier one (which would replace
+ * its checkpoints and log) and, with --overwrite, to remove the earlier
+ * run's files first.
+ *
+ * A run's files: last.nmt, best.nmt, step-N.nmt, train.csv (these mark a
+ * folder as holding a run), config.json (written by the trainer) and
+ * curves.svg (the default output of `nmt plot --run`, a picture of
+ * train.csv). Nothing else in the folder is touched: not shortlist.tsv
+ * (`nmt shortlist`, which depends on the corpus only) nor files nmt does
+ * not write. */
+#ifndef NMT_TRAIN_RUN_DIR_H
+#define NMT_TRAIN_RUN_DIR_H
+
+#include "common.h"
+
+/* The name of the first file in dir that marks an earlier run (last.nmt,
+ * best.nmt, step-N.nmt, train.csv; in that order of preference), as a new
+ * string in *found (nmt_free it), or NULL when there is none or dir does
+ * not exist. */
+NmtStatus run_dir_find_earlier(const char *dir, char **found);
+
+/* Removes the files of an earlier run from dir (those listed above) and
+ * counts them in *n_removed. A missing dir removes nothing. */
+NmtStatus run_dir_remove_earlier(const char *dir, int *n_removed);
+
+#endif
