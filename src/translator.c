@@ -102,8 +102,11 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
     if ((r = cli_take_int(argc, argv, i, "--gpu", 0, 1023, &o->gpu))) return r;
     if ((r = cli_take_string(argc, argv, i, "--attention-out", &o->attention_out))) return r;
     if ((r = cli_take_string(argc, argv, i, "--shortlist", &o->shortlist))) return r;
-    if ((r = cli_take_int(argc, argv, i, "--shortlist-frequent", 0, INT_MAX, &o->shortlist_frequent))) return r;
-    if ((r = cli_take_int(argc, argv, i, "--shortlist-per-source", 0, INT_MAX, &o->shortlist_per_source))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--shortlist-frequent", 0, INT_MAX, &o->shortlist_frequent)) ||
+        (r = cli_take_int(argc, argv, i, "--shortlist-per-source", 0, INT_MAX, &o->shortlist_per_source))) {
+        if (r > 0) o->shortlist_tuned = 1;
+        return r;
+    }
     return cli_take_string(argc, argv, i, "--attention-svg", &o->attention_svg);
 }
 
@@ -511,6 +514,9 @@ static NmtStatus alloc_buffers(Translator *tr) {
 NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
     *out = NULL;
     if (o->n_models < 1) return nmt_fail(NMT_ERR_USAGE, "no model given (use --model FILE)");
+    if (o->shortlist_tuned && !o->shortlist)
+        return nmt_fail(NMT_ERR_USAGE, "--shortlist-frequent and --shortlist-per-source tune a shortlist: "
+                        "give its file with --shortlist FILE (nmt shortlist makes one)");
     if (o->shortlist && o->shortlist_frequent == 0 && o->shortlist_per_source == 0)
         return nmt_fail(NMT_ERR_USAGE, "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK "
                         "to choose from; give one of them a value above 0");

@@ -55,6 +55,7 @@ typedef struct {
     const char *shortlist;   /* --shortlist FILE (`nmt shortlist`): score only likely output tokens */
     int shortlist_frequent;  /* --shortlist-frequent N: most frequent target tokens always in */
     int shortlist_per_source; /* --shortlist-per-source K: best partners of each source token */
+    int shortlist_tuned;      /* either of the two was given (they need --shortlist) */
 } TranslatorOptions;
 
 /* The defaults: everything from the model, progress AUTO. */

@@ -290,6 +290,11 @@ usage_run 1 "cut20.tsv:20: the file ends after" --shortlist "$tmp/cut20.tsv"
 usage_run 2 "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK" \
   --shortlist "$tmp/run/shortlist.tsv" --shortlist-frequent 0 --shortlist-per-source 0
 usage "--shortlist-frequent must be an integer >= 0, got '-1'" --shortlist-frequent -1
+# the two tuning options without a shortlist would be ignored: a usage error
+usage_run 2 "--shortlist-frequent and --shortlist-per-source tune a shortlist: give its file with --shortlist FILE" \
+  --shortlist-frequent 50
+usage_run 2 "--shortlist-frequent and --shortlist-per-source tune a shortlist: give its file with --shortlist FILE" \
+  --shortlist-per-source 5
 
 # 7. --help lists every option
 out=$("$NMT" translate --help)
