@@ -93,7 +93,7 @@ if [ "$hours" != 0 ] && [ "$hours" != 0.0 ]; then
   timeout -s TERM "$budget" "$NMT" "${args[@]}" >> "$out/train.log" 2>&1
   rc=$?
   train_seconds=$(( $(date +%s) - start ))
-  # 124: the budget ended it (SIGTERM: last.nmt saved; nmt itself exits 1 then)
+  # 124: the budget ended it (SIGTERM: last.nmt saved; nmt itself exits 143 then)
   if [ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q "stopped by signal" "$out/train.log"; then
     die "training failed (exit $rc); see $out/train.log"
   fi

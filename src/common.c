@@ -50,11 +50,15 @@ void nmt_error_suffix(const char *fmt, ...) {
 const char *nmt_error_message(void) { return error_message; }
 void nmt_error_clear(void) { error_message[0] = '\0'; }
 
+static int stop_signal = 2; /* SIGINT until told otherwise */
+void nmt_note_stop_signal(int sig) { stop_signal = sig; }
+
 int nmt_exit_code(NmtStatus status) {
     switch (status) {
     case NMT_OK: return NMT_EXIT_OK;
     case NMT_ERR_CONFIG:
     case NMT_ERR_USAGE: return NMT_EXIT_USAGE;
+    case NMT_STOPPED: return 128 + stop_signal;
     default: return NMT_EXIT_FAILURE;
     }
 }
@@ -68,6 +72,7 @@ const char *nmt_status_name(NmtStatus status) {
     case NMT_ERR_USAGE: return "usage error";
     case NMT_ERR_NOMEM: return "out of memory";
     case NMT_ERR_RUNTIME: return "runtime error";
+    case NMT_STOPPED: return "stopped by a signal";
     }
     return "unknown error";
 }

@@ -20,11 +20,18 @@ typedef enum {
     NMT_ERR_CONFIG,  /* a config key is unknown, mistyped, out of range or contradictory */
     NMT_ERR_USAGE,   /* bad command-line usage */
     NMT_ERR_NOMEM,   /* an allocation failed */
-    NMT_ERR_RUNTIME  /* anything else that stopped the work */
+    NMT_ERR_RUNTIME, /* anything else that stopped the work */
+    NMT_STOPPED      /* stopped by a signal, its state saved first (nmt train's
+                        last.nmt): exit code 128 + the signal (nmt_note_stop_signal) */
 } NmtStatus;
 
-/* Exit codes of the nmt binary. */
+/* Exit codes of the nmt binary; NMT_STOPPED exits with 128 + the signal's
+ * number, as a shell reports a command a signal ended (130 for Ctrl-C,
+ * 143 for SIGTERM), though nmt saved its work before it stopped. */
 enum { NMT_EXIT_OK = 0, NMT_EXIT_FAILURE = 1, NMT_EXIT_USAGE = 2 };
+
+/* The signal that NMT_STOPPED answers (its exit code is 128 + sig). */
+void nmt_note_stop_signal(int sig);
 
 /* Records the message for the current failure (printf-style) and returns
  * `status`, so that `return nmt_fail(NMT_ERR_IO, "%s: ...", path);` reads

@@ -37,7 +37,8 @@ static void print_help(FILE *out) {
     for (size_t i = 0; i < NMT_ARRAY_LEN(subcommands); i++)
         fprintf(out, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
     fprintf(out, "\n'nmt COMMAND --help' describes a command's options.\n"
-                 "exit codes: 0 success, 1 runtime failure, 2 usage or config error\n");
+                 "exit codes: 0 success, 1 runtime failure, 2 usage or config error, 128 + N stopped by\n"
+                 "signal N after saving its work (nmt train: 130 Ctrl-C, 143 SIGTERM; --resume continues)\n");
 }
 
 int main(int argc, char **argv) {

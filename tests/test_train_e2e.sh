@@ -162,7 +162,7 @@ pid=$!
 for i in $(seq 1 100); do [ -s "$tmp/run3/train.csv" ] && grep -q '^train,' "$tmp/run3/train.csv" && break; sleep 0.1; done
 kill -TERM $pid
 wait $pid; rc=$?
-check '[ $rc -eq 1 ] && grep -q "stopped by signal" "$tmp/sig.log"' "SIGTERM: exit $rc, $(cat "$tmp/sig.log")"
+check '[ $rc -eq 143 ] && grep -q "stopped by signal 15" "$tmp/sig.log"' "SIGTERM: exit $rc (want 128 + 15), $(cat "$tmp/sig.log")"
 # stopped before its first validation: no best.nmt; translate --config points at last.nmt
 out=$("$NMT" translate --config "$tmp/tiny.json" --set train.save_dir="$tmp/run3" < /dev/null 2>&1); rc=$?
 check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -qF -- "--model $tmp/run3/last.nmt"' "translate --config without best.nmt: no hint of last.nmt: $rc $out"
@@ -171,6 +171,15 @@ out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "continue it with --resume"' "rerun without --resume after SIGTERM: $rc $out"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 --resume 2>&1); rc=$?
 check '[ $rc -eq 0 ]' "resume after SIGTERM: $rc $out"
+# Ctrl-C (SIGINT) likewise, with its own exit code: 128 + 2
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3i" --set train.max_steps=100000 \
+    --set train.valid_every=100000 > "$tmp/sigint.log" 2>&1 &
+pid=$!
+for i in $(seq 1 100); do [ -s "$tmp/run3i/train.csv" ] && grep -q '^train,' "$tmp/run3i/train.csv" && break; sleep 0.1; done
+kill -INT $pid
+wait $pid; rc=$?
+check '[ $rc -eq 130 ] && grep -q "stopped by signal 2" "$tmp/sigint.log" && [ -s "$tmp/run3i/last.nmt" ]' \
+  "SIGINT: exit $rc (want 128 + 2), $(cat "$tmp/sigint.log")"
 
 # 8. the epoch shown is the epoch of the batch just trained: at the end of an
 # epoch (log lines, train and valid rows of train.csv) it is still that epoch

@@ -676,7 +676,8 @@ static NmtStatus train_loop(Trainer *tr) {
         st = save_checkpoint(tr, "last.nmt");
         if (st) return st;
         char *path = save_path(tr, "last.nmt");
-        st = nmt_fail(NMT_ERR_RUNTIME, "stopped by signal %d at step %lld; saved %s; continue with --resume",
+        nmt_note_stop_signal((int)stop_signal);
+        st = nmt_fail(NMT_STOPPED, "stopped by signal %d at step %lld; saved %s; continue with --resume",
                       (int)stop_signal, (long long)tr->st.step, path ? path : "last.nmt");
         nmt_free(path);
         return st;
