@@ -305,6 +305,50 @@ static void test_long_lines(void) {
     }
 }
 
+/* A SentencePiece side of more bytes than max_len pieces hold (tokenizer_
+ * bytes_cap: 64 a piece) is too long without being encoded: here a
+ * 20000-byte run of CJK characters no piece knows, with no space, which
+ * SentencePiece would merge into one unknown piece (so it was kept, and
+ * encoding a few MB of it took a minute). The word tokenizer (one id a
+ * word) keeps the pair. */
+static void test_junk_blob(void) {
+    const char *dir = test_tmpdir();
+    char path[1024];
+    write_corpus(dir, "blob", 120);
+    write_corpus(dir, "valid", 20);
+    snprintf(path, sizeof path, "%s/blob.src", dir);
+    FILE *f = fopen(path, "a");
+    for (int i = 0; i < 20000 / 3; i++) fprintf(f, "\xe4\xb8%c", (char)(0x80 + i % 64)); /* U+4E00.. */
+    fputc('\n', f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/blob.tgt", dir);
+    f = fopen(path, "a");
+    fputs("v1 v2\n", f);
+    fclose(f);
+    const char *kinds[] = {", \"tokenizer\": \"spm\", \"spm_vocab_size\": 30", ", \"tokenizer\": \"word\""};
+    for (int k = 0; k < 2; k++) {
+        Config cfg;
+        char cache[32];
+        snprintf(cache, sizeof cache, "blob-cache%d", k);
+        CHECK_EQ_INT(load_cfg_files(dir, "blob.src", "blob.tgt", cache, kinds[k], &cfg), NMT_OK);
+        PreparedData p;
+        NmtStatus st = prepare_data(&cfg, 0, &p);
+        CHECK(st == NMT_OK, "kind %d: prepare: %s", k, nmt_error_message());
+        if (st) {
+            config_free(&cfg);
+            continue;
+        }
+        CHECK_EQ_INT(p.train_stats.pairs_read, 121);
+        /* the corpus's own: line 10 (60 words) too long, line 6 empty */
+        CHECK_EQ_INT(p.train_stats.skipped_too_long, k == 0 ? 2 : 1);
+        bool kept = false;
+        for (int i = 0; i < p.train->n_pairs; i++) kept |= p.train->line_no[i] == 121;
+        CHECK(kept == (k == 1), "kind %d: the blob's pair %s", k, kept ? "kept" : "dropped");
+        prepared_data_free(&p);
+        config_free(&cfg);
+    }
+}
+
 static void test_bad_corpora(void) {
     const char *dir = test_tmpdir();
     Config cfg;
@@ -387,5 +431,6 @@ int main(void) {
     test_spm_cache();
     test_bad_corpora();
     test_long_lines();
+    test_junk_blob();
     return test_summary("test_prepare");
 }

@@ -296,6 +296,19 @@ usage_run 2 "--shortlist-frequent and --shortlist-per-source tune a shortlist: g
 usage_run 2 "--shortlist-frequent and --shortlist-per-source tune a shortlist: give its file with --shortlist FILE" \
   --shortlist-per-source 5
 
+# a SentencePiece model (a few steps): a line of one 20000-byte word of
+# characters it never saw, which SentencePiece would merge into one unknown
+# piece (and take a minute for a few MB): only the bytes that --max-src-len
+# + 1 pieces can hold (64 a piece) are encoded, with a warning; one output
+# line per input line
+sed -e 's/"tokenizer": "word"/"tokenizer": "spm", "spm_vocab_size": 200/' -e 's/"save_dir": "run"/"save_dir": "runspm"/' \
+  -e 's/"cache_dir": "cache"/"cache_dir": "cachespm"/' -e 's/"max_steps": 40/"max_steps": 4/' "$tmp/tiny.json" > "$tmp/spm.json"
+out=$(cd "$tmp" && "$NMT" train --config spm.json --quiet 2>&1) || bad "train (spm): $out"
+{ echo "a"; awk 'BEGIN { for (i = 0; i < 20000 / 3; i++) printf "\344\270%c", 128 + i % 64; print "" }'; echo "b"; } > "$tmp/blob.txt"
+out=$("$NMT" translate --model "$tmp/runspm/last.nmt" --max-src-len 20 < "$tmp/blob.txt" 2>&1 > "$tmp/blob.hyp"); rc=$?
+check '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/blob.hyp")" -eq 3 ] && printf "%s" "$out" | grep -qF "standard input:2: 20001 bytes; only its first 1344 are translated (--max-src-len 20"' \
+  "a 20000-byte unknown word: exit $rc, $(wc -l < "$tmp/blob.hyp") lines, $out"
+
 # 7. --help lists every option
 out=$("$NMT" translate --help)
 for opt in --model --config --beam --nbest --length-penalty --coverage-penalty --batch --maxi-batch --max-src-len --device --gpu \

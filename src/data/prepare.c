@@ -186,6 +186,11 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
              * of 0 can). */
             int min_src = tokenizer_min_ids(src_tok, src, src_len, max_len + 1);
             int min_tgt = tokenizer_min_ids(tgt_tok, tgt, tgt_len, max_len + 1);
+            /* a side of more bytes than max_len pieces hold is too long as
+             * well, unencoded (tokenizer_bytes_cap: only a run of unknown
+             * characters could be fewer pieces) */
+            if (min_src > 0 && src_len > tokenizer_bytes_cap(src_tok, max_len)) min_src = max_len + 1;
+            if (min_tgt > 0 && tgt_len > tokenizer_bytes_cap(tgt_tok, max_len)) min_tgt = max_len + 1;
             if (min_src > max_len || min_tgt > max_len) {
                 if (min_src == 0)
                     st = tokenizer_encode_buf(src_tok, src, src_len, &src_ids, &n_src, &src_cap);

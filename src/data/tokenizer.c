@@ -185,6 +185,11 @@ int tokenizer_min_ids_prefix(const Tokenizer *t, const char *text, size_t len, i
     return min_ids(t->kind, text, len, cap, prefix_len);
 }
 
+size_t tokenizer_bytes_cap(const Tokenizer *t, int max_ids) {
+    if (t->kind != TOKENIZER_SPM) return SIZE_MAX;
+    return (size_t)(max_ids > 0 ? max_ids : 0) * TOKENIZER_SPM_PIECE_BYTES;
+}
+
 int tokenizer_min_ids(const Tokenizer *t, const char *text, size_t len, int cap) {
     size_t end;
     return tokenizer_min_ids_prefix(t, text, len, cap, &end);

@@ -155,6 +155,19 @@ int tokenizer_min_ids_prefix(const Tokenizer *t, const char *text, size_t len, i
  * which nmt never changes, keeps every piece within a word). */
 int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int cap);
 
+/* The most bytes a SentencePiece piece holds: 16 characters (the trainer's
+ * default max_piece_length, which nmt keeps) of at most 4 bytes. */
+#define TOKENIZER_SPM_PIECE_BYTES 64
+/* The most bytes of a text that the first max_ids ids of a SentencePiece
+ * tokenizer can come from (max_ids pieces of TOKENIZER_SPM_PIECE_BYTES),
+ * or SIZE_MAX for the word tokenizer (one id a word, however long): a text
+ * longer than that has more ids, but for runs of characters the model does
+ * not know, which SentencePiece merges into one unknown piece (junk, such as
+ * a blob of binary or base64 without spaces). Encoding such a text costs
+ * SentencePiece hundreds of bytes of memory per byte, so callers treat it
+ * as over max_ids ids without encoding all of it. */
+size_t tokenizer_bytes_cap(const Tokenizer *t, int max_ids);
+
 /* Encodes text[0..len) into a new array *ids (nmt_free it) of *n_ids ids
  * (no BOS/EOS). Empty or all-whitespace text gives *n_ids = 0 and a valid,
  * freeable *ids. */
