@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # demo.sh: the main job, end to end, on a fresh Debian/Ubuntu machine:
 # installs missing packages, builds nmt, writes the generated demo corpus,
-# trains configs/demo.json on the CPU (about 3 minutes on 2 cores), translates
+# trains configs/demo.json on the CPU (about a minute on 2 cores once built), translates
 # the demo test set and prints its BLEU and chrF (sacreBLEU-compatible).
 # Run again, it trains afresh: --overwrite replaces the earlier runs/demo.
 set -euo pipefail
