@@ -3,6 +3,7 @@
  * references, compute_bleu with exp smoothing, and the text formats.
  * See bleu.h for the API and docs/evaluation.md for what is matched. */
 #include "data/bleu.h"
+#include "data/corpus.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,7 +13,6 @@
 /* Unicode: UTF-8 decoding, Python's whitespace set and str.lower()    */
 /* ------------------------------------------------------------------ */
 
-#define CP_INVALID 0x80000000u /* | the byte: an undecodable byte */
 
 typedef struct {
     uint32_t first, last; /* code points first..last ... */
@@ -175,54 +175,8 @@ static const CpRange ignorable_ranges[] = {
     {0xE0100, 0xE01EF},
 };
 
-/* Decodes one UTF-8 character as Python's strict decoder accepts it
- * (no overlongs, surrogates or code points above U+10FFFF); an invalid byte
- * decodes alone to CP_INVALID | byte. Returns the bytes used (>= 1). */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned b = s[0];
-    if (b < 0x80) {
-        *cp = b;
-        return 1;
-    }
-    size_t need;
-    unsigned lo = 0x80, hi = 0xBF;
-    uint32_t v;
-    if (b >= 0xC2 && b <= 0xDF) {
-        need = 1;
-        v = b & 0x1F;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-        need = 2;
-        v = b & 0x0F;
-        if (b == 0xE0) lo = 0xA0;
-        if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        need = 3;
-        v = b & 0x07;
-        if (b == 0xF0) lo = 0x90;
-        if (b == 0xF4) hi = 0x8F;
-    } else {
-        *cp = CP_INVALID | b;
-        return 1;
-    }
-    if (n < need + 1) {
-        *cp = CP_INVALID | b;
-        return 1;
-    }
-    for (size_t k = 1; k <= need; k++) {
-        unsigned c = s[k];
-        unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
-        if (c < l || c > h) {
-            *cp = CP_INVALID | b;
-            return 1;
-        }
-        v = (v << 6) | (c & 0x3F);
-    }
-    *cp = v;
-    return need + 1;
-}
-
 static size_t utf8_encode(uint32_t cp, char *out) {
-    if (cp & CP_INVALID) {
+    if (cp & UTF8_INVALID) {
         out[0] = (char)(cp & 0xFF);
         return 1;
     }
@@ -304,7 +258,7 @@ static int cp_in_ranges(const CpRange *r, size_t n, uint32_t cp) {
 /* One-to-one lowercase mapping (everything but U+0130 and U+03A3). */
 static uint32_t cp_lower_simple(uint32_t cp) {
     if (cp < 0x80) return cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
-    if (cp & CP_INVALID) return cp;
+    if (cp & UTF8_INVALID) return cp;
     size_t lo = 0, hi = NMT_ARRAY_LEN(lower_ranges);
     while (lo < hi) { /* the last range with first <= cp */
         size_t mid = (lo + hi) / 2;
@@ -318,11 +272,11 @@ static uint32_t cp_lower_simple(uint32_t cp) {
 }
 
 static int cp_is_ignorable(uint32_t cp) {
-    return !(cp & CP_INVALID) && cp_in_ranges(ignorable_ranges, NMT_ARRAY_LEN(ignorable_ranges), cp);
+    return !(cp & UTF8_INVALID) && cp_in_ranges(ignorable_ranges, NMT_ARRAY_LEN(ignorable_ranges), cp);
 }
 
 static int cp_is_cased(uint32_t cp) {
-    return !(cp & CP_INVALID) && cp_in_ranges(cased_ranges, NMT_ARRAY_LEN(cased_ranges), cp);
+    return !(cp & UTF8_INVALID) && cp_in_ranges(cased_ranges, NMT_ARRAY_LEN(cased_ranges), cp);
 }
 
 /* CPython's handle_capital_sigma: U+03A3 lowers to U+03C2 when a cased

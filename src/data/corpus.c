@@ -45,6 +45,49 @@ struct LineReader {
 
 /* ---- UTF-8 --------------------------------------------------------------- */
 
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
+    unsigned b = s[0];
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    }
+    size_t need;
+    unsigned lo = 0x80, hi = 0xBF;
+    uint32_t v;
+    if (b >= 0xC2 && b <= 0xDF) {
+        need = 1;
+        v = b & 0x1F;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        need = 2;
+        v = b & 0x0F;
+        if (b == 0xE0) lo = 0xA0;
+        if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        need = 3;
+        v = b & 0x07;
+        if (b == 0xF0) lo = 0x90;
+        if (b == 0xF4) hi = 0x8F;
+    } else {
+        *cp = UTF8_INVALID | b;
+        return 1;
+    }
+    if (n < need + 1) {
+        *cp = UTF8_INVALID | b;
+        return 1;
+    }
+    for (size_t k = 1; k <= need; k++) {
+        unsigned c = s[k];
+        unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+        if (c < l || c > h) {
+            *cp = UTF8_INVALID | b;
+            return 1;
+        }
+        v = (v << 6) | (c & 0x3F);
+    }
+    *cp = v;
+    return need + 1;
+}
+
 int utf8_validate(const char *str, size_t len, size_t *bad_offset) {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;

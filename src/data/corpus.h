@@ -30,6 +30,13 @@
  * the 0-based offset of the first byte of the first ill-formed sequence. */
 int utf8_validate(const char *s, size_t len, size_t *bad_offset);
 
+/* Decodes one UTF-8 character at s[0..n) (n >= 1) as Python's strict
+ * decoder accepts it (no overlongs, surrogates or code points above
+ * U+10FFFF) into *cp; an invalid byte decodes alone to UTF8_INVALID | byte.
+ * Returns the bytes used (>= 1). */
+#define UTF8_INVALID 0x80000000u
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+
 /* 1 when s[0..len) holds only whitespace (or nothing): ASCII space, \t, \n,
  * \v, \f, \r, the other Unicode White_Space characters (U+0085, U+00A0,
  * U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) and the

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "data/corpus.h"
 #include "data/spm.h"
 #include "fileio.h"
 #include "data/word_vocab.h"
@@ -113,24 +114,6 @@ static int spm_may_vanish(uint32_t cp) {
            (cp >= 0xFFF0 && cp <= 0xFFFF) || (cp >= 0xE0000 && cp <= 0xE0FFF);
 }
 
-/* The code point of the UTF-8 character at s[0..left) and its length in
- * *n; an invalid sequence gives one byte and 0 (which counts as vanishing). */
-static uint32_t utf8_next(const unsigned char *s, size_t left, size_t *n) {
-    unsigned c = s[0];
-    size_t need = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    *n = 1;
-    if (need == 1) return c;
-    if (need == 0 || need > left) return 0;
-    uint32_t cp = c & (0x7F >> need);
-    for (size_t i = 1; i < need; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    *n = need;
-    return cp;
-}
-
 /* The bound; *end: the byte offset just past the cap-th counted word when
  * the count reaches cap, else len. */
 static int min_ids(TokenizerKind kind, const char *text, size_t len, int cap, size_t *end) {
@@ -164,10 +147,9 @@ static int min_ids(TokenizerKind kind, const char *text, size_t len, int cap, si
             i++;
             continue;
         }
-        size_t n;
-        uint32_t cp = utf8_next(s + i, len - i, &n);
-        if (cp != 0 && !spm_may_vanish(cp)) visible = 1;
-        i += n;
+        uint32_t cp;
+        i += utf8_decode(s + i, len - i, &cp);
+        if (!(cp & UTF8_INVALID) && !spm_may_vanish(cp)) visible = 1;
     }
     count += visible;
     return count < cap ? count : cap;
