@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Files that mark a folder as holding a run (and step-N.nmt, below). */
+/* Files that mark a folder as holding a run (and step-N.nmt, below), in the
+ * order run_dir_find_earlier names them: last.nmt, best.nmt, a step-N.nmt,
+ * train.csv. */
 static const char *const marker_files[] = {"last.nmt", "best.nmt", "train.csv"};
 /* Files the trainer or `nmt plot --run` write that describe the run only. */
 static const char *const companion_files[] = {"config.json", "curves.svg"};
@@ -28,8 +30,6 @@ static bool in_list(const char *name, const char *const *list, size_t n) {
     return false;
 }
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 /* Opens dir; *d NULL (and NMT_OK) when it does not exist. */
 static NmtStatus open_dir(const char *dir, DIR **d) {
     *d = opendir(dir);
@@ -46,26 +46,27 @@ static NmtStatus exists_in(const char *dir, const char *name, bool *exists) {
     return NMT_OK;
 }
 
+static NmtStatus found_name(const char *name, char **found) {
+    *found = nmt_asprintf("%s", name);
+    return *found ? NMT_OK : nmt_fail_nomem("looking for an earlier run");
+}
+
 NmtStatus run_dir_find_earlier(const char *dir, char **found) {
     *found = NULL;
-    const char *name = NULL;
     bool exists = false;
-    NmtStatus st = exists_in(dir, "last.nmt", &exists);
-    if (!st && exists) name = "last.nmt";
-    if (!st && !name) st = exists_in(dir, "best.nmt", &exists);
-    if (!st && !name && exists) name = "best.nmt";
-    DIR *d = NULL;
-    if (!st && !name) st = open_dir(dir, &d);
-    if (d) {
-        struct dirent *e;
-        while (!*found && (e = readdir(d)) != NULL)
-            if (is_step_checkpoint(e->d_name) && !(*found = nmt_asprintf("%s", e->d_name)))
-                st = nmt_fail_nomem("looking for an earlier run");
-        closedir(d);
+    NmtStatus st;
+    for (size_t i = 0; i < 2; i++) { /* last.nmt, then best.nmt */
+        if ((st = exists_in(dir, marker_files[i], &exists))) return st;
+        if (exists) return found_name(marker_files[i], found);
     }
-    if (!st && !name && !*found) st = exists_in(dir, "train.csv", &exists);
-    if (!st && !name && !*found && exists) name = "train.csv";
-    if (!st && name && !(*found = nmt_asprintf("%s", name))) st = nmt_fail_nomem("looking for an earlier run");
+    DIR *d;
+    if ((st = open_dir(dir, &d)) || !d) return st; /* no folder: no run */
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && !is_step_checkpoint(e->d_name)) continue;
+    st = e ? found_name(e->d_name, found) : NMT_OK;
+    closedir(d);
+    if (!st && !*found && !(st = exists_in(dir, marker_files[2], &exists)) && exists) /* train.csv */
+        st = found_name(marker_files[2], found);
     return st;
 }
 
@@ -82,8 +83,8 @@ static NmtStatus list_run_files(const char *dir, char ***names) {
     struct dirent *e;
     while (!st && (e = readdir(d)) != NULL) {
         const char *name = e->d_name;
-        if (!is_step_checkpoint(name) && !in_list(name, marker_files, COUNT(marker_files)) &&
-            !in_list(name, companion_files, COUNT(companion_files)))
+        if (!is_step_checkpoint(name) && !in_list(name, marker_files, NMT_ARRAY_LEN(marker_files)) &&
+            !in_list(name, companion_files, NMT_ARRAY_LEN(companion_files)))
             continue;
         if (n + 1 == cap) {
             char **bigger = nmt_realloc(list, 2 * cap * sizeof *list);
