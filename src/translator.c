@@ -775,28 +775,27 @@ static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, co
     if (!utf8_validate(line, len, &bad) || memchr(line, '\0', len)) {
         nmt_log_warn("%s:%lld: invalid UTF-8 or NUL byte; writing an empty line", name, (long long)line_no);
     } else {
-        /* a line of more than max_src words: only the words that can give
-         * the first max_src + 1 ids are encoded (the same first ids) */
+        /* what is encoded: a line of more than max_src words only up to the
+         * words that can give the first max_src + 1 ids (the same first ids;
+         * else prefix is len) */
         size_t prefix;
-        int over = tokenizer_min_ids_prefix(tr->src_tok, line, len, tr->max_src + 1, &prefix) > tr->max_src;
+        bool over = tokenizer_min_ids_prefix(tr->src_tok, line, len, tr->max_src + 1, &prefix) > tr->max_src;
         /* and no more bytes than max_src + 1 pieces hold (tokenizer_bytes_cap;
          * a huge word), cut before a UTF-8 character */
         size_t cap = tokenizer_bytes_cap(tr->src_tok, tr->max_src + 1);
-        bool cut = (over ? prefix : len) > cap;
+        bool cut = prefix > cap;
         if (cut) {
-            over = 1;
             prefix = cap;
             while (prefix > 0 && ((unsigned char)line[prefix] & 0xC0) == 0x80) prefix--;
         }
-        NmtStatus st = tokenizer_encode_buf(tr->src_tok, line, over ? prefix : len, &tr->ids[i], &tr->len[i],
-                                            &tr->cap[i]);
+        NmtStatus st = tokenizer_encode_buf(tr->src_tok, line, prefix, &tr->ids[i], &tr->len[i], &tr->cap[i]);
         if (st) return st;
         if (cut && tr->len[i] <= tr->max_src) /* a run of unknown characters: fewer ids */
             nmt_log_warn("%s:%lld: %zu bytes; only its first %zu are translated (--max-src-len %d: at most %d "
                          "bytes a token)", name, (long long)line_no, len, prefix, tr->max_src,
                          TOKENIZER_SPM_PIECE_BYTES);
         if (tr->len[i] > tr->max_src) {
-            if (over)
+            if (over || cut)
                 nmt_log_warn("%s:%lld: more than %d tokens; truncated to %d (--max-src-len)", name,
                              (long long)line_no, tr->max_src, tr->max_src);
             else

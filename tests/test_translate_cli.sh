@@ -296,6 +296,15 @@ usage_run 2 "--shortlist-frequent and --shortlist-per-source tune a shortlist: g
 usage_run 2 "--shortlist-frequent and --shortlist-per-source tune a shortlist: give its file with --shortlist FILE" \
   --shortlist-per-source 5
 
+# a line of more words than --max-src-len: only the words that give its
+# first tokens are encoded; the translation is that of its first 20 words,
+# with a warning
+long=$(head -n 1 "$in"); while [ "$(printf '%s\n' "$long" | wc -w)" -lt 300 ]; do long="$long $long"; done
+first20=$(printf '%s\n' "$long" | tr -s ' ' '\n' | head -n 20 | paste -sd ' ')
+out=$(printf '%s\n' "$long" | "$NMT" translate --model "$M" --max-src-len 20 2>&1 > "$tmp/long.hyp"); rc=$?
+printf '%s\n' "$first20" | "$NMT" translate --model "$M" --max-src-len 20 > "$tmp/first20.hyp" 2>/dev/null
+check '[ $rc -eq 0 ] && cmp -s "$tmp/long.hyp" "$tmp/first20.hyp" && printf "%s" "$out" | grep -qF "standard input:1: more than 20 tokens; truncated to 20 (--max-src-len)"' \
+  "a line of 300+ words with --max-src-len 20: exit $rc, $(cat "$tmp/long.hyp") vs $(cat "$tmp/first20.hyp"), $out"
 # a SentencePiece model (a few steps): a line of one 20000-byte word of
 # characters it never saw, which SentencePiece would merge into one unknown
 # piece (and take a minute for a few MB): only the bytes that --max-src-len
