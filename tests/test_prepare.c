@@ -224,6 +224,22 @@ static int vocab_has_char(const Tokenizer *t, const char *chars) {
     return 0;
 }
 
+/* Prepares the corpus NAME.src / NAME.tgt of dir with the data keys
+ * `extra` (tokenizer kind k of a test's list) into the cache NAME-cacheK:
+ * true and *cfg, *p to free; false (checked, cfg freed) when it fails. */
+static bool prepare_kind(const char *dir, const char *name, int k, const char *extra, Config *cfg,
+                         PreparedData *p) {
+    char src[32], tgt[32], cache[48];
+    snprintf(src, sizeof src, "%s.src", name);
+    snprintf(tgt, sizeof tgt, "%s.tgt", name);
+    snprintf(cache, sizeof cache, "%s-cache%d", name, k);
+    CHECK_EQ_INT(load_cfg_files(dir, src, tgt, cache, extra, cfg), NMT_OK);
+    NmtStatus st = prepare_data(cfg, 0, p);
+    CHECK(st == NMT_OK, "%s, kind %d: prepare: %s", name, k, nmt_error_message());
+    if (st) config_free(cfg);
+    return st == NMT_OK;
+}
+
 /* tokenizer_min_ids never exceeds the ids that encoding gives. */
 static void check_min_ids_bound(const Tokenizer *t) {
     static const char *const texts[] = {
@@ -267,16 +283,8 @@ static void test_long_lines(void) {
                            ", \"tokenizer\": \"spm\", \"spm_vocab_size\": 30, \"spm_joint\": true"};
     for (int k = 0; k < 3; k++) {
         Config cfg;
-        char cache[32];
-        snprintf(cache, sizeof cache, "long-cache%d", k);
-        CHECK_EQ_INT(load_cfg_files(dir, "long.src", "long.tgt", cache, kinds[k], &cfg), NMT_OK);
         PreparedData p;
-        NmtStatus st = prepare_data(&cfg, 0, &p);
-        CHECK(st == NMT_OK, "kind %d: prepare: %s", k, nmt_error_message());
-        if (st) {
-            config_free(&cfg);
-            continue;
-        }
+        if (!prepare_kind(dir, "long", k, kinds[k], &cfg, &p)) continue;
         CHECK_EQ_INT(p.train_stats.pairs_read, 120);
         /* "\x01": one word (too long, with its 60-word target), but no
          * SentencePiece id (empty, as it always was) */
@@ -328,16 +336,8 @@ static void test_junk_blob(void) {
     const char *kinds[] = {", \"tokenizer\": \"spm\", \"spm_vocab_size\": 30", ", \"tokenizer\": \"word\""};
     for (int k = 0; k < 2; k++) {
         Config cfg;
-        char cache[32];
-        snprintf(cache, sizeof cache, "blob-cache%d", k);
-        CHECK_EQ_INT(load_cfg_files(dir, "blob.src", "blob.tgt", cache, kinds[k], &cfg), NMT_OK);
         PreparedData p;
-        NmtStatus st = prepare_data(&cfg, 0, &p);
-        CHECK(st == NMT_OK, "kind %d: prepare: %s", k, nmt_error_message());
-        if (st) {
-            config_free(&cfg);
-            continue;
-        }
+        if (!prepare_kind(dir, "blob", k, kinds[k], &cfg, &p)) continue;
         CHECK_EQ_INT(p.train_stats.pairs_read, 121);
         /* the corpus's own: line 10 (60 words) too long, line 6 empty */
         CHECK_EQ_INT(p.train_stats.skipped_too_long, k == 0 ? 2 : 1);
