@@ -156,12 +156,17 @@ out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "model.hidden"' "changed model key on resume: $rc $out"
 
 # 6. SIGTERM saves a checkpoint that resumes
-"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=100000 \
-    --set train.valid_every=100000 > "$tmp/sig.log" 2>&1 &
-pid=$!
-for i in $(seq 1 100); do [ -s "$tmp/run3/train.csv" ] && grep -q '^train,' "$tmp/run3/train.csv" && break; sleep 0.1; done
-kill -TERM $pid
-wait $pid; rc=$?
+# stop_training SIGNAL DIR LOG: a long training into DIR (its output in LOG)
+# sent SIGNAL once its first train.csv row is written; rc is its exit status
+stop_training() {
+  "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$2" --set train.max_steps=100000 \
+      --set train.valid_every=100000 > "$3" 2>&1 &
+  local pid=$! i
+  for i in $(seq 1 100); do [ -s "$2/train.csv" ] && grep -q '^train,' "$2/train.csv" && break; sleep 0.1; done
+  kill -"$1" $pid
+  wait $pid; rc=$?
+}
+stop_training TERM "$tmp/run3" "$tmp/sig.log"
 check '[ $rc -eq 143 ] && grep -q "stopped by signal 15" "$tmp/sig.log"' "SIGTERM: exit $rc (want 128 + 15), $(cat "$tmp/sig.log")"
 # stopped before its first validation: no best.nmt; translate --config points at last.nmt
 out=$("$NMT" translate --config "$tmp/tiny.json" --set train.save_dir="$tmp/run3" < /dev/null 2>&1); rc=$?
@@ -172,12 +177,7 @@ check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "continue it with --resume"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 --resume 2>&1); rc=$?
 check '[ $rc -eq 0 ]' "resume after SIGTERM: $rc $out"
 # Ctrl-C (SIGINT) likewise, with its own exit code: 128 + 2
-"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3i" --set train.max_steps=100000 \
-    --set train.valid_every=100000 > "$tmp/sigint.log" 2>&1 &
-pid=$!
-for i in $(seq 1 100); do [ -s "$tmp/run3i/train.csv" ] && grep -q '^train,' "$tmp/run3i/train.csv" && break; sleep 0.1; done
-kill -INT $pid
-wait $pid; rc=$?
+stop_training INT "$tmp/run3i" "$tmp/sigint.log"
 check '[ $rc -eq 130 ] && grep -q "stopped by signal 2" "$tmp/sigint.log" && [ -s "$tmp/run3i/last.nmt" ]' \
   "SIGINT: exit $rc (want 128 + 2), $(cat "$tmp/sigint.log")"
 
