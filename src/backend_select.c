@@ -13,7 +13,8 @@
  * without a word: the normal case on a machine without a GPU. A GPU other
  * than 0 is tried even then, so that one that cannot be used is an error
  * naming gpu_what (cuda_backend_create says why: none visible, not built
- * in, or no such device). */
+ * in, or no such device). With cpu, a GPU other than 0 is warned about as
+ * unused. */
 static NmtStatus backend_create_device(int device, int gpu, int threads, const char *what,
                                        const char *gpu_what, Backend **out) {
     if (device == CFG_DEVICE_CUDA ||
@@ -30,6 +31,10 @@ static NmtStatus backend_create_device(int device, int gpu, int threads, const c
         if (device == CFG_DEVICE_CUDA)
             return nmt_fail(NMT_ERR_CONFIG, "%s: cuda requested, but %s", what, why);
         nmt_log_warn("%s: auto: the GPU is not usable (%s); using the CPU", what, err);
+    } else if (device == CFG_DEVICE_CPU && gpu != 0) {
+        /* a config made for a GPU machine, run on the CPU with --set
+         * train.device=cpu, is fine; the GPU number is said to be unused */
+        nmt_log_warn("%s %d is not used: %s cpu runs on the CPU", gpu_what, gpu, what);
     }
     *out = cpu_backend_create(threads);
     return *out ? NMT_OK : nmt_fail_nomem("creating the CPU backend");
@@ -44,13 +49,6 @@ static int env_int(const char *name, int lo, int hi, const char *want, int *out)
     if (nmt_parse_int(v, lo, hi, out)) return 1;
     nmt_fail(NMT_ERR_CONFIG, "%s=%s: want %s", name, v, want);
     return -1;
-}
-
-/* env_int for the CUDA backend's settings, which take an empty value as
- * unset (gpu_backend.cu reads them so) */
-static int env_int_cuda(const char *name, int lo, int hi, const char *want, int *out) {
-    const char *v = getenv(name);
-    return v && !*v ? 0 : env_int(name, lo, hi, want, out);
 }
 
 NmtStatus backend_apply_decode_env(Backend *be) {
@@ -77,9 +75,9 @@ NmtStatus backend_create_for(int device, int gpu, int threads, const char *what,
     /* the device profile's settings, refused here as the CUDA backend
      * refuses them, whichever device runs */
     int profile = 0, rows;
-    if (!st && (env_int_cuda("NMT_CUDA_PROFILE", 0, 1, "0 or 1", &profile) < 0 ||
-                env_int_cuda("NMT_CUDA_PROFILE_ROWS", 1, 100000, "a whole number of rows, 1 to 100000", &rows) < 0))
-        st = NMT_ERR_CONFIG; /* the message is set */
+    char why[160];
+    if (!st && profile_settings_from_env(&profile, &rows, why, sizeof why) < 0)
+        st = nmt_fail(NMT_ERR_CONFIG, "%s", why);
     if (!st) st = backend_create_device(device, gpu, threads, what, gpu_what, out);
     if (!st) st = backend_apply_decode_env(*out);
     /* the device profile was asked for, and there is no device to profile */

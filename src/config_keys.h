@@ -82,7 +82,8 @@
       CFG_SCHEDULE, "auto: cuda when a GPU is visible, else cpu")                                   \
     X("train.gpu", train.gpu, CFG_INT, "0", 0, 1023, 0, NULL, CFG_SCHEDULE,                        \
       "which GPU when one is used: 0-based among those CUDA_VISIBLE_DEVICES shows; "              \
-      "another than 0 that cannot be used is an error, also with auto")                           \
+      "another than 0 that cannot be used is an error, also with auto; "                          \
+      "with cpu a warning says it is unused")                                                      \
     X("train.threads", train.threads, CFG_INT, "0", 0, 1024, 0, NULL, CFG_SCHEDULE,                \
       "CPU threads for BLAS and OpenMP; 0: all cores")                                             \
     X("train.optimizer", train.optimizer, CFG_ENUM, "\"adam\"", NOLIMIT, NOLIMIT, 0,               \

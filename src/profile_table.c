@@ -382,3 +382,23 @@ void profile_table_write(const ProfileTable *t, FILE *out, const char *prefix, i
     }
     nmt_free(r);
 }
+
+/* one setting of profile_settings_from_env: 1 set, 0 unset or empty, -1 bad */
+static int profile_env_int(const char *name, int lo, int hi, const char *want, int *out, char *err,
+                           size_t err_size) {
+    const char *v = getenv(name);
+    if (!v || !*v) return 0;
+    if (nmt_parse_int(v, lo, hi, out)) return 1;
+    snprintf(err, err_size, "%s=%s: want %s", name, v, want);
+    return -1;
+}
+
+int profile_settings_from_env(int *on, int *rows, char *err, size_t err_size) {
+    *on = 0;
+    *rows = 25;
+    if (profile_env_int("NMT_CUDA_PROFILE", 0, 1, "0 or 1", on, err, err_size) < 0) return -1;
+    if (profile_env_int("NMT_CUDA_PROFILE_ROWS", 1, 100000, "a whole number of rows, 1 to 100000", rows, err,
+                        err_size) < 0)
+        return -1;
+    return 0;
+}

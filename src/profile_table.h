@@ -92,6 +92,13 @@ void profile_table_write(const ProfileTable *t, FILE *out, const char *prefix, i
  * (NUL included, cut short if need be) and returns out. */
 char *profile_kernel_name(const char *raw, char *out, size_t size);
 
+/* The profile's settings from the environment, read by every device so
+ * that a bad value is refused alike on the CPU and on CUDA:
+ * NMT_CUDA_PROFILE (0 or 1; unset or empty: 0) into *on and
+ * NMT_CUDA_PROFILE_ROWS (1 to 100000; unset or empty: 25) into *rows.
+ * 0, or -1 with a message naming the variable and its value in err. */
+int profile_settings_from_env(int *on, int *rows, char *err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

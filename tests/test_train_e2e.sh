@@ -156,15 +156,20 @@ out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "model.hidden"' "changed model key on resume: $rc $out"
 
 # 6. SIGTERM saves a checkpoint that resumes
-# stop_training SIGNAL DIR LOG: a long training into DIR (its output in LOG)
-# sent SIGNAL once its first train.csv row is written; rc is its exit status
+# start_training DIR LOG: a long training into DIR (its output in LOG) in the
+# background, its pid in train_pid, once its first train.csv row is written
+start_training() {
+  "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$1" --set train.max_steps=100000 \
+      --set train.valid_every=100000 > "$2" 2>&1 &
+  train_pid=$!
+  local i
+  for i in $(seq 1 100); do [ -s "$1/train.csv" ] && grep -q '^train,' "$1/train.csv" && break; sleep 0.1; done
+}
+# stop_training SIGNAL DIR LOG: start_training, then SIGNAL; rc is its exit status
 stop_training() {
-  "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$2" --set train.max_steps=100000 \
-      --set train.valid_every=100000 > "$3" 2>&1 &
-  local pid=$! i
-  for i in $(seq 1 100); do [ -s "$2/train.csv" ] && grep -q '^train,' "$2/train.csv" && break; sleep 0.1; done
-  kill -"$1" $pid
-  wait $pid; rc=$?
+  start_training "$2" "$3"
+  kill -"$1" $train_pid
+  wait $train_pid; rc=$?
 }
 stop_training TERM "$tmp/run3" "$tmp/sig.log"
 check '[ $rc -eq 143 ] && grep -q "stopped by signal 15" "$tmp/sig.log"' "SIGTERM: exit $rc (want 128 + 15), $(cat "$tmp/sig.log")"
@@ -176,6 +181,19 @@ out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "continue it with --resume"' "rerun without --resume after SIGTERM: $rc $out"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3" --set train.max_steps=1 --resume 2>&1); rc=$?
 check '[ $rc -eq 0 ]' "resume after SIGTERM: $rc $out"
+# a second nmt train into a folder where one runs now is refused (exit 2),
+# fresh, --resume or --overwrite alike, and touches none of its files
+start_training "$tmp/run3l" "$tmp/lock.log"
+for how in "" --resume --overwrite; do
+  out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3l" --set train.max_steps=1 $how 2>&1); rc=$?
+  check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "train.save_dir: $tmp/run3l is in use by another nmt train running now"' \
+    "a second run ${how:-(fresh)} while one runs in its folder: $rc $out"
+done
+check '[ -s "$tmp/run3l/config.json" ] && grep -q "^train," "$tmp/run3l/train.csv"' "the running run's files after the refusals: $(ls "$tmp/run3l")"
+kill -TERM $train_pid; wait $train_pid; rc=$?
+check '[ $rc -eq 143 ] && [ -s "$tmp/run3l/last.nmt" ]' "the run that held the folder, stopped: exit $rc, $(cat "$tmp/lock.log")"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run3l" --set train.max_steps=1 --resume 2>&1); rc=$?
+check '[ $rc -eq 0 ]' "resume once the run holding the folder has ended: $rc $out"
 # Ctrl-C (SIGINT) likewise, with its own exit code: 128 + 2
 stop_training INT "$tmp/run3i" "$tmp/sigint.log"
 check '[ $rc -eq 130 ] && grep -q "stopped by signal 2" "$tmp/sigint.log" && [ -s "$tmp/run3i/last.nmt" ]' \

@@ -70,6 +70,10 @@ if "$NMT" --version | grep -q -E "cuda: (not built in|built in, no GPU visible)"
     "--gpu 3 (auto by default) without a usable GPU: exit $rc: $out"
   check '[ ! -s "$tmp/base.err" ]' "auto with GPU 0 and no usable GPU is not silent: $(cat "$tmp/base.err")"
 fi
+# --device cpu with a GPU number: decoded on the CPU, the number said to be unused
+out=$("$NMT" translate --model "$M" --device cpu --gpu 3 < "$in" 2>&1 > "$tmp/gpu3.hyp"); rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/base.hyp" "$tmp/gpu3.hyp" && printf "%s" "$out" | grep -qF -- "--gpu 3 is not used: --device cpu runs on the CPU"' \
+  "--device cpu --gpu 3: exit $rc: $out"
 out=$("$NMT" translate --model "$tmp/nope.nmt" < /dev/null 2>&1); rc=$?
 check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "nope.nmt"' "missing model: exit $rc: $out"
 

@@ -551,18 +551,9 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
     }
     /* NMT_CUDA_PROFILE=1: the device profile (gpu_profile.cu), with
      * NMT_CUDA_PROFILE_ROWS rows */
-    const char *prof = getenv("NMT_CUDA_PROFILE");
-    if (prof && *prof && strcmp(prof, "0") != 0 && strcmp(prof, "1") != 0) {
-        snprintf(err, err_size, "NMT_CUDA_PROFILE=%s: want 0 or 1", prof);
-        return NULL;
-    }
-    bool profile = prof && strcmp(prof, "1") == 0;
-    int profile_rows = 25;
-    const char *rows = getenv("NMT_CUDA_PROFILE_ROWS");
-    if (rows && *rows && !nmt_parse_int(rows, 1, 100000, &profile_rows)) {
-        snprintf(err, err_size, "NMT_CUDA_PROFILE_ROWS=%s: want a whole number of rows, 1 to 100000", rows);
-        return NULL;
-    }
+    int profile_on, profile_rows;
+    if (profile_settings_from_env(&profile_on, &profile_rows, err, err_size) < 0) return NULL;
+    bool profile = profile_on == 1;
     char why[256];
     const GpuBlas *blas = gpu_blas_load(why, sizeof why);
     if (!blas) {

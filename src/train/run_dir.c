@@ -4,8 +4,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 /* Files that mark a folder as holding a run (and step-N.nmt, below), in the
@@ -122,4 +124,22 @@ NmtStatus run_dir_remove_earlier(const char *dir, int *n_removed) {
     }
     free_names(names);
     return st;
+}
+
+NmtStatus run_dir_lock(const char *dir, int *fd) {
+    *fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (*fd < 0)
+        return errno == ENOENT ? NMT_OK : nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", dir, strerror(errno));
+    if (flock(*fd, LOCK_EX | LOCK_NB) == 0) return NMT_OK;
+    if (errno != EWOULDBLOCK) { /* a file system without locks: train all the same, unguarded */
+        nmt_log_warn("train.save_dir: %s: cannot lock (%s), so a second nmt train into it would not be "
+                     "refused", dir, strerror(errno));
+        return NMT_OK; /* *fd stays open (unlocked), so that it is not tried again */
+    }
+    close(*fd);
+    *fd = -1;
+    return nmt_fail(NMT_ERR_CONFIG,
+                    "train.save_dir: %s is in use by another nmt train running now (it holds the "
+                    "folder's lock); wait for it to end or stop it, or choose another train.save_dir",
+                    dir);
 }

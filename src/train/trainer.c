@@ -42,6 +42,7 @@ typedef struct {
     int n_history, cap_history;
     char **valid_refs; /* (valid pairs) reference text of each validation pair */
     FILE *csv;
+    int dir_lock; /* train.save_dir's lock (run_dir_lock), or -1 */
     char *config_json;
     size_t n_params;
     double window_loss, window_tokens, window_src, window_tgt, window_norm;
@@ -481,7 +482,9 @@ static NmtStatus remove_earlier_run(const Trainer *tr) {
 static NmtStatus setup(Trainer *tr) {
     const Config *cfg = tr->cfg;
     const TrainConfig *tc = &cfg->train;
-    NmtStatus st = refuse_earlier_run(tr);
+    /* another run in the folder now is refused before anything else */
+    NmtStatus st = run_dir_lock(tc->save_dir, &tr->dir_lock);
+    if (!st) st = refuse_earlier_run(tr);
     if (st) return st;
     st = prepare_data(cfg, 0, &tr->data);
     if (st) return st;
@@ -522,6 +525,7 @@ static NmtStatus setup(Trainer *tr) {
     tr->config_json = config_to_json(cfg);
     if (!tr->config_json) return nmt_fail_nomem("setting up training");
     st = file_make_dirs(tc->save_dir);
+    if (!st && tr->dir_lock < 0) st = run_dir_lock(tc->save_dir, &tr->dir_lock); /* made just now */
     if (!st) st = remove_earlier_run(tr);
     if (st) return st;
     memset(&tr->st, 0, sizeof tr->st);
@@ -569,6 +573,7 @@ static NmtStatus setup(Trainer *tr) {
 
 static void teardown(Trainer *tr) {
     if (tr->csv) fclose(tr->csv);
+    if (tr->dir_lock >= 0) close(tr->dir_lock);
     if (tr->valid_refs)
         for (int64_t i = 0; i < tr->data.valid->n_pairs; i++) nmt_free(tr->valid_refs[i]);
     nmt_free(tr->valid_refs);
@@ -697,6 +702,7 @@ static NmtStatus train_loop(Trainer *tr) {
 NmtStatus train_run(const Config *cfg, const TrainOptions *opt) {
     Trainer tr;
     memset(&tr, 0, sizeof tr);
+    tr.dir_lock = -1;
     tr.cfg = cfg;
     tr.opt = opt;
     tr.tty = isatty(2);
