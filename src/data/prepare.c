@@ -84,7 +84,8 @@ static void first_changed_setting(const char *expected, const char *found, char 
 /* A SentenceSourceFn over one side of the training pairs, or both sides one
  * after the other (all source lines, then all target lines: a joint
  * vocabulary). Pairs that cannot fit data.max_len by their word count
- * (tokenizer_kind_min_ids) are left out on both sides, as encode_corpus
+ * (tokenizer_kind_min_ids) or, with SentencePiece, by their bytes
+ * (tokenizer_kind_bytes_cap) are left out on both sides, as encode_corpus
  * drops them: the tokenizers never see a line that is dropped for its
  * length, however long it is. */
 typedef struct {
@@ -94,6 +95,13 @@ typedef struct {
     int max_len;
     ParallelReader *reader;
 } PairSentences;
+
+/* A side that encode_corpus finds too long without encoding it: more words
+ * than max_len, or more bytes than max_len pieces hold (with a word). */
+static bool side_too_long(TokenizerKind kind, const char *text, size_t len, int max_len) {
+    int min = tokenizer_kind_min_ids(kind, text, len, max_len + 1);
+    return min > max_len || (min > 0 && len > tokenizer_kind_bytes_cap(kind, max_len));
+}
 
 static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
     PairSentences *ps = ctx;
@@ -114,9 +122,8 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
             ps->reader = NULL;
             continue;
         }
-        if (ps->max_len > 0 &&
-            (tokenizer_kind_min_ids(ps->kind, src, src_len, ps->max_len + 1) > ps->max_len ||
-             tokenizer_kind_min_ids(ps->kind, tgt, tgt_len, ps->max_len + 1) > ps->max_len))
+        if (ps->max_len > 0 && (side_too_long(ps->kind, src, src_len, ps->max_len) ||
+                                side_too_long(ps->kind, tgt, tgt_len, ps->max_len)))
             continue;
         int side = ps->sides[ps->current - 1];
         *line = side == 0 ? src : tgt;

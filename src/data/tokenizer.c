@@ -167,10 +167,12 @@ int tokenizer_min_ids_prefix(const Tokenizer *t, const char *text, size_t len, i
     return min_ids(t->kind, text, len, cap, prefix_len);
 }
 
-size_t tokenizer_bytes_cap(const Tokenizer *t, int max_ids) {
-    if (t->kind != TOKENIZER_SPM) return SIZE_MAX;
+size_t tokenizer_kind_bytes_cap(TokenizerKind kind, int max_ids) {
+    if (kind != TOKENIZER_SPM) return SIZE_MAX;
     return (size_t)(max_ids > 0 ? max_ids : 0) * TOKENIZER_SPM_PIECE_BYTES;
 }
+
+size_t tokenizer_bytes_cap(const Tokenizer *t, int max_ids) { return tokenizer_kind_bytes_cap(t->kind, max_ids); }
 
 int tokenizer_min_ids(const Tokenizer *t, const char *text, size_t len, int cap) {
     size_t end;

@@ -167,6 +167,8 @@ int tokenizer_kind_min_ids(TokenizerKind kind, const char *text, size_t len, int
  * SentencePiece hundreds of bytes of memory per byte, so callers treat it
  * as over max_ids ids without encoding all of it. */
 size_t tokenizer_bytes_cap(const Tokenizer *t, int max_ids);
+/* The same by kind, before a tokenizer exists (its training) */
+size_t tokenizer_kind_bytes_cap(TokenizerKind kind, int max_ids);
 
 /* Encodes text[0..len) into a new array *ids (nmt_free it) of *n_ids ids
  * (no BOS/EOS). Empty or all-whitespace text gives *n_ids = 0 and a valid,
