@@ -428,7 +428,7 @@ static NmtStatus apply_override(cJSON *root, const char *text) {
     cJSON *value = NULL;
     int wants_string = key->type == CFG_STRING || key->type == CFG_PATH || key->type == CFG_ENUM;
     long failures_before = nmt_alloc_failures();
-    if (!wants_string) value = cJSON_Parse(raw);
+    if (!wants_string) value = cJSON_ParseWithOpts(raw, NULL, 1); /* the whole value: no "0.5,5" read as 0.5 */
     if (!value && nmt_alloc_failures() != failures_before) return nmt_fail_nomem("applying --set");
     if (value && (cJSON_IsObject(value) || cJSON_IsArray(value))) {
         cJSON_Delete(value);

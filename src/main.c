@@ -1,5 +1,6 @@
 /* main.c: the nmt command line: picks the subcommand, prints --help and
  * --version. Only this file exits; subcommands return exit codes. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,19 @@ static void print_help(FILE *out) {
                  "signal N after saving its work (nmt train: 130 Ctrl-C, 143 SIGTERM; --resume continues)\n");
 }
 
+/* A command that succeeded but whose output did not all reach standard
+ * output (a full disk, /dev/full) fails: exit 1 with a message, instead of
+ * 0 and a short or empty file. Commands that check their own writes
+ * (translate) have failed already, and said so. */
+static int finish_stdout(const char *who, int rc) {
+    errno = 0;
+    int flushed = fflush(stdout) == 0;
+    if (rc != NMT_EXIT_OK || (flushed && !ferror(stdout))) return rc;
+    fprintf(stderr, "nmt%s%s: standard output: write error%s%s\n", who ? " " : "", who ? who : "",
+            !flushed && errno ? ": " : "", !flushed && errno ? strerror(errno) : "");
+    return NMT_EXIT_FAILURE;
+}
+
 int main(int argc, char **argv) {
     cpu_env_apply(argv);
     if (argc < 2) {
@@ -50,14 +64,15 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         print_help(stdout);
-        return NMT_EXIT_OK;
+        return finish_stdout(NULL, NMT_EXIT_OK);
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
         nmt_print_version(stdout);
-        return NMT_EXIT_OK;
+        return finish_stdout(NULL, NMT_EXIT_OK);
     }
     for (size_t i = 0; i < NMT_ARRAY_LEN(subcommands); i++)
-        if (!strcmp(cmd, subcommands[i].name)) return subcommands[i].run(argc - 1, argv + 1);
+        if (!strcmp(cmd, subcommands[i].name))
+            return finish_stdout(subcommands[i].name, subcommands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "nmt: unknown command '%s' (try 'nmt --help')\n", cmd);
     return NMT_EXIT_USAGE;
 }

@@ -44,6 +44,18 @@ expect 2 "--set model=3: model: is a section (an object), not a value; set model
 mkdir -p "$tmp/somedir"
 expect 1 "somedir: read error: Is a directory" "$NMT" config --config "$tmp/somedir"
 expect 1 "somedir: read error: Is a directory" sh -c '"$0" translate --model "$1" < /dev/null' "$NMT" "$tmp/somedir"
+# output that cannot be written (a full disk) is a failure, not exit 0 with
+# a short or empty file: /dev/full, where the machine has one that fails
+if [ -c /dev/full ] && ! (echo x > /dev/full) 2> /dev/null; then
+  printf 'a b c\n' > "$tmp/abc.txt"
+  expect 1 "nmt eval: standard output: write error" sh -c '"$0" eval --ref "$1" --hyp "$1" > /dev/full' "$NMT" "$tmp/abc.txt"
+  expect 1 "nmt config: standard output: write error" sh -c '"$0" config --config "$1" > /dev/full' "$NMT" "$tmp/empty.json"
+  expect 1 "nmt config: standard output: write error" sh -c '"$0" config --doc > /dev/full' "$NMT"
+  expect 1 "nmt: standard output: write error" sh -c '"$0" --help > /dev/full' "$NMT"
+  expect 1 "nmt eval: standard output: write error" sh -c '"$0" eval --help > /dev/full' "$NMT"
+else
+  echo "SKIP: no /dev/full that fails writes: the write-error checks"
+fi
 
 # docs/config.md holds exactly the generated reference
 if "$NMT" config --doc > "$tmp/ref.md" && tail -n "$(wc -l < "$tmp/ref.md")" docs/config.md | cmp -s - "$tmp/ref.md"; then

@@ -220,6 +220,18 @@ static void test_overrides(void) {
     const char *seed[] = {"train.seed=2147483648"};
     expect_error("{}", seed, 1, NMT_ERR_CONFIG,
                  "--set train.seed=2147483648: train.seed: must be in [0, 2147483647], got 2147483648");
+    /* the whole value is the value: a prefix that is a number is not taken
+     * (a decimal comma gave 0.5 for "0.5,5", 3 for "3abc") */
+    const char *trailing[][2] = {{"train.lr=0.5,5", "train.lr: expected a number"},
+                                 {"train.epochs=3abc", "train.epochs: expected an integer"},
+                                 {"model.bidirectional=false1", "model.bidirectional: expected true or false"},
+                                 {"train.lr=0.1.2", "train.lr: expected a number"}};
+    for (size_t i = 0; i < NMT_ARRAY_LEN(trailing); i++)
+        expect_error("{}", trailing[i], 1, NMT_ERR_CONFIG, trailing[i][1]);
+    const char *spaced[] = {"train.lr= 0.25 "};
+    CHECK_EQ_INT(load_text("{}", spaced, 1, &cfg), NMT_OK);
+    CHECK(cfg.train.lr == 0.25, "--set train.lr= 0.25 : lr %g", cfg.train.lr);
+    config_free(&cfg);
     const char *no_eq[] = {"model.hidden"};
     expect_error("{}", no_eq, 1, NMT_ERR_USAGE, "expected KEY=VALUE");
     const char *range[] = {"model.attention.window=0"};
