@@ -21,7 +21,10 @@ static const char average_usage[] =
     "newest input (highest step); optimizer moments are left out, so one\n"
     "CHECKPOINT gives a copy for translating at about a third of its size.\n"
     "Checkpoints of different runs (a model, data or seed key differs) are\n"
-    "refused, and so is FILE when it is one of the CHECKPOINTs.\n";
+    "refused, and so is FILE when it is one of the CHECKPOINTs, and a\n"
+    "checkpoint given twice (the same step and weights: runs/x/*.nmt matches\n"
+    "best.nmt and last.nmt besides the step-N.nmt files; runs/x/step-*.nmt\n"
+    "does not).\n";
 
 /* Refuses `ck` (read from `path`) when its config differs from the first
  * checkpoint's (`first`, read from first_path) in a key other than the
@@ -118,8 +121,9 @@ int cmd_average(int argc, char **argv) {
     checkpoint_averager_free(&acc);
     if (!st) st = checkpoint_save(&avg, out_path);
     if (!st)
-        nmt_log_info("average: %d checkpoints (newest at step %lld) averaged into %s", n,
-                     (long long)avg.state.step, out_path);
+        nmt_log_info(n == 1 ? "average: %d checkpoint (step %lld) copied without its moments into %s"
+                            : "average: %d checkpoints (newest at step %lld) averaged into %s",
+                     n, (long long)avg.state.step, out_path);
     checkpoint_free(&avg);
     nmt_free(paths);
     return st ? cli_report("average", st) : NMT_EXIT_OK;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_average_cli.sh: `nmt average` end to end on a small generated corpus:
 # one checkpoint alone gives a copy without the optimizer moments (under half
-# the size) that translates exactly like it, and so does the average of a
-# checkpoint with itself; the
-# average of three step checkpoints of a run loads and translates every line;
+# the size) that translates exactly like it; the average of three step
+# checkpoints of a run loads and translates every line; a checkpoint given
+# twice (also as last.nmt of the same step) is refused;
 # checkpoints of another run (another seed), missing or corrupt files and bad
 # usage, and an --out that is one of the inputs, are refused with a message
 # naming the file or the key, and --out is not written then. (The arithmetic is tests/test_checkpoint_average.c.)
@@ -22,17 +22,19 @@ check '[ $? -eq 0 ] && [ -s "$tmp/run/step-20.nmt" ] && [ -s "$tmp/run/step-60.n
 
 # 0. one checkpoint "averaged" is a copy without the optimizer moments:
 # smaller, and it translates exactly like the original
-expect 0 "averaged into" "$NMT" average --out "$tmp/one.nmt" "$tmp/run/step-60.nmt"
+expect 0 "1 checkpoint (step 60) copied without its moments into $tmp/one.nmt" "$NMT" average --out "$tmp/one.nmt" "$tmp/run/step-60.nmt"
 "$NMT" translate --model "$tmp/run/step-60.nmt" < "$tmp/data/test.src" > "$tmp/o1.hyp" 2>/dev/null
 "$NMT" translate --model "$tmp/one.nmt" < "$tmp/data/test.src" > "$tmp/o2.hyp" 2>/dev/null
 check "[ -s '$tmp/o1.hyp' ] && cmp -s '$tmp/o1.hyp' '$tmp/o2.hyp'" "a one-checkpoint average translates differently"
 check "[ \$(wc -c < '$tmp/one.nmt') -lt \$(( \$(wc -c < '$tmp/run/step-60.nmt') / 2 )) ]" \
   "a one-checkpoint average keeps the moments: $(wc -c < "$tmp/one.nmt") bytes of $(wc -c < "$tmp/run/step-60.nmt")"
-# 1. a checkpoint averaged with itself is the same model
-expect 0 "averaged into" "$NMT" average --out "$tmp/self.nmt" "$tmp/run/step-60.nmt" "$tmp/run/step-60.nmt"
-"$NMT" translate --model "$tmp/run/step-60.nmt" < "$tmp/data/test.src" > "$tmp/a.hyp" 2>/dev/null
-"$NMT" translate --model "$tmp/self.nmt" < "$tmp/data/test.src" > "$tmp/b.hyp" 2>/dev/null
-check "[ -s '$tmp/a.hyp' ] && cmp -s '$tmp/a.hyp' '$tmp/b.hyp'" "self-average translates differently"
+# 1. a checkpoint given twice, by its name or as last.nmt of the same step
+# (a glob of the run's *.nmt), is refused naming both: it would count twice
+expect 2 "$tmp/run/step-60.nmt: the same checkpoint as $tmp/run/step-60.nmt (step 60, the same weights)" \
+    "$NMT" average --out "$tmp/self.nmt" "$tmp/run/step-60.nmt" "$tmp/run/step-60.nmt"
+expect 2 "$tmp/run/last.nmt: the same checkpoint as $tmp/run/step-60.nmt (step 60, the same weights)" \
+    "$NMT" average --out "$tmp/self.nmt" "$tmp/run/step-40.nmt" "$tmp/run/step-60.nmt" "$tmp/run/last.nmt"
+check "[ ! -e '$tmp/self.nmt' ]" "a refused average must not write --out"
 
 # 2. three step checkpoints: loads, translates every line, reports the newest step
 expect 0 "newest at step 60" "$NMT" average --out "$tmp/avg.nmt" "$tmp/run/step-40.nmt" "$tmp/run/step-60.nmt" \

@@ -129,9 +129,32 @@ static void test_refusals(void) {
     CHECK(checkpoint_average(NULL, g_paths, 0, &out) == NMT_ERR_USAGE, "no input should be a usage error");
 }
 
+/* A checkpoint given twice (best.nmt and step-N.nmt of one step) is refused
+ * naming both; the same step with other weights, or the same weights at
+ * another step, is not a repeat. */
+static void test_repeats(void) {
+    Checkpoint in[3] = {example(100, 0.5f, 1.0f), example(200, 0.25f, 2.0f), example(200, 0.25f, 2.0f)};
+    Checkpoint out;
+    NmtStatus st = checkpoint_average(in, g_paths, 3, &out);
+    CHECK(st == NMT_ERR_USAGE, "c.nmt repeats b.nmt: status %d", st);
+    if (st) CHECK_CONTAINS(nmt_error_message(), "c.nmt: the same checkpoint as b.nmt (step 200");
+    CHECK(out.params == NULL, "out should stay zeroed");
+    in[2].params[N_FLOATS - 1] += 1.0f; /* the same step, another weight */
+    st = checkpoint_average(in, g_paths, 3, &out);
+    CHECK(st == NMT_OK, "the same step with other weights: %s", nmt_error_message());
+    checkpoint_free(&out);
+    in[2].params[N_FLOATS - 1] -= 1.0f;
+    in[2].state.step = 300; /* the same weights, another step */
+    st = checkpoint_average(in, g_paths, 3, &out);
+    CHECK(st == NMT_OK, "the same weights at another step: %s", nmt_error_message());
+    checkpoint_free(&out);
+    for (int k = 0; k < 3; k++) free_example(&in[k]);
+}
+
 int main(void) {
     test_mean_and_newest();
     test_single_is_identity();
     test_refusals();
+    test_repeats();
     return test_summary("test_checkpoint_average");
 }

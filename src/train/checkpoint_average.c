@@ -54,6 +54,34 @@ static NmtStatus copy_meta(const Checkpoint *ck, Checkpoint *out) {
 
 void checkpoint_averager_init(CheckpointAverager *a) { memset(a, 0, sizeof *a); }
 
+/* FNV-1a over the weights' bytes: inputs of one step with equal hashes are
+ * the same checkpoint given twice (other weights of one step would need a
+ * 64-bit collision) */
+static uint64_t weights_hash(const Checkpoint *ck) {
+    const unsigned char *p = (const unsigned char *)ck->params;
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < ck->n_floats * sizeof *ck->params; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* Refuses ck (path) when an input of its step with its weights was added
+ * already; else notes it. */
+static NmtStatus note_input(CheckpointAverager *a, const Checkpoint *ck, const char *path) {
+    uint64_t hash = weights_hash(ck);
+    for (int k = 0; k < a->n; k++)
+        if (a->inputs[k].step == ck->state.step && a->inputs[k].hash == hash)
+            return nmt_fail(NMT_ERR_USAGE,
+                            "%s: the same checkpoint as %s (step %lld, the same weights): it would count "
+                            "twice; give each checkpoint once (runs/x/*.nmt also matches best.nmt and "
+                            "last.nmt; runs/x/step-*.nmt does not)",
+                            path, a->inputs[k].path, (long long)ck->state.step);
+    CheckpointAveragerInput *grown = nmt_realloc(a->inputs, (size_t)(a->n + 1) * sizeof *grown);
+    if (!grown) return nmt_fail_nomem("averaging checkpoints");
+    a->inputs = grown;
+    a->inputs[a->n] = (CheckpointAveragerInput){ck->state.step, hash, path};
+    return NMT_OK;
+}
+
 NmtStatus checkpoint_averager_add(CheckpointAverager *a, const Checkpoint *ck, const char *path) {
     if (a->n > 0) {
         /* every input has the first one's tables; meta has them too */
@@ -65,10 +93,14 @@ NmtStatus checkpoint_averager_add(CheckpointAverager *a, const Checkpoint *ck, c
         if (what)
             return nmt_fail(NMT_ERR_FORMAT, "%s: %s differs from %s's: not the same model", path, what,
                             a->first_path);
+        NmtStatus st = note_input(a, ck, path);
+        if (st) return st;
     } else {
         a->first_path = path;
         a->sum = nmt_calloc(ck->n_floats ? ck->n_floats : 1, sizeof *a->sum);
         if (!a->sum) return nmt_fail_nomem("averaging checkpoints");
+        NmtStatus st = note_input(a, ck, path);
+        if (st) return st;
     }
     if (a->n == 0 || ck->state.step > a->meta.state.step) { /* the newest so far (the first of equals) */
         Checkpoint meta;
@@ -98,6 +130,7 @@ NmtStatus checkpoint_averager_finish(CheckpointAverager *a, Checkpoint *out) {
 void checkpoint_averager_free(CheckpointAverager *a) {
     checkpoint_free(&a->meta);
     nmt_free(a->sum);
+    nmt_free(a->inputs);
     memset(a, 0, sizeof *a);
 }
 
