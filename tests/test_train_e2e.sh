@@ -242,7 +242,23 @@ for d in steponly:step-20.nmt csvonly:train.csv; do
   check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "$tmp/${d%%:*}/${d#*:}" && printf "%s" "$out" | grep -q "no last.nmt"' \
     "a save_dir holding only ${d#*:}: exit $rc (want 2): $out"
   check '[ "$(ls "$tmp/${d%%:*}")" = "${d#*:}" ]' "a refused run wrote into $tmp/${d%%:*}: $(ls "$tmp/${d%%:*}")"
+  # --resume there: nothing to resume (exit 2), saying what the folder holds
+  out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/${d%%:*}" --resume 2>&1); rc=$?
+  check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "has no last.nmt to resume from (it holds ${d#*:}"' \
+    "--resume in a save_dir holding only ${d#*:}: exit $rc (want 2): $out"
+  check '[ "$(ls "$tmp/${d%%:*}")" = "${d#*:}" ]' "a refused --resume wrote into $tmp/${d%%:*}: $(ls "$tmp/${d%%:*}")"
 done
+check '! printf "%s" "$out" | grep -qF "translate with"' "--resume with only train.csv offers a checkpoint to translate with: $out"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/steponly" --resume 2>&1)
+check 'printf "%s" "$out" | grep -qF "translate with $tmp/steponly/step-20.nmt"' "--resume with a step checkpoint only: $out"
+# --resume into a folder that does not exist, or is empty: refused, nothing made
+mkdir -p "$tmp/emptyrun"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/norun" --resume 2>&1); rc=$?
+check '[ $rc -eq 2 ] && [ ! -e "$tmp/norun" ] && printf "%s" "$out" | grep -qF "train.save_dir $tmp/norun does not exist"' \
+  "--resume into a missing save_dir: exit $rc (want 2): $out; $(ls -d "$tmp/norun" 2>&1)"
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/emptyrun" --resume 2>&1); rc=$?
+check '[ $rc -eq 2 ] && [ -z "$(ls "$tmp/emptyrun")" ] && printf "%s" "$out" | grep -qF "train.save_dir $tmp/emptyrun holds no run (no last.nmt)"' \
+  "--resume into an empty save_dir: exit $rc (want 2): $out"
 out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$again" --set train.max_steps=60 \
     --set train.keep_checkpoints=2 --resume 2>&1); rc=$?
 check '[ $rc -eq 0 ] && grep -q "^train,60," "$again/train.csv" && [ -s "$again/step-60.nmt" ]' "--resume after a refusal: $rc $out"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -447,10 +448,44 @@ static void explain_nomem(const Trainer *tr) {
     backend_explain_nomem(tr->be, hint);
 }
 
+enum { NMT_PATH_HINT = 4200 };
+
+/* --resume needs save_dir/last.nmt: said before any work or write (no
+ * save_dir made), with what the folder holds instead. */
+static NmtStatus refuse_resume_without_last(const Trainer *tr) {
+    const char *dir = tr->cfg->train.save_dir;
+    char *found = NULL;
+    NmtStatus st = run_dir_find_earlier(dir, &found);
+    if (!st && (!found || strcmp(found, "last.nmt") != 0)) {
+        struct stat sb;
+        if (!found && stat(dir, &sb) != 0)
+            st = nmt_fail(NMT_ERR_CONFIG,
+                          "--resume: train.save_dir %s does not exist: there is no run to resume; "
+                          "leave out --resume to start one", dir);
+        else if (!found)
+            st = nmt_fail(NMT_ERR_CONFIG,
+                          "--resume: train.save_dir %s holds no run (no last.nmt): there is nothing to "
+                          "resume; leave out --resume to start one", dir);
+        else {
+            bool checkpoint = strstr(found, ".nmt") != NULL; /* best.nmt or a step-N.nmt */
+            char hint[NMT_PATH_HINT];
+            snprintf(hint, sizeof hint, "translate with %s/%s, or ", dir, found);
+            st = nmt_fail(NMT_ERR_CONFIG,
+                          "--resume: train.save_dir %s has no last.nmt to resume from (it holds %s of a run "
+                          "stopped before its first save, or whose last.nmt was removed); %sstart afresh "
+                          "there with --overwrite",
+                          dir, found, checkpoint ? hint : "");
+        }
+    }
+    nmt_free(found);
+    return st;
+}
+
 /* A fresh run (no --resume, no --overwrite) must not replace an earlier
  * run's checkpoints and log: checked before any work or write. */
 static NmtStatus refuse_earlier_run(const Trainer *tr) {
-    if (tr->opt->resume || tr->opt->overwrite) return NMT_OK;
+    if (tr->opt->resume) return refuse_resume_without_last(tr);
+    if (tr->opt->overwrite) return NMT_OK;
     const char *dir = tr->cfg->train.save_dir;
     char *found = NULL;
     NmtStatus st = run_dir_find_earlier(dir, &found);
