@@ -32,6 +32,11 @@ int cmd_config(int argc, char **argv) {
         fprintf(stderr, "nmt config: unknown option '%s'\n%s", argv[i], config_usage);
         return NMT_EXIT_USAGE;
     }
+    if (doc && (args.config_path || args.n_sets)) {
+        fprintf(stderr, "nmt config: --doc prints the reference of every key and takes no %s\n%s",
+                args.config_path ? "--config" : "--set", config_usage);
+        return NMT_EXIT_USAGE;
+    }
     if (doc) {
         config_write_reference(stdout);
         return NMT_EXIT_OK;

@@ -40,6 +40,9 @@ echo '{"model": {"hidden": 1e20}}' > "$tmp/huge.json"
 expect 2 "huge.json: model.hidden: must be in [1, 65536], got 1e+20" "$NMT" config --config "$tmp/huge.json"
 # a section set to a value
 expect 2 "--set model=3: model: is a section (an object), not a value; set model.KEY=VALUE" "$NMT" config --config "$tmp/empty.json" --set model=3
+# --doc is the key reference alone: a config or --set with it is a usage error
+expect 2 "--doc prints the reference of every key and takes no --config" "$NMT" config --config "$tmp/empty.json" --doc
+expect 2 "--doc prints the reference of every key and takes no --set" "$NMT" config --doc --set train.lr=1
 # a folder given as a file: the reason
 mkdir -p "$tmp/somedir"
 expect 1 "somedir: read error: Is a directory" "$NMT" config --config "$tmp/somedir"
