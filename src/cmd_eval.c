@@ -69,8 +69,10 @@ static void eval_usage(FILE *out) {
             "%s"
             "\n"
             "Files are UTF-8 text, one segment per line (a final \"\\n\" or \"\\r\\n\" is\n"
-            "stripped). Exit codes: 0 ok, 1 unreadable file or line counts that differ,\n"
-            "2 bad usage. See docs/evaluation.md.\n",
+            "stripped), plain or gzip-compressed (recognised by content, whatever the\n"
+            "name). A FILE of '-' is stdin, which one option at most may read.\n"
+            "Exit codes: 0 ok, 1 unreadable, truncated or corrupt file or line counts\n"
+            "that differ, 2 bad usage. See docs/evaluation.md.\n",
             NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, BOOTSTRAP_DEFAULT_SEED, translator_options_help);
 }
 
@@ -145,39 +147,18 @@ static NmtStatus source_word_counts(const char *path, int64_t **words, int64_t *
     return st;
 }
 
+/* Reads `path` ("-": standard input) into t, one line per segment, the way
+ * sacreBLEU 2.6.0 reads a file: split on "\n" only, one "\r" before it (or
+ * at the very end) stripped, a last line without "\n" counted, a BOM kept,
+ * no UTF-8 check here. gzip is inflated first (corpus_read_all), so a .gz
+ * file scores as its plain text does; a truncated one is an error. */
 static NmtStatus text_read(const char *path, TextFile *t) {
     memset(t, 0, sizeof *t);
-    t->path = path;
-    const char *name = path ? path : "<stdin>";
-    FILE *f = path ? fopen(path, "rb") : stdin;
-    if (!f) return nmt_fail(NMT_ERR_IO, "cannot open '%s': %s", name, strerror(errno));
-    size_t len = 0, cap = 1 << 16;
-    char *buf = nmt_malloc(cap);
-    NmtStatus st = NMT_OK;
-    if (!buf) st = nmt_fail_nomem("input buffer");
-    while (st == NMT_OK) {
-        if (cap - len < 2) {
-            char *nb = nmt_realloc(buf, cap * 2);
-            if (!nb) {
-                st = nmt_fail_nomem("input buffer");
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t k = fread(buf + len, 1, cap - len - 1, f);
-        len += k;
-        if (k == 0) {
-            if (ferror(f)) st = nmt_fail(NMT_ERR_IO, "cannot read '%s': %s", name, strerror(errno));
-            break;
-        }
-    }
-    if (path) fclose(f);
-    if (st != NMT_OK) {
-        nmt_free(buf);
-        return st;
-    }
-    buf[len] = '\0';
+    t->path = strcmp(path, "-") ? path : "<stdin>";
+    char *buf;
+    size_t len;
+    NmtStatus st = corpus_read_all(path, &buf, &len);
+    if (st != NMT_OK) return st;
     int64_t n = 0;
     for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
     if (len && buf[len - 1] != '\n') n++;
@@ -634,6 +615,30 @@ static int check_usage(const EvalOptions *o, const TranslatorOptions *topt, int 
     return NMT_EXIT_OK;
 }
 
+/* Standard input can be read once: "-" given to --ref, --hyp or --src, or
+ * the hypothesis when neither --hyp nor --model gives it. Two readers are a
+ * usage error naming both (the second would find stdin empty); so is --src -
+ * with --model, which reads --src twice (its line count, then to translate). */
+static int check_stdin_once(const char **ref_paths, int n_refs, const char **hyp_paths, int n_hyps,
+                            const char *src_path, int n_models) {
+    if (n_models > 0 && src_path && !strcmp(src_path, "-"))
+        return usage_error("%s", "--src - with --model: the source is read twice (its line count, then "
+                                 "to translate it), which standard input cannot be: give a file");
+    const char *who[2];
+    int n = 0;
+    if (n_hyps == 0 && n_models == 0) who[n++] = "the hypothesis (no --hyp: stdin)";
+    for (int k = 0; k < n_hyps; k++)
+        if (!strcmp(hyp_paths[k], "-") && n < 2) who[n++] = "--hyp -";
+    for (int k = 0; k < n_refs; k++)
+        if (!strcmp(ref_paths[k], "-") && n < 2) who[n++] = "--ref -";
+    if (src_path && !strcmp(src_path, "-") && n < 2) who[n++] = "--src -";
+    if (n < 2) return NMT_EXIT_OK;
+    char msg[LINE_CAP];
+    snprintf(msg, sizeof msg, "%s and %s would both read standard input, which can be read once: "
+             "give one of them as a file", who[0], who[1]);
+    return usage_error("%s", msg);
+}
+
 int cmd_eval(int argc, char **argv) {
     EvalOptions o;
     memset(&o, 0, sizeof o);
@@ -705,6 +710,7 @@ int cmd_eval(int argc, char **argv) {
         }
     }
     if (rc == NMT_EXIT_OK) rc = check_usage(&o, &topt, decoding_opts, src_path, n_refs, n_hyps);
+    if (rc == NMT_EXIT_OK) rc = check_stdin_once(ref_paths, n_refs, hyp_paths, n_hyps, src_path, topt.n_models);
     if (rc != NMT_EXIT_OK) {
         nmt_free(ref_paths);
         nmt_free(hyp_paths);
@@ -736,9 +742,9 @@ int cmd_eval(int argc, char **argv) {
         if (st == NMT_OK) n_read = 1;
     }
     for (int s = 0; s < n_sys && st == NMT_OK && topt.n_models == 0; s++) {
-        const char *path = n_hyps ? hyp_paths[s] : NULL;
+        const char *path = n_hyps ? hyp_paths[s] : "-";
         int dup = 0;
-        for (int t = 0; t < n_read && path && !dup; t++)
+        for (int t = 0; t < n_read && !dup; t++)
             if (!strcmp(sys[t].name, path)) dup = t + 1;
         if (dup == 1 && o.n_bootstrap > 0 && n_sys > 1) {
             fprintf(stderr, "nmt eval: ignoring '%s' as it was also given as the baseline\n", path);
@@ -748,7 +754,7 @@ int cmd_eval(int argc, char **argv) {
             st = nmt_fail(NMT_ERR_USAGE, "'%s' is given twice as a system", path);
             break;
         }
-        sys[n_read].name = path ? path : "<stdin>";
+        sys[n_read].name = strcmp(path, "-") ? path : "<stdin>";
         st = text_read(path, &sys[n_read].text);
         if (st == NMT_OK) n_read++;
     }

@@ -1,7 +1,8 @@
 /* test_corpus.c: tests of src/data/corpus.[ch]: the strict UTF-8 validator,
  * blank lines, the LineReader on plain and gzip files (CRLF, BOM, blank and
  * unterminated lines, a 10 MB line, invalid UTF-8, NUL bytes, truncated and
- * corrupt gzip, missing files), the ParallelReader (mismatched lengths), the
+ * corrupt gzip, missing files), corpus_read_all (a whole file, plain or
+ * gzip, unchanged), the ParallelReader (mismatched lengths), the
  * statistics line, an allocation-failure walk, and Multi30k when present. */
 #include "data/corpus.h"
 
@@ -497,6 +498,55 @@ static void test_bad_gzip(void) {
     free(text);
 }
 
+/* corpus_read_all: plain bytes come back unchanged (BOM, "\r", NUL, invalid
+ * UTF-8, no final newline), gzip (one member or two) as its plain text, a
+ * truncated gzip or a missing file is an error naming it, and the result is
+ * '\0'-terminated; 200 kB so that the buffer grows. */
+static void test_read_all(void) {
+    size_t cap = 200000, len = 0;
+    char *text = malloc(cap);
+    len += (size_t)snprintf(text, cap, "\xEF\xBB\xBF" "bom\r\nlone\rcr\n");
+    for (int i = 0; len + 64 < cap; i++) len += (size_t)snprintf(text + len, cap - len, "Satz %d\xC0\r\n", i);
+    text[len++] = '\0';
+    memcpy(text + len, "last\r", 5);
+    len += 5;
+    size_t half = len / 2;
+    size_t l1, l2;
+    unsigned char *m1 = slurp(write_gz("ra1.gz", text, half), &l1);
+    unsigned char *m2 = slurp(write_gz("ra2.gz", text + half, len - half), &l2);
+    unsigned char *two = malloc(l1 + l2);
+    memcpy(two, m1, l1);
+    memcpy(two + l1, m2, l2);
+    const char *paths[] = {write_plain("ra.txt", text, len), write_gz("ra.txt.gz", text, len),
+                           write_plain("ra_two.gz", two, l1 + l2)};
+    for (size_t i = 0; i < NMT_ARRAY_LEN(paths); i++) {
+        char *buf = NULL;
+        size_t n = 1;
+        NmtStatus st = corpus_read_all(paths[i], &buf, &n);
+        CHECK(st == NMT_OK, "%s: %s", paths[i], nmt_error_message());
+        CHECK(n == len && buf && memcmp(buf, text, len) == 0 && buf[n] == '\0',
+              "%s: %zu bytes, expected the %zu written", paths[i], n, len);
+        nmt_free(buf);
+    }
+    char *buf = (char *)1;
+    size_t n = 1;
+    CHECK(corpus_read_all(write_plain("ra_empty.txt", "", 0), &buf, &n) == NMT_OK && n == 0 && buf &&
+              buf[0] == '\0', "empty file: %s", nmt_error_message());
+    nmt_free(buf);
+    const char *cut = write_plain("ra_cut.gz", m1, l1 - 4);
+    buf = (char *)1;
+    CHECK(corpus_read_all(cut, &buf, &n) == NMT_ERR_FORMAT && buf == NULL && n == 0, "truncated gzip");
+    CHECK_CONTAINS(nmt_error_message(), cut);
+    CHECK_CONTAINS(nmt_error_message(), "truncated gzip file");
+    const char *missing = path_of("ra_missing.txt");
+    CHECK(corpus_read_all(missing, &buf, &n) == NMT_ERR_IO && buf == NULL, "missing file");
+    CHECK_CONTAINS(nmt_error_message(), missing);
+    free(m1);
+    free(m2);
+    free(two);
+    free(text);
+}
+
 static void test_missing(void) {
     const char *missing = path_of("no_such_file.txt");
     char needle[1200];
@@ -797,6 +847,7 @@ int main(void) {
     test_long_line();
     test_invalid_utf8();
     test_bad_gzip();
+    test_read_all();
     test_missing();
     test_parallel();
     test_stats();

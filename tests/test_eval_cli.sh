@@ -3,8 +3,10 @@
 # run must print exactly tests/fixtures/bleu/cli/NAME.out, the output of the
 # sacreBLEU 2.6.0 CLI for the same files (scripts/sacrebleu_expected.py wrote
 # both); plus stdin input, --json that parses, the paired bootstrap table,
-# --help, and the exit codes: 1 for line counts that differ (the message names
-# both files and both counts) and for missing files, 2 for bad usage. Then
+# --help, gzip files and '-' for stdin (the same lines as the plain files; a
+# truncated gzip is exit 1 naming it; stdin read twice is exit 2), and the exit
+# codes: 1 for line counts that differ (the message names both files and both
+# counts) and for missing files, 2 for bad usage. Then
 # --split-len (each part's score equals nmt eval on that part's lines alone)
 # and, with a tiny model trained here, `nmt eval --model M --src S` equal to
 # `nmt translate --model M < S | nmt eval`, with decoding options too.
@@ -72,6 +74,72 @@ check "stdin output equals sacreBLEU's" cmp -s "$tmp/stdin.out" "$FIX/cli/bleu_d
 check "BLEU line format" grep -qE '^BLEU\|nrefs:1\|case:mixed\|eff:no\|tok:13a\|smooth:exp\|version:2\.6\.0 = [0-9]+\.[0-9] [0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+ \(BP = [0-9]\.[0-9]{3} ratio = [0-9]\.[0-9]{3} hyp_len = [0-9]+ ref_len = [0-9]+\)$' "$tmp/stdin.out"
 run --ref="$FIX/ref1.txt" --hyp="$FIX/hyp_a.txt"
 check "--opt=value form" cmp -s "$tmp/out" "$FIX/cli/bleu_default.out"
+
+# 2b. gzip input (by content) and '-' for stdin score as the plain files do.
+# The text is made here: a BOM, "\r\n", a lone "\r", a last line without
+# "\n" and one ending in "\r", and enough lines (4000) that a file is more
+# than one buffer of the reader, compressed or not.
+{ printf '\357\273\277the cat sat on the mat .\r\na dog runs in\rthe park\n'
+  awk 'BEGIN { for (i = 1; i <= 4000; i++) printf "line %d has words %d and %d .\r\n", i, i % 7, i % 13 }'
+  printf 'no newline at the end'; } >"$tmp/gz_ref.txt"
+{ printf 'the cat sat on a mat .\na dog is running in\rthe park\r\n'
+  awk 'BEGIN { for (i = 1; i <= 4000; i++) printf "line %d has the words %d and %d\n", i, i % 5, i % 13 }'
+  printf 'no newline at the end\r'; } >"$tmp/gz_hyp.txt"
+gzip -c "$tmp/gz_ref.txt" >"$tmp/gz_ref.gz"
+gzip -c "$tmp/gz_hyp.txt" >"$tmp/gz_hyp.gz"
+# two gzip members, one after the other (as `cat a.gz b.gz` makes)
+{ head -n 2000 "$tmp/gz_hyp.txt" | gzip -c; tail -n +2001 "$tmp/gz_hyp.txt" | gzip -c; } >"$tmp/gz_hyp2.gz"
+run --bleu --chrf --ref "$tmp/gz_ref.txt" --hyp "$tmp/gz_hyp.txt"
+expect_rc 0 "plain text for the gzip runs"
+cp "$tmp/out" "$tmp/plain.out"
+case "$out" in *"BLEU|"*" = "*"chrF2|"*" = "*) ok ;; *) fail "plain text for the gzip runs: $out" ;; esac
+same_as_plain() { # same_as_plain DESCRIPTION: the last run printed plain.out with exit 0
+  if [ "$rc" -eq 0 ] && cmp -s "$tmp/out" "$tmp/plain.out"; then ok
+  else fail "$1: exit $rc, output differs from the plain files' (stderr: $err)"; diff "$tmp/out" "$tmp/plain.out" | head -n 6; fi
+}
+run --bleu --chrf --ref "$tmp/gz_ref.gz" --hyp "$tmp/gz_hyp.gz"
+same_as_plain "gzip reference and hypothesis"
+run --bleu --chrf --ref "$tmp/gz_ref.gz" --hyp "$tmp/gz_hyp.txt"
+same_as_plain "gzip reference"
+cp "$tmp/gz_hyp.gz" "$tmp/gz_hyp_noext"
+run --bleu --chrf --ref "$tmp/gz_ref.txt" --hyp "$tmp/gz_hyp_noext"
+same_as_plain "gzip recognised by content, not by name"
+run --bleu --chrf --ref "$tmp/gz_ref.txt" --hyp "$tmp/gz_hyp2.gz"
+same_as_plain "two gzip members"
+run --bleu --chrf --ref "$tmp/gz_ref.txt" <"$tmp/gz_hyp.gz"
+same_as_plain "gzip hypothesis on stdin"
+run --bleu --chrf --ref "$tmp/gz_ref.txt" --hyp - <"$tmp/gz_hyp.txt"
+same_as_plain "--hyp -"
+run --bleu --chrf --ref - --hyp "$tmp/gz_hyp.txt" <"$tmp/gz_ref.gz"
+same_as_plain "--ref - (gzip on stdin)"
+run --bleu --chrf --ref "$tmp/gz_ref.txt" --hyp - --hyp "$tmp/gz_hyp.gz" <"$tmp/gz_hyp.txt"
+expect_rc 0 "--hyp - among several systems"
+case "$out" in *"<stdin>"*"$tmp/gz_hyp.gz"*) ok ;; *) fail "--hyp - is named <stdin> in the table: $out" ;; esac
+# a truncated or corrupt gzip file is an error naming it, never a short text
+head -c 30 "$tmp/gz_ref.gz" >"$tmp/trunc_ref.gz"
+run --bleu --ref "$tmp/trunc_ref.gz" --hyp "$tmp/gz_hyp.txt"
+expect_rc 1 "truncated gzip reference"
+expect_err "trunc_ref.gz: truncated gzip file" "truncated gzip reference is named"
+head -c "$(( $(wc -c <"$tmp/gz_hyp.gz") - 4 ))" "$tmp/gz_hyp.gz" >"$tmp/trunc_hyp.gz"
+run --bleu --ref "$tmp/gz_ref.txt" --hyp "$tmp/trunc_hyp.gz"
+expect_rc 1 "gzip hypothesis missing its last 4 bytes"
+expect_err "trunc_hyp.gz: truncated gzip file" "truncated gzip hypothesis is named"
+run --bleu --ref "$tmp/gz_ref.txt" <"$tmp/trunc_hyp.gz"
+expect_rc 1 "truncated gzip on stdin"
+expect_err "<stdin>: truncated gzip file" "truncated gzip on stdin is named <stdin>"
+{ cat "$tmp/gz_hyp.gz"; echo junk; } >"$tmp/junk_hyp.gz"
+run --bleu --ref "$tmp/gz_ref.txt" --hyp "$tmp/junk_hyp.gz"
+expect_rc 1 "garbage after the gzip data"
+expect_err "junk_hyp.gz: trailing garbage after gzip data" "garbage after the gzip data is named"
+# stdin can be read once
+run --bleu --ref - --hyp - <"$tmp/gz_hyp.txt"
+expect_rc 2 "--ref - --hyp -"
+expect_err "--hyp - and --ref - would both read standard input" "--ref - --hyp - says why"
+run --bleu --ref - <"$tmp/gz_hyp.txt"
+expect_rc 2 "--ref - with the hypothesis on stdin"
+expect_err "would both read standard input" "--ref - without --hyp says why"
+run --bleu --ref "$tmp/gz_ref.txt" --hyp - --hyp - <"$tmp/gz_hyp.txt"
+expect_rc 2 "--hyp - twice"
 
 # 3. --json parses
 if command -v python3 >/dev/null 2>&1; then
@@ -164,6 +232,7 @@ for opt in --bleu --chrf --ref --hyp --lowercase --tokenize --json --bootstrap -
            --src --split-len --model --beam --batch --length-penalty --device --progress; do
   case "$out" in *"$opt"*) ok ;; *) fail "--help lacks $opt" ;; esac
 done
+case "$out" in *"gzip"*"'-' is stdin"*) ok ;; *) fail "--help lacks gzip and '-': $out" ;; esac
 
 # 8. --split-len: short and long source sentences scored apart
 # The "source" is ref1.txt itself: its lines have 9 11 7 8 6 7 6 6 9 6 2 6
@@ -313,6 +382,11 @@ expect_rc 2 "--model without --src"
 expect_err "--model needs --src" "--model without --src says so"
 run --bleu --model "$M" --src "$S" --ref "$R" --hyp "$tmp/model.hyp"
 expect_rc 2 "--model with --hyp"
+run --bleu --model "$M" --src - --ref "$R" <"$S"
+expect_rc 2 "--model with --src -"
+expect_err "--src - with --model: the source is read twice" "--model with --src - says why"
+run --bleu --model "$M" --src "$S" --ref - <"$R"
+check "--model with --ref - equals the files (exit $rc)" cmp -s "$tmp/out" <(pipe_eval "--model $M" --bleu --ref "$R"; cat "$tmp/pipe.out")
 run --bleu --model "$M" --src "$S" --ref "$R" --nbest 2
 expect_rc 2 "--model with --nbest 2"
 run --bleu --model "$M" --src "$S" --ref "$R" --beam 0

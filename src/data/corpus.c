@@ -486,6 +486,40 @@ NmtStatus corpus_count_lines(const char *path, int64_t *n) {
     return st;
 }
 
+/* The whole decoded content, through the reader's buffer (the line scan,
+ * BOM skip and length limit of line_reader_next are not used). */
+NmtStatus corpus_read_all(const char *path, char **out, size_t *out_len) {
+    *out = NULL;
+    *out_len = 0;
+    LineReader *r = NULL;
+    NmtStatus st = line_reader_open(path, &r);
+    if (st != NMT_OK) return st;
+    for (;;) {
+        if (r->cap - r->end < 2) { /* room for one byte more and the '\0' */
+            char *nb = r->cap <= SIZE_MAX / 2 ? nmt_realloc(r->buf, r->cap * 2) : NULL;
+            if (!nb) {
+                st = nmt_fail(NMT_ERR_NOMEM, "%s: out of memory reading %zu bytes", r->path, r->end);
+                break;
+            }
+            r->buf = nb;
+            r->cap *= 2;
+        }
+        if (r->eof) break;
+        size_t produced = 0;
+        if ((st = lr_fill(r, &produced)) != NMT_OK) break;
+        if (produced == 0) r->eof = 1;
+        r->end += produced;
+    }
+    if (st == NMT_OK) {
+        r->buf[r->end] = '\0';
+        *out = r->buf;
+        *out_len = r->end;
+        r->buf = NULL;
+    }
+    line_reader_close(r);
+    return st;
+}
+
 /* ---- ParallelReader ------------------------------------------------------ */
 
 /* Both LineReaders run with validation off: a pair is checked once both of

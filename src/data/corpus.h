@@ -3,6 +3,8 @@
  *
  *   LineReader      one file, line by line, any line length, gzip detected by
  *                   its magic bytes (1f 8b) and inflated through zlib
+ *   corpus_read_all one whole file (plain or gzip) in one block, unsplit
+ *                   (nmt eval splits it the way sacreBLEU does)
  *   ParallelReader  a source and a target file in step; files of different
  *                   length are an error that gives both names and both counts
  *   utf8_validate   strict UTF-8 (no overlongs, surrogates, > U+10FFFF or
@@ -77,6 +79,14 @@ void line_reader_close(LineReader *r); /* NULL is a no-op */
 
 /* Counts the lines of a file (validating them, like a full read). */
 NmtStatus corpus_count_lines(const char *path, int64_t *n);
+
+/* Reads all of `path` ("-": standard input) into *buf, a '\0'-terminated
+ * block of *len bytes that the caller frees with nmt_free: plain text as it
+ * is, gzip (magic bytes 1f 8b, members one after another) inflated. Nothing
+ * is split, stripped or validated (a BOM and "\r" stay). Errors as for
+ * line_reader_open and line_reader_next: a truncated or corrupt gzip file is
+ * NMT_ERR_FORMAT naming the file, never a short result. */
+NmtStatus corpus_read_all(const char *path, char **buf, size_t *len);
 
 /* ---- ParallelReader ------------------------------------------------------ */
 
