@@ -1,6 +1,7 @@
 /* fileio.c: atomic writes (temporary file, fsync, rename, folder fsync;
- * temporary files of killed saves removed by the next save), whole-file
- * reads and mkdir -p (fileio.h). */
+ * temporary files of killed saves removed by the next save; symbolic links
+ * followed, devices and FIFOs written straight into), whole-file reads and
+ * mkdir -p (fileio.h). */
 #include "fileio.h"
 
 #include <dirent.h>
@@ -14,10 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Links followed before giving up (Linux's own limit). */
+#define MAX_LINK_HOPS 40
+
 struct AtomicFile {
-    char *path;
-    char *tmp_path;
+    char *path;     /* the name given, for messages */
+    char *target;   /* the file replaced: path, or where its symbolic links lead */
+    char *tmp_path; /* target.tmp.PID; NULL when writing straight into path */
     int fd;
+    int direct;     /* 1: fd is PATH itself (a device, FIFO or socket) */
 };
 
 /* TEST HOOK, for tests/test_crash_safety.sh only: NMT_TEST_SLOW_SAVE=N
@@ -38,7 +44,9 @@ static void test_slow_save_sleep(long us) {
 /* Removes the PATH.tmp.PID files of earlier saves of PATH whose process no
  * longer runs (killed before its rename), so that kills do not pile them
  * up. A file whose PID is alive (another writer, or a reused PID) stays;
- * writers of one PATH in different PID namespaces are not supported. */
+ * writers of one PATH in different PID namespaces are not supported.
+ * PATH is the file replaced (for a symbolic link, where it leads); a direct
+ * write (device, FIFO) has no temporary files and never calls this. */
 static void remove_stale_temps(const char *path) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
@@ -65,21 +73,142 @@ static void remove_stale_temps(const char *path) {
     closedir(d);
 }
 
+/* The target of the symbolic link `link`, a relative one read from the
+ * link's folder. The join is textual ("dir/../x"): the kernel resolves ".."
+ * after following dir, so it is right even when dir is itself a link. NULL
+ * with errno set on failure. */
+static char *link_target(const char *link) {
+    char buf[4096];
+    ssize_t n = readlink(link, buf, sizeof buf);
+    if (n < 0) return NULL;
+    if ((size_t)n >= sizeof buf) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    buf[n] = '\0';
+    const char *slash = strrchr(link, '/');
+    char *joined = buf[0] == '/' || !slash ? nmt_strdup(buf)
+                                           : nmt_asprintf("%.*s/%s", (int)(slash - link), link, buf);
+    if (!joined) errno = ENOMEM;
+    return joined;
+}
+
+/* Follows the chain of symbolic links that starts at `path` to its end, the
+ * first name that is not a link (or does not exist), into *out (new,
+ * nmt_free). Errors name `path`. */
+static NmtStatus follow_links(const char *path, char **out) {
+    *out = NULL;
+    char *cur = nmt_strdup(path);
+    for (int hop = 0; cur; hop++) {
+        struct stat info;
+        if (lstat(cur, &info) != 0 || !S_ISLNK(info.st_mode)) {
+            *out = cur;
+            return NMT_OK;
+        }
+        char *next = hop < MAX_LINK_HOPS ? link_target(cur) : NULL;
+        int err = hop < MAX_LINK_HOPS ? errno : ELOOP;
+        nmt_free(cur);
+        if (!next)
+            return nmt_fail(NMT_ERR_IO, "%s: cannot follow the symbolic link: %s", path, strerror(err));
+        cur = next;
+    }
+    return nmt_fail_nomem("following a symbolic link");
+}
+
+/* The regular file that the link `path` leads to (`info`: its stat), by
+ * the name its links give, into *target; refused when that name is not the
+ * file (the link of /proc/self/fd/N to a deleted file). */
+static NmtStatus linked_file(const char *path, const struct stat *info, char **target) {
+    NmtStatus st = follow_links(path, target);
+    if (st) return st;
+    struct stat end;
+    if (lstat(*target, &end) == 0 && end.st_dev == info->st_dev && end.st_ino == info->st_ino)
+        return NMT_OK;
+    st = nmt_fail(NMT_ERR_IO, "%s: leads to a file with no name to replace (%s)", path, *target);
+    nmt_free(*target);
+    *target = NULL;
+    return st;
+}
+
+/* What writing to `path` means. *direct = 0: write *target (new) atomically,
+ * where *target is path, or for a symbolic link the name its chain of links
+ * leads to (for a dangling link, the missing file it names). *direct = 1:
+ * path is (or leads to) a character device, FIFO or socket (/dev/null,
+ * /dev/stdout, a named pipe), written straight into; *info is its stat.
+ * Folders and block devices are refused. */
+static NmtStatus resolve_target(const char *path, char **target, int *direct, struct stat *info) {
+    *target = NULL;
+    *direct = 0;
+    struct stat lst;
+    if (lstat(path, &lst) != 0) { /* missing (the open reports any other error) */
+        *target = nmt_strdup(path);
+        return *target ? NMT_OK : nmt_fail_nomem("opening a file for writing");
+    }
+    *info = lst;
+    if (S_ISLNK(lst.st_mode) && stat(path, info) != 0) {
+        if (errno != ENOENT)
+            return nmt_fail(NMT_ERR_IO, "%s: cannot follow the symbolic link: %s", path, strerror(errno));
+        return follow_links(path, target);
+    }
+    if (S_ISDIR(info->st_mode)) return nmt_fail(NMT_ERR_IO, "%s: is a directory; give a file name", path);
+    if (S_ISBLK(info->st_mode))
+        return nmt_fail(NMT_ERR_IO, "%s: is a block device; refusing to write over it", path);
+    *direct = !S_ISREG(info->st_mode);
+    if (S_ISLNK(lst.st_mode) && !*direct) return linked_file(path, info, target);
+    *target = nmt_strdup(path);
+    return *target ? NMT_OK : nmt_fail_nomem("opening a file for writing");
+}
+
+/* Opens f->path itself for writing, no temporary file: a character device
+ * or FIFO by its name (a FIFO waits for a reader); a socket cannot be
+ * opened by name, so only stdout's or stderr's is written, through a copy
+ * of that descriptor (/dev/stdout of a process whose output is a socket). */
+static NmtStatus open_direct(AtomicFile *f, const struct stat *info) {
+    if (!S_ISSOCK(info->st_mode)) {
+        f->fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (f->fd < 0) return nmt_fail(NMT_ERR_IO, "%s: cannot write: %s", f->path, strerror(errno));
+        return NMT_OK;
+    }
+    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+        struct stat s;
+        if (fstat(fd, &s) == 0 && s.st_dev == info->st_dev && s.st_ino == info->st_ino) {
+            f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+            if (f->fd < 0) return nmt_fail(NMT_ERR_IO, "%s: cannot write: %s", f->path, strerror(errno));
+            return NMT_OK;
+        }
+    }
+    return nmt_fail(NMT_ERR_IO, "%s: is a socket (not stdout or stderr); cannot write to it", f->path);
+}
+
+/* Creates f->target's temporary file TARGET.tmp.PID, in the target's
+ * folder so that the rename stays on one file system, after removing those
+ * of dead earlier saves of TARGET. */
+static NmtStatus open_temp(AtomicFile *f) {
+    f->tmp_path = nmt_asprintf("%s.tmp.%ld", f->target, (long)getpid());
+    if (!f->tmp_path) return nmt_fail_nomem("opening a file for writing");
+    remove_stale_temps(f->target);
+    f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd >= 0) return NMT_OK;
+    if (strcmp(f->path, f->target) == 0)
+        return nmt_fail(NMT_ERR_IO, "%s: cannot write: %s", f->path, strerror(errno));
+    return nmt_fail(NMT_ERR_IO, "%s: cannot write %s (where the link leads): %s", f->path, f->target,
+                    strerror(errno));
+}
+
 NmtStatus atomic_file_open(const char *path, AtomicFile **out) {
     *out = NULL;
     AtomicFile *f = nmt_calloc(1, sizeof *f);
     if (!f) return nmt_fail_nomem("opening a file for writing");
     f->fd = -1;
     f->path = nmt_strdup(path);
-    f->tmp_path = nmt_asprintf("%s.tmp.%ld", path, (long)getpid());
-    if (!f->path || !f->tmp_path) {
+    if (!f->path) {
         atomic_file_abort(f);
         return nmt_fail_nomem("opening a file for writing");
     }
-    remove_stale_temps(path);
-    f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (f->fd < 0) {
-        NmtStatus st = nmt_fail(NMT_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    struct stat info;
+    NmtStatus st = resolve_target(path, &f->target, &f->direct, &info);
+    if (!st) st = f->direct ? open_direct(f, &info) : open_temp(f);
+    if (st) {
         atomic_file_abort(f);
         return st;
     }
@@ -118,7 +247,18 @@ static void sync_parent_dir(const char *path) {
     }
 }
 
+/* Commit of a direct write: the close, whose error (a full device, a
+ * FIFO's reader gone) is the last word on the content. */
+static NmtStatus commit_direct(AtomicFile *f) {
+    NmtStatus st = NMT_OK;
+    if (close(f->fd) != 0) st = nmt_fail(NMT_ERR_IO, "%s: close failed: %s", f->path, strerror(errno));
+    f->fd = -1;
+    atomic_file_abort(f);
+    return st;
+}
+
 NmtStatus atomic_file_commit(AtomicFile *f) {
+    if (f->direct) return commit_direct(f);
     NmtStatus st = NMT_OK;
     if (fsync(f->fd) != 0)
         st = nmt_fail(NMT_ERR_IO, "%s: fsync failed: %s", f->path, strerror(errno));
@@ -127,11 +267,11 @@ NmtStatus atomic_file_commit(AtomicFile *f) {
     f->fd = -1;
     long slow = test_slow_save_us();
     if (slow && st == NMT_OK) test_slow_save_sleep(slow);
-    if (st == NMT_OK && rename(f->tmp_path, f->path) != 0)
+    if (st == NMT_OK && rename(f->tmp_path, f->target) != 0)
         st = nmt_fail(NMT_ERR_IO, "%s: cannot rename the new file into place: %s", f->path,
                       strerror(errno));
     if (st == NMT_OK) {
-        sync_parent_dir(f->path);
+        sync_parent_dir(f->target);
         nmt_free(f->tmp_path);
         f->tmp_path = NULL; /* nothing left to remove */
     }
@@ -144,6 +284,7 @@ void atomic_file_abort(AtomicFile *f) {
     if (f->fd >= 0) close(f->fd);
     if (f->tmp_path) unlink(f->tmp_path);
     nmt_free(f->tmp_path);
+    nmt_free(f->target);
     nmt_free(f->path);
     nmt_free(f);
 }

@@ -3,7 +3,20 @@
  * An AtomicFile writes to "PATH.tmp.PID" in the same folder; commit fsyncs
  * it, renames it over PATH and fsyncs the folder, so PATH is always either
  * the old complete file or the new complete one. abort removes the
- * temporary file and leaves PATH untouched. */
+ * temporary file and leaves PATH untouched.
+ *
+ * What PATH is decides how (atomic_file_open):
+ *   missing or a regular file   atomically, as above
+ *   a symbolic link             atomically, to the file its chain of links
+ *                               leads to (created when the link dangles);
+ *                               the temporary file lies beside that file and
+ *                               the link stays a link
+ *   a character device, FIFO    straight into it (no temporary file, no
+ *   or socket                   rename; commit closes it, checking the
+ *                               error): /dev/null, /dev/stdout, a named pipe
+ *                               (whose open waits for a reader); a socket
+ *                               only when it is stdout or stderr
+ *   a folder or block device    refused, NMT_ERR_IO naming PATH */
 #ifndef NMT_FILEIO_H
 #define NMT_FILEIO_H
 

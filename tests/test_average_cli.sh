@@ -5,8 +5,10 @@
 # checkpoints of a run loads and translates every line; a checkpoint given
 # twice (also as last.nmt of the same step) is refused;
 # checkpoints of another run (another seed), missing or corrupt files and bad
-# usage, and an --out that is one of the inputs, are refused with a message
-# naming the file or the key, and --out is not written then. (The arithmetic is tests/test_checkpoint_average.c.)
+# usage, and an --out that is one of the inputs (also by a hard or symbolic
+# link), are refused with a message naming the file or the key, and --out
+# is not written then; --out to a null device node is written into.
+# (The arithmetic is tests/test_checkpoint_average.c.)
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_average_cli
@@ -64,7 +66,21 @@ expect 2 "--out $tmp/run/./step-60.nmt is the same file as the checkpoint $tmp/r
 ln "$tmp/run/step-60.nmt" "$tmp/link60.nmt"
 expect 2 "--out $tmp/link60.nmt is the same file as the checkpoint $tmp/run/step-60.nmt" \
     "$NMT" average --out "$tmp/link60.nmt" "$tmp/run/step-60.nmt"
+# by a symbolic link (atomic writes follow links: it would write the input)
+ln -s run/step-60.nmt "$tmp/sym60.nmt"
+expect 2 "--out $tmp/sym60.nmt is the same file as the checkpoint $tmp/run/step-60.nmt" \
+    "$NMT" average --out "$tmp/sym60.nmt" "$tmp/run/step-40.nmt" "$tmp/run/step-60.nmt"
+check "[ -L '$tmp/sym60.nmt' ] && cmp -s '$tmp/keep60.nmt' '$tmp/run/step-60.nmt'" \
+    "a refused average through a link changed the link or its input step-60.nmt"
 check "cmp -s '$tmp/keep60.nmt' '$tmp/run/step-60.nmt'" "a refused average overwrote its input step-60.nmt"
+# --out to a null device (a node made here, not /dev's) is not "the same
+# file" as an input; it is written into and stays a device
+if mknod -m 666 "$tmp/null" c 1 3 2>/dev/null; then
+  expect 0 "averaged into $tmp/null" "$NMT" average --out "$tmp/null" "$tmp/run/step-60.nmt"
+  check "[ -c '$tmp/null' ]" "--out NULL-NODE: no longer a character device"
+else
+  echo "SKIP: mknod not permitted here: --out to a device node not checked"
+fi
 expect 2 "--out FILE is required" "$NMT" average "$tmp/run/step-60.nmt"
 expect 2 "no checkpoint given" "$NMT" average --out "$tmp/bad.nmt"
 expect 2 "unknown option '--bogus'" "$NMT" average --bogus --out "$tmp/bad.nmt" "$tmp/run/step-60.nmt"

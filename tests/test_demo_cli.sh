@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_demo_cli.sh: `nmt demo-corpus` end to end: two runs give identical
-# files (cmp), sizes and line counts, --seed, --gzip, exit codes and errors.
+# files (cmp), sizes and line counts, --seed, --gzip, exit codes and errors;
+# a write that fails (file-size limit) leaves no partial file.
 # Uses $NMT_BIN (default: ./nmt next to this folder).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -46,6 +47,21 @@ if gzip -dc "$tmp/g1/valid.tgt.gz" | cmp -s - "$tmp/a/valid.tgt"; then ok; else 
 # errors: unwritable folder -> 1 naming the path; usage -> 2
 echo x > "$tmp/file"
 expect 1 "$tmp/file" "$NMT" demo-corpus --out "$tmp/file/sub"
+# a write that fails half-way (a file-size limit, the full disk of a test:
+# SIGXFSZ ignored, so write() fails with EFBIG) exits 1 naming the file and
+# leaves no partial file nor temporary file; a file of an earlier run stays
+# as it was
+"$NMT" demo-corpus --out "$tmp/full" --train 100 --valid 10 --test 10 > /dev/null 2>&1 || bad "demo-corpus"
+cp "$tmp/full/train.src" "$tmp/train.src.before"
+rm "$tmp/full/test.src"
+expect 1 "$tmp/full/train.src: write failed" bash -c 'trap "" XFSZ; ulimit -f 64; exec "$@"' nmt \
+  "$NMT" demo-corpus --out "$tmp/full" --seed 9
+check 'cmp -s "$tmp/full/train.src" "$tmp/train.src.before"' "a failed demo-corpus changed train.src"
+expect 1 "$tmp/limited/train.src: write failed" bash -c 'trap "" XFSZ; ulimit -f 64; exec "$@"' nmt \
+  "$NMT" demo-corpus --out "$tmp/limited"
+check '[ -d "$tmp/limited" ] && [ -z "$(ls -A "$tmp/limited")" ] && [ ! -e "$tmp/full/test.src" ]' \
+  "a failed demo-corpus left files: $(ls -A "$tmp/limited" "$tmp/full" 2>&1 | tr '\n' ' ')"
+check '! ls -A "$tmp/full" | grep -q "\.tmp\."' "a temporary file was left in $tmp/full"
 expect 2 "unknown option '--bogus'" "$NMT" demo-corpus --out "$tmp/e" --bogus
 expect 2 "no output folder" "$NMT" demo-corpus
 expect 2 "--out needs a value" "$NMT" demo-corpus --out

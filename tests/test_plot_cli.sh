@@ -2,9 +2,11 @@
 # test_plot_cli.sh: `nmt plot` end to end through the binary: --help, usage
 # errors (exit 2), unreadable, empty, malformed and incomplete train.csv
 # files (exit 1, the message naming FILE:LINE or the column), the default
-# and --out outputs, well-formed XML (python3, skipped without it), the
-# number of plotted points after a resume, extra columns ignored; --bars
-# (a grouped bar chart of a TSV table: bars, missing values, errors).
+# and --out outputs (also a symbolic link, a FIFO, a device node, a pipe
+# through /proc/self/fd/1, a folder), well-formed XML (python3, skipped
+# without it), the number of plotted points after a resume, extra columns
+# ignored; --bars (a grouped bar chart of a TSV table: bars, missing
+# values, errors).
 # Uses $NMT_BIN (default: ./nmt next to this folder).
 # Prints "test_plot_cli: N passed, N failed"; exits non-zero on failure.
 set -u
@@ -79,6 +81,34 @@ if grep -q "(log scale)" "$tmp/run/curves.svg"; then ok; else bad "perplexity sh
 expect 0 "" "$NMT" plot --run "$tmp/run" --out "$tmp/other.svg"
 if cmp -s "$tmp/run/curves.svg" "$tmp/other.svg"; then ok; else bad "--out differs from the default output"; fi
 expect 1 "$tmp/no/dir/x.svg" "$NMT" plot --run "$tmp/run" --out "$tmp/no/dir/x.svg"
+# --out that is not a plain file (src/fileio.c): a symbolic link is followed
+# and stays a link; a FIFO and a device node (made here, never /dev's) are
+# written into and stay what they are; /proc/self/fd/1 (what /dev/stdout
+# is) into a pipe carries the image alone, the "wrote" line going to
+# stderr; a folder is refused naming it; no temporary file is left
+mkdir -p "$tmp/outs/real"
+ln -s real/linked.svg "$tmp/outs/link.svg"
+expect 0 "wrote $tmp/outs/link.svg" "$NMT" plot --run "$tmp/run" --out "$tmp/outs/link.svg"
+check '[ -L "$tmp/outs/link.svg" ] && cmp -s "$tmp/run/curves.svg" "$tmp/outs/real/linked.svg"' \
+  "--out LINK: the link was replaced or its target not written"
+mkfifo "$tmp/outs/fifo"
+timeout 60 cat "$tmp/outs/fifo" > "$tmp/outs/from-fifo.svg" &
+reader=$!
+expect 0 "wrote $tmp/outs/fifo" timeout 60 "$NMT" plot --run "$tmp/run" --out "$tmp/outs/fifo"
+wait "$reader"
+check '[ -p "$tmp/outs/fifo" ] && cmp -s "$tmp/run/curves.svg" "$tmp/outs/from-fifo.svg"' \
+  "--out FIFO: the FIFO was replaced or its reader did not get the image"
+if mknod -m 666 "$tmp/outs/null" c 1 3 2>/dev/null; then
+  expect 0 "wrote $tmp/outs/null" "$NMT" plot --run "$tmp/run" --out "$tmp/outs/null"
+  check '[ -c "$tmp/outs/null" ]' "--out NULL-NODE: no longer a character device"
+else
+  echo "SKIP: mknod not permitted here: --out to a device node not checked"
+fi
+"$NMT" plot --run "$tmp/run" --out /proc/self/fd/1 2> "$tmp/outs/stderr" | cat > "$tmp/outs/piped.svg"
+check 'cmp -s "$tmp/run/curves.svg" "$tmp/outs/piped.svg" && grep -q "wrote /proc/self/fd/1" "$tmp/outs/stderr"' \
+  "--out /proc/self/fd/1 into a pipe: not the image alone"
+expect 1 "$tmp/outs/real: is a directory" "$NMT" plot --run "$tmp/run" --out "$tmp/outs/real"
+check '! ls -a "$tmp/outs" "$tmp/outs/real" | grep -q "\.tmp\."' "a temporary file was left in $tmp/outs"
 if [ "$have_py" -eq 1 ]; then
   if python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$tmp/run/curves.svg"; then ok; else bad "curves.svg is not well-formed XML"; fi
   n=$(points "training loss" "$tmp/run/curves.svg"); [ "$n" = 30 ] && ok || bad "training loss has $n points, expected 30"

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "data/rng.h"
+#include "fileio.h"
 
 /* ---- lexicon ------------------------------------------------------------ */
 
@@ -726,28 +727,46 @@ static NmtStatus make_dirs(const char *dir) {
     return NMT_OK;
 }
 
-static NmtStatus write_file(const char *path, const char *bytes, int64_t len, int gzip) {
-    if (gzip) {
-        gzFile g = gzopen(path, "wb9");
-        if (!g) return nmt_fail(NMT_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno ? errno : EIO));
-        int64_t done = 0;
-        while (done < len) {
-            unsigned chunk = (unsigned)(len - done > (1 << 30) ? (1 << 30) : len - done);
-            if (gzwrite(g, bytes + done, chunk) != (int)chunk) {
-                gzclose(g);
-                return nmt_fail(NMT_ERR_IO, "%s: write failed", path);
-            }
-            done += chunk;
+/* The gzip form of bytes[0, len) into f, in pieces: level 9, the header
+ * of gzopen's "wb9" (no name, time stamp 0), so the bytes are
+ * reproducible. */
+static NmtStatus write_gzip(AtomicFile *f, const char *path, const char *bytes, int64_t len) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return nmt_fail(NMT_ERR_NOMEM, "%s: cannot start gzip compression", path);
+    unsigned char out[65536];
+    NmtStatus st = NMT_OK;
+    int64_t done = 0;
+    int zret = Z_OK;
+    while (!st && zret != Z_STREAM_END) {
+        if (z.avail_in == 0 && done < len) { /* avail_in is 32-bit: 1 GiB at a time */
+            z.next_in = (unsigned char *)(bytes + done);
+            z.avail_in = (unsigned)(len - done > (1 << 30) ? (1 << 30) : len - done);
+            done += z.avail_in;
         }
-        if (gzclose(g) != Z_OK) return nmt_fail(NMT_ERR_IO, "%s: write failed", path);
-        return NMT_OK;
+        z.next_out = out;
+        z.avail_out = sizeof out;
+        zret = deflate(&z, done == len ? Z_FINISH : Z_NO_FLUSH);
+        if (zret == Z_STREAM_ERROR) st = nmt_fail(NMT_ERR_RUNTIME, "%s: gzip compression failed", path);
+        else if (z.avail_out < sizeof out) st = atomic_file_write(f, out, sizeof out - z.avail_out);
     }
-    FILE *f = fopen(path, "wb");
-    if (!f) return nmt_fail(NMT_ERR_IO, "%s: cannot open for writing: %s", path, strerror(errno));
-    int ok = len == 0 || fwrite(bytes, 1, (size_t)len, f) == (size_t)len;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) return nmt_fail(NMT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    return NMT_OK;
+    deflateEnd(&z);
+    return st;
+}
+
+/* Writes one file of the corpus atomically (fileio.h): a failed write
+ * (a full disk) leaves no partial file and whatever PATH held before. */
+static NmtStatus write_file(const char *path, const char *bytes, int64_t len, int gzip) {
+    AtomicFile *f = NULL;
+    NmtStatus st = atomic_file_open(path, &f);
+    if (st) return st;
+    st = gzip ? write_gzip(f, path, bytes, len) : atomic_file_write(f, bytes, (size_t)len);
+    if (st) {
+        atomic_file_abort(f);
+        return st;
+    }
+    return atomic_file_commit(f);
 }
 
 NmtStatus demo_corpus_write(const DemoCorpus *c, const char *dir, int gzip) {
