@@ -13,11 +13,13 @@
 #include "translator.h"
 
 static const char translate_usage[] =
-    "usage: nmt translate [--model FILE | --config FILE] [--beam K] [--nbest N]\n"
+    "usage: nmt translate [--model FILE] [--config FILE [--set KEY=VALUE ...]]\n"
+    "                     [--beam K] [--nbest N]\n"
     "                     [--length-penalty A] [--coverage-penalty B] [--batch N]\n"
     "                     [--maxi-batch N]\n"
     "                     [--replace-unk] [--unk-dict FILE] [--attention-out FILE]\n"
-    "                     [--attention-svg DIR] [--device auto|cpu|cuda]\n"
+    "                     [--attention-svg DIR] [--device auto|cpu|cuda] [--threads N]\n"
+    "                     [--max-len-a A] [--max-len-b B]\n"
     "                     [--max-src-len N] [--progress | --no-progress]\n"
     "                     < input.txt > output.txt\n\n"
     "Translates standard input line by line. The model is --model (several\n"
@@ -26,11 +28,13 @@ static const char translate_usage[] =
     "Exactly one output line per input line, in order: an empty line gives an\n"
     "empty line; a line with invalid UTF-8 gives an empty line and a warning;\n"
     "a line longer than --max-src-len tokens is truncated with a warning.\n"
-    "With --nbest N, N lines per input line, i counting input lines from 0.\n"
+    "With --nbest N > 1, N lines per input line, i counting input lines from 0.\n"
     "On a terminal, stderr shows a progress line (lines, sentences/s, target\n"
     "tokens/s). See docs/decoding.md.\n\n"
     "options:\n"
-    "  --config FILE         use train.save_dir/best.nmt of this config (when no --model)\n";
+    "  --config FILE         use train.save_dir/best.nmt of this config (when no --model),\n"
+    "                        and its decode section for the settings not given here\n"
+    "  --set KEY=VALUE       change a key of --config (e.g. decode.beam=1)\n";
 
 int cmd_translate(int argc, char **argv) {
     CliConfigArgs args = {0};
@@ -48,20 +52,31 @@ int cmd_translate(int argc, char **argv) {
         fprintf(stderr, "nmt translate: unknown option '%s' (try 'nmt translate --help')\n", argv[i]);
         return NMT_EXIT_USAGE;
     }
+    if (args.n_sets && !args.config_path) {
+        fprintf(stderr, "nmt translate: --set needs --config (it changes that config's keys; decoding "
+                        "options are --beam, --length-penalty, ...)\n");
+        return NMT_EXIT_USAGE;
+    }
     char *from_config = NULL, *last_of_config = NULL;
-    if (opt.n_models == 0 && args.config_path) {
+    if (args.config_path) {
+        /* the config (with its --set) names the model when no --model does,
+         * and its decode section gives the decoding settings not on the
+         * command line */
         Config cfg;
         NmtStatus st = cli_load_config(&args, &cfg);
         if (st) return cli_report("translate", st);
-        from_config = nmt_asprintf("%s/best.nmt", cfg.train.save_dir);
-        last_of_config = nmt_asprintf("%s/last.nmt", cfg.train.save_dir);
+        translator_options_from_config(&opt, &cfg.decode);
+        if (opt.n_models == 0) {
+            from_config = nmt_asprintf("%s/best.nmt", cfg.train.save_dir);
+            last_of_config = nmt_asprintf("%s/last.nmt", cfg.train.save_dir);
+        }
         config_free(&cfg);
-        if (!from_config || !last_of_config) {
+        if (opt.n_models == 0 && (!from_config || !last_of_config)) {
             nmt_free(from_config);
             nmt_free(last_of_config);
             return cli_report("translate", nmt_fail_nomem("model path"));
         }
-        opt.models[opt.n_models++] = from_config;
+        if (from_config) opt.models[opt.n_models++] = from_config;
     }
     if (opt.n_models == 0) {
         const char *env = getenv("NMT_MODEL");

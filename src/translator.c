@@ -36,10 +36,13 @@ const char translator_options_help[] =
     "                        (log-probabilities averaged at every step)\n"
     "  --beam K              beam search with K hypotheses per sentence, 1..1000\n"
     "                        (default: the model's decode.beam; 1 is greedy)\n"
-    "  --nbest N             N lines per input line, Moses format\n"
-    "                        'i ||| translation ||| score' (N <= K; K is raised to N)\n"
+    "  --nbest N             N > 1: N lines per input line, Moses format\n"
+    "                        'i ||| translation ||| score' (N <= K; K is raised to N);\n"
+    "                        1 (the default): the translation alone\n"
     "  --length-penalty A    GNMT length penalty alpha >= 0 (default: the model's)\n"
     "  --coverage-penalty B  GNMT coverage penalty beta >= 0 (default: the model's)\n"
+    "  --max-len-a A, --max-len-b B  output at most A * source tokens + B tokens\n"
+    "                        (default: the model's decode.max_len_a and _b)\n"
     "  --batch N             sentences per decoder batch, 1..4096 (default: decode.batch)\n"
     "  --maxi-batch N        read N batches of lines ahead and decode them longest\n"
     "                        first, so that a batch holds lines of about one length;\n"
@@ -48,6 +51,8 @@ const char translator_options_help[] =
     "  --max-src-len N       longer lines are truncated to N tokens with a warning\n"
     "                        (default: twice the training data.max_len, at least 100)\n"
     "  --device auto|cpu|cuda  where to decode (default auto)\n"
+    "  --threads N           CPU threads, 0..1024 (default 0: all cores; not the\n"
+    "                        model's train.threads)\n"
     "  --gpu N               which GPU when one is used, 0-based among those\n"
     "                        CUDA_VISIBLE_DEVICES shows (default 0)\n"
     "  --replace-unk         an unknown-word token in the output becomes the source\n"
@@ -66,7 +71,8 @@ const char translator_options_help[] =
 
 void translator_options_init(TranslatorOptions *o) {
     memset(o, 0, sizeof *o);
-    o->length_penalty = o->coverage_penalty = NAN;
+    o->length_penalty = o->coverage_penalty = o->max_len_a = NAN;
+    o->max_len_b = -1;
     o->device = CFG_DEVICE_AUTO;
     o->progress = TRANSLATOR_PROGRESS_AUTO;
     o->shortlist_frequent = 100;
@@ -98,6 +104,9 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
     if ((r = cli_take_int(argc, argv, i, "--nbest", 1, 1000, &o->nbest))) return r;
     if ((r = cli_take_double(argc, argv, i, "--length-penalty", 0, INFINITY, &o->length_penalty))) return r;
     if ((r = cli_take_double(argc, argv, i, "--coverage-penalty", 0, INFINITY, &o->coverage_penalty))) return r;
+    if ((r = cli_take_double(argc, argv, i, "--max-len-a", 0, 1000, &o->max_len_a))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--max-len-b", 0, 100000, &o->max_len_b))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--threads", 0, 1024, &o->threads))) return r;
     if ((r = cli_take_choice(argc, argv, i, "--device", device_names, &o->device))) return r;
     if ((r = cli_take_int(argc, argv, i, "--gpu", 0, 1023, &o->gpu))) return r;
     if ((r = cli_take_string(argc, argv, i, "--attention-out", &o->attention_out))) return r;
@@ -108,6 +117,16 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
         return r;
     }
     return cli_take_string(argc, argv, i, "--attention-svg", &o->attention_svg);
+}
+
+void translator_options_from_config(TranslatorOptions *o, const DecodeConfig *d) {
+    if (o->beam == 0) o->beam = d->beam;
+    if (isnan(o->length_penalty)) o->length_penalty = d->length_penalty;
+    if (isnan(o->coverage_penalty)) o->coverage_penalty = d->coverage_penalty;
+    if (isnan(o->max_len_a)) o->max_len_a = d->max_len_a;
+    if (o->max_len_b < 0) o->max_len_b = d->max_len_b;
+    if (o->batch == 0) o->batch = d->batch;
+    if (o->maxi_batch == 0) o->maxi_batch = d->maxi_batch;
 }
 
 void translator_lines_free(TranslatorLines *l) {
@@ -371,6 +390,24 @@ static void progress_show(Translator *tr, bool final) {
 
 /* Loads one checkpoint; the first sets the config, the tokenizers and the
  * backend; later ones (an ensemble) must share the tokenizers. */
+
+/* The options that read the attention do nothing for a model without one
+ * (model.attention.style none): said once, naming them. */
+static void warn_without_attention(const Translator *tr, const ModelDims *d, const char *path) {
+    if (d->style != ATTN_STYLE_NONE) return;
+    const TranslatorOptions *o = &tr->opt;
+    const char *names[4];
+    int n = 0;
+    if (o->attention_out) names[n++] = "--attention-out (all weights 0)";
+    if (o->attention_svg) names[n++] = "--attention-svg (blank heatmaps)";
+    if (o->replace_unk) names[n++] = "--replace-unk (unknown words stay)";
+    if (tr->beta > 0) names[n++] = "a coverage penalty (none applied)";
+    if (!n) return;
+    char list[256] = "";
+    for (int k = 0; k < n; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", names[k]);
+    nmt_log_warn("%s has no attention (model.attention.style none), so these do nothing: %s", path, list);
+}
 static NmtStatus load_model(const char *path, Translator *tr) {
     Checkpoint ck;
     NmtStatus st = checkpoint_load_weights(path, &ck);
@@ -397,8 +434,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     if (!st) st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);
     if (!st && first) {
         const TranslatorOptions *o = &tr->opt;
-        st = backend_create_for(o->device, o->gpu, tr->cfg.train.threads, "--device", "--gpu",
-                                &tr->be);
+        st = backend_create_for(o->device, o->gpu, o->threads, "--device", "--gpu", &tr->be);
         int max_len2 = tr->cfg.data.max_len * 2;
         tr->max_src = o->max_src > 0 ? o->max_src : max_len2 > 100 ? max_len2 : 100;
         tr->batch = o->batch > 0 ? o->batch : tr->cfg.decode.batch;
@@ -409,7 +445,11 @@ static NmtStatus load_model(const char *path, Translator *tr) {
         if (tr->nbest > tr->beam) tr->beam = tr->nbest;
         tr->alpha = isnan(o->length_penalty) ? tr->cfg.decode.length_penalty : o->length_penalty;
         tr->beta = isnan(o->coverage_penalty) ? tr->cfg.decode.coverage_penalty : o->coverage_penalty;
+        /* the length limits in effect, where decoding reads them */
+        if (!isnan(o->max_len_a)) tr->cfg.decode.max_len_a = o->max_len_a;
+        if (o->max_len_b >= 0) tr->cfg.decode.max_len_b = o->max_len_b;
         tr->stride = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
+        if (!st) warn_without_attention(tr, &d, path);
     }
     Seq2Seq *model = NULL;
     if (!st) {

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "config.h"
 
 enum { TRANSLATOR_MAX_MODELS = 16 };
 
@@ -44,6 +45,10 @@ typedef struct {
     int nbest;               /* --nbest: 0 or 1: one line per input line */
     double length_penalty;   /* --length-penalty (GNMT alpha); NAN: the model's */
     double coverage_penalty; /* --coverage-penalty (beta); NAN: the model's */
+    double max_len_a;        /* --max-len-a: output at most a * source length + b tokens;
+                                NAN: the model's decode.max_len_a */
+    int max_len_b;           /* --max-len-b: -1: the model's decode.max_len_b */
+    int threads;             /* --threads: CPU threads for decoding; 0: all cores */
     int device;              /* --device: CfgDevice */
     int gpu;                 /* --gpu: the CUDA device when one is used */
     int replace_unk;         /* --replace-unk (also set by --unk-dict) */
@@ -67,6 +72,11 @@ void translator_options_init(TranslatorOptions *o);
 int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o);
 /* The --help lines of the options translator_take_option takes. */
 extern const char translator_options_help[];
+/* Takes the settings of a config's decode section (`nmt translate --config`,
+ * with its --set) for those options still at "the model's" (beam, length
+ * and coverage penalties, output length limits, batch, maxi-batch): the
+ * command line's options first, then the config's, then the model's. */
+void translator_options_from_config(TranslatorOptions *o, const DecodeConfig *d);
 
 /* Output lines gathered in memory (instead of written to a FILE). */
 typedef struct {

@@ -322,9 +322,39 @@ out=$("$NMT" translate --model "$tmp/runspm/last.nmt" --max-src-len 20 < "$tmp/b
 check '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/blob.hyp")" -eq 3 ] && printf "%s" "$out" | grep -qF "standard input:2: 20001 bytes; only its first 1344 are translated (--max-src-len 20"' \
   "a 20000-byte unknown word: exit $rc, $(wc -l < "$tmp/blob.hyp") lines, $out"
 
+# 6b. --config's decode section (with --set) gives what the command line
+# does not: the same output as the options; --set needs --config and its
+# keys are checked; --threads decodes alike on 1 and 2 threads
+"$NMT" translate --model "$M" --beam 3 --max-len-a 0 --max-len-b 2 < "$in" > "$tmp/opt.hyp" 2>/dev/null
+out=$(cd "$tmp" && "$NMT" translate --config tiny.json --set decode.beam=3 --set decode.max_len_a=0 \
+      --set decode.max_len_b=2 < "$in" 2>&1 > "$tmp/cfg.hyp"); rc=$?
+check '[ $rc -eq 0 ] && [ -s "$tmp/opt.hyp" ] && cmp -s "$tmp/opt.hyp" "$tmp/cfg.hyp" && ! cmp -s "$tmp/opt.hyp" "$tmp/base.hyp"' \
+  "--config with --set decode.*: exit $rc, $out; $(diff "$tmp/opt.hyp" "$tmp/cfg.hyp" | head -3)"
+check 'awk "NF > 2 { exit 1 }" "$tmp/opt.hyp"' "--max-len-a 0 --max-len-b 2 gave a line of more than 2 words: $(awk 'NF > 2' "$tmp/opt.hyp" | head -2)"
+out=$(cd "$tmp" && "$NMT" translate --config tiny.json --set decode.max_len_b=2 --max-len-b 40 --max-len-a 0 < "$in" 2>&1 > "$tmp/cfg2.hyp"); rc=$?
+check '[ $rc -eq 0 ] && awk "NF > 2 { n++ } END { exit !n }" "$tmp/cfg2.hyp"' "the command line's --max-len-b over --set's: exit $rc, $out"
+usage "--set needs --config" --set decode.beam=2
+out=$(cd "$tmp" && "$NMT" translate --config tiny.json --set decode.bean=2 < "$in" 2>&1 > /dev/null); rc=$?
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "decode.bean: unknown key (did you mean decode.beam?)"' "--set of an unknown key: exit $rc, $out"
+usage "--threads must be an integer in [0, 1024], got '-1'" --threads -1
+for t in 1 2; do
+  "$NMT" translate --model "$M" --threads $t < "$in" > "$tmp/threads$t.hyp" 2>/dev/null
+  check 'cmp -s "$tmp/base.hyp" "$tmp/threads$t.hyp"' "--threads $t decodes differently"
+done
+# a model without attention: the options that read it do nothing, and a
+# warning says so
+sed -e 's/"attention": {"heads": 2}/"attention": {"style": "none"}/' -e 's/"save_dir": "run"/"save_dir": "runnone"/' \
+  -e 's/"max_steps": 40/"max_steps": 4/' "$tmp/tiny.json" > "$tmp/none.json"
+out=$(cd "$tmp" && "$NMT" train --config none.json --quiet 2>&1) || bad "train (style none): $out"
+out=$(head -n 3 "$in" | "$NMT" translate --model "$tmp/runnone/last.nmt" --replace-unk --attention-out "$tmp/none.json.att" 2>&1 > /dev/null); rc=$?
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -qF "has no attention (model.attention.style none), so these do nothing: --attention-out (all weights 0), --replace-unk (unknown words stay)"' \
+  "a model without attention, --replace-unk --attention-out: exit $rc, $out"
+out=$(head -n 3 "$in" | "$NMT" translate --model "$tmp/runnone/last.nmt" 2>&1 > /dev/null)
+check '! printf "%s" "$out" | grep -q "no attention"' "a model without attention warns without attention options: $out"
+
 # 7. --help lists every option
 out=$("$NMT" translate --help)
-for opt in --model --config --beam --nbest --length-penalty --coverage-penalty --batch --maxi-batch --max-src-len --device --gpu \
+for opt in --model --config --set --threads --max-len-a --max-len-b --beam --nbest --length-penalty --coverage-penalty --batch --maxi-batch --max-src-len --device --gpu \
            --replace-unk --unk-dict --attention-out --attention-svg --progress --no-progress --shortlist --shortlist-frequent --shortlist-per-source; do
   case "$out" in *"$opt"*) ok ;; *) bad "translate --help lacks $opt" ;; esac
 done
