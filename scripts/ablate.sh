@@ -311,11 +311,11 @@ run_variant() {
   tok[$v]=$(csv_col "$csv" train tgt_tok_s | awk '{ s += $2; n++ } END { if (n) printf "%.0f", s / n }')
   mem[$v]=$(awk '/^[0-9]+$/ { v = $1 } END { if (v != "") printf "%.0f", v / 1024 }' "$dir/maxrss_kib" 2> /dev/null)
   # decoding: the whole test set, timed
-  decode_cmd[$v]="nmt translate --model $dir/best.nmt --beam $beam < $tdir/test.src > $dir/test.hyp"
+  decode_cmd[$v]="nmt translate --model $dir/best.nmt --beam $beam --threads $threads < $tdir/test.src > $dir/test.hyp"
   if [ "$done_before" = 0 ] || [ ! -s "$dir/decode_seconds" ]; then
     echo "ablate: $v: decoding $n_test sentences (beam $beam)" >&2
     t0=$(now)
-    if ! "$NMT" translate --model "$dir/best.nmt" --beam "$beam" < "$tdir/test.src" > "$dir/test.hyp" 2> "$dir/translate.log"; then
+    if ! "$NMT" translate --model "$dir/best.nmt" --beam "$beam" --threads "$threads" < "$tdir/test.src" > "$dir/test.hyp" 2> "$dir/translate.log"; then
       status[$v]=failed
       reason[$v]="decoding failed: $(tail -n 2 "$dir/translate.log" | one_line)"
       return 1

@@ -29,7 +29,8 @@ options:
   --overwrite              start afresh over an earlier run in train.save_dir
                            (nmt train --overwrite; without it or --resume, an
                            earlier run there stops the training)
-  --threads N              train.threads (default: the config's)
+  --threads N              train.threads, and the threads of decoding (default: the
+                           config's for training, all cores for decoding)
   --set KEY=VALUE          another setting for training (repeatable)
   --average K              average the K newest step-N.nmt files of the run
                            (train.keep_checkpoints keeps them; default 5;
@@ -71,6 +72,8 @@ done
 [[ $lps =~ ^[0-9.]+(,[0-9.]+)*$ ]] || die "--length-penalties must be a comma-separated list of numbers, got '$lps'"
 [ -x "$NMT" ] || die "nmt binary not found at $NMT (run make)"
 [ -n "$threads" ] && sets+=(--set "train.threads=$threads")
+decode_threads=()
+[ -n "$threads" ] && decode_threads=(--threads "$threads")
 
 resolved=$("$NMT" config --config "$config" "${sets[@]}" 2>&1) || die "the config is invalid: $resolved"
 json_string() { config_string "$resolved" "$1"; }
@@ -124,7 +127,7 @@ for ck in "${candidates[@]}"; do
     lp_list=${lps//,/ }
     [ "$beam" = 1 ] && lp_list=0
     for lp in $lp_list; do
-      "$NMT" translate --model "$ck" --beam "$beam" --length-penalty "$lp" --no-progress \
+      "$NMT" translate --model "$ck" --beam "$beam" --length-penalty "$lp" --no-progress "${decode_threads[@]}" \
           < "$out/valid.src" > "$out/valid.hyp" 2>>"$out/eval.log" || die "translating the validation set failed; see $out/eval.log"
       score=$("$NMT" eval --bleu --ref "$out/valid.ref" --hyp "$out/valid.hyp" | bleu_score)
       [ -n "$score" ] || die "no BLEU for the validation set; see $out/eval.log"
@@ -138,7 +141,7 @@ for ck in "${candidates[@]}"; do
 done
 
 # 4. the test set, once, with the choice
-"$NMT" translate --model "$best_ck" --beam "$best_beam" --length-penalty "$best_lp" --no-progress \
+"$NMT" translate --model "$best_ck" --beam "$best_beam" --length-penalty "$best_lp" --no-progress "${decode_threads[@]}" \
     < "$out/test.src" > "$out/test.hyp" 2>>"$out/eval.log" || die "translating the test set failed; see $out/eval.log"
 test_line=$("$NMT" eval --bleu --chrf --ref "$out/test.ref" --hyp "$out/test.hyp") || die "scoring the test set failed"
 
