@@ -2,6 +2,7 @@
  * test suite, run on a user's config with its dimensions shrunk (same
  * attention style, score, mode, heads, layers up to 2, bidirectionality,
  * input feeding, bridge, tying, dropout and label smoothing). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,24 +50,16 @@ int cmd_gradcheck(int argc, char **argv) {
         int took = cli_take_config_arg(argc, argv, &i, &args);
         if (took < 0) return cli_report("gradcheck", NMT_ERR_USAGE);
         if (took) continue;
-        int missing = 0;
-        const char *v;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(gradcheck_usage, stdout);
             return NMT_EXIT_OK;
-        } else if ((v = cli_option_value(argc, argv, &i, "--samples", &missing))) {
-            spec.samples_per_param = atoi(v);
-            if (spec.samples_per_param < 1) {
-                fprintf(stderr, "nmt gradcheck: --samples must be >= 1, got '%s'\n", v);
-                return NMT_EXIT_USAGE;
-            }
-        } else if ((v = cli_option_value(argc, argv, &i, "--seed", &missing))) {
-            spec.seed = strtoull(v, NULL, 10);
-        } else {
-            fprintf(stderr, "nmt gradcheck: %s '%s'\n%s", missing ? "missing value for" : "unknown option",
-                    argv[i], gradcheck_usage);
-            return NMT_EXIT_USAGE;
         }
+        took = cli_take_int(argc, argv, &i, "--samples", 1, INT_MAX, &spec.samples_per_param);
+        if (!took) took = cli_take_u64(argc, argv, &i, "--seed", &spec.seed);
+        if (took < 0) return cli_report("gradcheck", NMT_ERR_USAGE);
+        if (took) continue;
+        fprintf(stderr, "nmt gradcheck: unknown option '%s'\n%s", argv[i], gradcheck_usage);
+        return NMT_EXIT_USAGE;
     }
     Config cfg;
     NmtStatus st = cli_load_config(&args, &cfg);
@@ -84,9 +77,14 @@ int cmd_gradcheck(int argc, char **argv) {
     st = model_gradcheck(be, &d, &batch, &spec, &r);
     be->destroy(be);
     if (st) return cli_report("gradcheck", st);
-    printf("model: %s attention, score %s, mode %s, heads %d; E=%d H=%d K=%d, layers %d+%d%s%s\n",
-           attn_style_names[d.style], attn_score_names[d.score], attn_mode_names[d.mode], d.heads, d.E, d.H,
-           d.K, d.L_e, d.L_d, d.bidirectional ? ", bidirectional" : "", d.input_feed ? ", input feeding" : "");
+    if (d.style == ATTN_STYLE_NONE)
+        printf("model: no attention; E=%d H=%d K=%d, layers %d+%d%s%s\n", d.E, d.H, d.K, d.L_e, d.L_d,
+               d.bidirectional ? ", bidirectional" : "", d.input_feed ? ", input feeding" : "");
+    else
+        printf("model: %s attention, score %s, mode %s, heads %d; E=%d H=%d K=%d, layers %d+%d%s%s\n",
+               attn_style_names[d.style], attn_score_names[d.score], attn_mode_names[d.mode], d.heads, d.E,
+               d.H, d.K, d.L_e, d.L_d, d.bidirectional ? ", bidirectional" : "",
+               d.input_feed ? ", input feeding" : "");
     printf("loss %.6f; %d coordinates checked, %d skipped (loss not smooth there), %d wrong\n", r.loss,
            r.checked, r.skipped, r.failed);
     printf("worst: %s[%zu] analytic %.8g numeric %.8g (%.2f of the tolerance)\n", r.worst_name,

@@ -9,8 +9,6 @@
  * scripts/ablate.sh. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -53,17 +51,6 @@ static void plot_usage(FILE *out) {
             "\n"
             "Exit codes: 0 ok, 1 unreadable or malformed train.csv or table, or an\n"
             "unwritable output, 2 bad usage.\n");
-}
-
-/* Where the "wrote FILE" line goes: stdout, or stderr when FILE is stdout
- * itself (--out /dev/stdout), so that the line does not end up in the
- * image. Asked before writing: a regular file is replaced by a new one. */
-static FILE *summary_stream(const char *out_path) {
-    struct stat out, so;
-    if (stat(out_path, &out) == 0 && fstat(STDOUT_FILENO, &so) == 0 && out.st_dev == so.st_dev &&
-        out.st_ino == so.st_ino)
-        return stderr;
-    return stdout;
 }
 
 /* Adds the curve of (kind, col) to a panel. */
@@ -122,10 +109,9 @@ static NmtStatus plot_run(const char *run_dir, const char *out_path) {
     NmtStatus st = train_csv_read(csv, &t);
     if (!st && t->n_rows == 0) st = nmt_fail(NMT_ERR_FORMAT, "%s: no rows to plot", csv);
     if (!st) st = build_figure(t, run_dir, &fig);
-    FILE *summary = summary_stream(out_path);
     if (!st) st = svg_figure_write(fig, out_path);
     if (!st)
-        fprintf(summary, "wrote %s (%zu training rows, %zu validation rows)\n", out_path,
+        nmt_log_info("plot: wrote %s (%zu training rows, %zu validation rows)", out_path,
                train_csv_count(t, TRAIN_CSV_TRAIN), train_csv_count(t, TRAIN_CSV_VALID));
     svg_figure_free(fig);
     train_csv_free(t);
@@ -147,9 +133,8 @@ static NmtStatus plot_bars(const char *table, const char *out_path, const char *
     if (!out_path) out_path = def_out;
     SvgBarChart *chart = NULL;
     NmtStatus st = svg_bars_read_tsv(table, title, &chart);
-    FILE *summary = summary_stream(out_path);
     if (!st) st = svg_bars_write(chart, out_path);
-    if (!st) fprintf(summary, "wrote %s (%d categories)\n", out_path, svg_bars_n_categories(chart));
+    if (!st) nmt_log_info("plot: wrote %s (%d categories)", out_path, svg_bars_n_categories(chart));
     svg_bars_free(chart);
     nmt_free(def_out);
     return st;

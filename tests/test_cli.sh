@@ -87,6 +87,13 @@ expect 1 "bad.src:2: invalid UTF-8 at byte 1" "$NMT" prepare --config "$tmp/prep
 expect 0 "resolved config:" "$NMT" train --config "$tmp/prep.json" --set train.max_steps=2 --set model.hidden=16 --set model.emb_dim=8
 expect 0 "gradients OK" "$NMT" gradcheck --config "$tmp/prep.json" --samples 4
 expect 0 "gradients OK" "$NMT" gradcheck --config configs/de-en.json --samples 4 --set model.attention.mode=local-p
+# its numbers are checked whole (atoi took '3x' as 3, strtoull 'abc' as 0)
+expect 2 "--samples must be an integer >= 1, got '3x'" "$NMT" gradcheck --config "$tmp/prep.json" --samples 3x
+expect 2 "--seed must be an integer in [0, 18446744073709551615], got 'abc'" "$NMT" gradcheck --config "$tmp/prep.json" --seed abc
+expect 2 "--seed must be an integer in [0, 18446744073709551615], got '18446744073709551616'" \
+  "$NMT" gradcheck --config "$tmp/prep.json" --seed 18446744073709551616
+expect 0 "model: no attention;" "$NMT" gradcheck --config "$tmp/prep.json" --samples 2 --seed 18446744073709551615 \
+  --set model.attention.style=none --set model.input_feed=false
 expect 2 "unknown option '--bogus'" "$NMT" train --config "$tmp/prep.json" --bogus
 
 # device selection: asking for cuda without a usable GPU is a config error naming the key

@@ -75,6 +75,9 @@ expect 1 "missing column 'kind'" "$NMT" plot --run "$tmp/nokind"
   done
 } > "$tmp/run/train.csv"
 expect 0 "wrote $tmp/run/curves.svg" "$NMT" plot --run "$tmp/run"
+# the "wrote" line is a log line, on stderr like every command's: stdout stays empty
+"$NMT" plot --run "$tmp/run" > "$tmp/plot.stdout" 2> /dev/null
+check '[ $? -eq 0 ] && [ ! -s "$tmp/plot.stdout" ]' "nmt plot wrote to stdout: $(cat "$tmp/plot.stdout")"
 if [ -s "$tmp/run/curves.svg" ]; then ok; else bad "curves.svg missing"; fi
 if grep -q "Training loss" "$tmp/run/curves.svg" && grep -q "Validation BLEU" "$tmp/run/curves.svg"; then ok; else bad "panel titles"; fi
 if grep -q "(log scale)" "$tmp/run/curves.svg"; then ok; else bad "perplexity should be on a log scale"; fi
@@ -84,8 +87,8 @@ expect 1 "$tmp/no/dir/x.svg" "$NMT" plot --run "$tmp/run" --out "$tmp/no/dir/x.s
 # --out that is not a plain file (src/fileio.c): a symbolic link is followed
 # and stays a link; a FIFO and a device node (made here, never /dev's) are
 # written into and stay what they are; /proc/self/fd/1 (what /dev/stdout
-# is) into a pipe carries the image alone, the "wrote" line going to
-# stderr; a folder is refused naming it; no temporary file is left
+# is) into a pipe carries the image alone (the "wrote" line is on stderr);
+# a folder is refused naming it; no temporary file is left
 mkdir -p "$tmp/outs/real"
 ln -s real/linked.svg "$tmp/outs/link.svg"
 expect 0 "wrote $tmp/outs/link.svg" "$NMT" plot --run "$tmp/run" --out "$tmp/outs/link.svg"
