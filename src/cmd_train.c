@@ -19,7 +19,11 @@ static const char train_usage[] =
     "step-N.nmt or train.csv) is refused (exit 2) and left as it is.\n"
     "--overwrite starts afresh there instead: it first removes the earlier run's\n"
     "step-N.nmt, last.nmt, best.nmt, train.csv, config.json and curves.svg (no\n"
-    "other file).\n";
+    "other file).\n"
+    "--quiet prints only warnings and errors on stderr: not the resolved config,\n"
+    "the data preparation and setup lines, the progress line, the attention\n"
+    "statistics, the validation results nor the closing 'done' line. train.csv\n"
+    "and the checkpoints are written as without it.\n";
 
 int cmd_train(int argc, char **argv) {
     CliConfigArgs args = {0};

@@ -127,7 +127,10 @@
     X("train.valid_metric", train.valid_metric, CFG_ENUM, "\"bleu\"", NOLIMIT, NOLIMIT, 0,         \
       valid_metric_names, CFG_SCHEDULE, "metric that picks best.nmt and drives early stopping")     \
     X("train.keep_checkpoints", train.keep_checkpoints, CFG_INT, "0", 0, NOLIMIT, 0, NULL,         \
-      CFG_SCHEDULE, "also keep the last K step checkpoints; 0: only last.nmt and best.nmt")         \
+      CFG_SCHEDULE, "also keep the last K step checkpoints step-N.nmt: one is written with "       \
+      "last.nmt every valid_every steps, at each epoch's end and at the end of a run not "         \
+      "stopped by a signal, with or without a validation set; all but the newest K in save_dir "   \
+      "are removed, those written before a --resume too; 0: none, only last.nmt and best.nmt")     \
     X("train.max_bad_steps", train.max_bad_steps, CFG_INT, "5", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE, \
       "stop after this many updates in a row skipped for NaN or Inf")                              \
     X("decode.beam", decode.beam, CFG_INT, "5", 1, 1000, 0, NULL, CFG_SCHEDULE, "beam size (1: greedy)") \

@@ -5,9 +5,11 @@
 # line holds, a corrupt checkpoint is refused, a changed model key is
 # refused on resume, SIGTERM saves a checkpoint that resumes (and translate
 # --config without best.nmt names it), the epoch shown at an epoch's end is
-# that epoch's, a fresh run over an earlier one is refused and --overwrite
-# replaces it, a diverged run's perplexity is printed short, nmt plot draws
-# the run.
+# that epoch's and the done line counts the completed epochs, a fresh run
+# over an earlier one is refused and --overwrite replaces it,
+# keep_checkpoints keeps the last K step checkpoints without a validation
+# set and across --resume, a diverged run's perplexity is printed short,
+# nmt plot draws the run.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_train_e2e
@@ -212,6 +214,27 @@ wrong=$(printf '%s\n' "$logged" | awk -v n="${per_epoch:-1}" '{ want = int(($2 +
 check '[ -z "$wrong" ] && [ $(printf "%s\n" "$logged" | wc -l) -ge 8 ]' "epoch off at an epoch's end: $wrong"
 check "grep -q '^valid,$((2 * ${per_epoch:-0})),2,' '$tmp/epochs/train.csv'" "no valid row of epoch 2 at its last step: $(cat "$tmp/epochs/train.csv")"
 check 'printf "%s" "$out" | grep -q "done at step $((2 * ${per_epoch:-0})) (2 epochs completed)"' "done line: $out"
+# the done line counts the epochs trained to their last batch, also when the
+# run stops on that batch before the epoch's end is noticed (an early stop at
+# a validation on an epoch's last step), and not the epoch a stop cuts short
+# (max_steps); batches of 500 pairs keep the epochs short
+epoch_run() { # DIR SETTINGS...: a run with batches of 500 pairs; its output in out, exit status in rc
+  local dir=$1
+  shift
+  out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/$dir" --set train.batch_sentences=500 \
+      --set train.epochs=5 --set train.log_every=1000 "$@" 2>&1); rc=$?
+}
+epoch_run ep0 --set train.max_steps=2 --set train.valid_every=1000
+short=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9][0-9]*\) batches per epoch.*/\1/p')
+check '[ $rc -eq 0 ] && [ -n "$short" ] && [ "$short" -gt 3 ]' "run of 2 steps with batches of 500: $rc $out"
+short=${short:-4}
+check 'printf "%s" "$out" | grep -q "done at step 2 (0 epochs completed)"' "done line in epoch 1 (max_steps 2): $out"
+# a rate of 1e-30 leaves BLEU where it was: the validation at the end of epoch 2 stops the run (patience 1)
+epoch_run ep2 --set train.max_steps=0 --set train.valid_every="$short" --set train.patience=1 --set train.lr=1e-30
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "stopping early"' "early stop at the end of epoch 2: $rc $out"
+check 'printf "%s" "$out" | grep -q "done at step $((2 * short)) (2 epochs completed)"' "done line at an early stop on epoch 2's last step: $out"
+epoch_run ep1 --set train.max_steps=$((short + 2)) --set train.valid_every=1000
+check 'printf "%s" "$out" | grep -q "done at step $((short + 2)) (1 epoch completed)"' "done line in the middle of epoch 2 (max_steps): $out"
 
 # 9. a fresh run into a save_dir that holds a run is refused (exit 2) and
 # changes nothing; --resume continues it; --overwrite starts afresh and
@@ -274,6 +297,22 @@ check "awk -F, '\$1 == \"train\" { if (\$2 <= last) exit 1; last = \$2 }' '$agai
 check '[ ! -e "$again/curves.svg" ] && [ "$(cat "$again/notes.txt")" = mine ]' "--overwrite: curves.svg of the earlier run kept, or notes.txt lost: $(ls "$again")"
 check '"$NMT" average --out "$tmp/avg.nmt" "$again"/step-*.nmt > /dev/null 2>&1' "nmt average of the step checkpoints after --overwrite"
 check 'grep -Eq "\"hidden\":[[:space:]]*24," "$again/config.json"' "config.json is not the new run's"
+
+# 9b. train.keep_checkpoints without a validation set keeps the last K step
+# checkpoints too (a step-N.nmt every valid_every steps), and a --resume
+# removes those of the run's earlier part as well
+novalid() { # SETTINGS...: a run with train data only (its own cache), keep_checkpoints 2
+  "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/novalid" --set data.valid_src= \
+      --set data.valid_tgt= --set data.cache_dir="$tmp/cache-novalid" --set train.valid_every=5 \
+      --set train.keep_checkpoints=2 "$@" 2>&1
+}
+steps_in() { (cd "$1" && ls step-*.nmt 2>/dev/null | sort -t- -k2n | tr '\n' ' '); }
+out=$(novalid --set train.max_steps=30); rc=$?
+check '[ $rc -eq 0 ] && [ "$(steps_in "$tmp/novalid")" = "step-25.nmt step-30.nmt " ]' \
+  "keep_checkpoints 2 without validation: $rc $out; $(ls "$tmp/novalid")"
+out=$(novalid --set train.max_steps=42 --resume); rc=$?
+check '[ $rc -eq 0 ] && [ "$(steps_in "$tmp/novalid")" = "step-40.nmt step-42.nmt " ]' \
+  "keep_checkpoints 2 without validation, resumed: $rc $out; $(ls "$tmp/novalid")"
 
 # 10. a diverged run (rate 10) prints its huge perplexities in scientific
 # notation, not as 100-digit numbers; train.csv keeps numbers that read back

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -122,6 +124,62 @@ NmtStatus run_dir_remove_earlier(const char *dir, int *n_removed) {
         else if (errno != ENOENT) st = nmt_fail(NMT_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
         nmt_free(path);
     }
+    free_names(names);
+    return st;
+}
+
+/* A step checkpoint of the folder: its N and its name (borrowed). */
+typedef struct {
+    int64_t step;
+    const char *name;
+} StepFile;
+
+/* Newest first. */
+static int step_file_newest_first(const void *a, const void *b) {
+    int64_t x = ((const StepFile *)a)->step, y = ((const StepFile *)b)->step;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The N of a step-N.nmt name; INT64_MAX when it does not fit (never the
+ * trainer's: above every step, so left alone). */
+static int64_t step_of(const char *name) {
+    errno = 0;
+    long long n = strtoll(name + 5, NULL, 10);
+    return errno ? INT64_MAX : (int64_t)n;
+}
+
+/* The step checkpoints among names with N <= newest: *files (nmt_free it)
+ * of *n, newest first; the names stay borrowed from `names`. */
+static NmtStatus steps_up_to(char **names, int64_t newest, StepFile **files, size_t *n) {
+    size_t count = 0;
+    while (names && names[count]) count++;
+    *n = 0;
+    *files = nmt_calloc(count + 1, sizeof **files);
+    if (!*files) return nmt_fail_nomem("removing old step checkpoints");
+    for (size_t i = 0; i < count; i++) {
+        if (!is_step_checkpoint(names[i])) continue;
+        int64_t step = step_of(names[i]);
+        if (step <= newest) (*files)[(*n)++] = (StepFile){step, names[i]};
+    }
+    qsort(*files, *n, sizeof **files, step_file_newest_first);
+    return NMT_OK;
+}
+
+NmtStatus run_dir_prune_steps(const char *dir, int keep, int64_t newest, int *n_removed) {
+    *n_removed = 0;
+    char **names;
+    StepFile *files = NULL;
+    size_t n = 0;
+    NmtStatus st = list_run_files(dir, &names); /* listed first: no unlink while reading the folder */
+    if (!st) st = steps_up_to(names, newest, &files, &n);
+    for (size_t i = (size_t)keep; !st && i < n; i++) {
+        char *path = nmt_asprintf("%s/%s", dir, files[i].name);
+        if (!path) st = nmt_fail_nomem("removing old step checkpoints");
+        else if (unlink(path) == 0) ++*n_removed;
+        else if (errno != ENOENT) st = nmt_fail(NMT_ERR_IO, "%s: cannot remove: %s", path, strerror(errno));
+        nmt_free(path);
+    }
+    nmt_free(files);
     free_names(names);
     return st;
 }

@@ -24,6 +24,15 @@ NmtStatus run_dir_find_earlier(const char *dir, char **found);
  * counts them in *n_removed. A missing dir removes nothing. */
 NmtStatus run_dir_remove_earlier(const char *dir, int *n_removed);
 
+/* train.keep_checkpoints: of the step checkpoints in dir (step-N.nmt)
+ * with N <= newest (the step just saved), keeps the `keep` highest N and
+ * removes the others (counted in *n_removed). The folder is listed, so the
+ * step checkpoints of the run before a --resume, or of a larger `keep`,
+ * go too, with or without a validation set. One with N > newest (none of
+ * this run's: the trainer writes last.nmt before each step-N.nmt) is left
+ * alone. keep 0 removes them all. */
+NmtStatus run_dir_prune_steps(const char *dir, int keep, int64_t newest, int *n_removed);
+
 /* Holds dir's lock for as long as *fd stays open (close it to let go; the
  * kernel lets go when the process ends, also when it is killed), so that a
  * second `nmt train` into the same folder, fresh or --resume, is refused

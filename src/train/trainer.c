@@ -376,6 +376,25 @@ static void log_attention(Trainer *tr, const Batch *b) {
                  a.mean_max, a.mean_min, a.mean_entropy, a.mean_uniform_entropy, local);
 }
 
+/* train.keep_checkpoints: writes step-N.nmt of this step, then removes the
+ * older ones beyond the last K. The folder is listed for them, not the
+ * validation history: without a validation set there is none, and after
+ * a --resume the files of the run's earlier part must go as well. A file
+ * that cannot be removed is a warning: training goes on. */
+static NmtStatus save_step_checkpoint(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg->train;
+    char name[64];
+    snprintf(name, sizeof name, "step-%lld.nmt", (long long)tr->st.step);
+    NmtStatus st = save_checkpoint(tr, name);
+    if (st) return st;
+    int n_removed = 0;
+    if (run_dir_prune_steps(tc->save_dir, tc->keep_checkpoints, tr->st.step, &n_removed) != NMT_OK) {
+        nmt_log_warn("train.keep_checkpoints: %s", nmt_error_message());
+        nmt_error_clear();
+    }
+    return NMT_OK;
+}
+
 /* Validates, records, saves last/best; returns whether to stop early.
  * on_schedule: a validation of the schedule (every valid_every steps, each
  * epoch end). The one at a stop between those points (train.max_steps) only
@@ -418,19 +437,7 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
         if (!st && tc->patience > 0 && tr->st.evals_since_best >= tc->patience) *stop = true;
     }
     if (!st) st = save_checkpoint(tr, "last.nmt");
-    if (!st && tc->keep_checkpoints > 0) {
-        char name[64];
-        snprintf(name, sizeof name, "step-%lld.nmt", (long long)tr->st.step);
-        st = save_checkpoint(tr, name);
-        /* drop the step checkpoint that falls out of the last K */
-        int64_t old = tr->n_history > tc->keep_checkpoints ? tr->history[tr->n_history - 1 - tc->keep_checkpoints].step : -1;
-        if (!st && old >= 0) {
-            snprintf(name, sizeof name, "step-%lld.nmt", (long long)old);
-            char *p = save_path(tr, name);
-            if (p) unlink(p);
-            nmt_free(p);
-        }
-    }
+    if (!st && tc->keep_checkpoints > 0) st = save_step_checkpoint(tr);
     return st;
 }
 
@@ -630,6 +637,18 @@ static uint64_t step_seed(const Config *cfg, int64_t t) {
     return rng_mix64(((uint64_t)cfg->train.seed << 32) ^ (uint64_t)t);
 }
 
+/* "N epochs completed" (1: "1 epoch completed") after the loop: the
+ * epochs whose every batch was trained (one skipped for NaN counts).
+ * st.epoch counts those before the current epoch; the current one is
+ * complete too when its last batch was the last trained, since the end of
+ * an epoch is noticed only when the batch after it is asked for (an early
+ * stop, max_steps or a signal can come first). */
+static void epochs_completed_text(const Trainer *tr, char buf[48]) {
+    int64_t done = tr->st.epoch;
+    if (tr->st.batch_index >= batcher_batches_in_epoch(tr->train_batches)) done++;
+    snprintf(buf, 48, "%lld epoch%s completed", (long long)done, done == 1 ? "" : "s");
+}
+
 static NmtStatus train_loop(Trainer *tr) {
     const TrainConfig *tc = &tr->cfg->train;
     NmtStatus st = NMT_OK;
@@ -710,6 +729,8 @@ static NmtStatus train_loop(Trainer *tr) {
     if (stop && !tr->opt->quiet)
         nmt_log_info("train: no improvement in %d validations: stopping early (best at step %lld)", tc->patience,
                      (long long)tr->st.best_step);
+    char epochs[48];
+    epochs_completed_text(tr, epochs);
     if (stop_signal) {
         /* save at once: no validation between the signal and the exit */
         log_progress(tr, lr, true);
@@ -717,8 +738,8 @@ static NmtStatus train_loop(Trainer *tr) {
         if (st) return st;
         char *path = save_path(tr, "last.nmt");
         nmt_note_stop_signal((int)stop_signal);
-        st = nmt_fail(NMT_STOPPED, "stopped by signal %d at step %lld; saved %s; continue with --resume",
-                      (int)stop_signal, (long long)tr->st.step, path ? path : "last.nmt");
+        st = nmt_fail(NMT_STOPPED, "stopped by signal %d at step %lld (%s); saved %s; continue with --resume",
+                      (int)stop_signal, (long long)tr->st.step, epochs, path ? path : "last.nmt");
         nmt_free(path);
         return st;
     }
@@ -729,8 +750,8 @@ static NmtStatus train_loop(Trainer *tr) {
         if (st) return st;
     }
     if (!tr->opt->quiet)
-        nmt_log_info("train: done at step %lld (%lld epochs completed); checkpoints in %s", (long long)tr->st.step,
-                     (long long)tr->st.epoch, tc->save_dir);
+        nmt_log_info("train: done at step %lld (%s); checkpoints in %s", (long long)tr->st.step, epochs,
+                     tc->save_dir);
     return NMT_OK;
 }
 
