@@ -438,6 +438,8 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
     }
     if (!st) st = save_checkpoint(tr, "last.nmt");
     if (!st && tc->keep_checkpoints > 0) st = save_step_checkpoint(tr);
+    /* the next log window times training only, not this validation and saving */
+    tr->window_start = now_seconds();
     return st;
 }
 
