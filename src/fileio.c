@@ -1,7 +1,7 @@
 /* fileio.c: atomic writes (temporary file, fsync, rename, folder fsync;
  * temporary files of killed saves removed by the next save; symbolic links
- * followed, devices and FIFOs written straight into), whole-file reads and
- * mkdir -p (fileio.h). */
+ * followed, devices and FIFOs written straight into), whole-file reads,
+ * mkdir -p and folder locks (fileio.h). */
 #include "fileio.h"
 
 #include <dirent.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -366,4 +367,98 @@ NmtStatus file_make_dirs(const char *path) {
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return nmt_fail(NMT_ERR_IO, "%s: not a folder", path);
     return NMT_OK;
+}
+
+/* ---- folder locks ---------------------------------------------------- */
+
+/* The folder locks this process holds (file_lock_dir): an flock(2) lock
+ * belongs to one open of the folder, so a second open by the same process
+ * would wait for the first, that is for itself, for ever. A second lock
+ * of a held folder is a dup of its descriptor instead (the same lock).
+ * nmt locks at most two folders at a time; a full table only loses the
+ * sharing. Not thread-safe: nmt locks from its main thread. */
+enum { MAX_HELD_LOCKS = 16 };
+static struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+} held_locks[MAX_HELD_LOCKS];
+static int n_held_locks;
+
+/* A descriptor of this process that holds the lock of the folder `info`,
+ * or -1. */
+static int held_lock_of(const struct stat *info) {
+    for (int i = 0; i < n_held_locks; i++)
+        if (held_locks[i].dev == info->st_dev && held_locks[i].ino == info->st_ino) return held_locks[i].fd;
+    return -1;
+}
+
+/* Records fd, which holds its folder's lock (best effort: a full table or
+ * a failed fstat only loses the sharing). */
+static void held_lock_add(int fd) {
+    struct stat info;
+    if (n_held_locks == MAX_HELD_LOCKS || fstat(fd, &info) != 0) return;
+    held_locks[n_held_locks].fd = fd;
+    held_locks[n_held_locks].dev = info.st_dev;
+    held_locks[n_held_locks].ino = info.st_ino;
+    n_held_locks++;
+}
+
+/* Forgets fd, about to be closed. */
+static void held_lock_remove(int fd) {
+    for (int i = 0; i < n_held_locks; i++)
+        if (held_locks[i].fd == fd) {
+            held_locks[i] = held_locks[--n_held_locks];
+            return;
+        }
+}
+
+/* The lock of a folder this process holds already, shared through a new
+ * descriptor *fd; *fd stays -1 when it holds none (or the dup fails). */
+static void share_held_lock(int open_fd, int *fd) {
+    *fd = -1;
+    struct stat info;
+    int held = fstat(open_fd, &info) == 0 ? held_lock_of(&info) : -1;
+    if (held < 0) return;
+    *fd = fcntl(held, F_DUPFD_CLOEXEC, 3);
+    if (*fd >= 0) held_lock_add(*fd);
+}
+
+NmtStatus file_lock_dir(const char *dir, int *fd, FileLockState *state, int *err) {
+    *state = FILE_LOCK_NO_DIR;
+    *err = 0;
+    *fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (*fd < 0) {
+        if (errno == ENOENT) return NMT_OK;
+        return nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", dir, strerror(errno));
+    }
+    int shared;
+    share_held_lock(*fd, &shared);
+    *state = FILE_LOCK_HELD;
+    if (shared >= 0) {
+        close(*fd);
+        *fd = shared;
+        return NMT_OK;
+    }
+    if (flock(*fd, LOCK_EX | LOCK_NB) == 0) {
+        held_lock_add(*fd);
+        return NMT_OK;
+    }
+    *err = errno;
+    *state = errno == EWOULDBLOCK || errno == EINTR ? FILE_LOCK_BUSY : FILE_LOCK_UNSUPPORTED;
+    return NMT_OK;
+}
+
+NmtStatus file_lock_dir_wait(const char *dir, int fd) {
+    if (flock(fd, LOCK_EX) != 0)
+        return nmt_fail(NMT_ERR_IO, "%s: waiting for the folder's lock: %s", dir,
+                        errno == EINTR ? "interrupted by a signal" : strerror(errno));
+    held_lock_add(fd);
+    return NMT_OK;
+}
+
+void file_unlock_dir(int fd) {
+    if (fd < 0) return;
+    held_lock_remove(fd);
+    close(fd);
 }

@@ -16,7 +16,11 @@
  *                               error): /dev/null, /dev/stdout, a named pipe
  *                               (whose open waits for a reader); a socket
  *                               only when it is stdout or stderr
- *   a folder or block device    refused, NMT_ERR_IO naming PATH */
+ *   a folder or block device    refused, NMT_ERR_IO naming PATH
+ *
+ * A folder lock (file_lock_dir) is flock(2) on the folder itself, held for
+ * as long as its descriptor stays open: no lock file is left behind, and
+ * the kernel lets go when the process ends, also when it is killed. */
 #ifndef NMT_FILEIO_H
 #define NMT_FILEIO_H
 
@@ -44,5 +48,29 @@ NmtStatus file_read_all(const char *path, char **bytes, size_t *n);
 NmtStatus file_read_stream(FILE *in, const char *path, char **bytes, size_t *n);
 /* mkdir -p; errors name the folder. */
 NmtStatus file_make_dirs(const char *path);
+
+/* What file_lock_dir found. */
+typedef enum {
+    FILE_LOCK_HELD,        /* *fd holds the lock */
+    FILE_LOCK_BUSY,        /* another process holds it: *fd is open, unlocked;
+                            * file_lock_dir_wait(*fd) or file_unlock_dir(*fd) */
+    FILE_LOCK_UNSUPPORTED, /* the file system has no locks (errno in *err):
+                            * *fd is open, unlocked, and guards nothing */
+    FILE_LOCK_NO_DIR       /* dir does not exist: *fd is -1 */
+} FileLockState;
+
+/* Takes the exclusive lock of the folder dir without waiting. *fd: the
+ * descriptor to give to file_unlock_dir (or -1). A folder this process
+ * holds locked already (through another name, or a train.save_dir that is
+ * also the data.cache_dir) is shared, FILE_LOCK_HELD, rather than waited
+ * for by its own holder. Errors (dir not a folder, unreadable) name dir. */
+NmtStatus file_lock_dir(const char *dir, int *fd, FileLockState *state, int *err);
+/* Waits for the lock of fd (from a FILE_LOCK_BUSY file_lock_dir of dir)
+ * until the other process lets go. A signal that interrupts the wait
+ * (one with a handler: nmt train's SIGINT) ends it with an error naming
+ * dir. fd stays open either way. */
+NmtStatus file_lock_dir_wait(const char *dir, int fd);
+/* Closes fd, which lets go of its lock; -1 is a no-op. */
+void file_unlock_dir(int fd);
 
 #endif

@@ -10,6 +10,10 @@
  * a socket as stdout (written through the descriptor; another refused);
  * a folder, a link to one, a block device node and a loop of links
  * (refused, naming the path, nothing replaced); abort through a link.
+ * Folder locks (file_lock_dir): taken, shared by a second lock of the same
+ * folder in this process (also through a link), busy for another process
+ * until every holder lets go, waited for, no lock file left; a missing
+ * folder and a file that is not one.
  * Every node is made in this test's own temporary folder, never in /dev. */
 #include <dirent.h>
 #include <errno.h>
@@ -319,6 +323,78 @@ static void test_refused(void) {
     CHECK_EQ_INT(temps_in("d"), 0);
 }
 
+/* In a child process: drops the child's copies of the parent's lock
+ * descriptors (fork shares their locks), then tries dir's lock. Exit
+ * status: the FileLockState; with `wait`, 10 + the status of the wait
+ * after a busy try (a byte written to `ready` first). */
+static pid_t lock_in_child(const char *dir, const int *inherited, int n, int wait, int ready) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    for (int i = 0; i < n; i++) file_unlock_dir(inherited[i]);
+    int fd;
+    FileLockState state;
+    int err;
+    if (file_lock_dir(dir, &fd, &state, &err) != NMT_OK) _exit(99);
+    if (!wait || state != FILE_LOCK_BUSY) _exit((int)state);
+    if (write(ready, "w", 1) != 1) _exit(98);
+    _exit(10 + (int)file_lock_dir_wait(dir, fd));
+}
+
+/* The exit status of child `pid`, -1 when it did not exit normally. */
+static int child_status(pid_t pid) {
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}
+
+static void test_dir_lock(void) {
+    int fd, shared, err;
+    FileLockState state;
+    CHECK_EQ_INT(file_lock_dir(path_in("nolock"), &fd, &state, &err), NMT_OK);
+    CHECK(state == FILE_LOCK_NO_DIR && fd == -1, "a missing folder: state %d, fd %d", (int)state, fd);
+    write_text(path_in("lockfile"), "x\n");
+    CHECK_EQ_INT(file_lock_dir(path_in("lockfile"), &fd, &state, &err), NMT_ERR_IO);
+    CHECK_CONTAINS(nmt_error_message(), "lockfile: cannot open: Not a directory");
+
+    mkdir(path_in("l"), 0755);
+    CHECK_EQ_INT(symlink("l", path_in("l-link")), 0);
+    CHECK_EQ_INT(file_lock_dir(path_in("l"), &fd, &state, &err), NMT_OK);
+    CHECK(state == FILE_LOCK_HELD && fd >= 0, "lock: state %d, fd %d", (int)state, fd);
+    /* the same folder again in this process, through a link: the same lock */
+    CHECK_EQ_INT(file_lock_dir(path_in("l-link"), &shared, &state, &err), NMT_OK);
+    CHECK(state == FILE_LOCK_HELD && shared >= 0 && shared != fd, "second lock: state %d, fd %d", (int)state,
+          shared);
+    int held[2] = {fd, shared};
+    CHECK_EQ_INT(child_status(lock_in_child(path_in("l"), held, 2, 0, -1)), FILE_LOCK_BUSY);
+    file_unlock_dir(fd); /* the other descriptor still holds it */
+    CHECK_EQ_INT(child_status(lock_in_child(path_in("l"), held, 2, 0, -1)), FILE_LOCK_BUSY);
+    file_unlock_dir(shared);
+    CHECK_EQ_INT(child_status(lock_in_child(path_in("l"), held, 0, 0, -1)), FILE_LOCK_HELD);
+
+    /* a child waits until this process lets go */
+    CHECK_EQ_INT(file_lock_dir(path_in("l"), &fd, &state, &err), NMT_OK);
+    CHECK(state == FILE_LOCK_HELD, "lock again: state %d", (int)state);
+    int pipe_fds[2];
+    CHECK_EQ_INT(pipe(pipe_fds), 0);
+    pid_t pid = lock_in_child(path_in("l"), &fd, 1, 1, pipe_fds[1]);
+    char byte = 0;
+    CHECK(read(pipe_fds[0], &byte, 1) == 1 && byte == 'w', "the child did not find the lock busy");
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    CHECK(waitpid(pid, NULL, WNOHANG) == 0, "the child did not wait for the lock");
+    file_unlock_dir(fd);
+    CHECK_EQ_INT(child_status(pid), 10 + NMT_OK);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    CHECK_EQ_INT(temps_in("l"), 0);
+    DIR *d = opendir(path_in("l"));
+    int entries = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) entries += e->d_name[0] != '.';
+    if (d) closedir(d);
+    CHECK(entries == 0, "the locked folder holds %d files (a lock file?)", entries);
+    file_unlock_dir(-1); /* a no-op */
+}
+
 /* Removes the test folder (nodes and links included). */
 static void cleanup(void) {
     char cmd[1100];
@@ -335,6 +411,7 @@ int main(void) {
     test_proc_fd();
     test_socket();
     test_refused();
+    test_dir_lock();
     cleanup();
     return test_summary("test_fileio");
 }

@@ -1,8 +1,10 @@
 /* test_prepare.c: the data pipeline of `nmt prepare`: word and SentencePiece
  * caches built from generated corpora, empty and over-long pairs counted,
  * the cache reused when up to date and rebuilt when a corpus file or a
- * tokenizer setting changes, corrupt cache files refused or rebuilt,
- * mismatched corpora reported, the dataset file round trip. */
+ * tokenizer setting changes, corrupt cache files refused or rebuilt, the
+ * manifest written last and a cache without one rebuilt, mismatched
+ * corpora reported, the dataset file round trip. (Two processes building
+ * one cache at once: tests/test_cache_lock.sh.) */
 #include <sys/stat.h>
 #include <utime.h>
 
@@ -147,6 +149,50 @@ static void test_word_cache(void) {
     CHECK_EQ_INT(truncate(path, 50), 0);
     CHECK_EQ_INT(dataset_load(path, &d), NMT_ERR_FORMAT);
     CHECK_CONTAINS(nmt_error_message(), "truncated or corrupt");
+    config_free(&cfg);
+}
+
+/* The modification time of dir/cache-order/name in nanoseconds (0 when
+ * missing). */
+static long long mtime_ns(const char *dir, const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/cache-order/%s", dir, name);
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+/* The manifest is written after every other file of the cache (each save
+ * slowed by NMT_TEST_SLOW_SAVE, src/fileio.c, so that their times differ),
+ * and a cache whose manifest is missing, as after a build killed before
+ * its end, is rebuilt rather than taken for a complete one. */
+static void test_manifest_last(void) {
+    const char *dir = test_tmpdir();
+    Config cfg;
+    CHECK_EQ_INT(load_cfg_files(dir, "train.src", "train.tgt", "cache-order", ", \"tokenizer\": \"word\"", &cfg),
+                 NMT_OK);
+    PreparedData p;
+    setenv("NMT_TEST_SLOW_SAVE", "20000", 1);
+    NmtStatus st = prepare_data(&cfg, 0, &p);
+    unsetenv("NMT_TEST_SLOW_SAVE");
+    CHECK(st == NMT_OK, "prepare: %s", nmt_error_message());
+    prepared_data_free(&p);
+    long long manifest = mtime_ns(dir, "manifest.txt");
+    const char *names[] = {"src.tok", "tgt.tok", "train.bin", "valid.bin", "summary.txt"};
+    for (size_t i = 0; i < NMT_ARRAY_LEN(names); i++) {
+        long long t = mtime_ns(dir, names[i]);
+        CHECK(t > 0 && t < manifest, "%s (mtime %lld) written after manifest.txt (%lld)", names[i], t, manifest);
+    }
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(p.from_cache, "complete cache reused");
+    prepared_data_free(&p);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/cache-order/manifest.txt", dir);
+    CHECK_EQ_INT(unlink(path), 0);
+    CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
+    CHECK(!p.from_cache, "a cache without its manifest is rebuilt");
+    CHECK(access(path, F_OK) == 0, "the rebuild writes the manifest again");
+    prepared_data_free(&p);
     config_free(&cfg);
 }
 
@@ -435,6 +481,7 @@ int main(void) {
     nmt_log_quiet(1);
     test_dataset_round_trip();
     test_word_cache();
+    test_manifest_last();
     test_spm_cache();
     test_bad_corpora();
     test_long_lines();

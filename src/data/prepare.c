@@ -323,8 +323,7 @@ static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedDat
 static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedData *out) {
     const DataConfig *d = &cfg->data;
     int has_valid = d->valid_src && d->valid_src[0];
-    NmtStatus st = file_make_dirs(d->cache_dir);
-    if (st) return st;
+    NmtStatus st = NMT_OK;
     /* an interrupted rebuild must not leave an old manifest beside new files */
     char *manifest_path = cache_path(cfg, "manifest.txt");
     if (!manifest_path) return nmt_fail_nomem("preparing the cache");
@@ -370,6 +369,7 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
         if (!out->summary) st = nmt_fail_nomem("preparing the data");
     }
     SAVE_CACHE_FILE(st, cfg, "summary.txt", file_write_atomic(p, out->summary, strlen(out->summary)));
+    /* the manifest last: it is what makes the files above a cache */
     if (!st) st = file_write_atomic(manifest_path, manifest, strlen(manifest));
     nmt_free(manifest_path);
     return st;
@@ -385,6 +385,52 @@ void prepared_data_free(PreparedData *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* Takes the lock of the cache folder dir, made first when missing, for the
+ * whole of reading, building and writing the cache: two processes that
+ * build one cache_dir at once would otherwise mix their files (one
+ * config's manifest beside the other's tokenizers). While another process
+ * holds it, says so and waits. A file system without locks is warned
+ * about once and the cache built unlocked. *fd: for file_unlock_dir. */
+static NmtStatus lock_cache(const char *dir, int *fd) {
+    static int warned;
+    *fd = -1;
+    NmtStatus st = file_make_dirs(dir);
+    FileLockState state = FILE_LOCK_HELD;
+    int err = 0;
+    if (!st) st = file_lock_dir(dir, fd, &state, &err);
+    if (st) return st;
+    if (state == FILE_LOCK_BUSY) {
+        nmt_log_info("prepare: waiting for another nmt process building the cache %s", dir);
+        st = file_lock_dir_wait(dir, *fd);
+    } else if (state == FILE_LOCK_UNSUPPORTED && !warned) {
+        warned = 1;
+        nmt_log_warn("data.cache_dir: %s: cannot lock (%s), so nmt processes that build this cache at "
+                     "the same time could mix their files", dir, strerror(err));
+    } else if (state == FILE_LOCK_NO_DIR) {
+        st = nmt_fail(NMT_ERR_IO, "data.cache_dir: %s: removed while being locked", dir);
+    }
+    if (st) {
+        file_unlock_dir(*fd);
+        *fd = -1;
+    }
+    return st;
+}
+
+/* prepare_data with the cache folder locked: reuse or (re)build. */
+static NmtStatus prepare_locked(const Config *cfg, const char *manifest, int force, PreparedData *out) {
+    NmtStatus st = NMT_ERR_FORMAT;
+    if (!force) {
+        st = load_cache(cfg, manifest, out);
+        if (st && st != NMT_ERR_FORMAT && st != NMT_ERR_IO) return st;
+        if (st) {
+            if (out->src_tok) nmt_log_warn("prepare: cache unreadable (%s); rebuilding", nmt_error_message());
+            prepared_data_free(out);
+        }
+    }
+    if (st) st = build_cache(cfg, manifest, out);
+    return st;
+}
+
 NmtStatus prepare_data(const Config *cfg, int force, PreparedData *out) {
     memset(out, 0, sizeof *out);
     const DataConfig *d = &cfg->data;
@@ -392,20 +438,10 @@ NmtStatus prepare_data(const Config *cfg, int force, PreparedData *out) {
         return nmt_fail(NMT_ERR_CONFIG, "data.train_src: no training corpus given");
     char *manifest = prepare_manifest(cfg);
     if (!manifest) return nmt_fail_nomem("preparing the data");
-    NmtStatus st = NMT_ERR_FORMAT;
-    if (!force) {
-        st = load_cache(cfg, manifest, out);
-        if (st && st != NMT_ERR_FORMAT && st != NMT_ERR_IO) {
-            nmt_free(manifest);
-            prepared_data_free(out);
-            return st;
-        }
-        if (st) {
-            if (out->src_tok) nmt_log_warn("prepare: cache unreadable (%s); rebuilding", nmt_error_message());
-            prepared_data_free(out);
-        }
-    }
-    if (st) st = build_cache(cfg, manifest, out);
+    int lock = -1;
+    NmtStatus st = lock_cache(d->cache_dir, &lock);
+    if (!st) st = prepare_locked(cfg, manifest, force, out);
+    file_unlock_dir(lock);
     nmt_free(manifest);
     if (st) {
         prepared_data_free(out);

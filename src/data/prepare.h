@@ -14,7 +14,11 @@
  *   train.bin, valid.bin    the encoded corpora (dataset.h)
  *   summary.txt             what was kept and skipped, printed on every use
  * The cache is stale when manifest.txt differs from the one the current
- * config and files give; the log names the first setting that changed. */
+ * config and files give; the log names the first setting that changed.
+ * Reading, checking and building it happen under the folder's lock
+ * (file_lock_dir): a second process on the same cache_dir waits, saying
+ * so, and then finds the first's complete cache (configs may share one
+ * cache_dir). */
 #ifndef NMT_DATA_PREPARE_H
 #define NMT_DATA_PREPARE_H
 

@@ -4,13 +4,13 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
+
+#include "fileio.h"
 
 /* Files that mark a folder as holding a run (and step-N.nmt, below), in the
  * order run_dir_find_earlier names them: last.nmt, best.nmt, a step-N.nmt,
@@ -185,16 +185,16 @@ NmtStatus run_dir_prune_steps(const char *dir, int keep, int64_t newest, int *n_
 }
 
 NmtStatus run_dir_lock(const char *dir, int *fd) {
-    *fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (*fd < 0)
-        return errno == ENOENT ? NMT_OK : nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", dir, strerror(errno));
-    if (flock(*fd, LOCK_EX | LOCK_NB) == 0) return NMT_OK;
-    if (errno != EWOULDBLOCK) { /* a file system without locks: train all the same, unguarded */
+    FileLockState state;
+    int err;
+    NmtStatus st = file_lock_dir(dir, fd, &state, &err);
+    if (st || state == FILE_LOCK_HELD || state == FILE_LOCK_NO_DIR) return st;
+    if (state == FILE_LOCK_UNSUPPORTED) { /* a file system without locks: train all the same, unguarded */
         nmt_log_warn("train.save_dir: %s: cannot lock (%s), so a second nmt train into it would not be "
-                     "refused", dir, strerror(errno));
+                     "refused", dir, strerror(err));
         return NMT_OK; /* *fd stays open (unlocked), so that it is not tried again */
     }
-    close(*fd);
+    file_unlock_dir(*fd);
     *fd = -1;
     return nmt_fail(NMT_ERR_CONFIG,
                     "train.save_dir: %s is in use by another nmt train running now (it holds the "

@@ -33,13 +33,14 @@ NmtStatus run_dir_remove_earlier(const char *dir, int *n_removed);
  * alone. keep 0 removes them all. */
 NmtStatus run_dir_prune_steps(const char *dir, int keep, int64_t newest, int *n_removed);
 
-/* Holds dir's lock for as long as *fd stays open (close it to let go; the
- * kernel lets go when the process ends, also when it is killed), so that a
- * second `nmt train` into the same folder, fresh or --resume, is refused
- * while one runs there instead of both writing its checkpoints and log.
- * *fd is -1 when dir does not exist yet (lock it again once made). The
- * lock is flock(2) on the folder itself: no lock file is left behind. On a
- * file system without locks a warning says so and the run goes on. */
+/* Holds dir's lock for as long as *fd stays open (file_unlock_dir it to
+ * let go; the kernel lets go when the process ends, also when it is
+ * killed), so that a second `nmt train` into the same folder, fresh or
+ * --resume, is refused while one runs there instead of both writing its
+ * checkpoints and log. *fd is -1 when dir does not exist yet (lock it
+ * again once made). The lock is file_lock_dir's flock(2) on the folder
+ * itself: no lock file is left behind. On a file system without locks a
+ * warning says so and the run goes on. */
 NmtStatus run_dir_lock(const char *dir, int *fd);
 
 #endif

@@ -617,7 +617,7 @@ static NmtStatus setup(Trainer *tr) {
 
 static void teardown(Trainer *tr) {
     if (tr->csv) fclose(tr->csv);
-    if (tr->dir_lock >= 0) close(tr->dir_lock);
+    file_unlock_dir(tr->dir_lock);
     if (tr->valid_refs)
         for (int64_t i = 0; i < tr->data.valid->n_pairs; i++) nmt_free(tr->valid_refs[i]);
     nmt_free(tr->valid_refs);
