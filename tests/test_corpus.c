@@ -635,6 +635,27 @@ static void test_parallel(void) {
     CHECK(parallel_reader_next(p, &s, &sl, &t, &tl, &got) == NMT_ERR_FORMAT && !got, "sticky");
     CHECK_CONTAINS(nmt_error_message(), "differ in length");
     parallel_reader_close(p);
+    /* a file of old Mac line ends (CR only) reads as one line: the message
+     * says so, in the singular, and how to mend it; CRLF files do not get it */
+    const char *mac = write_plain("mac.de", "a b\rc d\re f\r", 12);
+    const char *unix3 = write_plain("unix3.en", "A B\r\nC D\r\nE F\r\n", 15);
+    p = NULL;
+    CHECK(parallel_reader_open(mac, unix3, &p) == NMT_OK, "%s", nmt_error_message());
+    while ((st = parallel_reader_next(p, &s, &sl, &t, &tl, &got)) == NMT_OK && got) {}
+    char needle_cr[2600];
+    snprintf(needle_cr, sizeof needle_cr,
+             "corpus files differ in length: %s has 1 line, %s has 3 lines; %s has carriage returns inside 1 "
+             "line: if they end its lines (old Mac line ends), turn them into newlines",
+             mac, unix3, mac);
+    CHECK(st == NMT_ERR_FORMAT, "CR-only mismatch status %s", nmt_status_name(st));
+    CHECK_CONTAINS(nmt_error_message(), needle_cr);
+    parallel_reader_close(p);
+    const char *unix2 = write_plain("unix2.en", "A B\r\nC D\r\n", 10);
+    p = NULL;
+    CHECK(parallel_reader_open(unix3, unix2, &p) == NMT_OK, "%s", nmt_error_message());
+    while ((st = parallel_reader_next(p, &s, &sl, &t, &tl, &got)) == NMT_OK && got) {}
+    CHECK(st == NMT_ERR_FORMAT && !strstr(nmt_error_message(), "carriage"), "CRLF files: %s", nmt_error_message());
+    parallel_reader_close(p);
     /* bad bytes within the common length are reported with file:line */
     const char *u = write_plain("bad_pair.en", "a\nb\nc\nd\n", 8);
     p = NULL;

@@ -39,6 +39,7 @@ struct LineReader {
     int eof;         /* no more decoded bytes will come */
     int bom_checked; /* a UTF-8 BOM at the start was looked for (and skipped) */
     int64_t line_no;
+    int64_t lines_with_cr; /* lines holding a '\r' not ending them (old Mac line ends) */
     NmtStatus failed;  /* sticky error */
     char failed_msg[512];
 };
@@ -450,6 +451,7 @@ NmtStatus line_reader_next(LineReader *r, const char **line, size_t *len, int *g
     r->pos = r->scan = has_nl ? line_end + 1 : line_end;
     r->line_no++;
     if (has_nl && n > 0 && s[n - 1] == '\r') n--;
+    if (memchr(s, '\r', n)) r->lines_with_cr++;
     s[n] = '\0';
     if (r->validate && (st = lr_check_line(r, s, n)) != NMT_OK) return lr_fail(r, st);
     *line = s;
@@ -586,11 +588,19 @@ NmtStatus parallel_reader_next(ParallelReader *p, const char **src, size_t *src_
     int more = 1;
     while (more && (st = line_reader_next(longer, &line, &len, &more)) == NMT_OK) {}
     if (st != NMT_OK) return pr_fail(p, st);
+    int64_t n_src = line_reader_line_no(p->src), n_tgt = line_reader_line_no(p->tgt);
+    const LineReader *cr = p->src->lines_with_cr ? p->src : p->tgt->lines_with_cr ? p->tgt : NULL;
+    char hint[600] = "";
+    if (cr)
+        snprintf(hint, sizeof hint,
+                 "; %s has carriage returns inside %" PRId64 " line%s: if they end its lines (old Mac "
+                 "line ends), turn them into newlines, e.g. tr '\\r' '\\n'",
+                 cr->path, cr->lines_with_cr, cr->lines_with_cr == 1 ? "" : "s");
     return pr_fail(p, nmt_fail(NMT_ERR_FORMAT,
-                               "corpus files differ in length: %s has %" PRId64
-                               " lines, %s has %" PRId64 " lines",
-                               line_reader_path(p->src), line_reader_line_no(p->src),
-                               line_reader_path(p->tgt), line_reader_line_no(p->tgt)));
+                               "corpus files differ in length: %s has %" PRId64 " line%s, %s has %" PRId64
+                               " line%s%s",
+                               line_reader_path(p->src), n_src, n_src == 1 ? "" : "s", line_reader_path(p->tgt),
+                               n_tgt, n_tgt == 1 ? "" : "s", hint));
 }
 
 int64_t parallel_reader_line_no(const ParallelReader *p) { return p->line_no; }
