@@ -65,7 +65,7 @@ int cmd_translate(int argc, char **argv) {
         Config cfg;
         NmtStatus st = cli_load_config(&args, &cfg);
         if (st) return cli_report("translate", st);
-        translator_options_from_config(&opt, &cfg.decode);
+        translator_options_from_config(&opt, &cfg);
         if (opt.n_models == 0) {
             from_config = nmt_asprintf("%s/best.nmt", cfg.train.save_dir);
             last_of_config = nmt_asprintf("%s/last.nmt", cfg.train.save_dir);

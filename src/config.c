@@ -453,6 +453,11 @@ static void line_column(const char *text, size_t offset, int *line, int *column)
     }
 }
 
+int config_is_explicit(const Config *cfg, const char *path) {
+    const ConfigKey *key = find_key(path);
+    return key && cfg->explicit_keys && cfg->explicit_keys[key - config_keys];
+}
+
 static int key_index(const char *path) {
     const ConfigKey *key = find_key(path);
     NMT_ASSERT(key);

@@ -132,6 +132,9 @@ NmtStatus config_init_defaults(Config *cfg, const char *base_dir);
  * Errors name the file and the key path (or line and column for syntax). */
 NmtStatus config_load(const char *path, const char *const *overrides, int n_overrides,
                       Config *cfg);
+/* 1 when the file or an override gave `path` ("decode.beam") explicitly,
+ * 0 when it holds the default (or is not a key). */
+int config_is_explicit(const Config *cfg, const char *path);
 /* The same from JSON text in memory (`origin` names it in messages). */
 NmtStatus config_load_string(const char *json, const char *origin, const char *base_dir,
                              const char *const *overrides, int n_overrides, Config *cfg);

@@ -119,14 +119,17 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
     return cli_take_string(argc, argv, i, "--attention-svg", &o->attention_svg);
 }
 
-void translator_options_from_config(TranslatorOptions *o, const DecodeConfig *d) {
-    if (o->beam == 0) o->beam = d->beam;
-    if (isnan(o->length_penalty)) o->length_penalty = d->length_penalty;
-    if (isnan(o->coverage_penalty)) o->coverage_penalty = d->coverage_penalty;
-    if (isnan(o->max_len_a)) o->max_len_a = d->max_len_a;
-    if (o->max_len_b < 0) o->max_len_b = d->max_len_b;
-    if (o->batch == 0) o->batch = d->batch;
-    if (o->maxi_batch == 0) o->maxi_batch = d->maxi_batch;
+void translator_options_from_config(TranslatorOptions *o, const Config *cfg) {
+    const DecodeConfig *d = &cfg->decode;
+#define GIVEN(key) config_is_explicit(cfg, "decode." key)
+    if (o->beam == 0 && GIVEN("beam")) o->beam = d->beam;
+    if (isnan(o->length_penalty) && GIVEN("length_penalty")) o->length_penalty = d->length_penalty;
+    if (isnan(o->coverage_penalty) && GIVEN("coverage_penalty")) o->coverage_penalty = d->coverage_penalty;
+    if (isnan(o->max_len_a) && GIVEN("max_len_a")) o->max_len_a = d->max_len_a;
+    if (o->max_len_b < 0 && GIVEN("max_len_b")) o->max_len_b = d->max_len_b;
+    if (o->batch == 0 && GIVEN("batch")) o->batch = d->batch;
+    if (o->maxi_batch == 0 && GIVEN("maxi_batch")) o->maxi_batch = d->maxi_batch;
+#undef GIVEN
 }
 
 void translator_lines_free(TranslatorLines *l) {

@@ -72,11 +72,13 @@ void translator_options_init(TranslatorOptions *o);
 int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o);
 /* The --help lines of the options translator_take_option takes. */
 extern const char translator_options_help[];
-/* Takes the settings of a config's decode section (`nmt translate --config`,
- * with its --set) for those options still at "the model's" (beam, length
- * and coverage penalties, output length limits, batch, maxi-batch): the
- * command line's options first, then the config's, then the model's. */
-void translator_options_from_config(TranslatorOptions *o, const DecodeConfig *d);
+/* Takes the settings that a config (`nmt translate --config`, with its
+ * --set) gives explicitly in its decode section, for those options still at
+ * "the model's" (beam, length and coverage penalties, output length limits,
+ * batch, maxi-batch): the command line's options first, then what the
+ * config file or --set says, then the model's own (the decode section it
+ * was trained with; a key the config leaves at its default is the model's). */
+void translator_options_from_config(TranslatorOptions *o, const Config *cfg);
 
 /* Output lines gathered in memory (instead of written to a FILE). */
 typedef struct {

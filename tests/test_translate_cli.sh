@@ -333,6 +333,16 @@ check '[ $rc -eq 0 ] && [ -s "$tmp/opt.hyp" ] && cmp -s "$tmp/opt.hyp" "$tmp/cfg
 check 'awk "NF > 2 { exit 1 }" "$tmp/opt.hyp"' "--max-len-a 0 --max-len-b 2 gave a line of more than 2 words: $(awk 'NF > 2' "$tmp/opt.hyp" | head -2)"
 out=$(cd "$tmp" && "$NMT" translate --config tiny.json --set decode.max_len_b=2 --max-len-b 40 --max-len-a 0 < "$in" 2>&1 > "$tmp/cfg2.hyp"); rc=$?
 check '[ $rc -eq 0 ] && awk "NF > 2 { n++ } END { exit !n }" "$tmp/cfg2.hyp"' "the command line's --max-len-b over --set's: exit $rc, $out"
+# a config silent on decode: the model's own decode settings (trained with
+# --set decode.*) stay; the config's defaults do not replace them
+sed -e '/"decode":/d' -e 's/"save_dir": "run"},/"save_dir": "runlen"}/' -e 's/"max_steps": 40/"max_steps": 8/' \
+  -e 's/"valid_every": 40/"valid_every": 8/' "$tmp/tiny.json" > "$tmp/silent.json"
+out=$(cd "$tmp" && "$NMT" train --config silent.json --quiet --set decode.beam=1 --set decode.max_len_a=0 \
+      --set decode.max_len_b=2 2>&1) || bad "train (silent decode): $out"
+"$NMT" translate --model "$tmp/runlen/best.nmt" < "$in" > "$tmp/len-model.hyp" 2>/dev/null
+out=$(cd "$tmp" && "$NMT" translate --config silent.json < "$in" 2>&1 > "$tmp/len-config.hyp"); rc=$?
+check '[ $rc -eq 0 ] && [ -s "$tmp/len-model.hyp" ] && cmp -s "$tmp/len-model.hyp" "$tmp/len-config.hyp" && awk "NF > 2 { exit 1 }" "$tmp/len-config.hyp"' \
+  "--config silent on decode: not the model's decode settings: exit $rc, $out; $(diff "$tmp/len-model.hyp" "$tmp/len-config.hyp" | head -3)"
 usage "--set needs --config" --set decode.beam=2
 out=$(cd "$tmp" && "$NMT" translate --config tiny.json --set decode.bean=2 < "$in" 2>&1 > /dev/null); rc=$?
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "decode.bean: unknown key (did you mean decode.beam?)"' "--set of an unknown key: exit $rc, $out"
