@@ -569,7 +569,10 @@ static NmtStatus setup(Trainer *tr) {
     tr->config_json = config_to_json(cfg);
     if (!tr->config_json) return nmt_fail_nomem("setting up training");
     st = file_make_dirs(tc->save_dir);
-    if (!st && tr->dir_lock < 0) st = run_dir_lock(tc->save_dir, &tr->dir_lock); /* made just now */
+    if (!st && tr->dir_lock < 0) { /* made just now (or by a run that started and ended meanwhile) */
+        st = run_dir_lock(tc->save_dir, &tr->dir_lock);
+        if (!st) st = refuse_earlier_run(tr);
+    }
     if (!st) st = remove_earlier_run(tr);
     if (st) return st;
     memset(&tr->st, 0, sizeof tr->st);
@@ -771,6 +774,11 @@ NmtStatus train_run(const Config *cfg, const TrainOptions *opt) {
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     NmtStatus st = setup(&tr);
+    if (st && stop_signal) { /* e.g. while waiting for the cache's lock: nothing trained, nothing to save */
+        nmt_note_stop_signal((int)stop_signal);
+        st = nmt_fail(NMT_STOPPED, "stopped by signal %d while setting up, before the first step (nothing saved)",
+                      (int)stop_signal);
+    }
     if (!st) st = train_loop(&tr);
     teardown(&tr);
     sigaction(SIGINT, &old_int, NULL);
