@@ -131,11 +131,22 @@ static NmtStatus linked_file(const char *path, const struct stat *info, char **t
     return st;
 }
 
+/* STDOUT_FILENO or STDERR_FILENO when that descriptor is the file `info`
+ * (the same device and inode), else -1. */
+static int std_stream_of(const struct stat *info) {
+    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+        struct stat s;
+        if (fstat(fd, &s) == 0 && s.st_dev == info->st_dev && s.st_ino == info->st_ino) return fd;
+    }
+    return -1;
+}
+
 /* What writing to `path` means. *direct = 0: write *target (new) atomically,
  * where *target is path, or for a symbolic link the name its chain of links
  * leads to (for a dangling link, the missing file it names). *direct = 1:
  * path is (or leads to) a character device, FIFO or socket (/dev/null,
- * /dev/stdout, a named pipe), written straight into; *info is its stat.
+ * /dev/stdout, a named pipe), or this process's stdout or stderr (also a
+ * regular file), written straight into; *info is its stat.
  * Folders and block devices are refused. */
 static NmtStatus resolve_target(const char *path, char **target, int *direct, struct stat *info) {
     *target = NULL;
@@ -154,7 +165,10 @@ static NmtStatus resolve_target(const char *path, char **target, int *direct, st
     if (S_ISDIR(info->st_mode)) return nmt_fail(NMT_ERR_IO, "%s: is a directory; give a file name", path);
     if (S_ISBLK(info->st_mode))
         return nmt_fail(NMT_ERR_IO, "%s: is a block device; refusing to write over it", path);
-    *direct = !S_ISREG(info->st_mode);
+    /* this process's stdout or stderr (/dev/stdout to a file), written
+     * through its descriptor: a new file renamed over it would lose what
+     * the shell writes there before and after, and `>>` would not append */
+    *direct = !S_ISREG(info->st_mode) || std_stream_of(info) >= 0;
     if (S_ISLNK(lst.st_mode) && !*direct) return linked_file(path, info, target);
     *target = nmt_strdup(path);
     return *target ? NMT_OK : nmt_fail_nomem("opening a file for writing");
@@ -165,20 +179,15 @@ static NmtStatus resolve_target(const char *path, char **target, int *direct, st
  * opened by name, so only stdout's or stderr's is written, through a copy
  * of that descriptor (/dev/stdout of a process whose output is a socket). */
 static NmtStatus open_direct(AtomicFile *f, const struct stat *info) {
-    if (!S_ISSOCK(info->st_mode)) {
+    int std = std_stream_of(info);
+    if (std >= 0) /* a copy of the descriptor: its offset and O_APPEND stay the shell's */
+        f->fd = fcntl(std, F_DUPFD_CLOEXEC, 3);
+    else if (S_ISSOCK(info->st_mode))
+        return nmt_fail(NMT_ERR_IO, "%s: is a socket (not stdout or stderr); cannot write to it", f->path);
+    else
         f->fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-        if (f->fd < 0) return nmt_fail(NMT_ERR_IO, "%s: cannot write: %s", f->path, strerror(errno));
-        return NMT_OK;
-    }
-    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
-        struct stat s;
-        if (fstat(fd, &s) == 0 && s.st_dev == info->st_dev && s.st_ino == info->st_ino) {
-            f->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-            if (f->fd < 0) return nmt_fail(NMT_ERR_IO, "%s: cannot write: %s", f->path, strerror(errno));
-            return NMT_OK;
-        }
-    }
-    return nmt_fail(NMT_ERR_IO, "%s: is a socket (not stdout or stderr); cannot write to it", f->path);
+    if (f->fd < 0) return nmt_fail(NMT_ERR_IO, "%s: cannot write: %s", f->path, strerror(errno));
+    return NMT_OK;
 }
 
 /* Creates f->target's temporary file TARGET.tmp.PID, in the target's

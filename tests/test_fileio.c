@@ -262,6 +262,38 @@ static void test_proc_fd(void) {
     CHECK_EQ_INT(temps_in("s"), 0);
 }
 
+/* A regular file as stdout (a child's, opened for appending as `>>` does):
+ * /proc/self/fd/1 (/dev/stdout), and the file's own name, are written
+ * through that descriptor: appended after what it held, the same file
+ * (not a new one renamed over it), and what the child writes to stdout
+ * afterwards follows in the same file. */
+static void test_stdout_file(void) {
+    if (access("/proc/self/fd", F_OK) != 0) return; /* test_proc_fd said SKIP */
+    mkdir(path_in("so"), 0755);
+    const char *names[2] = {"/proc/self/fd/1", path_in("so/log.txt")};
+    for (int k = 0; k < 2; k++) {
+        FILE *prior = fopen(path_in("so/log.txt"), "w");
+        fputs("prior\n", prior);
+        fclose(prior);
+        struct stat before, after;
+        stat(path_in("so/log.txt"), &before);
+        pid_t child = fork();
+        if (child == 0) {
+            int fd = open(path_in("so/log.txt"), O_WRONLY | O_APPEND);
+            if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) _exit(3);
+            if (save_text(names[k], "saved\n") != NMT_OK) _exit(1);
+            _exit(write(STDOUT_FILENO, "after\n", 6) == 6 ? 0 : 2);
+        }
+        int status = -1;
+        waitpid(child, &status, 0);
+        CHECK(status == 0, "%s as the child's stdout: status %d", names[k], status);
+        stat(path_in("so/log.txt"), &after);
+        CHECK(before.st_ino == after.st_ino, "%s: the stdout file was replaced by a new one", names[k]);
+        CHECK_EQ_STR(read_text(path_in("so/log.txt")), "prior\nsaved\nafter\n");
+        CHECK_EQ_INT(temps_in("so"), 0);
+    }
+}
+
 /* A socket as stdout (a child's, through /proc/self/fd/1): written through
  * that descriptor; one that is not stdout or stderr is refused. */
 static void test_socket(void) {
@@ -409,6 +441,7 @@ int main(void) {
     test_fifo();
     test_char_device();
     test_proc_fd();
+    test_stdout_file();
     test_socket();
     test_refused();
     test_dir_lock();
