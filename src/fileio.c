@@ -423,14 +423,17 @@ static void held_lock_remove(int fd) {
 }
 
 /* The lock of a folder this process holds already, shared through a new
- * descriptor *fd; *fd stays -1 when it holds none (or the dup fails). */
-static void share_held_lock(int open_fd, int *fd) {
+ * descriptor *fd; *fd stays -1 when it holds none. -1 (errno set) when it
+ * holds it but cannot copy the descriptor. */
+static int share_held_lock(int open_fd, int *fd) {
     *fd = -1;
     struct stat info;
     int held = fstat(open_fd, &info) == 0 ? held_lock_of(&info) : -1;
-    if (held < 0) return;
+    if (held < 0) return 0;
     *fd = fcntl(held, F_DUPFD_CLOEXEC, 3);
-    if (*fd >= 0) held_lock_add(*fd);
+    if (*fd < 0) return -1; /* held here, and no copy: flock would wait for this process itself */
+    held_lock_add(*fd);
+    return 0;
 }
 
 NmtStatus file_lock_dir(const char *dir, int *fd, FileLockState *state, int *err) {
@@ -442,7 +445,12 @@ NmtStatus file_lock_dir(const char *dir, int *fd, FileLockState *state, int *err
         return nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", dir, strerror(errno));
     }
     int shared;
-    share_held_lock(*fd, &shared);
+    if (share_held_lock(*fd, &shared) < 0) {
+        int e = errno;
+        close(*fd);
+        *fd = -1;
+        return nmt_fail(NMT_ERR_IO, "%s: cannot share this process's lock of the folder: %s", dir, strerror(e));
+    }
     *state = FILE_LOCK_HELD;
     if (shared >= 0) {
         close(*fd);

@@ -391,9 +391,6 @@ static void progress_show(Translator *tr, bool final) {
 /* Loading                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Loads one checkpoint; the first sets the config, the tokenizers and the
- * backend; later ones (an ensemble) must share the tokenizers. */
-
 /* The options that read the attention do nothing for a model without one
  * (model.attention.style none): said once, naming them. */
 static void warn_without_attention(const Translator *tr, const ModelDims *d, const char *path) {
@@ -411,6 +408,8 @@ static void warn_without_attention(const Translator *tr, const ModelDims *d, con
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", names[k]);
     nmt_log_warn("%s has no attention (model.attention.style none), so these do nothing: %s", path, list);
 }
+/* Loads one checkpoint; the first sets the config, the tokenizers and the
+ * backend; later ones (an ensemble) must share the tokenizers. */
 static NmtStatus load_model(const char *path, Translator *tr) {
     Checkpoint ck;
     NmtStatus st = checkpoint_load_weights(path, &ck);

@@ -197,7 +197,8 @@ NmtStatus run_dir_lock(const char *dir, int *fd) {
     file_unlock_dir(*fd);
     *fd = -1;
     return nmt_fail(NMT_ERR_CONFIG,
-                    "train.save_dir: %s is in use by another nmt train running now (it holds the "
-                    "folder's lock); wait for it to end or stop it, or choose another train.save_dir",
+                    "train.save_dir: %s is in use by another nmt train running now (or by an nmt "
+                    "prepare, when it is also a data.cache_dir): it holds the folder's lock; wait for it "
+                    "to end or stop it, or choose another train.save_dir",
                     dir);
 }
