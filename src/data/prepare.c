@@ -96,11 +96,20 @@ typedef struct {
     ParallelReader *reader;
 } PairSentences;
 
-/* A side that encode_corpus finds too long without encoding it: more words
- * than max_len, or more bytes than max_len pieces hold (with a word). */
+/* The one length rule of a side, before encoding: `min` ids at least (the
+ * word bound, tokenizer_*min_ids), or max_len + 1 when the side has a word
+ * and more bytes than max_len pieces hold (`cap`, tokenizer_*bytes_cap:
+ * only a run of unknown characters could be fewer pieces). Over max_len:
+ * too long, left out unencoded (tokenizer training and encode_corpus). */
+static int side_min_ids(int min, size_t len, size_t cap, int max_len) {
+    return min > 0 && len > cap ? max_len + 1 : min;
+}
+
+/* A side that encode_corpus finds too long without encoding it, by kind
+ * (before the tokenizer exists). */
 static bool side_too_long(TokenizerKind kind, const char *text, size_t len, int max_len) {
     int min = tokenizer_kind_min_ids(kind, text, len, max_len + 1);
-    return min > max_len || (min > 0 && len > tokenizer_kind_bytes_cap(kind, max_len));
+    return side_min_ids(min, len, tokenizer_kind_bytes_cap(kind, max_len), max_len) > max_len;
 }
 
 static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
@@ -191,13 +200,10 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
              * exceeds max_len is not empty, so the pair is too long unless
              * the other side encodes to nothing (only a side with a bound
              * of 0 can). */
-            int min_src = tokenizer_min_ids(src_tok, src, src_len, max_len + 1);
-            int min_tgt = tokenizer_min_ids(tgt_tok, tgt, tgt_len, max_len + 1);
-            /* a side of more bytes than max_len pieces hold is too long as
-             * well, unencoded (tokenizer_bytes_cap: only a run of unknown
-             * characters could be fewer pieces) */
-            if (min_src > 0 && src_len > tokenizer_bytes_cap(src_tok, max_len)) min_src = max_len + 1;
-            if (min_tgt > 0 && tgt_len > tokenizer_bytes_cap(tgt_tok, max_len)) min_tgt = max_len + 1;
+            int min_src = side_min_ids(tokenizer_min_ids(src_tok, src, src_len, max_len + 1), src_len,
+                                       tokenizer_bytes_cap(src_tok, max_len), max_len);
+            int min_tgt = side_min_ids(tokenizer_min_ids(tgt_tok, tgt, tgt_len, max_len + 1), tgt_len,
+                                       tokenizer_bytes_cap(tgt_tok, max_len), max_len);
             if (min_src > max_len || min_tgt > max_len) {
                 if (min_src == 0)
                     st = tokenizer_encode_buf(src_tok, src, src_len, &src_ids, &n_src, &src_cap);
