@@ -450,7 +450,12 @@ static NmtStatus load_model(const char *path, Translator *tr) {
         /* the length limits in effect, where decoding reads them */
         if (!isnan(o->max_len_a)) tr->cfg.decode.max_len_a = o->max_len_a;
         if (o->max_len_b >= 0) tr->cfg.decode.max_len_b = o->max_len_b;
+        if (tr->cfg.decode.max_len_a == 0 && tr->cfg.decode.max_len_b == 0)
+            st = nmt_fail(NMT_ERR_USAGE, "--max-len-a and --max-len-b are both 0 (with the model's or --config's "
+                                         "decode keys): no output token is allowed");
+        /* at least a step: a tiny max_len_a * max_src rounds down to 0 */
         tr->stride = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
+        if (tr->stride < 1) tr->stride = 1;
         if (!st) warn_without_attention(tr, &d, path);
     }
     Seq2Seq *model = NULL;

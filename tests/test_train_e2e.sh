@@ -314,6 +314,12 @@ out=$(novalid --set train.max_steps=42 --resume); rc=$?
 check '[ $rc -eq 0 ] && [ "$(steps_in "$tmp/novalid")" = "step-40.nmt step-42.nmt " ]' \
   "keep_checkpoints 2 without validation, resumed: $rc $out; $(ls "$tmp/novalid")"
 
+# 9c. validation decoding with length limits that round down to no step
+# (decode.max_len_a 0.001, max_len_b 0): one step, not an internal assertion
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/tinylen" --set train.max_steps=2 \
+    --set train.valid_every=2 --set decode.max_len_a=0.001 --set decode.max_len_b=0 2>&1); rc=$?
+check '[ $rc -eq 0 ] && grep -q "^valid,2," "$tmp/tinylen/train.csv"' "validation with max_len_a 0.001, max_len_b 0: exit $rc, $out"
+
 # 10. a diverged run (rate 10) prints its huge perplexities in scientific
 # notation, not as 100-digit numbers; train.csv keeps numbers that read back
 out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/diverged" --set train.max_steps=10 \

@@ -344,6 +344,16 @@ out=$(cd "$tmp" && "$NMT" translate --config silent.json < "$in" 2>&1 > "$tmp/le
 check '[ $rc -eq 0 ] && [ -s "$tmp/len-model.hyp" ] && cmp -s "$tmp/len-model.hyp" "$tmp/len-config.hyp" && awk "NF > 2 { exit 1 }" "$tmp/len-config.hyp"' \
   "--config silent on decode: not the model's decode settings: exit $rc, $out; $(diff "$tmp/len-model.hyp" "$tmp/len-config.hyp" | head -3)"
 usage "--set needs --config" --set decode.beam=2
+# length limits that allow no token: both 0 is a usage error (as in the
+# config); a tiny --max-len-a rounds down to 0 steps, decoded as 1 (it was
+# an internal assertion, exit 134)
+out=$("$NMT" translate --model "$M" --max-len-a 0 --max-len-b 0 < "$in" 2>&1 > /dev/null); rc=$?
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "max-len-a and --max-len-b are both 0"' "--max-len-a 0 --max-len-b 0: exit $rc, $out"
+for beam in 1 3; do
+  out=$("$NMT" translate --model "$M" --beam $beam --max-len-a 0.001 --max-len-b 0 < "$in" 2>&1 > "$tmp/tiny-len.hyp"); rc=$?
+  check '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/tiny-len.hyp")" -eq 40 ] && awk "NF > 1 { exit 1 }" "$tmp/tiny-len.hyp"' \
+    "--max-len-a 0.001 --max-len-b 0 (beam $beam): exit $rc, $out"
+done
 out=$(cd "$tmp" && "$NMT" translate --config tiny.json --set decode.bean=2 < "$in" 2>&1 > /dev/null); rc=$?
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "decode.bean: unknown key (did you mean decode.beam?)"' "--set of an unknown key: exit $rc, $out"
 usage "--threads must be an integer in [0, 1024], got '-1'" --threads -1

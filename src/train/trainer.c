@@ -549,6 +549,7 @@ static NmtStatus setup(Trainer *tr) {
         if (vl.max_S > ml.max_S) ml.max_S = vl.max_S;
         if (vl.max_T > ml.max_T) ml.max_T = vl.max_T;
         ml.max_decode_T = (int)(cfg->decode.max_len_a * vl.max_S) + cfg->decode.max_len_b;
+        if (ml.max_decode_T < 1) ml.max_decode_T = 1; /* a tiny max_len_a rounds down to 0 */
         tr->max_decode_T = ml.max_decode_T;
         ml.max_beam = cfg->decode.beam;
         st = load_valid_refs(tr);
