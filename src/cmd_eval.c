@@ -65,14 +65,15 @@ static void eval_usage(FILE *out) {
             "                     most N whitespace-separated words and those with more\n"
             "                     (each with its sentence count; one hypothesis only)\n"
             "  -h, --help         this help\n"
-            "decoding options (with --model; as in nmt translate, --nbest excepted):\n"
+            "decoding options (with --model): those of nmt translate, below; --nbest is refused:\n"
             "%s"
             "\n"
             "Files are UTF-8 text, one segment per line (a final \"\\n\" or \"\\r\\n\" is\n"
             "stripped), plain or gzip-compressed (recognised by content, whatever the\n"
             "name). A FILE of '-' is stdin, which one option at most may read.\n"
-            "Exit codes: 0 ok, 1 unreadable, truncated or corrupt file or line counts\n"
-            "that differ, 2 bad usage. See docs/evaluation.md.\n",
+            "Exit codes: 0 ok, 1 unreadable, truncated or corrupt file, line counts\n"
+            "that differ or output that cannot be written, 2 bad usage. See\n"
+            "docs/evaluation.md.\n",
             NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, BOOTSTRAP_DEFAULT_SEED, translator_options_help);
 }
 

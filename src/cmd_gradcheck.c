@@ -18,7 +18,9 @@ static const char gradcheck_usage[] =
     "its sizes shrunk (embedding, hidden and vocabularies of a few units, at\n"
     "most 2 layers, window at most 3), against central differences of the loss\n"
     "on a random padded batch. Prints the worst parameter and exits 1 on a\n"
-    "mismatch. --samples: coordinates checked per parameter tensor (default 24).\n";
+    "mismatch. --samples: coordinates checked per parameter tensor (default 24).\n"
+    "--seed: of the weights, the batch, the coordinates and the dropout masks\n"
+    "(default 7; 0 to 18446744073709551615).\n";
 
 /* The config's structure at gradient-check size. */
 static void shrink(ModelDims *d) {

@@ -33,7 +33,8 @@ static const char translate_usage[] =
     "tokens/s). See docs/decoding.md.\n\n"
     "options:\n"
     "  --config FILE         use train.save_dir/best.nmt of this config (when no --model),\n"
-    "                        and its decode section for the settings not given here\n"
+    "                        and the decode keys its file or --set states for the\n"
+    "                        settings not given here (the others stay the model's)\n"
     "  --set KEY=VALUE       change a key of --config (e.g. decode.beam=1)\n";
 
 int cmd_translate(int argc, char **argv) {

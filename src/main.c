@@ -39,7 +39,8 @@ static void print_help(FILE *out) {
         fprintf(out, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
     fprintf(out, "\n'nmt COMMAND --help' describes a command's options.\n"
                  "exit codes: 0 success, 1 runtime failure, 2 usage or config error, 128 + N stopped by\n"
-                 "signal N after saving its work (nmt train: 130 Ctrl-C, 143 SIGTERM; --resume continues)\n");
+                 "signal N after saving its work, or before its first step (nmt train: 130 Ctrl-C, 143 SIGTERM;\n"
+                 "--resume continues)\n");
 }
 
 /* A command that succeeded but whose output did not all reach standard
