@@ -95,28 +95,29 @@ check '[ $rc -eq 0 ] && grep -qF "cache $tmp/same written" same.log && ! grep -q
 # cache: a run that trains into the same save_dir and ends meanwhile is
 # not overwritten; the waiting run is refused once it has the cache (exit
 # 2). And a signal while waiting stops it with 128 + the signal.
-NMT_TEST_SLOW_SAVE=500000 "$NMT" prepare --config c.json --set data.word_vocab_size=60 --force > a.log 2>&1 &
-pid_a=$!
-wait_for_temp cache tgt.tok || bad "the slow prepare began no save of tgt.tok in 10 s: $(cat a.log)"
-"$NMT" train --config c.json --set data.word_vocab_size=60 --set train.save_dir=late --set train.max_steps=1 > b.log 2>&1 &
-pid_b=$!
-for i in $(seq 1 100); do grep -q "waiting for another nmt process" b.log && break; sleep 0.05; done
+# train_waiting DIR LOG: a slow nmt prepare holds the cache (pid_a), and
+# nmt train into DIR (output in LOG, pid_t) waits for it
+train_waiting() {
+  NMT_TEST_SLOW_SAVE=500000 "$NMT" prepare --config c.json --set data.word_vocab_size=60 --force > a.log 2>&1 &
+  pid_a=$!
+  wait_for_temp cache tgt.tok || bad "the slow prepare began no save of tgt.tok in 10 s: $(cat a.log)"
+  "$NMT" train --config c.json --set data.word_vocab_size=60 --set train.save_dir="$1" --set train.max_steps=1 > "$2" 2>&1 &
+  pid_t=$!
+  local i
+  for i in $(seq 1 100); do grep -q "waiting for another nmt process" "$2" && break; sleep 0.05; done
+}
+train_waiting late b.log
 "$NMT" train --config c.json --set data.cache_dir=cache_d --set train.save_dir=late --set train.max_steps=1 > d.log 2>&1
 rc_d=$?
 sums_d=$(cd late && md5sum last.nmt train.csv)
-wait "$pid_b"; rc_b=$?
+wait "$pid_t"; rc_b=$?
 wait "$pid_a"
 check '[ $rc_d -eq 0 ] && grep -q "waiting for another nmt process" b.log' "the other run into late/ (exit $rc_d) or the wait: $(cat d.log b.log)"
 check '[ $rc_b -eq 2 ] && grep -qF "train.save_dir: $tmp/late already holds a run" b.log' \
   "a run that waited for the cache overwrote a run that ended meanwhile: exit $rc_b: $(cat b.log)"
 check '[ "$(cd late && md5sum last.nmt train.csv)" = "$sums_d" ]' "the ended run's files changed"
-NMT_TEST_SLOW_SAVE=500000 "$NMT" prepare --config c.json --set data.word_vocab_size=60 --force > a.log 2>&1 &
-pid_a=$!
-wait_for_temp cache tgt.tok || bad "the slow prepare began no save of tgt.tok in 10 s: $(cat a.log)"
-"$NMT" train --config c.json --set data.word_vocab_size=60 --set train.save_dir=sig --set train.max_steps=1 > s.log 2>&1 &
-pid_s=$!
-for i in $(seq 1 100); do grep -q "waiting for another nmt process" s.log && break; sleep 0.05; done
-kill -TERM "$pid_s"; wait "$pid_s"; rc_s=$?
+train_waiting sig s.log
+kill -TERM "$pid_t"; wait "$pid_t"; rc_s=$?
 wait "$pid_a"
 check '[ $rc_s -eq 143 ] && grep -qF "stopped by signal 15 while setting up, before the first step (nothing saved)" s.log' \
   "SIGTERM while waiting for the cache: exit $rc_s (want 143): $(cat s.log)"
