@@ -49,18 +49,10 @@ int cli_take_u64(int argc, char **argv, int *i, const char *name, uint64_t *out)
     const char *v;
     int took = cli_take_string(argc, argv, i, name, &v);
     if (took <= 0) return took;
-    uint64_t n = 0;
-    const char *p = v;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        unsigned d = (unsigned)(*p - '0');
-        if (n > (UINT64_MAX - d) / 10) break; /* over 2^64 - 1 */
-        n = n * 10 + d;
-    }
-    if (p == v || *p) {
+    if (!nmt_parse_u64(v, UINT64_MAX, out)) {
         nmt_fail(NMT_ERR_USAGE, "%s must be an integer in [0, 18446744073709551615], got '%s'", name, v);
         return -1;
     }
-    *out = n;
     return 1;
 }
 

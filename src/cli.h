@@ -40,7 +40,7 @@ const char *cli_option_value(int argc, char **argv, int *i, const char *name, in
 int cli_take_string(int argc, char **argv, int *i, const char *name, const char **out);
 /* A decimal integer in [lo, hi] (hi = INT_MAX: "an integer >= lo"). */
 int cli_take_int(int argc, char **argv, int *i, const char *name, int lo, int hi, int *out);
-/* A decimal integer in [0, 2^64 - 1] (a seed), digits only. */
+/* A decimal integer in [0, 2^64 - 1] (a seed), as nmt_parse_u64 reads it. */
 int cli_take_u64(int argc, char **argv, int *i, const char *name, uint64_t *out);
 /* A finite number in [lo, hi] (hi = INFINITY: "a number >= lo"). */
 int cli_take_double(int argc, char **argv, int *i, const char *name, double lo, double hi, double *out);

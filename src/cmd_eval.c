@@ -6,7 +6,6 @@
  * --src (src/translator.c); with --split-len it also scores short and long
  * source sentences apart. The metrics live in src/data/bleu.c, chrf.c and
  * bootstrap.c; this file reads files, parses options and formats. */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,16 +562,6 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
 /* Command line                                                        */
 /* ------------------------------------------------------------------ */
 
-static int parse_uint(const char *s, unsigned long long max, unsigned long long *out) {
-    if (!*s || *s == '-' || *s == '+') return 0;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v > max) return 0;
-    *out = v;
-    return 1;
-}
-
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "nmt eval: ");
     fprintf(stderr, fmt, arg);
@@ -663,7 +652,7 @@ int cmd_eval(int argc, char **argv) {
     for (int i = 1; i < argc && rc == NMT_EXIT_OK; i++) {
         const char *a = argv[i], *v;
         int missing = 0, took, n_models = topt.n_models;
-        unsigned long long num;
+        uint64_t num;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             eval_usage(stdout);
             nmt_free(ref_paths);
@@ -691,12 +680,12 @@ int cmd_eval(int argc, char **argv) {
             else if (bleu_tokenize_parse(v, &o.bleu_opt.tokenize) != NMT_OK)
                 rc = usage_error("unknown tokenizer '%s' (expected 13a or none)", v);
         } else if ((v = cli_option_value(argc, argv, &i, "--bootstrap", &missing)) || missing) {
-            if (missing || !parse_uint(v, 1000000, &num) || num < 1)
+            if (missing || !nmt_parse_u64(v, 1000000, &num) || num < 1)
                 rc = usage_error("--bootstrap needs a number of resamples in 1..1000000, not '%s'",
                                  missing ? "" : v);
             else o.n_bootstrap = (int)num;
         } else if ((v = cli_option_value(argc, argv, &i, "--seed", &missing)) || missing) {
-            if (missing || !parse_uint(v, UINT64_MAX, &num))
+            if (missing || !nmt_parse_u64(v, UINT64_MAX, &num))
                 rc = usage_error("--seed needs an integer >= 0, not '%s'", missing ? "" : v);
             else o.seed = num;
         } else if ((took = cli_take_int(argc, argv, &i, "--split-len", 0, INT_MAX, &o.split_len))) {

@@ -157,6 +157,16 @@ int nmt_parse_int(const char *s, int lo, int hi, int *out) {
     return 1;
 }
 
+int nmt_parse_u64(const char *s, uint64_t max, uint64_t *out) {
+    if (!*s || *s == '-' || *s == '+') return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max) return 0;
+    *out = v;
+    return 1;
+}
+
 char *nmt_asprintf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

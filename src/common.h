@@ -74,6 +74,9 @@ NmtStatus nmt_fail_nomem(const char *what);
  * around it); 0 otherwise (*out untouched, no message: the caller says
  * what was expected). */
 int nmt_parse_int(const char *s, int lo, int hi, int *out);
+/* The same for an unsigned integer in [0, max] (a seed: max UINT64_MAX);
+ * no sign. */
+int nmt_parse_u64(const char *s, uint64_t max, uint64_t *out);
 
 /* printf into a newly allocated string (nmt_free it); NULL on failure. */
 char *nmt_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
