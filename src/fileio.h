@@ -16,6 +16,8 @@
  *                               error): /dev/null, /dev/stdout, a named pipe
  *                               (whose open waits for a reader); a socket
  *                               only when it is stdout or stderr
+ *   this process's stdout or    through a copy of that descriptor, also a
+ *   stderr                      regular file (so `>>` appends)
  *   a folder or block device    refused, NMT_ERR_IO naming PATH
  *
  * A folder lock (file_lock_dir) is flock(2) on the folder itself, held for

@@ -408,6 +408,7 @@ static void warn_without_attention(const Translator *tr, const ModelDims *d, con
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "", names[k]);
     nmt_log_warn("%s has no attention (model.attention.style none), so these do nothing: %s", path, list);
 }
+
 /* Loads one checkpoint; the first sets the config, the tokenizers and the
  * backend; later ones (an ensemble) must share the tokenizers. */
 static NmtStatus load_model(const char *path, Translator *tr) {

@@ -457,8 +457,6 @@ static void explain_nomem(const Trainer *tr) {
     backend_explain_nomem(tr->be, hint);
 }
 
-enum { NMT_PATH_HINT = 4200 };
-
 /* --resume needs save_dir/last.nmt: said before any work or write (no
  * save_dir made), with what the folder holds instead. */
 static NmtStatus refuse_resume_without_last(const Trainer *tr) {
@@ -476,14 +474,13 @@ static NmtStatus refuse_resume_without_last(const Trainer *tr) {
                           "--resume: train.save_dir %s holds no run (no last.nmt): there is nothing to "
                           "resume; leave out --resume to start one", dir);
         else {
-            bool checkpoint = strstr(found, ".nmt") != NULL; /* best.nmt or a step-N.nmt */
-            char hint[NMT_PATH_HINT];
-            snprintf(hint, sizeof hint, "translate with %s/%s, or ", dir, found);
+            bool ck = strstr(found, ".nmt") != NULL; /* best.nmt or a step-N.nmt: translatable */
             st = nmt_fail(NMT_ERR_CONFIG,
                           "--resume: train.save_dir %s has no last.nmt to resume from (it holds %s of a run "
-                          "stopped before its first save, or whose last.nmt was removed); %sstart afresh "
-                          "there with --overwrite",
-                          dir, found, checkpoint ? hint : "");
+                          "stopped before its first save, or whose last.nmt was removed); %s%s%s%s%sstart "
+                          "afresh there with --overwrite",
+                          dir, found, ck ? "translate with " : "", ck ? dir : "", ck ? "/" : "", ck ? found : "",
+                          ck ? ", or " : "");
         }
     }
     nmt_free(found);
