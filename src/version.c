@@ -1,11 +1,12 @@
 /* version.c: `nmt --version`: version, BLAS in use and its thread count,
- * OpenMP threads, whether the CUDA backend is built in and sees a GPU, and
+ * OpenMP threads and how they wait, whether the CUDA backend is built in and sees a GPU, and
  * (CUDA builds) whether cuBLAS, opened at run time, loads. */
 #include "version.h"
 
 #include <cblas.h>
 #include <omp.h>
 
+#include "cpu/cpu_env.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/gpu_info.h"
 
@@ -19,7 +20,7 @@ const char *nmt_blas_description(void) {
 void nmt_print_version(FILE *out) {
     fprintf(out, "nmt %s\n", NMT_VERSION);
     fprintf(out, "blas: %s\n", nmt_blas_description());
-    fprintf(out, "openmp: %d threads\n", omp_get_max_threads());
+    fprintf(out, "openmp: %d threads; idle threads wait by %s\n", omp_get_max_threads(), cpu_env_wait_description());
     char gpu[512];
     gpu_info_describe(gpu, sizeof gpu);
     fprintf(out, "cuda: %s\n", gpu);

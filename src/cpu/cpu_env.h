@@ -9,15 +9,29 @@
  *   waiting and steal the cores from OpenBLAS's own threads between
  *   parallel loops (5x slower training on 2 cores); OMP_WAIT_POLICY=passive
  *   stops that. The Makefile prefers the OpenMP build of OpenBLAS, where one
- *   thread pool serves both and nothing needs changing.
- * Variables the user set are never changed. NMT_NO_REEXEC=1 turns it off. */
+ *   thread pool serves both.
+ * - Otherwise GOMP_SPINCOUNT=10000 (CPU_ENV_SPINCOUNT): libgomp's idle
+ *   threads spin 300000 rounds (milliseconds) before they sleep, which on
+ *   a machine whose cores other processes use costs greedy decoding 4-13x
+ *   and training 1.1-1.2x; 10000 rounds keep the speed of an idle machine
+ *   (docs/benchmarks.md, "OpenMP's wait on a busy machine").
+ * libgomp reads these when it loads, before main, and glibc sets up the
+ * environment only after an executable's preinit functions run, hence the
+ * re-exec. Variables the user set are never changed: a user's
+ * OMP_WAIT_POLICY or GOMP_SPINCOUNT leaves the wait alone. NMT_NO_REEXEC=1
+ * turns all of it off. */
 #ifndef NMT_CPU_ENV_H
 #define NMT_CPU_ENV_H
+
+#define CPU_ENV_SPINCOUNT "10000"
 
 /* Sets what is missing and re-executes the program with the same
  * arguments; returns only when nothing had to change (or exec failed). */
 void cpu_env_apply(char **argv);
 /* The OpenBLAS core type in use, e.g. "SkylakeX". */
 const char *cpu_env_blas_core(void);
+/* How libgomp's idle threads wait, and who chose it, for `nmt --version`:
+ * e.g. "GOMP_SPINCOUNT=10000 (nmt's default)". */
+const char *cpu_env_wait_description(void);
 
 #endif
