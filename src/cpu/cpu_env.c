@@ -4,6 +4,7 @@
 #include "cpu/cpu_env.h"
 
 #include <cblas.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,12 @@
 #define CPU_ENV_EXEC_FAILED "exec failed"
 
 const char *cpu_env_blas_core(void) { return openblas_get_corename(); }
+
+const char *cpu_env_better_core(const char *loaded, bool avx512, bool avx2) {
+    if (!loaded) return NULL;
+    if (!strcmp(loaded, "Prescott")) return avx512 ? "SkylakeX" : avx2 ? "Haswell" : NULL;
+    return NULL; /* AMD's Zen 5 with AVX-512 is Cooperlake to it, rightly */
+}
 
 /* adds `name` to the space-separated list in `set` (at most 3 names) */
 static void note_set(char *set, size_t size, const char *name) {
@@ -32,12 +39,12 @@ void cpu_env_apply(char **argv) {
         setenv("GOMP_SPINCOUNT", CPU_ENV_SPINCOUNT, 1);
         note_set(set, sizeof set, "GOMP_SPINCOUNT");
     }
-    const char *core = openblas_get_corename();
-    if (!getenv("OPENBLAS_CORETYPE") && core && !strcmp(core, "Prescott")) {
+    if (!getenv("OPENBLAS_CORETYPE")) {
         __builtin_cpu_init();
-        const char *better = __builtin_cpu_supports("avx512f") ? "SkylakeX"
-                             : __builtin_cpu_supports("avx2")  ? "Haswell"
-                                                               : NULL;
+        bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512cd");
+        const char *better = cpu_env_better_core(openblas_get_corename(), avx512, __builtin_cpu_supports("avx2"));
         if (better) {
             setenv("OPENBLAS_CORETYPE", better, 1);
             note_set(set, sizeof set, "OPENBLAS_CORETYPE");

@@ -4,7 +4,8 @@
  * - OpenBLAS 0.3.21 (Debian 12) does not recognise recent Xeons (Sapphire
  *   Rapids) and falls back to its Prescott kernels, 2-3x slower than its
  *   SkylakeX or Haswell ones. When the loaded core is Prescott and the CPU
- *   has AVX-512 (or AVX2), OPENBLAS_CORETYPE=SkylakeX (Haswell) is set.
+ *   has AVX-512 (or AVX2), OPENBLAS_CORETYPE=SkylakeX (Haswell) is set
+ *   (cpu_env_better_core).
  * - With the pthreads build of OpenBLAS, libgomp's threads spin while
  *   waiting and steal the cores from OpenBLAS's own threads between
  *   parallel loops (5x slower training on 2 cores); OMP_WAIT_POLICY=passive
@@ -23,11 +24,17 @@
 #ifndef NMT_CPU_ENV_H
 #define NMT_CPU_ENV_H
 
+#include <stdbool.h>
+
 #define CPU_ENV_SPINCOUNT "10000"
 
 /* Sets what is missing and re-executes the program with the same
  * arguments; returns only when nothing had to change (or exec failed). */
 void cpu_env_apply(char **argv);
+/* The OpenBLAS core type to ask for instead of `loaded` (what OpenBLAS
+ * picked), on a CPU with AVX-512 F, BW, VL, DQ and CD (avx512) or AVX2;
+ * NULL to keep it. */
+const char *cpu_env_better_core(const char *loaded, bool avx512, bool avx2);
 /* The OpenBLAS core type in use, e.g. "SkylakeX". */
 const char *cpu_env_blas_core(void);
 /* How libgomp's idle threads wait, and who chose it, for `nmt --version`:
