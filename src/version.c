@@ -12,8 +12,9 @@
 
 const char *nmt_blas_description(void) {
     static char text[256];
-    snprintf(text, sizeof text, "%s, core %s (%d threads)", openblas_get_config(),
-             openblas_get_corename(), openblas_get_num_threads());
+    const char *origin = cpu_env_core_origin();
+    snprintf(text, sizeof text, "%s, core %s%s%s (%d threads)", openblas_get_config(), openblas_get_corename(),
+             origin ? ", " : "", origin ? origin : "", openblas_get_num_threads());
     return text;
 }
 

@@ -21,6 +21,10 @@ check 'printf "%s" "$wait_line" | grep -qE "idle threads wait by (GOMP_SPINCOUNT
 expect 0 "idle threads wait by GOMP_SPINCOUNT=5 (yours)" env GOMP_SPINCOUNT=5 "$NMT" --version
 expect 0 "idle threads wait by OMP_WAIT_POLICY=active (yours)" env OMP_WAIT_POLICY=active "$NMT" --version
 expect 0 "idle threads wait by libgomp's default (NMT_NO_REEXEC is set)" env NMT_NO_REEXEC=1 "$NMT" --version
+# whose the BLAS core type is: a user's OPENBLAS_CORETYPE is kept and named
+expect 0 "core Haswell, from OPENBLAS_CORETYPE in the environment (" env OPENBLAS_CORETYPE=Haswell "$NMT" --version
+blas_line=$(env -u OPENBLAS_CORETYPE "$NMT" --version | grep '^blas:')
+check '! printf "%s" "$blas_line" | grep -q "in the environment"' "no OPENBLAS_CORETYPE, yet: $blas_line"
 # ... and it is in the environment the program was started with (the
 # re-executed image's), not only set inside it after libgomp loaded
 if [ -r /proc/self/environ ]; then

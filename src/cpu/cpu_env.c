@@ -69,6 +69,11 @@ static int set_by_nmt(const char *name) {
     return 0;
 }
 
+const char *cpu_env_core_origin(void) {
+    if (!getenv("OPENBLAS_CORETYPE")) return NULL;
+    return set_by_nmt("OPENBLAS_CORETYPE") ? "set by nmt" : "from OPENBLAS_CORETYPE in the environment";
+}
+
 const char *cpu_env_wait_description(void) {
     static char text[160];
     const char *policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");

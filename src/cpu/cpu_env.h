@@ -35,6 +35,9 @@ void cpu_env_apply(char **argv);
  * picked), on a CPU with AVX-512 F, BW, VL, DQ and CD (avx512) or AVX2;
  * NULL to keep it. */
 const char *cpu_env_better_core(const char *loaded, bool avx512, bool avx2);
+/* Who chose the OpenBLAS core type: "set by nmt", "from OPENBLAS_CORETYPE
+ * in the environment", or NULL (OpenBLAS itself). */
+const char *cpu_env_core_origin(void);
 /* The OpenBLAS core type in use, e.g. "SkylakeX". */
 const char *cpu_env_blas_core(void);
 /* How libgomp's idle threads wait, and who chose it, for `nmt --version`:
