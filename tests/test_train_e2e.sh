@@ -101,6 +101,10 @@ check "python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' 
 check "python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); a=r[\"attention\"]; assert len(a)==len(r[\"target\"]) and all(len(x)==len(r[\"source\"]) and abs(sum(x)-1)<1e-3 for x in a)' '$tmp/att.jsonl'" "attention rows must match tokens and sum to 1"
 check "[ -s '$tmp/svg/line-000001.svg' ] && python3 -c 'import sys,xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' '$tmp/svg/line-000001.svg'" "attention SVG"
 check "[ ! -e '$tmp/svg/line-000006.svg' ]" "no heatmap for an empty line"
+# numbering (docs/decoding.md): JSON "line" counts from 0, heatmap files from 1
+check "python3 -c 'import json,sys; n=[json.loads(l)[\"line\"] for l in open(sys.argv[1])]; assert n==list(range(len(n))), n' '$tmp/att.jsonl'" \
+  "attention JSON line numbers must count input lines from 0"
+check "[ -e '$tmp/svg/line-000005.svg' ] && [ ! -e '$tmp/svg/line-000000.svg' ]" "heatmap files must count input lines from 1"
 # a model with a 20-word target vocabulary outputs <unk> often; replaced, it copies source words
 "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run5" --set train.max_steps=40 \
     --set data.word_vocab_size=20 --set data.cache_dir="$tmp/cache5" > /dev/null 2>&1
