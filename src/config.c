@@ -241,10 +241,21 @@ static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item
         if (!cJSON_IsNumber(item))
             return nmt_fail(NMT_ERR_CONFIG, "%s: expected a number, got %s", key->path, json_kind(item));
         double v = item->valuedouble;
-        if (!isfinite(v) || !in_range(key, v)) {
-            range_text(key, 0, range, sizeof range);
-            format_number(value, sizeof value, v);
-            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s", key->path, range, value);
+        if (!isfinite(v)) /* JSON's 1e309 */
+            return nmt_fail(NMT_ERR_CONFIG, "%s: must be a finite number, got %s", key->path,
+                            v > 0 ? "one beyond the largest double" : "one below the smallest double");
+        range_text(key, 0, range, sizeof range);
+        format_number(value, sizeof value, v);
+        if (!in_range(key, v)) return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s", key->path, range, value);
+        /* the model computes in single precision: a value that rounds onto
+         * an open bound (adam_beta1 0.99999999 -> 1, adam_eps 1e-50 -> 0)
+         * or out of the range would give NaN or a zero rate */
+        float single = (float)v;
+        if (!in_range(key, (double)single) || !isfinite(single)) {
+            char rounded[40];
+            format_number(rounded, sizeof rounded, (double)single);
+            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s, which is %s in single precision (what nmt computes in)",
+                            key->path, range, value, rounded);
         }
         *(double *)field = v;
         return NMT_OK;
@@ -500,6 +511,12 @@ static NmtStatus validate(Config *cfg) {
                         "model.attention.score: %s needs equal query and key sizes, got query %d "
                         "(model.hidden) and key %d (%s); use general, additive or auto",
                         attn_score_names[a->score], query, key, key_size_name);
+    if (a->style != ATTN_STYLE_NONE && a->heads > 1 &&
+        (a->score == ATTN_SCORE_DOT || a->score == ATTN_SCORE_SCALED_DOT) && m->hidden % a->heads)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "model.attention.heads: must divide model.hidden (%d) for %s scores (each head "
+                        "takes an equal slice), got %d",
+                        m->hidden, attn_score_names[a->score], a->heads);
     if (m->input_feed && a->style != ATTN_STYLE_LUONG) {
         if (cfg->explicit_keys[key_index("model.input_feed")])
             return nmt_fail(NMT_ERR_CONFIG,

@@ -69,6 +69,19 @@ echo '{}' > "$tmp/empty.json"
 expect 2 "--set train.seed=2147483648: train.seed: must be in [0, 2147483647], got 2147483648" "$NMT" config --config "$tmp/empty.json" --set train.seed=2147483648
 echo '{"model": {"hidden": 1e20}}' > "$tmp/huge.json"
 expect 2 "huge.json: model.hidden: must be in [1, 65536], got 1e+20" "$NMT" config --config "$tmp/huge.json"
+# numbers are checked as the model computes them, in single precision: a
+# value that rounds onto an open bound would give NaN weights or a zero rate
+expect 2 "train.adam_beta1: must be in [0, 1), got 0.99999999, which is 1 in single precision" "$NMT" config --config "$tmp/empty.json" --set train.adam_beta1=0.99999999
+expect 2 "train.adam_eps: must be in (0, 1], got 1e-50, which is 0 in single precision" "$NMT" config --config "$tmp/empty.json" --set train.adam_eps=1e-50
+expect 2 "train.lr: must be in (0, 1000], got 1e-320, which is 0 in single precision" "$NMT" config --config "$tmp/empty.json" --set train.lr=1e-320
+expect 0 '"adam_beta2":	0.99999' "$NMT" config --config "$tmp/empty.json" --set train.adam_beta2=0.99999
+expect 2 "data.spm_character_coverage: must be in [0.98, 1], got 0.95" "$NMT" config --config "$tmp/empty.json" --set data.spm_character_coverage=0.95
+expect 2 "train.clip_norm: must be a finite number" "$NMT" config --config "$tmp/empty.json" --set train.clip_norm=1e309
+# heads that do not divide the hidden size of dot scores: refused by the
+# config check (before any data is prepared), naming the file
+echo '{"model": {"hidden": 16, "attention": {"score": "dot", "heads": 3}}}' > "$tmp/heads.json"
+expect 2 "heads.json: model.attention.heads: must divide model.hidden (16) for dot scores" "$NMT" config --config "$tmp/heads.json"
+expect 0 '"heads":	4' "$NMT" config --config "$tmp/heads.json" --set model.attention.heads=4
 # a section set to a value
 expect 2 "--set model=3: model: is a section (an object), not a value; set model.KEY=VALUE" "$NMT" config --config "$tmp/empty.json" --set model=3
 # --doc is the key reference alone: a config or --set with it is a usage error

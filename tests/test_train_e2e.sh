@@ -8,7 +8,9 @@
 # that epoch's and the done line counts the completed epochs, a fresh run
 # over an earlier one is refused and --overwrite replaces it,
 # keep_checkpoints keeps the last K step checkpoints without a validation
-# set and across --resume, a diverged run's perplexity is printed short,
+# set and across --resume, a diverged run's perplexity is printed short
+# (validation's capped too), a model gone NaN is never saved,
+# decay_start_epoch 1 decays the first epoch,
 # nmt plot draws the run.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -338,6 +340,40 @@ import csv, math, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r['kind'] == 'train']
 assert rows and all(abs(float(r['ppl']) / math.exp(min(float(r['loss']), 700)) - 1) < 1e-6 for r in rows), rows
 PY" "train.csv of the diverged run: ppl does not read back as exp(loss): $(cat "$tmp/diverged/train.csv")"
+
+# 10b. a validation perplexity beyond exp(700) is capped as the training
+# log's (1.014e+304), not inf, in the log and in train.csv
+out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/blowup" --set train.max_steps=10 \
+    --set train.valid_every=5 --set train.optimizer=sgd --set train.lr=1000 --set train.clip_norm=0 \
+    --set train.patience=0 2>&1); rc=$?
+check '[ $rc -eq 0 ] && ! printf "%s" "$out" | grep -q "ppl inf"' "validation of a run blown up: exit $rc, $(printf '%s' "$out" | grep 'valid:')"
+check "python3 - '$tmp/blowup/train.csv' <<'PY'
+import csv, math, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r['kind'] == 'valid']
+assert len(rows) == 2 and all(math.isfinite(float(r['valid_ppl'])) for r in rows), rows
+assert any(float(r['valid_ppl']) > 1e300 for r in rows), rows  # it did blow up
+PY" "train.csv of the blown-up run: validation perplexities not finite: $(grep '^valid' "$tmp/blowup/train.csv")"
+
+# 10c. a model whose weights are not finite is never saved: the run stops
+# (exit 1) naming the step and the tensor, and the checkpoints already there
+# stay the last good ones (test hook: the first weight NaN after step 25;
+# validations at 20 and 40)
+out=$(NMT_TEST_POISON_STEP=25 "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/poisoned" 2>&1); rc=$?
+check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "step 40: not saved: .*are not finite.*the first in tensor"' \
+  "a NaN model at a validation: exit $rc (want 1): $out"
+"$NMT" translate --model "$tmp/poisoned/last.nmt" < "$tmp/data/test.src" > /dev/null 2>&1
+check '[ $? -eq 0 ]' "last.nmt after a refused save should be step 20's, finite"
+check '[ "$(grep -c "^valid," "$tmp/poisoned/train.csv")" -ge 1 ] && [ ! -e "$tmp/poisoned/step-40.nmt" ]' "the poisoned step was saved"
+
+# 10d. train.decay_start_epoch 1 decays the first epoch's rate already
+# (2 and later: that epoch on), from the first logged step
+for k in 1 2; do
+  "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/decaystart$k" --set train.max_steps=10 \
+      --set train.decay_start_epoch=$k --set train.lr_decay=0.5 > /dev/null 2>&1
+  lr1=$(grep '^train,' "$tmp/decaystart$k/train.csv" | head -1 | cut -d, -f6)
+  want=$([ $k = 1 ] && echo 0.0015 || echo 0.003)
+  check "awk 'BEGIN{exit !($lr1 > $want * 0.999 && $lr1 < $want * 1.001)}'" "decay_start_epoch $k: first rate $lr1, want $want"
+done
 
 # 7. the curves of the run
 out=$("$NMT" plot --run "$tmp/run" 2>&1); rc=$?

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -55,7 +56,17 @@ typedef struct {
      * st.epoch is where the next batch comes from (what resuming needs): past
      * the end of an epoch it is already the next epoch. */
     int64_t shown_epoch;
+    int64_t test_poison_step; /* test hook (test_poison_after), 0: none */
 } Trainer;
+
+/* TEST HOOK, for tests/test_train_e2e.sh only: NMT_TEST_POISON_STEP=N makes
+ * the first weight NaN after step N's update (as a diverging run would),
+ * to check that such a model is never saved. Unset or 0: no effect. */
+static void test_poison_after(Trainer *tr, int64_t step) {
+    if (step != tr->test_poison_step) return;
+    float nan_value = NAN;
+    tr->be->upload(tr->be, seq2seq_params(tr->model), &nan_value, sizeof nan_value);
+}
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -136,6 +147,16 @@ static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
     }
     /* after a device error the downloads above read void data */
     if (!st) st = device_failed(tr, "saving %s", name);
+    /* a diverged model is never saved: the files already there stay the
+     * run's last good state (what the stop messages promise) */
+    if (!st && checkpoint_check_finite(&ck, name) != NMT_OK) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", nmt_error_message());
+        nmt_error_clear();
+        st = nmt_fail(NMT_ERR_RUNTIME, "step %lld: not saved: %s; the checkpoints already in %s are from "
+                      "earlier steps (a smaller train.lr or train.clip_norm may keep the run finite)",
+                      (long long)tr->st.step, why, tr->cfg->train.save_dir);
+    }
     if (!st) {
         ck.state = tr->st;
         ck.n_history = tr->n_history;
@@ -282,7 +303,9 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
         }
         for (int i = 0; !st && i < b.B; i++) {
             char *hyp = NULL;
-            st = tokenizer_decode(tr->data.tgt_tok, out + (size_t)i * stride, out_len[i], &hyp);
+            /* a search that kept no hypothesis (every score NaN) output nothing */
+            int len = cfg->decode.beam > 1 && counts[i] == 0 ? 0 : out_len[i];
+            st = tokenizer_decode(tr->data.tgt_tok, out + (size_t)i * stride, len, &hyp);
             const char *ref = tr->valid_refs[b.pair_index[i]];
             if (!st) st = bleu_add_sentence(&stats, hyp, &ref, 1, &bopt);
             nmt_free(hyp);
@@ -293,7 +316,9 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
     nmt_free(counts);
     nmt_free(scores);
     if (st) return st;
-    *ppl = tokens ? exp(nll / tokens) : NAN;
+    /* capped as the training log's is (exp(700) ~ 1e304, not inf) */
+    double mean = tokens ? nll / tokens : NAN;
+    *ppl = isnan(mean) ? NAN : exp(fmin(mean, 700));
     BleuResult r;
     bleu_score(&stats, &r);
     *bleu = r.score;
@@ -573,8 +598,12 @@ static NmtStatus setup(Trainer *tr) {
     }
     if (!st) st = remove_earlier_run(tr);
     if (st) return st;
+    const char *poison = getenv("NMT_TEST_POISON_STEP");
+    tr->test_poison_step = poison ? strtoll(poison, NULL, 10) : 0;
     memset(&tr->st, 0, sizeof tr->st);
-    tr->st.lr_scale = 1.0;
+    /* every epoch from decay_start_epoch on starts decayed: epoch 1 here,
+     * the later ones where the loop begins them */
+    tr->st.lr_scale = tc->decay_start_epoch == 1 ? tc->lr_decay : 1.0;
     tr->st.best_step = -1;
     Rng rng;
     rng_seed(&rng, (uint64_t)tc->seed, 1);
@@ -709,6 +738,7 @@ static NmtStatus train_loop(Trainer *tr) {
         lr = optimizer_rate(tr->optim, t, tr->st.lr_scale);
         optimizer_apply(tr->optim, seq2seq_params(tr->model), seq2seq_grads(tr->model), norm, t, lr);
         tr->st.step = t;
+        test_poison_after(tr, t);
         tr->st.tokens_seen += (double)loss.n_tokens;
         tr->st.seconds += now_seconds() - t0;
         tr->window_loss += loss.loss_sum;
