@@ -703,18 +703,28 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
         }
         if (n_hyp) tr->tokens += tr->out_len[c * per];
         /* exactly nbest lines for every input line: an empty or invalid line
-         * (no decoder column) gets the empty hypothesis nbest times */
+         * (no decoder column) gets the empty hypothesis nbest times (its
+         * log-probability 0); a search that found fewer than nbest
+         * hypotheses (a tiny vocabulary or length limit) repeats its last,
+         * so the list stays best first, and says so */
+        if (tr->len[i] > 0 && n_hyp == 0)
+            nmt_log_warn("input line %lld: the search kept no hypothesis (every score was NaN); writing an "
+                         "empty translation%s", (long long)line_no + 1, nbest > 1 ? " scored -inf" : "");
+        else if (tr->len[i] > 0 && n_hyp < nbest)
+            nmt_log_warn("input line %lld: the search found %d hypothes%s, fewer than --nbest %d; the last is repeated",
+                         (long long)line_no + 1, n_hyp, n_hyp == 1 ? "is" : "es", nbest);
         for (int h = 0; h < nbest; h++) {
             char *text = NULL;
-            if (h < n_hyp) {
-                NmtStatus st = render_text(tr, hyp + (size_t)h * stride, tr->out_len[c * per + h], tr->ids[i],
-                                           tr->len[i], tr->text[i], attn_c + (size_t)h * stride * S, S, &text);
+            int from = h < n_hyp ? h : n_hyp - 1; /* the hypothesis this line shows, -1: none */
+            if (from >= 0) {
+                NmtStatus st = render_text(tr, hyp + (size_t)from * stride, tr->out_len[c * per + from], tr->ids[i],
+                                           tr->len[i], tr->text[i], attn_c + (size_t)from * stride * S, S, &text);
                 if (st) return st;
             }
             NmtStatus st;
             if (nbest > 1) {
-                char *line = nmt_asprintf("%lld ||| %s ||| %.6f", (long long)line_no, text ? text : "",
-                                          h < n_hyp ? tr->out_score[c * per + h] : 0.0);
+                double score = from >= 0 ? tr->out_score[c * per + from] : tr->len[i] > 0 ? -INFINITY : 0.0;
+                char *line = nmt_asprintf("%lld ||| %s ||| %.6f", (long long)line_no, text ? text : "", score);
                 st = line ? append_line(&tr->result[i], line) : nmt_fail_nomem("n-best line");
                 nmt_free(line);
             } else {

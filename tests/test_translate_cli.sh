@@ -197,6 +197,16 @@ for opts in "--batch 1 --maxi-batch 1" "--batch 4 --maxi-batch 3"; do
   check '[ "$(grep -c "^[78] |||  ||| 0.000000\$" "$tmp/nb3.hyp")" -eq 6 ]' \
     "--nbest 3 $opts: the empty and the invalid line (7, 8) want 3 lines 'i |||  ||| 0.000000' each: $(grep "^[78] " "$tmp/nb3.hyp")"
 done
+# a search that finds fewer than N hypotheses (output of at most one token,
+# N above the vocabulary) repeats its last, so the list stays best first
+# (it was padded with empty ones scored 0, above every real one), and warns
+head -1 "$in" | "$NMT" translate --model "$M" --beam 1000 --nbest 1000 --max-len-a 0 --max-len-b 1 \
+    > "$tmp/nbfew.hyp" 2> "$tmp/nbfew.err"
+check "[ \$? -eq 0 ] && [ \$(wc -l < '$tmp/nbfew.hyp') -eq 1000 ] && grep -q 'fewer than --nbest 1000; the last is repeated' '$tmp/nbfew.err'" \
+  "--nbest 1000 over a small vocabulary: $(wc -l < "$tmp/nbfew.hyp") lines, $(cat "$tmp/nbfew.err")"
+check "awk -F' [|][|][|] ' 'NR > 1 && \$3 > prev + 1e-9 { exit 1 } { prev = \$3 }' '$tmp/nbfew.hyp'" \
+  "--nbest 1000 over a small vocabulary: scores not best first: $(awk -F' [|][|][|] ' '{print $3}' "$tmp/nbfew.hyp" | uniq -c | head -5)"
+check "[ \"\$(tail -1 '$tmp/nbfew.hyp')\" = \"\$(tail -2 '$tmp/nbfew.hyp' | head -1)\" ]" "--nbest 1000: the list's end should repeat its last hypothesis"
 # --attention-out: one JSON line per input line, in order, empty and invalid ones too
 "$NMT" translate --model "$M" --attention-out "$tmp/attn.jsonl" < "$tmp/mixed.src" > /dev/null 2>&1
 check '[ "$(sed "s/^{\"line\": \([0-9]*\),.*/\1/" "$tmp/attn.jsonl" | tr "\n" " ")" = "$(seq 0 $((nmix - 1)) | tr "\n" " ")" ] && grep -q "^{\"line\": 8, \"source\": \[\], \"target\": \[\]" "$tmp/attn.jsonl"' \
