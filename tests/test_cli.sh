@@ -124,6 +124,11 @@ expect 0 "written" "$NMT" prepare --config "$tmp/prep.json" --force
 head -n 299 "$tmp/train.tgt" > "$tmp/short.tgt"
 expect 1 "has 300 lines" "$NMT" prepare --config "$tmp/prep.json" --set data.train_tgt="$tmp/short.tgt"
 expect 1 "has 299 lines" "$NMT" prepare --config "$tmp/prep.json" --set data.train_tgt="$tmp/short.tgt"
+# nothing left to train a tokenizer on: the reason, naming the key or file
+expect 2 "data.max_len = 1: all 300 training pairs (" "$NMT" prepare --config "$tmp/prep.json" --set data.max_len=1 --set data.cache_dir="$tmp/cache-len"
+expect 2 "data.word_min_freq = 100000: no word of the training corpus occurs that often" "$NMT" prepare --config "$tmp/prep.json" --set data.word_min_freq=100000 --set data.cache_dir="$tmp/cache-freq"
+sed 's/.*//' "$tmp/train.tgt" > "$tmp/blank.tgt"
+expect 1 "blank.tgt: every line of its 300 training pairs is empty: nothing to train the target tokenizer on" "$NMT" prepare --config "$tmp/prep.json" --set data.train_tgt="$tmp/blank.tgt" --set data.cache_dir="$tmp/cache-blank"
 printf 'ok\n\xff bad\n' > "$tmp/bad.src"
 printf 'ok\nfine\n' > "$tmp/bad.tgt"
 expect 1 "bad.src:2: invalid UTF-8 at byte 1" "$NMT" prepare --config "$tmp/prep.json" --set data.train_src="$tmp/bad.src" --set data.train_tgt="$tmp/bad.tgt"

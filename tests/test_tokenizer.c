@@ -640,8 +640,9 @@ static void check_words(void) {
         CHECK_EQ_STR(tokenizer_piece(t, 9), "sat");
         tokenizer_free(t);
     }
-    t = train_words(1000, 5, &s); /* nothing survives: only the specials */
-    CHECK(s == NMT_OK && t && tokenizer_vocab_size(t) == 4, "min_freq 5");
+    t = train_words(1000, 5, &s); /* nothing survives: only the specials, refused */
+    CHECK(s == NMT_ERR_CONFIG && !t, "min_freq 5 leaves no word: status %d", (int)s);
+    CHECK_CONTAINS(nmt_error_message(), "data.word_min_freq = 5: no word of the training corpus occurs that often");
     tokenizer_free(t);
 
     /* errors */

@@ -2,6 +2,7 @@
  * (prepare.h). */
 #include "data/prepare.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,8 @@ typedef struct {
     TokenizerKind kind;
     int max_len;
     ParallelReader *reader;
+    int64_t pairs, too_long; /* of the first pass: pairs read, left out for length */
+    int64_t given;           /* lines handed to the tokenizer with a non-space byte */
 } PairSentences;
 
 /* The one length rule of a side, before encoding: `min` ids at least (the
@@ -131,12 +134,20 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
             ps->reader = NULL;
             continue;
         }
+        if (ps->current == 1) ps->pairs++;
         if (ps->max_len > 0 && (side_too_long(ps->kind, src, src_len, ps->max_len) ||
-                                side_too_long(ps->kind, tgt, tgt_len, ps->max_len)))
+                                side_too_long(ps->kind, tgt, tgt_len, ps->max_len))) {
+            if (ps->current == 1) ps->too_long++;
             continue;
+        }
         int side = ps->sides[ps->current - 1];
         *line = side == 0 ? src : tgt;
         *len = side == 0 ? src_len : tgt_len;
+        for (size_t i = 0; i < *len; i++)
+            if (!isspace((unsigned char)(*line)[i])) {
+                ps->given++;
+                break;
+            }
         return 1;
     }
 }
@@ -160,10 +171,26 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     }
     spec.seed = TOKENIZER_SEED;
     PairSentences ps = {d->train_src, d->train_tgt, {side < 0 ? 0 : side, 1}, side < 0 ? 2 : 1,
-                        0, spec.kind, d->max_len, NULL};
+                        0, spec.kind, d->max_len, NULL, 0, 0, 0};
     NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
     parallel_reader_close(ps.reader);
-    return st;
+    if (st == NMT_OK || ps.given > 0 || st == NMT_ERR_NOMEM || st == NMT_ERR_IO) return st;
+    /* nothing to learn from: say why, naming the files or the key, instead
+     * of the tokenizer's own "no words" */
+    nmt_error_clear();
+    const char *which = side < 0 ? "joint" : side == 0 ? "source" : "target";
+    if (ps.pairs > 0 && ps.too_long == ps.pairs)
+        return nmt_fail(NMT_ERR_CONFIG, "data.max_len = %d: all %lld training pairs (%s, %s) are longer, so no "
+                        "sentence is left to train the %s tokenizer on", d->max_len, (long long)ps.pairs,
+                        d->train_src, d->train_tgt, which);
+    const char *path = side < 0 ? NULL : side == 0 ? d->train_src : d->train_tgt;
+    if (path)
+        return nmt_fail(NMT_ERR_RUNTIME, "%s: every line of its %lld training pairs%s is empty: nothing to train the "
+                        "%s tokenizer on", path, (long long)(ps.pairs - ps.too_long),
+                        ps.too_long ? " within data.max_len" : "", which);
+    return nmt_fail(NMT_ERR_RUNTIME, "%s, %s: every line of their %lld training pairs%s is empty: nothing to train "
+                    "the joint tokenizer on", d->train_src, d->train_tgt, (long long)(ps.pairs - ps.too_long),
+                    ps.too_long ? " within data.max_len" : "");
 }
 
 /* ---- encoding ---------------------------------------------------------- */

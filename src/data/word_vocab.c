@@ -274,6 +274,15 @@ NmtStatus word_vocab_train(const TokenizerSpec *spec, SentenceSourceFn next, voi
     size_t n = 0;
     for (size_t i = 0; i <= table.mask; i++)
         if (table.slots[i].word && table.slots[i].count >= spec->min_freq) entries[n++] = table.slots[i];
+    if (n == 0) { /* only the special tokens would be left: every translation empty */
+        int64_t most = 0;
+        for (size_t i = 0; i <= table.mask; i++)
+            if (table.slots[i].word && table.slots[i].count > most) most = table.slots[i].count;
+        s = nmt_fail(NMT_ERR_CONFIG, "data.word_min_freq = %d: no word of the training corpus occurs that often "
+                     "(the most frequent, %lld times), so the vocabulary would hold only the special tokens",
+                     spec->min_freq, (long long)most);
+        goto done;
+    }
     qsort(entries, n, sizeof *entries, count_entry_cmp);
     size_t keep = n;
     if (spec->vocab_size > 0 && keep > (size_t)(spec->vocab_size - NMT_N_SPECIAL))
