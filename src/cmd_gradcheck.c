@@ -16,9 +16,11 @@ static const char gradcheck_usage[] =
     "usage: nmt gradcheck --config FILE [--set KEY=VALUE ...] [--samples N] [--seed N]\n\n"
     "Checks the hand-written gradients of the model the config describes, with\n"
     "its sizes shrunk (embedding, hidden and vocabularies of a few units, at\n"
-    "most 2 layers, window at most 3), against central differences of the loss\n"
-    "on a random padded batch. Prints the worst parameter and exits 1 on a\n"
-    "mismatch. --samples: coordinates checked per parameter tensor (default 24).\n"
+    "most 2 layers, window at most 3) and its weights drawn from [-1, 1]\n"
+    "whatever model.init_range says (gradients far from zero), against central\n"
+    "differences of the loss on a random padded batch. Prints the worst\n"
+    "parameter and exits 1 on a mismatch.\n"
+    "--samples: coordinates checked per parameter tensor (default 24).\n"
     "--seed: of the weights, the batch, the coordinates and the dropout masks\n"
     "(default 7; 0 to 18446744073709551615).\n";
 

@@ -474,11 +474,13 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
  * and the settings that size them. */
 static void explain_nomem(const Trainer *tr) {
     const Config *cfg = tr->cfg;
-    char hint[320];
+    char hint[400];
     snprintf(hint, sizeof hint,
              "lower train.batch_sentences (%d) or train.batch_tokens (%d), data.max_len (%d), "
-             "decode.beam (%d: validation decoding), or the model's sizes",
-             cfg->train.batch_sentences, cfg->train.batch_tokens, cfg->data.max_len, cfg->decode.beam);
+             "decode.beam (%d) or decode.max_len_a and _b (%g, %d: validation decoding's steps), "
+             "or the model's sizes",
+             cfg->train.batch_sentences, cfg->train.batch_tokens, cfg->data.max_len, cfg->decode.beam,
+             cfg->decode.max_len_a, cfg->decode.max_len_b);
     backend_explain_nomem(tr->be, hint);
 }
 
