@@ -23,6 +23,7 @@
 #include "data/corpus.h"
 #include "data/shortlist.h"
 #include "data/tokenizer.h"
+#include "data/word_vocab.h"
 #include "fileio.h"
 #include "model/seq2seq.h"
 #include "plot/attention_svg.h"
@@ -41,8 +42,8 @@ const char translator_options_help[] =
     "                        1 (the default): the translation alone\n"
     "  --length-penalty A    GNMT length penalty alpha >= 0 (default: the model's)\n"
     "  --coverage-penalty B  GNMT coverage penalty beta >= 0 (default: the model's)\n"
-    "  --max-len-a A, --max-len-b B  output at most A * source tokens + B tokens\n"
-    "                        (default: the model's decode.max_len_a and _b)\n"
+    "  --max-len-a A, --max-len-b B  output at most A * source tokens + B tokens,\n"
+    "                        at least 1 (default: the model's decode.max_len_a and _b)\n"
     "  --batch N             sentences per decoder batch, 1..4096 (default: decode.batch)\n"
     "  --maxi-batch N        read N batches of lines ahead and decode them longest\n"
     "                        first, so that a batch holds lines of about one length;\n"
@@ -157,6 +158,8 @@ struct Translator {
     FILE *attn_out;               /* --attention-out */
     Shortlist *shortlist;         /* --shortlist */
     int32_t *shortlist_ids;       /* (V_t) the current batch's list */
+    bool attention;               /* the first --model has attention (where
+                                     --replace-unk and coverage read it) */
     char **dict_src, **dict_tgt;  /* --unk-dict, sorted by source */
     int dict_n;
     /* the block of lines being filled: maxi batches, decoded longest first
@@ -213,29 +216,28 @@ static int dict_cmp(const void *key, const void *item) {
     return strcmp((const char *)key, *(char *const *)item);
 }
 
-/* The n-th whitespace-separated word of line (the word tokenizer's tokens),
- * copied into buf; "" when there are fewer words. */
-static const char *surface_word(const char *line, int n, char *buf, size_t size) {
-    const char *p = line;
-    for (int k = 0; p && *p; k++) {
-        while (*p == ' ' || *p == '\t') p++;
-        const char *end = p;
-        while (*end && *end != ' ' && *end != '\t') end++;
-        if (end == p) break;
-        if (k == n) {
-            snprintf(buf, size, "%.*s", (int)(end - p), p);
-            return buf;
+/* The n-th word of line as the word tokenizer splits it (word_space_len:
+ * ASCII and Unicode spaces), newly allocated; "" when there are fewer. */
+static char *surface_word(const char *line, int n) {
+    size_t len = strlen(line), i = 0;
+    for (int k = 0; i < len;) {
+        size_t sp = word_space_len(line + i, len - i);
+        if (sp) {
+            i += sp;
+            continue;
         }
-        p = end;
+        size_t start = i;
+        while (i < len && !word_space_len(line + i, len - i)) i++;
+        if (k++ == n) return nmt_strndup(line + start, i - start);
     }
-    return "";
+    return nmt_strdup("");
 }
 
 /* The output text of ids; with --replace-unk every UNK becomes the source
  * token it attends to most (or that token's --unk-dict entry). */
 static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, const int32_t *src, int src_n,
                              const char *line, const float *attn, int S, char **text) {
-    if (!tr->opt.replace_unk) return tokenizer_decode(tr->tgt_tok, ids, len, text);
+    if (!tr->opt.replace_unk || !tr->attention) return tokenizer_decode(tr->tgt_tok, ids, len, text);
     char *buf = NULL;
     size_t blen = 0;
     FILE *f = open_memstream(&buf, &blen);
@@ -254,15 +256,17 @@ static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, 
             int best = 0;
             for (int s_ = 1; s_ < src_n; s_++)
                 if (attn[(size_t)t * S + s_] > attn[(size_t)t * S + best]) best = s_;
-            char surface[1024];
             /* the word itself for the word tokenizer (an unknown source word too); the piece for SentencePiece */
-            const char *word = !src_n ? ""
-                               : tokenizer_kind(tr->src_tok) == TOKENIZER_WORD && line
-                                   ? surface_word(line, best, surface, sizeof surface)
-                                   : piece_text(tr->src_tok, src[best]);
+            char *surface = src_n && tokenizer_kind(tr->src_tok) == TOKENIZER_WORD && line ? surface_word(line, best)
+                                                                                           : NULL;
+            const char *word = surface ? surface : !src_n ? "" : piece_text(tr->src_tok, src[best]);
             char **hit = tr->dict_n ? bsearch(word, tr->dict_src, (size_t)tr->dict_n, sizeof(char *), dict_cmp) : NULL;
             if (hit) word = tr->dict_tgt[hit - tr->dict_src];
-            fprintf(f, "%s%s", ftell(f) ? " " : "", word);
+            if (src_n && tokenizer_kind(tr->src_tok) == TOKENIZER_WORD && line && !surface)
+                st = nmt_fail_nomem("replacing unknown words");
+            else
+                fprintf(f, "%s%s", ftell(f) ? " " : "", word);
+            nmt_free(surface);
         }
         start = t + 1;
     }
@@ -458,6 +462,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
         /* at least a step: a tiny max_len_a * max_src rounds down to 0 */
         tr->stride = (int)(tr->cfg.decode.max_len_a * tr->max_src) + tr->cfg.decode.max_len_b;
         if (tr->stride < 1) tr->stride = 1;
+        tr->attention = d.style != ATTN_STYLE_NONE;
         if (!st) warn_without_attention(tr, &d, path);
     }
     Seq2Seq *model = NULL;
@@ -486,6 +491,17 @@ static NmtStatus load_model(const char *path, Translator *tr) {
 }
 
 /* --unk-dict: "source<TAB>target" per line; sorted for lookups. */
+typedef struct {
+    char *src, *tgt;
+    int line; /* order in the file */
+} DictEntry;
+
+static int dict_entry_cmp(const void *a, const void *b) {
+    const DictEntry *x = a, *y = b;
+    int c = strcmp(x->src, y->src);
+    return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
 static NmtStatus load_dict(const char *path, Translator *tr) {
     LineReader *r;
     NmtStatus st = line_reader_open(path, &r);
@@ -520,13 +536,25 @@ static NmtStatus load_dict(const char *path, Translator *tr) {
     }
     line_reader_close(r);
     if (st) return st;
-    /* sort pairs by source (insertion order kept for equal keys: first wins) */
-    for (int i = 1; i < tr->dict_n; i++)
-        for (int j = i; j > 0 && strcmp(tr->dict_src[j - 1], tr->dict_src[j]) > 0; j--) {
-            char *a = tr->dict_src[j], *b = tr->dict_tgt[j];
-            tr->dict_src[j] = tr->dict_src[j - 1], tr->dict_tgt[j] = tr->dict_tgt[j - 1];
-            tr->dict_src[j - 1] = a, tr->dict_tgt[j - 1] = b;
+    /* sorted by source for bsearch; of a source listed more than once the
+     * first line wins, the others go (so that bsearch finds that one) */
+    DictEntry *e = nmt_malloc((size_t)(tr->dict_n ? tr->dict_n : 1) * sizeof *e);
+    if (!e) return nmt_fail_nomem("reading --unk-dict");
+    for (int i = 0; i < tr->dict_n; i++) e[i] = (DictEntry){tr->dict_src[i], tr->dict_tgt[i], i};
+    qsort(e, (size_t)tr->dict_n, sizeof *e, dict_entry_cmp);
+    int kept = 0;
+    for (int i = 0; i < tr->dict_n; i++) {
+        if (kept && !strcmp(e[i].src, tr->dict_src[kept - 1])) {
+            nmt_free(e[i].src);
+            nmt_free(e[i].tgt);
+            continue;
         }
+        tr->dict_src[kept] = e[i].src;
+        tr->dict_tgt[kept] = e[i].tgt;
+        kept++;
+    }
+    tr->dict_n = kept;
+    nmt_free(e);
     return NMT_OK;
 }
 

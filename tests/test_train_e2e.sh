@@ -143,6 +143,32 @@ for i, r in enumerate(att):
 sys.exit(0 if n > 0 else 1)
 PY" "--replace-unk must put the argmax-attention source word in place of each <unk>"
 
+# the source word is found as the word tokenizer splits the line: words
+# apart by a no-break space, U+3000 or a vertical tab give the same output
+# as apart by spaces (the words were counted by spaces and tabs only)
+for sep in '\xc2\xa0' '\xe3\x80\x80' '\v'; do
+  sed "s/ /$(printf "$sep")/g" "$tmp/data/test.src" > "$tmp/unk_sep.src"
+  "$NMT" translate --model "$tmp/run5/best.nmt" --beam 1 --replace-unk < "$tmp/unk_sep.src" > "$tmp/unk_sep.hyp" 2>/dev/null
+  check "cmp -s '$tmp/unk_b.hyp' '$tmp/unk_sep.hyp'" "--replace-unk with words apart by $sep: $(diff "$tmp/unk_b.hyp" "$tmp/unk_sep.hyp" | head -3)"
+done
+# a word of 1200 bytes is copied whole, never cut inside a character
+python3 -c "print('\u00e9' * 600)" > "$tmp/long_word.src"
+"$NMT" translate --model "$tmp/run5/best.nmt" --beam 1 --replace-unk < "$tmp/long_word.src" > "$tmp/long_word.hyp" 2>/dev/null
+check "python3 -c 'import sys; w=open(sys.argv[1], encoding=\"utf-8\").read().split(); assert \"\u00e9\" * 600 in w and all(x == \"\u00e9\" * 600 or \"\u00e9\" not in x for x in w), w' '$tmp/long_word.hyp'" \
+  "a 1200-byte source word replacing <unk>: $(head -c 300 "$tmp/long_word.hyp")"
+# --unk-dict: of a source listed more than once, the first line wins
+tr -s ' ' '\n' < "$tmp/data/test.src" | sort -u | awk 'NF { print $0 "\tFIRST"; for (k = 1; k <= 6; k++) print $0 "\tDUP" k }' > "$tmp/dup_dict.tsv"
+"$NMT" translate --model "$tmp/run5/best.nmt" --beam 1 --replace-unk --unk-dict "$tmp/dup_dict.tsv" < "$tmp/data/test.src" > "$tmp/unk_dup.hyp" 2>/dev/null
+check "grep -q FIRST '$tmp/unk_dup.hyp' && ! grep -q DUP '$tmp/unk_dup.hyp'" "--unk-dict with repeated sources: $(grep -o 'DUP[0-9]' "$tmp/unk_dup.hyp" | sort | uniq -c | head -3)"
+# a model without attention: --replace-unk leaves <unk> (it has no attention
+# to pick a source word by; the first word of the line was put in)
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/run5n" --set train.max_steps=40 \
+    --set data.word_vocab_size=20 --set data.cache_dir="$tmp/cache5" --set model.attention.style=none \
+    --set model.input_feed=false > /dev/null 2>&1
+"$NMT" translate --model "$tmp/run5n/best.nmt" --beam 1 < "$tmp/data/test.src" > "$tmp/unk_n0.hyp" 2>/dev/null
+"$NMT" translate --model "$tmp/run5n/best.nmt" --beam 1 --replace-unk < "$tmp/data/test.src" > "$tmp/unk_n1.hyp" 2>/dev/null
+check "grep -q '<unk>' '$tmp/unk_n0.hyp' && cmp -s '$tmp/unk_n0.hyp' '$tmp/unk_n1.hyp'" "--replace-unk without attention changed the output: $(diff "$tmp/unk_n0.hyp" "$tmp/unk_n1.hyp" | head -3)"
+
 # 3d. ensembles: a model with itself gives that model's output; other vocabularies are refused
 "$NMT" translate --model "$tmp/run/best.nmt" --beam 3 < "$tmp/data/test.src" > "$tmp/single.hyp" 2>/dev/null
 "$NMT" translate --model "$tmp/run/best.nmt" --model "$tmp/run/best.nmt" --beam 3 < "$tmp/data/test.src" > "$tmp/ens.hyp" 2>/dev/null
