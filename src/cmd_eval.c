@@ -171,6 +171,17 @@ static NmtStatus text_read(const char *path, TextFile *t) {
     for (int64_t i = 0; i < n; i++) {
         size_t end = start;
         while (end < len && buf[end] != '\n') end++;
+        /* a line is a C string from here on: a NUL inside would end it
+         * early, scoring less than sacreBLEU reads (the corpus reader
+         * refuses NUL bytes too) */
+        const char *nul = memchr(buf + start, '\0', end - start);
+        if (nul) {
+            nmt_free(buf);
+            nmt_free(t->lines);
+            t->lines = NULL;
+            return nmt_fail(NMT_ERR_FORMAT, "%s:%lld: NUL byte at byte %zu; not scored (sacreBLEU would read it "
+                            "as a character, nmt cannot)", t->path, (long long)i + 1, (size_t)(nul - (buf + start)) + 1);
+        }
         buf[end] = '\0';
         if (end > start && buf[end - 1] == '\r') buf[end - 1] = '\0';
         t->lines[i] = buf + start;
@@ -686,7 +697,7 @@ int cmd_eval(int argc, char **argv) {
             else o.n_bootstrap = (int)num;
         } else if ((v = cli_option_value(argc, argv, &i, "--seed", &missing)) || missing) {
             if (missing || !nmt_parse_u64(v, UINT64_MAX, &num))
-                rc = usage_error("--seed needs an integer >= 0, not '%s'", missing ? "" : v);
+                rc = usage_error("--seed needs an integer in [0, 18446744073709551615], not '%s'", missing ? "" : v);
             else o.seed = num;
         } else if ((took = cli_take_int(argc, argv, &i, "--split-len", 0, INT_MAX, &o.split_len))) {
             if (took < 0) rc = usage_error("%s", nmt_error_message());

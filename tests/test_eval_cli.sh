@@ -220,6 +220,18 @@ run --bootstrap 0 --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
 expect_rc 2 "--bootstrap 0"
 run --seed -3 --bootstrap 10 --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
 expect_rc 2 "negative --seed"
+run --seed 18446744073709551616 --bootstrap 10 --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
+expect_rc 2 "--seed of 2^64"
+case "$err" in *"--seed needs an integer in [0, 18446744073709551615]"*) ok ;; *) fail "--seed 2^64: the message should give the range: $err" ;; esac
+# a NUL byte inside a line: refused naming file, line and byte (a C string
+# ended there, so nmt scored less than sacreBLEU reads: 100.0 against 30.2)
+printf 'a b c d\0 e f\n' > "$tmp/nul.txt"
+printf 'a b c d\n' > "$tmp/plain.txt"
+run --bleu --chrf --ref "$tmp/plain.txt" --hyp "$tmp/nul.txt"
+expect_rc 1 "a NUL byte in a hypothesis"
+case "$err" in *"nul.txt:1: NUL byte at byte 8"*) ok ;; *) fail "NUL in a hypothesis: the message should name file, line and byte: $err" ;; esac
+run --bleu --ref "$tmp/nul.txt" --hyp "$tmp/plain.txt"
+expect_rc 1 "a NUL byte in a reference"
 run --ref
 expect_rc 2 "--ref without a file"
 run --ref "$FIX/ref1.txt" "$FIX/hyp_a.txt"
