@@ -21,7 +21,7 @@ const char *nmt_blas_description(void) {
 void nmt_print_version(FILE *out) {
     fprintf(out, "nmt %s\n", NMT_VERSION);
     fprintf(out, "blas: %s\n", nmt_blas_description());
-    fprintf(out, "openmp: %d threads; idle threads wait by %s\n", omp_get_max_threads(), cpu_env_wait_description());
+    fprintf(out, "openmp: %d threads, wait policy: %s\n", omp_get_max_threads(), cpu_env_wait_description());
     char gpu[512];
     gpu_info_describe(gpu, sizeof gpu);
     fprintf(out, "cuda: %s\n", gpu);

@@ -20,7 +20,7 @@ const char *cpu_env_better_core(const char *loaded, bool avx512, bool avx2) {
     return NULL; /* AMD's Zen 5 with AVX-512 is Cooperlake to it, rightly */
 }
 
-/* adds `name` to the space-separated list in `set` (at most 3 names) */
+/* adds `name` to the space-separated list in `set` (at most 2 names) */
 static void note_set(char *set, size_t size, const char *name) {
     size_t n = strlen(set);
     snprintf(set + n, size - n, "%s%s", n ? " " : "", name);
@@ -34,10 +34,6 @@ void cpu_env_apply(char **argv) {
     if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") && openblas_get_parallel() == 1) {
         setenv("OMP_WAIT_POLICY", "passive", 1);
         note_set(set, sizeof set, "OMP_WAIT_POLICY");
-    }
-    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
-        setenv("GOMP_SPINCOUNT", CPU_ENV_SPINCOUNT, 1);
-        note_set(set, sizeof set, "GOMP_SPINCOUNT");
     }
     if (!getenv("OPENBLAS_CORETYPE")) {
         __builtin_cpu_init();

@@ -10,12 +10,11 @@
  *   waiting and steal the cores from OpenBLAS's own threads between
  *   parallel loops (5x slower training on 2 cores); OMP_WAIT_POLICY=passive
  *   stops that. The Makefile prefers the OpenMP build of OpenBLAS, where one
- *   thread pool serves both.
- * - Otherwise GOMP_SPINCOUNT=10000 (CPU_ENV_SPINCOUNT): libgomp's idle
- *   threads spin 300000 rounds (milliseconds) before they sleep, which on
- *   a machine whose cores other processes use costs greedy decoding 4-13x
- *   and training 1.1-1.2x; 10000 rounds keep the speed of an idle machine
- *   (docs/benchmarks.md, "OpenMP's wait on a busy machine").
+ *   thread pool serves both, and libgomp's own wait is kept: a shorter spin
+ *   (GOMP_SPINCOUNT=10000) made greedy decoding beside two busy processes
+ *   4x faster but beside a niced training run 1.7x slower (docs/
+ *   benchmarks.md, "OpenMP's wait on a busy machine"), so it is the
+ *   user's to choose, and `nmt --version` shows the choice in force.
  * libgomp reads these when it loads, before main, and glibc sets up the
  * environment only after an executable's preinit functions run, hence the
  * re-exec. Variables the user set are never changed: a user's
@@ -25,8 +24,6 @@
 #define NMT_CPU_ENV_H
 
 #include <stdbool.h>
-
-#define CPU_ENV_SPINCOUNT "10000"
 
 /* Sets what is missing and re-executes the program with the same
  * arguments; returns only when nothing had to change (or exec failed). */
@@ -41,7 +38,7 @@ const char *cpu_env_core_origin(void);
 /* The OpenBLAS core type in use, e.g. "SkylakeX". */
 const char *cpu_env_blas_core(void);
 /* How libgomp's idle threads wait, and who chose it, for `nmt --version`:
- * e.g. "GOMP_SPINCOUNT=10000 (nmt's default)". */
+ * e.g. "libgomp's default" or "GOMP_SPINCOUNT=10000 (yours)". */
 const char *cpu_env_wait_description(void);
 
 #endif
