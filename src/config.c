@@ -29,7 +29,7 @@ const char *const valid_metric_names[] = {VALID_METRICS(CONFIG_ENUM_NAME) NULL};
 
 typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_STRING, CFG_PATH, CFG_ENUM } ConfigType;
 enum { CFG_LO_OPEN = 1, CFG_HI_OPEN = 2 };
-enum { CFG_SCHEDULE = 1, CFG_OPTIONAL = 2 };
+enum { CFG_SCHEDULE = 1, CFG_OPTIONAL = 2, CFG_SINGLE = 4 };
 #define NOLIMIT NAN
 
 typedef struct {
@@ -243,15 +243,15 @@ static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item
         double v = item->valuedouble;
         if (!isfinite(v)) /* JSON's 1e309 */
             return nmt_fail(NMT_ERR_CONFIG, "%s: must be a finite number, got %s", key->path,
-                            v > 0 ? "one beyond the largest double" : "one below the smallest double");
+                            v > 0 ? "one above the largest double" : "one below the most negative double");
         range_text(key, 0, range, sizeof range);
         format_number(value, sizeof value, v);
         if (!in_range(key, v)) return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s", key->path, range, value);
-        /* the model computes in single precision: a value that rounds onto
-         * an open bound (adam_beta1 0.99999999 -> 1, adam_eps 1e-50 -> 0)
-         * or out of the range would give NaN or a zero rate */
+        /* a key the model computes with in single precision (CFG_SINGLE): a
+         * value that rounds onto an open bound (adam_beta1 0.99999999 -> 1,
+         * adam_eps 1e-50 -> 0) would give NaN weights or a zero rate */
         float single = (float)v;
-        if (!in_range(key, (double)single) || !isfinite(single)) {
+        if ((key->flags & CFG_SINGLE) && (!in_range(key, (double)single) || !isfinite(single))) {
             char rounded[40];
             format_number(rounded, sizeof rounded, (double)single);
             return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s, which is %s in single precision (what nmt computes in)",
@@ -517,6 +517,10 @@ static NmtStatus validate(Config *cfg) {
                         "model.attention.heads: must divide model.hidden (%d) for %s scores (each head "
                         "takes an equal slice), got %d",
                         m->hidden, attn_score_names[a->score], a->heads);
+    if (d->tokenizer == CFG_TOKENIZER_SPM && d->spm_character_coverage < 0.98)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "data.spm_character_coverage: SentencePiece needs at least 0.98, got %g",
+                        d->spm_character_coverage);
     if (m->input_feed && a->style != ATTN_STYLE_LUONG) {
         if (cfg->explicit_keys[key_index("model.input_feed")])
             return nmt_fail(NMT_ERR_CONFIG,

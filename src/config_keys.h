@@ -10,7 +10,9 @@
  *           range_flags CFG_LO_OPEN / CFG_HI_OPEN make a bound exclusive
  *   choices: the enum's name table (NULL for other types)
  *   flags:  CFG_SCHEDULE: may change when resuming a run;
- *           CFG_OPTIONAL: an empty string means "not given" */
+ *           CFG_OPTIONAL: an empty string means "not given";
+ *           CFG_SINGLE: the model computes with it in single precision,
+ *           so its range is checked on the value rounded to a float too */
 #define CONFIG_KEYS(X)                                                                             \
     X("data.train_src", data.train_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
       "training corpus, source side (plain or gzip text, one sentence per line)")                  \
@@ -32,8 +34,8 @@
       spm_model_type_names, 0, "SentencePiece model type")                                          \
     X("data.spm_joint", data.spm_joint, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL, 0,           \
       "one SentencePiece model trained on both sides instead of one per language")                 \
-    X("data.spm_character_coverage", data.spm_character_coverage, CFG_FLOAT, "1.0", 0.98, 1.0, 0,  \
-      NULL, 0, "share of characters SentencePiece must cover (1.0 for small alphabets; 0.98 is SentencePiece's least)")\
+    X("data.spm_character_coverage", data.spm_character_coverage, CFG_FLOAT, "1.0", 0.9, 1.0, 0,   \
+      NULL, 0, "share of characters SentencePiece must cover (1.0 for small alphabets; with tokenizer spm at least 0.98, SentencePiece's least)")\
     X("data.word_vocab_size", data.word_vocab_size, CFG_INT, "50000", 8, 10000000, 0, NULL, 0,     \
       "word tokenizer: most frequent words kept per side, special tokens included")                \
     X("data.word_min_freq", data.word_min_freq, CFG_INT, "1", 1, NOLIMIT, 0, NULL, 0,              \
@@ -60,9 +62,9 @@
       0, "share the target embedding matrix with the output layer")                                \
     X("model.bridge", model.bridge, CFG_ENUM, "\"learned\"", NOLIMIT, NOLIMIT, 0, bridge_names, 0, \
       "decoder initial state: learned from the final encoder states, or zero")                     \
-    X("model.dropout", model.dropout, CFG_FLOAT, "0.3", 0, 1, CFG_HI_OPEN, NULL, 0,                \
+    X("model.dropout", model.dropout, CFG_FLOAT, "0.3", 0, 1, CFG_HI_OPEN, NULL, CFG_SINGLE,       \
       "dropout on embeddings, between LSTM layers and on the attentional vector")                  \
-    X("model.init_range", model.init_range, CFG_FLOAT, "0.1", 0, 10, CFG_LO_OPEN, NULL, 0,         \
+    X("model.init_range", model.init_range, CFG_FLOAT, "0.1", 0, 10, CFG_LO_OPEN, NULL, CFG_SINGLE, \
       "weights start uniform in [-init_range, init_range]")                                        \
     X("model.attention.style", model.attention.style, CFG_ENUM, "\"luong\"", NOLIMIT, NOLIMIT, 0,  \
       attn_style_names, 0,                                                                          \
@@ -77,7 +79,7 @@
     X("model.attention.heads", model.attention.heads, CFG_INT, "1", 1, 64, 0, NULL, 0,             \
       "attention heads, each with its own projections, outputs concatenated and projected")        \
     X("model.attention.dropout", model.attention.dropout, CFG_FLOAT, "0.0", 0, 1, CFG_HI_OPEN,     \
-      NULL, 0, "dropout on the attention weights")                                                 \
+      NULL, CFG_SINGLE, "dropout on the attention weights")                                                 \
     X("train.device", train.device, CFG_ENUM, "\"auto\"", NOLIMIT, NOLIMIT, 0, device_names,       \
       CFG_SCHEDULE, "auto: cuda when a GPU is visible, else cpu")                                   \
     X("train.gpu", train.gpu, CFG_INT, "0", 0, 1023, 0, NULL, CFG_SCHEDULE,                        \
@@ -88,12 +90,13 @@
       "CPU threads for BLAS and OpenMP; 0: all cores")                                             \
     X("train.optimizer", train.optimizer, CFG_ENUM, "\"adam\"", NOLIMIT, NOLIMIT, 0,               \
       optimizer_names, 0, "adam or sgd (both decay by lr_decay on plateaus)")                                         \
-    X("train.lr", train.lr, CFG_FLOAT, "0.001", 0, 1000, CFG_LO_OPEN, NULL, 0, "learning rate")    \
-    X("train.adam_beta1", train.adam_beta1, CFG_FLOAT, "0.9", 0, 1, CFG_HI_OPEN, NULL, 0,          \
+    X("train.lr", train.lr, CFG_FLOAT, "0.001", 0, 1000, CFG_LO_OPEN, NULL, CFG_SINGLE,             \
+      "learning rate")                                                                             \
+    X("train.adam_beta1", train.adam_beta1, CFG_FLOAT, "0.9", 0, 1, CFG_HI_OPEN, NULL, CFG_SINGLE, \
       "Adam first-moment decay")                                                                   \
-    X("train.adam_beta2", train.adam_beta2, CFG_FLOAT, "0.999", 0, 1, CFG_HI_OPEN, NULL, 0,        \
+    X("train.adam_beta2", train.adam_beta2, CFG_FLOAT, "0.999", 0, 1, CFG_HI_OPEN, NULL, CFG_SINGLE, \
       "Adam second-moment decay")                                                                  \
-    X("train.adam_eps", train.adam_eps, CFG_FLOAT, "1e-8", 0, 1, CFG_LO_OPEN, NULL, 0,             \
+    X("train.adam_eps", train.adam_eps, CFG_FLOAT, "1e-8", 0, 1, CFG_LO_OPEN, NULL, CFG_SINGLE,    \
       "Adam epsilon")                                                                              \
     X("train.warmup_steps", train.warmup_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, 0,              \
       "linear learning-rate warmup over this many steps")                                          \

@@ -16,17 +16,22 @@ expect 0 "cuda:" "$NMT" --version
 # how libgomp's idle threads wait (src/cpu/cpu_env.h): libgomp's own unless
 # the user chose (or OpenBLAS runs its own pthreads: passive, nmt's),
 # shown with whose choice it is
-wait_line=$("$NMT" --version | grep '^openmp:')
+# (each with the machine's own settings of these variables taken away)
+clean_env=(env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u NMT_NO_REEXEC -u NMT_REEXEC)
+wait_line=$("${clean_env[@]}" "$NMT" --version | grep '^openmp:')
 check 'printf "%s" "$wait_line" | grep -qE "wait policy: (libgomp.s default|OMP_WAIT_POLICY=passive \(nmt.s default\))$"' \
   "the default wait is not in --version: $wait_line"
-expect 0 "wait policy: GOMP_SPINCOUNT=5 (yours)" env GOMP_SPINCOUNT=5 "$NMT" --version
-expect 0 "wait policy: OMP_WAIT_POLICY=active (yours)" env OMP_WAIT_POLICY=active "$NMT" --version
-expect 0 "wait policy: OMP_WAIT_POLICY=passive (yours), GOMP_SPINCOUNT=7 (yours)" env OMP_WAIT_POLICY=passive GOMP_SPINCOUNT=7 "$NMT" --version
-expect 0 "wait policy: libgomp's default (NMT_NO_REEXEC is set)" env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT NMT_NO_REEXEC=1 "$NMT" --version
+expect 0 "wait policy: GOMP_SPINCOUNT=5 (yours)" "${clean_env[@]}" GOMP_SPINCOUNT=5 "$NMT" --version
+expect 0 "wait policy: OMP_WAIT_POLICY=active (yours)" "${clean_env[@]}" OMP_WAIT_POLICY=active "$NMT" --version
+expect 0 "wait policy: OMP_WAIT_POLICY=passive (yours), GOMP_SPINCOUNT=7 (yours)" "${clean_env[@]}" OMP_WAIT_POLICY=passive GOMP_SPINCOUNT=7 "$NMT" --version
+expect 0 "wait policy: libgomp's default (NMT_NO_REEXEC is set)" "${clean_env[@]}" NMT_NO_REEXEC=1 "$NMT" --version
 # whose the BLAS core type is: a user's OPENBLAS_CORETYPE is kept and named
-expect 0 "core Haswell, from OPENBLAS_CORETYPE in the environment (" env OPENBLAS_CORETYPE=Haswell "$NMT" --version
+# (the core OpenBLAS picks by itself here, asked for by name)
 blas_line=$(env -u OPENBLAS_CORETYPE "$NMT" --version | grep '^blas:')
 check '! printf "%s" "$blas_line" | grep -q "in the environment"' "no OPENBLAS_CORETYPE, yet: $blas_line"
+own_core=$(printf '%s' "$blas_line" | sed -n 's/.*, core \([A-Za-z0-9]*\).*/\1/p')
+expect 0 "core $own_core, from OPENBLAS_CORETYPE in the environment (" env OPENBLAS_CORETYPE="$own_core" "$NMT" --version
+expect 0 "core $own_core, not the OPENBLAS_CORETYPE=Bogus asked for (" env OPENBLAS_CORETYPE=Bogus "$NMT" --version
 for cmd in train translate eval prepare gradcheck config demo-corpus plot; do
   expect 0 "usage: nmt $cmd" "$NMT" "$cmd" --help
 done
@@ -58,7 +63,12 @@ expect 2 "train.adam_beta1: must be in [0, 1), got 0.99999999, which is 1 in sin
 expect 2 "train.adam_eps: must be in (0, 1], got 1e-50, which is 0 in single precision" "$NMT" config --config "$tmp/empty.json" --set train.adam_eps=1e-50
 expect 2 "train.lr: must be in (0, 1000], got 1e-320, which is 0 in single precision" "$NMT" config --config "$tmp/empty.json" --set train.lr=1e-320
 expect 0 '"adam_beta2":	0.99999' "$NMT" config --config "$tmp/empty.json" --set train.adam_beta2=0.99999
-expect 2 "data.spm_character_coverage: must be in [0.98, 1], got 0.95" "$NMT" config --config "$tmp/empty.json" --set data.spm_character_coverage=0.95
+expect 2 "data.spm_character_coverage: SentencePiece needs at least 0.98, got 0.95" "$NMT" config --config "$tmp/empty.json" --set data.spm_character_coverage=0.95
+# ... but a word-tokenizer config (and a checkpoint of one) that holds such a value stays valid
+expect 0 '"spm_character_coverage":	0.95' "$NMT" config --config "$tmp/empty.json" --set data.tokenizer=word --set data.spm_character_coverage=0.95
+# the single-precision check is for the keys computed in single precision:
+# clip_norm is a double (1e39 was refused as inf)
+expect 0 '"clip_norm":	1e+39' "$NMT" config --config "$tmp/empty.json" --set train.clip_norm=1e39
 expect 2 "train.clip_norm: must be a finite number" "$NMT" config --config "$tmp/empty.json" --set train.clip_norm=1e309
 # heads that do not divide the hidden size of dot scores: refused by the
 # config check (before any data is prepared), naming the file
@@ -112,6 +122,11 @@ expect 2 "data.max_len = 1: all 300 training pairs (" "$NMT" prepare --config "$
 expect 2 "data.word_min_freq = 100000: no word of the training corpus occurs that often" "$NMT" prepare --config "$tmp/prep.json" --set data.word_min_freq=100000 --set data.cache_dir="$tmp/cache-freq"
 sed 's/.*//' "$tmp/train.tgt" > "$tmp/blank.tgt"
 expect 1 "blank.tgt: every line of its 300 training pairs is empty: nothing to train the target tokenizer on" "$NMT" prepare --config "$tmp/prep.json" --set data.train_tgt="$tmp/blank.tgt" --set data.cache_dir="$tmp/cache-blank"
+# a reader's error found before any word stays the error (it was hidden
+# behind "every line ... is empty")
+printf '\xff bad\nok\n' > "$tmp/bad1.src"
+printf 'ok\nfine\n' > "$tmp/bad1.tgt"
+expect 1 "bad1.src:1: invalid UTF-8 at byte 1" "$NMT" prepare --config "$tmp/prep.json" --set data.train_src="$tmp/bad1.src" --set data.train_tgt="$tmp/bad1.tgt" --set data.cache_dir="$tmp/cache-bad1"
 printf 'ok\n\xff bad\n' > "$tmp/bad.src"
 printf 'ok\nfine\n' > "$tmp/bad.tgt"
 expect 1 "bad.src:2: invalid UTF-8 at byte 1" "$NMT" prepare --config "$tmp/prep.json" --set data.train_src="$tmp/bad.src" --set data.train_tgt="$tmp/bad.tgt"

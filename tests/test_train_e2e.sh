@@ -382,14 +382,16 @@ PY" "train.csv of the blown-up run: validation perplexities not finite: $(grep '
 
 # 10c. a model whose weights are not finite is never saved: the run stops
 # (exit 1) naming the step and the tensor, and the checkpoints already there
-# stay the last good ones (test hook: the first weight NaN after step 25;
-# validations at 20 and 40)
-out=$(NMT_TEST_POISON_STEP=25 "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/poisoned" 2>&1); rc=$?
+# stay the last good ones (test hook: the first weight NaN after step 40's
+# update, just before its validation; validations at 20 and 40)
+out=$(NMT_TEST_POISON_STEP=40 "$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/poisoned" \
+    --set train.keep_checkpoints=5 2>&1); rc=$?
 check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "step 40: not saved: .*are not finite.*the first in tensor"' \
   "a NaN model at a validation: exit $rc (want 1): $out"
-"$NMT" translate --model "$tmp/poisoned/last.nmt" < "$tmp/data/test.src" > /dev/null 2>&1
-check '[ $? -eq 0 ]' "last.nmt after a refused save should be step 20's, finite"
-check '[ "$(grep -c "^valid," "$tmp/poisoned/train.csv")" -ge 1 ] && [ ! -e "$tmp/poisoned/step-40.nmt" ]' "the poisoned step was saved"
+check "[ -e '$tmp/poisoned/step-20.nmt' ] && [ ! -e '$tmp/poisoned/step-40.nmt' ] && cmp -s '$tmp/poisoned/last.nmt' '$tmp/poisoned/step-20.nmt'" \
+  "after the refused save last.nmt should be step 20's: $(ls "$tmp/poisoned")"
+"$NMT" translate --model "$tmp/poisoned/best.nmt" < "$tmp/data/test.src" > /dev/null 2>&1
+check '[ $? -eq 0 ]' "best.nmt after a refused save should be a finite one"
 
 # 10d. train.decay_start_epoch 1 decays the first epoch's rate already
 # (2 and later: that epoch on), from the first logged step

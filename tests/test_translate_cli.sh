@@ -202,7 +202,8 @@ done
 # (it was padded with empty ones scored 0, above every real one), and warns
 head -1 "$in" | "$NMT" translate --model "$M" --beam 1000 --nbest 1000 --max-len-a 0 --max-len-b 1 \
     > "$tmp/nbfew.hyp" 2> "$tmp/nbfew.err"
-check "[ \$? -eq 0 ] && [ \$(wc -l < '$tmp/nbfew.hyp') -eq 1000 ] && grep -q 'fewer than --nbest 1000; the last is repeated' '$tmp/nbfew.err'" \
+rc=$?
+check "[ $rc -eq 0 ] && [ \$(wc -l < '$tmp/nbfew.hyp') -eq 1000 ] && grep -q 'fewer than --nbest 1000; the last is repeated' '$tmp/nbfew.err'" \
   "--nbest 1000 over a small vocabulary: $(wc -l < "$tmp/nbfew.hyp") lines, $(cat "$tmp/nbfew.err")"
 check "awk -F' [|][|][|] ' 'NR > 1 && \$3 > prev + 1e-9 { exit 1 } { prev = \$3 }' '$tmp/nbfew.hyp'" \
   "--nbest 1000 over a small vocabulary: scores not best first: $(awk -F' [|][|][|] ' '{print $3}' "$tmp/nbfew.hyp" | uniq -c | head -5)"

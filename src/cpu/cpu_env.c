@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define CPU_ENV_EXEC_FAILED "exec failed"
@@ -31,11 +32,12 @@ void cpu_env_apply(char **argv) {
     char set[96] = "";
     /* only when OpenBLAS runs its own pthreads (openblas_get_parallel() == 1):
      * with the OpenMP build one pool serves both */
-    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT") && openblas_get_parallel() == 1) {
+    if (!getenv("OMP_WAIT_POLICY") && openblas_get_parallel() == 1) {
         setenv("OMP_WAIT_POLICY", "passive", 1);
         note_set(set, sizeof set, "OMP_WAIT_POLICY");
     }
-    if (!getenv("OPENBLAS_CORETYPE")) {
+    const char *asked = getenv("OPENBLAS_CORETYPE");
+    if (!asked || !asked[0]) {
         __builtin_cpu_init();
         bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
@@ -66,7 +68,13 @@ static int set_by_nmt(const char *name) {
 }
 
 const char *cpu_env_core_origin(void) {
-    if (!getenv("OPENBLAS_CORETYPE")) return NULL;
+    static char text[96];
+    const char *asked = getenv("OPENBLAS_CORETYPE"), *core = openblas_get_corename();
+    if (!asked || !asked[0]) return NULL;
+    if (!core || strcasecmp(asked, core)) { /* OpenBLAS did not know the name, and chose itself */
+        snprintf(text, sizeof text, "not the OPENBLAS_CORETYPE=%.40s asked for", asked);
+        return text;
+    }
     return set_by_nmt("OPENBLAS_CORETYPE") ? "set by nmt" : "from OPENBLAS_CORETYPE in the environment";
 }
 

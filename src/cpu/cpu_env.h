@@ -17,9 +17,8 @@
  *   user's to choose, and `nmt --version` shows the choice in force.
  * libgomp reads these when it loads, before main, and glibc sets up the
  * environment only after an executable's preinit functions run, hence the
- * re-exec. Variables the user set are never changed: a user's
- * OMP_WAIT_POLICY or GOMP_SPINCOUNT leaves the wait alone. NMT_NO_REEXEC=1
- * turns all of it off. */
+ * re-exec. Variables the user set are never changed (an empty one counts
+ * as unset). NMT_NO_REEXEC=1 turns all of it off. */
 #ifndef NMT_CPU_ENV_H
 #define NMT_CPU_ENV_H
 
@@ -33,7 +32,8 @@ void cpu_env_apply(char **argv);
  * NULL to keep it. */
 const char *cpu_env_better_core(const char *loaded, bool avx512, bool avx2);
 /* Who chose the OpenBLAS core type: "set by nmt", "from OPENBLAS_CORETYPE
- * in the environment", or NULL (OpenBLAS itself). */
+ * in the environment", "not the OPENBLAS_CORETYPE=X asked for" (a name
+ * OpenBLAS does not take), or NULL (OpenBLAS itself). */
 const char *cpu_env_core_origin(void);
 /* The OpenBLAS core type in use, e.g. "SkylakeX". */
 const char *cpu_env_blas_core(void);

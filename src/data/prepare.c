@@ -2,13 +2,14 @@
  * (prepare.h). */
 #include "data/prepare.h"
 
-#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "data/word_vocab.h"
 #include "fileio.h"
 
 /* Fixed seed of tokenizer training: the tokenizers do not change with
@@ -96,7 +97,8 @@ typedef struct {
     int max_len;
     ParallelReader *reader;
     int64_t pairs, too_long; /* of the first pass: pairs read, left out for length */
-    int64_t given;           /* lines handed to the tokenizer with a non-space byte */
+    int64_t given;           /* lines handed to the tokenizer with a non-space character */
+    bool failed;             /* the reader failed (its message is the error) */
 } PairSentences;
 
 /* The one length rule of a side, before encoding: `min` ids at least (the
@@ -122,13 +124,19 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
             if (ps->current >= ps->n_sides) return 0;
             ps->current++;
             NmtStatus st = parallel_reader_open(ps->src_path, ps->tgt_path, &ps->reader);
-            if (st) return -(int)st;
+            if (st) {
+                ps->failed = true;
+                return -(int)st;
+            }
         }
         const char *src, *tgt;
         size_t src_len, tgt_len;
         int got = 0;
         NmtStatus st = parallel_reader_next(ps->reader, &src, &src_len, &tgt, &tgt_len, &got);
-        if (st) return -(int)st;
+        if (st) {
+            ps->failed = true;
+            return -(int)st;
+        }
         if (!got) {
             parallel_reader_close(ps->reader);
             ps->reader = NULL;
@@ -143,8 +151,8 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
         int side = ps->sides[ps->current - 1];
         *line = side == 0 ? src : tgt;
         *len = side == 0 ? src_len : tgt_len;
-        for (size_t i = 0; i < *len; i++)
-            if (!isspace((unsigned char)(*line)[i])) {
+        for (size_t i = 0, sp; i < *len; i += sp)
+            if (!(sp = word_space_len(*line + i, *len - i))) {
                 ps->given++;
                 break;
             }
@@ -171,26 +179,28 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     }
     spec.seed = TOKENIZER_SEED;
     PairSentences ps = {d->train_src, d->train_tgt, {side < 0 ? 0 : side, 1}, side < 0 ? 2 : 1,
-                        0, spec.kind, d->max_len, NULL, 0, 0, 0};
+                        0, spec.kind, d->max_len, NULL, 0, 0, 0, false};
     NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
     parallel_reader_close(ps.reader);
-    if (st == NMT_OK || ps.given > 0 || st == NMT_ERR_NOMEM || st == NMT_ERR_IO) return st;
-    /* nothing to learn from: say why, naming the files or the key, instead
-     * of the tokenizer's own "no words" */
+    /* the reader read every pair, and the tokenizer had nothing to learn
+     * from: say why, naming the files or the key, instead of the
+     * tokenizer's own "no words" (a reader's error stands as it is) */
+    if (st != NMT_ERR_RUNTIME || ps.failed || ps.given > 0) return st;
     nmt_error_clear();
     const char *which = side < 0 ? "joint" : side == 0 ? "source" : "target";
-    if (ps.pairs > 0 && ps.too_long == ps.pairs)
-        return nmt_fail(NMT_ERR_CONFIG, "data.max_len = %d: all %lld training pairs (%s, %s) are longer, so no "
+    int64_t kept = ps.pairs - ps.too_long;
+    if (ps.pairs == 0)
+        return nmt_fail(NMT_ERR_RUNTIME, "%s, %s: no training pairs (the files are empty): nothing to train the %s "
+                        "tokenizer on", d->train_src, d->train_tgt, which);
+    if (kept == 0)
+        return nmt_fail(NMT_ERR_CONFIG, "data.max_len = %d: all %lld training pair%s (%s, %s) %s longer, so no "
                         "sentence is left to train the %s tokenizer on", d->max_len, (long long)ps.pairs,
-                        d->train_src, d->train_tgt, which);
+                        ps.pairs == 1 ? "" : "s", d->train_src, d->train_tgt, ps.pairs == 1 ? "is" : "are", which);
     const char *path = side < 0 ? NULL : side == 0 ? d->train_src : d->train_tgt;
-    if (path)
-        return nmt_fail(NMT_ERR_RUNTIME, "%s: every line of its %lld training pairs%s is empty: nothing to train the "
-                        "%s tokenizer on", path, (long long)(ps.pairs - ps.too_long),
-                        ps.too_long ? " within data.max_len" : "", which);
-    return nmt_fail(NMT_ERR_RUNTIME, "%s, %s: every line of their %lld training pairs%s is empty: nothing to train "
-                    "the joint tokenizer on", d->train_src, d->train_tgt, (long long)(ps.pairs - ps.too_long),
-                    ps.too_long ? " within data.max_len" : "");
+    return nmt_fail(NMT_ERR_RUNTIME, "%s%s%s: every line of %s %lld training pair%s%s is empty: nothing to train the "
+                    "%s tokenizer on", path ? path : d->train_src, path ? "" : ", ", path ? "" : d->train_tgt,
+                    path ? "its" : "their", (long long)kept, kept == 1 ? "" : "s",
+                    ps.too_long ? " within data.max_len" : "", which);
 }
 
 /* ---- encoding ---------------------------------------------------------- */

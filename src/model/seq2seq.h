@@ -120,7 +120,9 @@ typedef struct {
 
 /* Hypothesis i of sentence b: ids at out[(b * nbest + i) * stride ...]
  * (no BOS/EOS), length out_len[b * nbest + i], score out_score[...], best
- * first; out_count[b] hypotheses (>= 1). out_attn (NULL: not wanted) gets
+ * first; out_count[b] hypotheses, at most nbest: fewer when the search
+ * finds fewer (a tiny vocabulary or length limit), 0 when every score was
+ * NaN (the out_* of missing ones are not written). out_attn (NULL: not wanted) gets
  * (B * nbest, stride, batch->S) floats: the attention of each output token
  * over the source (heads averaged); zeros for style none. */
 NmtStatus seq2seq_beam_search(Seq2Seq *m, const Batch *batch, const BeamSpec *spec, int32_t *out, int stride,
