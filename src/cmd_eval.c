@@ -254,8 +254,14 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
             bleu_stats_add(&bs, &s);
             bleu_stats_add(&split_bs[part], &s);
             if (sys->bleu_seg) bleu_stats_to_array(&s, sys->bleu_seg + i * BLEU_N_STATS);
-            size_t l = strlen(hyp);
-            while (l && (hyp[l - 1] == ' ' || hyp[l - 1] == '\t' || hyp[l - 1] == '\r')) l--;
+            /* sacreBLEU's line.rstrip().endswith(' .'): every Python
+             * whitespace character at the end stripped, no-break spaces too */
+            size_t hyp_len = strlen(hyp), l = 0;
+            for (size_t at = 0, w; at < hyp_len; at += w) {
+                size_t space = bleu_space_len(hyp + at, hyp_len - at);
+                w = space ? space : bleu_char_len(hyp + at, hyp_len - at);
+                if (!space) l = at + w;
+            }
             tokenized_period += l >= 2 && hyp[l - 2] == ' ' && hyp[l - 1] == '.';
         }
         if (o->chrf) {

@@ -223,6 +223,15 @@ expect_rc 2 "negative --seed"
 run --seed 18446744073709551616 --bootstrap 10 --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
 expect_rc 2 "--seed of 2^64"
 case "$err" in *"--seed needs an integer in [0, 18446744073709551615]"*) ok ;; *) fail "--seed 2^64: the message should give the range: $err" ;; esac
+# 100 lines ending in a tokenized period warn, as sacreBLEU does, also when
+# Unicode whitespace follows it (sacreBLEU strips every Python whitespace
+# character from a line's end; nmt stripped space, tab and CR only)
+python3 -c "import sys; sys.stdout.write('a b .\u00a0\n' * int(sys.argv[1]))" 100 > "$tmp/tok100.txt"
+python3 -c "import sys; sys.stdout.write('a b .\u00a0\n' * int(sys.argv[1]))" 99 > "$tmp/tok99.txt"
+run --ref "$tmp/tok100.txt" --hyp "$tmp/tok100.txt"
+case "$err" in *"100 lines end in a tokenized period"*) ok ;; *) fail "100 lines ending ' .' and a no-break space should warn: $err" ;; esac
+run --ref "$tmp/tok99.txt" --hyp "$tmp/tok99.txt"
+case "$err" in *"tokenized period"*) fail "99 lines should not warn: $err" ;; *) ok ;; esac
 # a NUL byte inside a line: refused naming file, line and byte (a C string
 # ended there, so nmt scored less than sacreBLEU reads: 100.0 against 30.2)
 printf 'a b c d\0 e f\n' > "$tmp/nul.txt"
