@@ -119,7 +119,7 @@ expect 1 "has 300 lines" "$NMT" prepare --config "$tmp/prep.json" --set data.tra
 expect 1 "has 299 lines" "$NMT" prepare --config "$tmp/prep.json" --set data.train_tgt="$tmp/short.tgt"
 # nothing left to train a tokenizer on: the reason, naming the key or file
 expect 2 "data.max_len = 1: all 300 training pairs (" "$NMT" prepare --config "$tmp/prep.json" --set data.max_len=1 --set data.cache_dir="$tmp/cache-len"
-expect 2 "data.word_min_freq = 100000: no word of the training corpus occurs that often" "$NMT" prepare --config "$tmp/prep.json" --set data.word_min_freq=100000 --set data.cache_dir="$tmp/cache-freq"
+expect 2 "so the vocabulary would hold only the special tokens (the source vocabulary, of $tmp/train.src)" "$NMT" prepare --config "$tmp/prep.json" --set data.word_min_freq=100000 --set data.cache_dir="$tmp/cache-freq"
 sed 's/.*//' "$tmp/train.tgt" > "$tmp/blank.tgt"
 expect 1 "blank.tgt: every line of its 300 training pairs is empty: nothing to train the target tokenizer on" "$NMT" prepare --config "$tmp/prep.json" --set data.train_tgt="$tmp/blank.tgt" --set data.cache_dir="$tmp/cache-blank"
 # a reader's error found before any word stays the error (it was hidden

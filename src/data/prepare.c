@@ -182,12 +182,21 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
                         0, spec.kind, d->max_len, NULL, 0, 0, 0, false};
     NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
     parallel_reader_close(ps.reader);
+    const char *which = side < 0 ? "joint" : side == 0 ? "source" : "target";
+    if (st == NMT_ERR_CONFIG && !ps.failed && !strncmp(nmt_error_message(), "data.word_min_freq", 18)) {
+        /* which side ran out of words */
+        char why[400];
+        snprintf(why, sizeof why, "%s", nmt_error_message());
+        nmt_error_clear();
+        const char *path = side < 0 ? NULL : side == 0 ? d->train_src : d->train_tgt;
+        return nmt_fail(NMT_ERR_CONFIG, "%s (the %s vocabulary, of %s%s%s)", why, which, path ? path : d->train_src,
+                        path ? "" : " and ", path ? "" : d->train_tgt);
+    }
     /* the reader read every pair, and the tokenizer had nothing to learn
      * from: say why, naming the files or the key, instead of the
      * tokenizer's own "no words" (a reader's error stands as it is) */
     if (st != NMT_ERR_RUNTIME || ps.failed || ps.given > 0) return st;
     nmt_error_clear();
-    const char *which = side < 0 ? "joint" : side == 0 ? "source" : "target";
     int64_t kept = ps.pairs - ps.too_long;
     if (ps.pairs == 0)
         return nmt_fail(NMT_ERR_RUNTIME, "%s, %s: no training pairs (the files are empty): nothing to train the %s "

@@ -279,8 +279,8 @@ NmtStatus word_vocab_train(const TokenizerSpec *spec, SentenceSourceFn next, voi
         for (size_t i = 0; i <= table.mask; i++)
             if (table.slots[i].word && table.slots[i].count > most) most = table.slots[i].count;
         s = nmt_fail(NMT_ERR_CONFIG, "data.word_min_freq = %d: no word of the training corpus occurs that often "
-                     "(the most frequent, %lld times), so the vocabulary would hold only the special tokens",
-                     spec->min_freq, (long long)most);
+                     "(the most frequent, %lld time%s), so the vocabulary would hold only the special tokens",
+                     spec->min_freq, (long long)most, most == 1 ? "" : "s");
         goto done;
     }
     qsort(entries, n, sizeof *entries, count_entry_cmp);
