@@ -226,9 +226,9 @@ static char *surface_word(const char *line, int n) {
             i += sp;
             continue;
         }
-        size_t start = i;
-        while (i < len && !word_space_len(line + i, len - i)) i++;
-        if (k++ == n) return nmt_strndup(line + start, i - start);
+        size_t word = word_len(line + i, len - i);
+        if (k++ == n) return nmt_strndup(line + i, word);
+        i += word;
     }
     return nmt_strdup("");
 }
@@ -257,15 +257,13 @@ static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, 
             for (int s_ = 1; s_ < src_n; s_++)
                 if (attn[(size_t)t * S + s_] > attn[(size_t)t * S + best]) best = s_;
             /* the word itself for the word tokenizer (an unknown source word too); the piece for SentencePiece */
-            char *surface = src_n && tokenizer_kind(tr->src_tok) == TOKENIZER_WORD && line ? surface_word(line, best)
-                                                                                           : NULL;
+            bool by_word = src_n && tokenizer_kind(tr->src_tok) == TOKENIZER_WORD && line;
+            char *surface = by_word ? surface_word(line, best) : NULL;
             const char *word = surface ? surface : !src_n ? "" : piece_text(tr->src_tok, src[best]);
             char **hit = tr->dict_n ? bsearch(word, tr->dict_src, (size_t)tr->dict_n, sizeof(char *), dict_cmp) : NULL;
             if (hit) word = tr->dict_tgt[hit - tr->dict_src];
-            if (src_n && tokenizer_kind(tr->src_tok) == TOKENIZER_WORD && line && !surface)
-                st = nmt_fail_nomem("replacing unknown words");
-            else
-                fprintf(f, "%s%s", ftell(f) ? " " : "", word);
+            if (by_word && !surface) st = nmt_fail_nomem("replacing unknown words");
+            else fprintf(f, "%s%s", ftell(f) ? " " : "", word);
             nmt_free(surface);
         }
         start = t + 1;

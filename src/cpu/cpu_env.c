@@ -92,8 +92,7 @@ const char *cpu_env_wait_description(void) {
     if (policy)
         n += (size_t)snprintf(text + n, sizeof text - n, "OMP_WAIT_POLICY=%.20s (%s)", policy,
                               set_by_nmt("OMP_WAIT_POLICY") ? "nmt's default" : "yours");
-    if (spin && n < sizeof text)
-        snprintf(text + n, sizeof text - n, "%sGOMP_SPINCOUNT=%.20s (%s)", n ? ", " : "", spin,
-                 set_by_nmt("GOMP_SPINCOUNT") ? "nmt's default" : "yours");
+    if (spin && n < sizeof text) /* nmt never sets it */
+        snprintf(text + n, sizeof text - n, "%sGOMP_SPINCOUNT=%.20s (yours)", n ? ", " : "", spin);
     return text;
 }

@@ -183,14 +183,12 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
     parallel_reader_close(ps.reader);
     const char *which = side < 0 ? "joint" : side == 0 ? "source" : "target";
+    const char *path = side < 0 ? NULL : side == 0 ? d->train_src : d->train_tgt; /* NULL: both files */
     if (st == NMT_ERR_CONFIG && !ps.failed && !strncmp(nmt_error_message(), "data.word_min_freq", 18)) {
         /* which side ran out of words */
-        char why[400];
-        snprintf(why, sizeof why, "%s", nmt_error_message());
-        nmt_error_clear();
-        const char *path = side < 0 ? NULL : side == 0 ? d->train_src : d->train_tgt;
-        return nmt_fail(NMT_ERR_CONFIG, "%s (the %s vocabulary, of %s%s%s)", why, which, path ? path : d->train_src,
-                        path ? "" : " and ", path ? "" : d->train_tgt);
+        nmt_error_suffix(" (the %s vocabulary, of %s%s%s)", which, path ? path : d->train_src, path ? "" : " and ",
+                         path ? "" : d->train_tgt);
+        return st;
     }
     /* the reader read every pair, and the tokenizer had nothing to learn
      * from: say why, naming the files or the key, instead of the
@@ -205,7 +203,6 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
         return nmt_fail(NMT_ERR_CONFIG, "data.max_len = %d: all %lld training pair%s (%s, %s) %s longer, so no "
                         "sentence is left to train the %s tokenizer on", d->max_len, (long long)ps.pairs,
                         ps.pairs == 1 ? "" : "s", d->train_src, d->train_tgt, ps.pairs == 1 ? "is" : "are", which);
-    const char *path = side < 0 ? NULL : side == 0 ? d->train_src : d->train_tgt;
     return nmt_fail(NMT_ERR_RUNTIME, "%s%s%s: every line of %s %lld training pair%s%s is empty: nothing to train the "
                     "%s tokenizer on", path ? path : d->train_src, path ? "" : ", ", path ? "" : d->train_tgt,
                     path ? "its" : "their", (long long)kept, kept == 1 ? "" : "s",

@@ -39,8 +39,7 @@ size_t word_space_len(const char *str, size_t len) {
     return 0;
 }
 
-/* Length of the word starting at s (up to the next whitespace or the end). */
-static size_t word_len(const char *s, size_t len) {
+size_t word_len(const char *s, size_t len) {
     size_t i = 0;
     while (i < len && word_space_len(s + i, len - i) == 0) i++;
     return i;

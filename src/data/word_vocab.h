@@ -55,5 +55,8 @@ NmtStatus word_vocab_decode(const WordVocab *v, const int32_t *ids, int n, char 
 /* Byte length of the whitespace character at s[0..len), 0 when s does not
  * start with one. */
 size_t word_space_len(const char *s, size_t len);
+/* Byte length of the word starting at s (up to the next whitespace
+ * character, as word_space_len, or the end). */
+size_t word_len(const char *s, size_t len);
 
 #endif

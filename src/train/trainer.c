@@ -150,12 +150,10 @@ static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
     /* a diverged model is never saved: the files already there stay the
      * run's last good state (what the stop messages promise) */
     if (!st && checkpoint_check_finite(&ck, name) != NMT_OK) {
-        char why[600];
-        snprintf(why, sizeof why, "%s", nmt_error_message());
-        nmt_error_clear();
-        st = nmt_fail(NMT_ERR_RUNTIME, "step %lld: not saved: %s; the checkpoints already in %s are from "
-                      "earlier steps (a smaller train.lr or train.clip_norm may keep the run finite)",
-                      (long long)tr->st.step, why, tr->cfg->train.save_dir);
+        nmt_error_prefix("step %lld: not saved", (long long)tr->st.step);
+        nmt_error_suffix("; the checkpoints already in %s are from earlier steps (a smaller train.lr or "
+                         "train.clip_norm may keep the run finite)", tr->cfg->train.save_dir);
+        st = NMT_ERR_RUNTIME;
     }
     if (!st) {
         ck.state = tr->st;
