@@ -92,6 +92,7 @@ typedef struct {
     double lr_decay;
     int decay_start_epoch;
     int batch_sentences, batch_tokens;
+    int accum_batches; /* batches per update */
     int epochs, max_steps;
     double clip_norm, label_smoothing;
     int seed;

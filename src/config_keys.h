@@ -108,6 +108,10 @@
       "most sentence pairs per batch; 0: no limit (then batch_tokens must be set)")                \
     X("train.batch_tokens", train.batch_tokens, CFG_INT, "0", 0, NOLIMIT, 0, NULL, 0,              \
       "most padded tokens per batch on either side; 0: no limit")                                  \
+    X("train.accum_batches", train.accum_batches, CFG_INT, "1", 1, 1000000, 0, NULL, CFG_SCHEDULE, \
+      "batches whose gradients add up to one update (gradient accumulation: the update of one "    \
+      "batch this many times larger, in the memory of one; steps count updates); an epoch's "     \
+      "last update takes the batches left")                                                       \
     X("train.epochs", train.epochs, CFG_INT, "20", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE,              \
       "passes over the training data")                                                             \
     X("train.max_steps", train.max_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,         \

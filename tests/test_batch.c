@@ -239,6 +239,53 @@ static void test_epochs_budgets(const Dataset *d, BatchSpec sp, const char *what
     batcher_free(b);
 }
 
+/* batcher_peek_tgt_tokens: at every position of two epochs, the tokens and
+ * count of the next n batches are those batcher_next then returns, and the
+ * look-ahead moves nothing (the batches equal a batcher never peeked). */
+static void test_peek(const Dataset *d, BatchSpec sp) {
+    Batcher *b, *plain;
+    CHECK(batcher_create(d, &sp, &b) == NMT_OK && batcher_create(d, &sp, &plain) == NMT_OK, "peek: create");
+    for (int epoch = 0; epoch < 2; epoch++) {
+        int64_t nb = batcher_batches_in_epoch(b);
+        int64_t *tokens = calloc((size_t)nb + 1, sizeof *tokens);
+        int64_t (*peeked)[2] = calloc((size_t)nb + 1, sizeof *peeked); /* per position: count, tokens of 3 */
+        int same = 1;
+        for (int64_t i = 0;; i++) {
+            BatchPosition before = batcher_position(b);
+            int count = batcher_peek_tgt_tokens(b, 3, &peeked[i][1]);
+            peeked[i][0] = count;
+            int64_t one = -1;
+            int one_count = batcher_peek_tgt_tokens(b, 1, &one);
+            BatchPosition after = batcher_position(b);
+            same &= before.epoch == after.epoch && before.batch_index == after.batch_index;
+            Batch bt, bp;
+            int got, got_plain;
+            batcher_next(b, &bt, &got);
+            batcher_next(plain, &bp, &got_plain);
+            same &= got == got_plain && (!got || batch_hash(&bt) == batch_hash(&bp));
+            if (!got) {
+                CHECK(count == 0 && peeked[i][1] == 0 && one_count == 0, "peek at the epoch's end: %d batches", count);
+                break;
+            }
+            tokens[i] = bt.n_tgt_tokens;
+            CHECK(one_count == 1 && one == bt.n_tgt_tokens, "peek 1 at batch %lld: %lld tokens, the batch has %lld",
+                  (long long)i, (long long)one, (long long)bt.n_tgt_tokens);
+        }
+        int sums_ok = 1;
+        for (int64_t i = 0; i < nb; i++) {
+            int64_t want_count = nb - i < 3 ? nb - i : 3, want = 0;
+            for (int64_t j = i; j < i + want_count; j++) want += tokens[j];
+            sums_ok &= peeked[i][0] == want_count && peeked[i][1] == want;
+        }
+        CHECK(sums_ok, "peek 3: counts and tokens must be those of the next batches (epoch %d)", epoch);
+        CHECK(same, "peeking must not move the position or change the batches (epoch %d)", epoch);
+        free(tokens);
+        free(peeked);
+    }
+    batcher_free(b);
+    batcher_free(plain);
+}
+
 /* Records `calls` calls of batcher_next: the position before each call and
  * a hash of the result (0 for the end-of-epoch call). */
 static void record(Batcher *b, int calls, BatchPosition *pos, uint64_t *ev) {
@@ -482,6 +529,8 @@ int main(void) {
     test_epochs_budgets(dc, (BatchSpec){0, 1000, 3, 1}, "tokens=1000", 1);
     test_epochs_budgets(dc, (BatchSpec){32, 0, 7, 0}, "sequential", 0);
     test_order_and_seek(d);
+    test_peek(dc, (BatchSpec){50, 1500, 7, 1});
+    test_peek(dc, (BatchSpec){32, 0, 7, 0});
     test_layout_small();
     test_over_budget();
     test_bad_input();

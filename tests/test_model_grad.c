@@ -127,6 +127,103 @@ static void output_chunks(void) {
     check_config_chunked("output layer one row at a time", plain, 1, 12, 1);
 }
 
+/* Columns [from, from + n) of `whole` as a batch of their own (S and T cut
+ * to the longest of them), in the caller's arrays of whole's sizes. */
+enum { STORE_B = 8, STORE_S = 8, STORE_T = 8 };
+typedef struct {
+    int32_t src[STORE_S * STORE_B], tgt_in[STORE_T * STORE_B], tgt_out[STORE_T * STORE_B];
+    int src_len[STORE_B], tgt_len[STORE_B];
+    int64_t pair[STORE_B];
+} BatchStore;
+
+static void sub_batch(const Batch *whole, int from, int n, BatchStore *m, Batch *out) {
+    int S = 0, T = 0, B = whole->B;
+    NMT_ASSERT(n <= STORE_B && whole->S <= STORE_S && whole->T <= STORE_T);
+    for (int i = 0; i < n; i++) {
+        if (whole->src_len[from + i] > S) S = whole->src_len[from + i];
+        if (whole->tgt_len[from + i] > T) T = whole->tgt_len[from + i];
+    }
+    *out = (Batch){n, S, T, m->src, m->src_len, m->tgt_in, m->tgt_out, m->tgt_len, m->pair, 0, 0};
+    for (int i = 0; i < n; i++) {
+        m->src_len[i] = whole->src_len[from + i];
+        m->tgt_len[i] = whole->tgt_len[from + i];
+        m->pair[i] = i;
+        out->n_src_tokens += m->src_len[i];
+        out->n_tgt_tokens += m->tgt_len[i];
+        for (int s = 0; s < S; s++) m->src[s * n + i] = whole->src[s * B + from + i];
+        for (int t = 0; t < T; t++) {
+            m->tgt_in[t * n + i] = whole->tgt_in[t * B + from + i];
+            m->tgt_out[t * n + i] = whole->tgt_out[t * B + from + i];
+        }
+    }
+}
+
+/* Gradient accumulation (seq2seq_set_grad_tokens): two parts of a batch,
+ * their gradients added with the whole batch's token count as divisor,
+ * give the whole batch's gradient; each part's reported loss stays its own
+ * mean. Without the divisor the sum of the two means is not that gradient
+ * (the check can tell the two apart). No dropout: the parts draw other
+ * masks than the whole would. */
+static void accumulation(const char *label, const char *const *sets, int n_sets) {
+    ModelDims d;
+    if (!dims_for(sets, n_sets, &d)) return;
+    Batch gc, whole, part1, part2;
+    gradcheck_make_batch(5, 6, 5, d.V_s, d.V_t, 11, &gc);
+    static BatchStore whole_store, store1, store2;
+    sub_batch(&gc, 0, 5, &whole_store, &whole); /* own copy: gc's arrays are gradcheck's */
+    sub_batch(&whole, 0, 2, &store1, &part1);
+    sub_batch(&whole, 2, 3, &store2, &part2);
+    CHECK(part1.S < whole.S || part2.S < whole.S || part1.T < whole.T || part2.T < whole.T,
+          "%s: a part should be shorter than the whole", label);
+    ModelLimits lim = {whole.B, whole.S, whole.T, 0, 0, 0};
+    Seq2Seq *m;
+    if (seq2seq_create(be, &d, lim, &m)) {
+        CHECK(0, "%s: create: %s", label, nmt_error_message());
+        return;
+    }
+    size_t n = seq2seq_layout(m)->total;
+    float *g_whole = malloc(n * sizeof(float)), *g_acc = malloc(n * sizeof(float)), *g_means = malloc(n * sizeof(float));
+    CHECK(seq2seq_init_params(m, 0.5f, 3) == NMT_OK, "init");
+    ModelLoss lw, l1, l2;
+    seq2seq_zero_grads(m);
+    seq2seq_forward(m, &whole, true, 5, &lw);
+    seq2seq_backward(m);
+    be->download(be, g_whole, seq2seq_grads(m), n * sizeof(float));
+    for (int divided = 1; divided >= 0; divided--) {
+        seq2seq_zero_grads(m);
+        seq2seq_set_grad_tokens(m, divided ? part1.n_tgt_tokens + part2.n_tgt_tokens : 0);
+        seq2seq_forward(m, &part1, true, 5, &l1);
+        seq2seq_backward(m);
+        seq2seq_forward(m, &part2, true, 6, &l2);
+        seq2seq_backward(m);
+        be->download(be, divided ? g_acc : g_means, seq2seq_grads(m), n * sizeof(float));
+    }
+    seq2seq_set_grad_tokens(m, 0);
+    CHECK(l1.n_tokens == part1.n_tgt_tokens && l2.n_tokens == part2.n_tgt_tokens &&
+              fabs(l1.loss - l1.loss_sum / l1.n_tokens) <= 1e-12,
+          "%s: a part's loss must be its own mean", label);
+    double joined = (l1.loss_sum + l2.loss_sum) / (double)(l1.n_tokens + l2.n_tokens);
+    CHECK(fabs(joined - lw.loss) <= 1e-6 * lw.loss, "%s: parts' loss %.9g, whole %.9g", label, joined, lw.loss);
+    double e = max_rel_diff(g_whole, g_acc, n), e_means = max_rel_diff(g_whole, g_means, n);
+    CHECK(e <= 1e-5, "%s: accumulated gradients differ from the whole batch's by %.3g of the largest", label, e);
+    CHECK(e_means > 1e-2, "%s: the sum of the parts' mean gradients should differ from the whole's (%.3g)",
+          label, e_means);
+    free(g_whole);
+    free(g_acc);
+    free(g_means);
+    seq2seq_free(m);
+}
+
+static void accumulations(void) {
+    accumulation("accumulation, luong general", NULL, 0);
+    const char *bahdanau[] = {"model.attention.style=bahdanau", "model.attention.score=additive",
+                              "model.enc_layers=2", "model.dec_layers=2"};
+    accumulation("accumulation, bahdanau additive, 2+2 layers", bahdanau, 4);
+    const char *local[] = {"model.attention.mode=local-p", "model.attention.heads=2", "model.tie_embeddings=true",
+                           "model.emb_dim=6"};
+    accumulation("accumulation, local-p, 2 heads, tied", local, 4);
+}
+
 /* Training arena bytes of a model of `sets` with target vocabulary V_t for
  * batches up to B x S x T (0 on failure). */
 static size_t train_arena(const char *const *sets, int n_sets, int V_t, int B, int S, int T) {
@@ -221,6 +318,7 @@ int main(void) {
     }
     special_models();
     output_chunks();
+    accumulations();
     memory_bounds();
     sweep();
     be->destroy(be);

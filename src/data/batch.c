@@ -291,6 +291,18 @@ NmtStatus batcher_seek(Batcher *b, BatchPosition pos) {
     return NMT_OK;
 }
 
+int batcher_peek_tgt_tokens(Batcher *b, int n, int64_t *tgt_tokens) {
+    plan_build(b, b->pos.epoch);
+    int count = 0;
+    *tgt_tokens = 0;
+    for (int64_t k = b->pos.batch_index; k < b->n_batches && count < n; k++, count++) {
+        int64_t plan_batch = b->batch_order[k];
+        for (int64_t i = b->batch_start[plan_batch]; i < b->batch_start[plan_batch + 1]; i++)
+            *tgt_tokens += dataset_tgt_len(b->d, b->order[i]) + 1; /* + EOS, as batch_fill counts */
+    }
+    return count;
+}
+
 int64_t batcher_batches_in_epoch(const Batcher *b) {
     NMT_ASSERT(b->plan_epoch == b->pos.epoch);
     return b->n_batches;

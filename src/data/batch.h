@@ -87,6 +87,13 @@ BatchPosition batcher_position(const Batcher *b);
  * (naming the position) when the position does not exist. */
 NmtStatus batcher_seek(Batcher *b, BatchPosition pos);
 
+/* Looks ahead without moving: the target tokens (Batch.n_tgt_tokens) of
+ * the next n batches of the current epoch, summed into *tgt_tokens; returns
+ * how many batches that was (fewer than n near the epoch's end, 0 at it).
+ * Gradient accumulation divides every batch's gradient by the tokens of
+ * the whole update. Never allocates. */
+int batcher_peek_tgt_tokens(Batcher *b, int n, int64_t *tgt_tokens);
+
 /* Number of batches in the epoch of the current position. */
 int64_t batcher_batches_in_epoch(const Batcher *b);
 BatchLimits batcher_limits(const Batcher *b);

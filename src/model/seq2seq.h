@@ -54,8 +54,15 @@ void seq2seq_zero_grads(Seq2Seq *m);
  * (its weight and bias gradients are added into seq2seq_grads, so zero
  * them first). The batch must fit the limits. */
 void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, ModelLoss *loss);
-/* Adds the gradient of loss->loss (the mean over target tokens) of the last
- * training forward into seq2seq_grads. */
+/* Gradient accumulation: the gradient of the next training forwards is the
+ * sum over their batch's target tokens divided by n, the target tokens of
+ * every batch of one update, so that several batches' gradients add up to
+ * the gradient of their mean loss (that of one batch holding them all).
+ * 0, the default: each batch's own token count (the mean over the batch).
+ * ModelLoss is unaffected (always the batch's own mean). */
+void seq2seq_set_grad_tokens(Seq2Seq *m, int64_t n);
+/* Adds the gradient of loss->loss (the mean over target tokens; see
+ * seq2seq_set_grad_tokens) of the last training forward into seq2seq_grads. */
 void seq2seq_backward(Seq2Seq *m);
 /* The logits (T*B, V_t) of the last forward, computed again chunk by chunk
  * (the forward keeps none) and downloaded into host memory. */

@@ -246,7 +246,8 @@ static void output_layer(Seq2Seq *m, bool train) {
     Acts *a = &m->a;
     int N = m->T * m->B, H = m->d.H, V = m->d.V_t, C = output_chunk_rows(m, N);
     const float *W = out_W(m), *bias = P(m, m->layout.idx.out_b);
-    float scale = m->n_tokens ? 1.0f / (float)m->n_tokens : 0.0f;
+    int64_t divisor = m->grad_tokens > 0 ? m->grad_tokens : m->n_tokens; /* the gradient's; loss rows are not scaled */
+    float scale = divisor ? 1.0f / (float)divisor : 0.0f;
     for (int r0 = 0; r0 < N; r0 += C) {
         int n = N - r0 < C ? N - r0 : C;
         const float *x = a->hd + (size_t)r0 * H;
@@ -260,6 +261,11 @@ static void output_layer(Seq2Seq *m, bool train) {
         be->bias_backward(be, G(m, m->layout.idx.out_b), dlogits, n, V);
         be->gemm(be, false, false, n, H, V, 1.0f, dlogits, V, W, H, 0.0f, a->dhh + (size_t)r0 * H, H);
     }
+}
+
+void seq2seq_set_grad_tokens(Seq2Seq *m, int64_t n) {
+    NMT_ASSERT(n >= 0);
+    m->grad_tokens = n;
 }
 
 void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, ModelLoss *loss) {

@@ -126,6 +126,7 @@ struct Seq2Seq {
     int G;         /* decoder rows per sentence: 1, or the beam size */
     uint64_t seed;
     int64_t n_tokens;
+    int64_t grad_tokens; /* seq2seq_set_grad_tokens: gradient divisor, 0: n_tokens */
     size_t step_stride; /* floats between step t and t+1 in the step arrays */
     Acts a;
 };

@@ -57,15 +57,26 @@ typedef struct {
      * the end of an epoch it is already the next epoch. */
     int64_t shown_epoch;
     int64_t test_poison_step; /* test hook (test_poison_after), 0: none */
+    int abandoned_batches; /* batches of an update a signal cut short (run_update_batches) */
 } Trainer;
 
-/* TEST HOOK, for tests/test_train_e2e.sh only: NMT_TEST_POISON_STEP=N makes
- * the first weight NaN after step N's update (as a diverging run would),
- * to check that such a model is never saved. Unset or 0: no effect. */
+/* TEST HOOK, for tests/test_train_e2e.sh and test_accumulation.sh only:
+ * NMT_TEST_POISON_STEP=N makes every weight NaN after step N's update (as a
+ * diverging run would), to check that such a model is never saved and that
+ * every later loss is refused. Unset or 0: no effect. */
 static void test_poison_after(Trainer *tr, int64_t step) {
     if (step != tr->test_poison_step) return;
-    float nan_value = NAN;
-    tr->be->upload(tr->be, seq2seq_params(tr->model), &nan_value, sizeof nan_value);
+    float *nan_values = nmt_malloc(tr->n_params * sizeof(float));
+    if (!nan_values) return;
+    for (size_t i = 0; i < tr->n_params; i++) nan_values[i] = NAN;
+    tr->be->upload(tr->be, seq2seq_params(tr->model), nan_values, tr->n_params * sizeof(float));
+    nmt_free(nan_values);
+}
+
+/* Updates that n batches make, accum_batches to an update (an epoch's last
+ * update takes the batches left). */
+static int64_t updates_for_batches(int64_t n, int accum_batches) {
+    return n > 0 ? (n + accum_batches - 1) / accum_batches : 0;
 }
 
 static double now_seconds(void) {
@@ -371,7 +382,9 @@ static void log_progress(Trainer *tr, double lr, bool final) {
         char eta[64] = "";
         /* steps left: to max_steps, or to the end of the last epoch, whichever comes first */
         int64_t per_epoch = batcher_batches_in_epoch(tr->train_batches);
-        double left_steps = (double)(tc->epochs - tr->st.epoch) * per_epoch - tr->st.batch_index;
+        int k = tc->accum_batches;
+        double left_steps = (double)updates_for_batches(per_epoch - tr->st.batch_index, k) +
+                            (double)(tc->epochs - tr->st.epoch - 1) * (double)updates_for_batches(per_epoch, k);
         if (tc->max_steps > 0 && tc->max_steps - tr->st.step < left_steps) left_steps = (double)(tc->max_steps - tr->st.step);
         if (left_steps >= 0) {
             double left = left_steps * elapsed / tr->window_steps;
@@ -472,13 +485,14 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
  * and the settings that size them. */
 static void explain_nomem(const Trainer *tr) {
     const Config *cfg = tr->cfg;
-    char hint[400];
+    char hint[480];
     snprintf(hint, sizeof hint,
              "lower train.batch_sentences (%d) or train.batch_tokens (%d), data.max_len (%d), "
              "decode.beam (%d) or decode.max_len_a and _b (%g, %d: validation decoding's steps), "
-             "or the model's sizes",
+             "or the model's sizes; train.accum_batches (%d) keeps the batch size per update with "
+             "smaller batches",
              cfg->train.batch_sentences, cfg->train.batch_tokens, cfg->data.max_len, cfg->decode.beam,
-             cfg->decode.max_len_a, cfg->decode.max_len_b);
+             cfg->decode.max_len_a, cfg->decode.max_len_b, cfg->train.accum_batches);
     backend_explain_nomem(tr->be, hint);
 }
 
@@ -629,10 +643,14 @@ static NmtStatus setup(Trainer *tr) {
     nmt_free(path);
     if (!st && !tr->opt->quiet) {
         ModelDims d = *seq2seq_dims(tr->model);
-        nmt_log_info("train: %zu parameters; %lld training pairs, %lld batches per epoch; %s attention; device %s",
-                     tr->n_params, (long long)tr->data.train->n_pairs,
-                     (long long)batcher_batches_in_epoch(tr->train_batches), attn_style_names[d.style],
-                     tr->be->name);
+        int64_t batches = batcher_batches_in_epoch(tr->train_batches);
+        char updates[96] = "";
+        if (tc->accum_batches > 1)
+            snprintf(updates, sizeof updates, " (%lld updates of up to %d, train.accum_batches)",
+                     (long long)updates_for_batches(batches, tc->accum_batches), tc->accum_batches);
+        nmt_log_info("train: %zu parameters; %lld training pairs, %lld batches per epoch%s; %s attention; device %s",
+                     tr->n_params, (long long)tr->data.train->n_pairs, (long long)batches, updates,
+                     attn_style_names[d.style], tr->be->name);
         double param_mb = tr->n_params * sizeof(float) / 1e6;
         char device_note[128];
         backend_memory_note(tr->be, device_note, sizeof device_note);
@@ -667,6 +685,63 @@ static void teardown(Trainer *tr) {
 /* Dropout seed of update t: depends on (seed, t) only. */
 static uint64_t step_seed(const Config *cfg, int64_t t) {
     return rng_mix64(((uint64_t)cfg->train.seed << 32) ^ (uint64_t)t);
+}
+
+/* Dropout seed of batch j (from 0) of update t: batch 0's is step_seed,
+ * so that accum_batches 1 trains as before accumulation existed. */
+static uint64_t batch_seed(const Config *cfg, int64_t t, int j) {
+    return j == 0 ? step_seed(cfg, t) : rng_mix64(step_seed(cfg, t) + (uint64_t)j);
+}
+
+/* What the batches of one update did. */
+typedef struct {
+    ModelLoss loss;         /* sums over the update's batches; loss.loss = loss_sum / n_tokens */
+    int64_t src_tokens, tgt_tokens;
+    int n_batches;          /* batches taken from the batcher */
+    int bad_batch;          /* 1-based batch whose loss was not finite (the rest were passed over), 0: none */
+    Batch last;             /* the last batch, valid until the batcher's next call */
+} UpdateBatches;
+
+/* The forward and backward passes of update t: `first` (taken from the
+ * batcher already) and up to train.accum_batches - 1 more of the same
+ * epoch, their gradients added into seq2seq_grads as the gradient of the
+ * mean loss over all their target tokens (zero the gradients first). A
+ * batch whose loss is not finite ends the computing; the update's other
+ * batches are still taken (the update is skipped whole). Returns false
+ * when a signal came between two batches: the update is abandoned, and
+ * tr->st still holds the position before its first batch. */
+static bool run_update_batches(Trainer *tr, const Batch *first, int64_t t, UpdateBatches *u) {
+    int k = tr->cfg->train.accum_batches;
+    memset(u, 0, sizeof *u);
+    int64_t more_tokens = 0;
+    int more = k > 1 ? batcher_peek_tgt_tokens(tr->train_batches, k - 1, &more_tokens) : 0;
+    seq2seq_set_grad_tokens(tr->model, more > 0 ? first->n_tgt_tokens + more_tokens : 0);
+    Batch b = *first;
+    for (int j = 0; j <= more; j++) {
+        if (j > 0) {
+            if (stop_signal) {
+                tr->abandoned_batches = j;
+                return false;
+            }
+            int got = 0;
+            batcher_next(tr->train_batches, &b, &got);
+            NMT_ASSERT(got); /* batcher_peek_tgt_tokens counted it */
+        }
+        u->n_batches++;
+        u->src_tokens += b.n_src_tokens;
+        u->tgt_tokens += b.n_tgt_tokens;
+        if (u->bad_batch) continue;
+        ModelLoss l;
+        seq2seq_forward(tr->model, &b, true, batch_seed(tr->cfg, t, j), &l);
+        u->loss.loss_sum += l.loss_sum;
+        u->loss.nll_sum += l.nll_sum;
+        u->loss.n_tokens += l.n_tokens;
+        if (isfinite(l.loss)) seq2seq_backward(tr->model);
+        else u->bad_batch = j + 1;
+    }
+    u->last = b;
+    u->loss.loss = u->bad_batch ? NAN : u->loss.n_tokens ? u->loss.loss_sum / (double)u->loss.n_tokens : 0.0;
+    return true;
 }
 
 /* "N epochs completed" (1: "1 epoch completed") after the loop: the
@@ -708,26 +783,26 @@ static NmtStatus train_loop(Trainer *tr) {
             }
             continue;
         }
-        BatchPosition pos = batcher_position(tr->train_batches);
         int64_t t = tr->st.step + 1;
         double t0 = now_seconds();
         seq2seq_zero_grads(tr->model);
-        ModelLoss loss;
-        seq2seq_forward(tr->model, &b, true, step_seed(tr->cfg, t), &loss);
+        UpdateBatches u;
+        if (!run_update_batches(tr, &b, t, &u)) break; /* a signal: saved below, from the update's start */
+        BatchPosition pos = batcher_position(tr->train_batches);
         double norm = NAN;
-        if (isfinite(loss.loss)) {
-            seq2seq_backward(tr->model);
-            norm = optimizer_grad_norm(tr->optim, seq2seq_grads(tr->model));
-        }
+        if (!u.bad_batch) norm = optimizer_grad_norm(tr->optim, seq2seq_grads(tr->model));
         st = device_failed(tr, "step %lld", (long long)t); /* before its loss or update is trusted */
         if (st) return st;
         tr->st.epoch = pos.epoch;
         tr->st.batch_index = pos.batch_index;
         tr->shown_epoch = pos.epoch + 1;
-        if (!isfinite(loss.loss) || !isfinite(norm)) {
+        if (u.bad_batch || !isfinite(norm)) {
             tr->st.bad_steps++;
-            nmt_log_warn("train: step %lld: %s is %s; update skipped (%lld in a row)", (long long)t,
-                         isfinite(loss.loss) ? "gradient norm" : "loss", "not finite", (long long)tr->st.bad_steps);
+            char which[64] = "";
+            if (u.bad_batch && tc->accum_batches > 1)
+                snprintf(which, sizeof which, " (batch %d of the update's %d)", u.bad_batch, u.n_batches);
+            nmt_log_warn("train: step %lld: %s%s is not finite; update skipped (%lld in a row)", (long long)t,
+                         u.bad_batch ? "loss" : "gradient norm", which, (long long)tr->st.bad_steps);
             if (tr->st.bad_steps >= tc->max_bad_steps)
                 return nmt_fail(NMT_ERR_RUNTIME,
                                 "%lld updates in a row had NaN or Inf (train.max_bad_steps); stopped, the "
@@ -739,18 +814,18 @@ static NmtStatus train_loop(Trainer *tr) {
         optimizer_apply(tr->optim, seq2seq_params(tr->model), seq2seq_grads(tr->model), norm, t, lr);
         tr->st.step = t;
         test_poison_after(tr, t);
-        tr->st.tokens_seen += (double)loss.n_tokens;
+        tr->st.tokens_seen += (double)u.loss.n_tokens;
         tr->st.seconds += now_seconds() - t0;
-        tr->window_loss += loss.loss_sum;
-        tr->window_tokens += (double)loss.n_tokens;
-        tr->window_src += (double)b.n_src_tokens;
-        tr->window_tgt += (double)b.n_tgt_tokens;
+        tr->window_loss += u.loss.loss_sum;
+        tr->window_tokens += (double)u.loss.n_tokens;
+        tr->window_src += (double)u.src_tokens;
+        tr->window_tgt += (double)u.tgt_tokens;
         tr->window_norm += norm;
         tr->window_steps++;
         stepped_since_save = true;
         if (t % tc->log_every == 0) {
             log_progress(tr, lr, false);
-            log_attention(tr, &b);
+            log_attention(tr, &u.last);
         }
         if (t % tc->valid_every == 0) {
             log_progress(tr, lr, true);
@@ -771,8 +846,13 @@ static NmtStatus train_loop(Trainer *tr) {
         if (st) return st;
         char *path = save_path(tr, "last.nmt");
         nmt_note_stop_signal((int)stop_signal);
-        st = nmt_fail(NMT_STOPPED, "stopped by signal %d at step %lld (%s); saved %s; continue with --resume",
-                      (int)stop_signal, (long long)tr->st.step, epochs, path ? path : "last.nmt");
+        char dropped[160] = "";
+        if (tr->abandoned_batches > 0)
+            snprintf(dropped, sizeof dropped,
+                     "; the update under way was dropped after %d of its batches (--resume trains them again)",
+                     tr->abandoned_batches);
+        st = nmt_fail(NMT_STOPPED, "stopped by signal %d at step %lld (%s); saved %s%s; continue with --resume",
+                      (int)stop_signal, (long long)tr->st.step, epochs, path ? path : "last.nmt", dropped);
         nmt_free(path);
         return st;
     }
