@@ -232,6 +232,9 @@ struct Backend {
                         float lr, float beta1, float beta2, float eps, int t);
     /* w -= lr * g */
     void (*sgd_update)(Backend *be, float *w, const float *g, size_t n, float lr);
+    /* The weights' exponential moving average (train.ema_decay):
+     * avg = decay avg + (1 - decay) w, as avg += (1 - decay) (w - avg) */
+    void (*ema_update)(Backend *be, float *avg, const float *w, size_t n, float decay);
 
     /* ---- decoding ---- */
     /* For each of `rows` rows of the scores s = x + bias (x (rows, cols),

@@ -95,6 +95,7 @@ typedef struct {
     int accum_batches; /* batches per update */
     int epochs, max_steps;
     double clip_norm, label_smoothing;
+    double ema_decay; /* 0: no moving average of the weights */
     int seed;
     char *save_dir;
     int valid_every, patience, log_every;

@@ -116,6 +116,10 @@
       "passes over the training data")                                                             \
     X("train.max_steps", train.max_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,         \
       "stop after this many updates; 0: no limit")                                                 \
+    X("train.ema_decay", train.ema_decay, CFG_FLOAT, "0.0", 0, 1, CFG_HI_OPEN, NULL,               \
+      CFG_SINGLE | CFG_SCHEDULE, "keep an exponential moving average of the weights with this "     \
+      "decay (at update t, min(ema_decay, (1 + t) / (10 + t))), validate it and save it as the "     \
+      "model (checkpoints also keep the training weights); 0: none. 0.9999 is usual")              \
     X("train.clip_norm", train.clip_norm, CFG_FLOAT, "5.0", 0, NOLIMIT, 0, NULL, 0,                \
       "clip the global gradient norm to this; 0: no clipping")                                     \
     X("train.label_smoothing", train.label_smoothing, CFG_FLOAT, "0.1", 0, 1, CFG_HI_OPEN, NULL,   \

@@ -393,7 +393,13 @@ static void test_elementwise(void) {
     be->scale(be, w, 3, -2.0f);
     float *os = get_f(w, 3);
     CHECK(os[0] == -2.0f * ow[0] && os[2] == -2.0f * ow[2], "scale");
-    free(ow); free(os);
+    /* ema: avg 0.75 avg + 0.25 w; an average equal to its weight stays it exactly */
+    float ha[3] = {2.0f, -1.0f, 0.3f}, hv[3] = {6.0f, 3.0f, 0.3f};
+    float *avg = dup_f(ha, 3), *vals = dup_f(hv, 3);
+    be->ema_update(be, avg, vals, 3, 0.75f);
+    float *oa = get_f(avg, 3);
+    CHECK(oa[0] == 3.0f && oa[1] == 0.0f && oa[2] == 0.3f, "ema_update: %g %g %g (want 3 0 0.3)", oa[0], oa[1], oa[2]);
+    free(ow); free(os); free(oa);
 
     /* sum_squares against a double loop; n = 0 gives 0 */
     size_t nq = 100003;
@@ -1139,7 +1145,7 @@ static int slots_set(const Backend *b) {
            SLOT_SET(attn_softmax_backward) && SLOT_SET(local_p_forward) &&
            SLOT_SET(local_p_backward) && SLOT_SET(softmax_xent) && SLOT_SET(log_softmax) &&
            SLOT_SET(sum_squares) && SLOT_SET(scale) && SLOT_SET(adam_update) &&
-           SLOT_SET(sgd_update) && SLOT_SET(topk) && SLOT_SET(fork) && SLOT_SET(lane) &&
+           SLOT_SET(sgd_update) && SLOT_SET(ema_update) && SLOT_SET(topk) && SLOT_SET(fork) && SLOT_SET(lane) &&
            SLOT_SET(join) && SLOT_SET(destroy);
 #undef SLOT_SET
 }

@@ -577,6 +577,7 @@ static void test_truncated_and_flipped(void) {
 }
 
 static void set_version_2(uint8_t *b, size_t *n) { set32(b + 8, 2); }
+static void set_version_3(uint8_t *b, size_t *n) { set32(b + 8, 3); }
 static void set_version_max(uint8_t *b, size_t *n) { set32(b + 8, 0xffffffffu); }
 static void set_version_0(uint8_t *b, size_t *n) { set32(b + 8, 0); }
 static void bad_magic(uint8_t *b, size_t *n) { b[3] = 'X'; }
@@ -591,11 +592,12 @@ static void test_versions_magic_trailing(void) {
     size_t n;
     uint8_t *b = read_bytes(path_in("small.nmt"), &n);
     if (!b) return;
-    check_mutant(b, n, "v2.nmt", "written by a newer nmt (format 2); this nmt reads format 1",
-                 set_version_2, 1);
+    check_mutant(b, n, "v3.nmt", "written by a newer nmt (format 3); this nmt reads formats 1 to 2",
+                 set_version_3, 1);
+    check_mutant(b, n, "v2.nmt", "format 2 without its section TRAIN_PARAMS", set_version_2, 1);
     check_mutant(b, n, "vmax.nmt", "newer nmt (format 4294967295)", set_version_max, 1);
     check_mutant(b, n, "vmax-nocrc.nmt", "newer nmt (format 4294967295)", set_version_max, 0);
-    check_mutant(b, n, "v0.nmt", "format 0 is no longer supported; this nmt reads format 1",
+    check_mutant(b, n, "v0.nmt", "format 0 is no longer supported; this nmt reads formats 1 to 2",
                  set_version_0, 1);
     check_mutant(b, n, "magic.nmt", "not an nmt checkpoint", bad_magic, 1);
     check_mutant(b, n, "flags.nmt", "unknown flags 0x00000001", set_flags, 1);
@@ -709,6 +711,61 @@ static void test_structure(void) {
     for (size_t i = 0; i < NMT_ARRAY_LEN(cases); i++)
         check_mutant(g_file, g_n, cases[i].name, cases[i].want, cases[i].mutate, 1);
     free(g_file);
+}
+
+/* ---- the training weights of a moving-average run (format 2) ------------------------ */
+
+static float ex_train[EX_FLOATS];
+
+static void set_version_1(uint8_t *b, size_t *n) { set32(b + 8, 1); }
+static void tprm_short(uint8_t *b, size_t *n) {
+    size_t at = data_of(b, *n, "TPRM"); /* the last section: drop its last float */
+    set64(b + at - 8, le64(b + at - 8) - 4);
+    memmove(b + *n - 8, b + *n - 4, 4);
+    *n -= 4;
+    set64(b + 16, *n - 28);
+}
+
+/* A checkpoint with train_params is format 2 with a TRAIN_PARAMS section
+ * after HISTORY; it loads back bit for bit; the weights-only load leaves
+ * the section out; a file without it stays format 1 (test_round_trip);
+ * the section in a format-1 file, or cut short, is refused. */
+static void test_train_params(void) {
+    for (int i = 0; i < EX_FLOATS; i++) ex_train[i] = (float)(cos(i * 0.3) * (i + 2));
+    Checkpoint ck = example(1), back, weights;
+    ck.train_params = ex_train;
+    const char *path = path_in("ema.nmt");
+    CHECK(checkpoint_save(&ck, path) == NMT_OK, "save with training weights: %s", nmt_error_message());
+    size_t n;
+    uint8_t *b = read_bytes(path, &n);
+    if (!b) return;
+    uint64_t len = 0;
+    size_t at = find_section(b, n, "TPRM", &len);
+    CHECK_EQ_INT(le32(b + 8), 2);
+    CHECK_EQ_INT(n, expected_size(&ck) + 12 + 4 * EX_FLOATS);
+    CHECK(at + 12 + len + 4 == n && len == 4 * EX_FLOATS && memcmp(b + at + 12, ex_train, len) == 0,
+          "TRAIN_PARAMS: the last section, the floats as they are (at %zu, %llu bytes)", at,
+          (unsigned long long)len);
+    CHECK(checkpoint_load(path, &back) == NMT_OK, "load: %s", nmt_error_message());
+    check_same(&back, &ck, "format 2");
+    CHECK(back.train_params && memcmp(back.train_params, ex_train, sizeof ex_train) == 0, "training weights back");
+    checkpoint_free(&back);
+    CHECK(checkpoint_load_weights(path, &weights) == NMT_OK, "load weights: %s", nmt_error_message());
+    CHECK(weights.train_params == NULL && weights.adam_m == NULL && memcmp(weights.params, ex_params, sizeof ex_params) == 0,
+          "the weights-only load: the moving average, no training weights");
+    checkpoint_free(&weights);
+    check_mutant(b, n, "tprm-v1.nmt", "unknown section tag 0x4d525054 in format 1", set_version_1, 1);
+    check_mutant(b, n, "tprm-short.nmt", "section TRAIN_PARAMS: 192 bytes, but the tensor shapes need 49 floats",
+                 tprm_short, 1);
+    /* a non-finite training weight is named as such */
+    ex_train[3] = NAN;
+    Checkpoint finite = example(1);
+    for (int i = 5; i <= 9; i++) ex_params[i] = 1.0f; /* example() put non-finite weights there */
+    finite.train_params = ex_train;
+    NmtStatus st = checkpoint_check_finite(&finite, "x.nmt");
+    CHECK(st == NMT_ERR_FORMAT && strstr(nmt_error_message(), "1 of its 49 training weights"),
+          "non-finite training weights: %s", nmt_error_message());
+    free(b);
 }
 
 /* ---- allocation failures ------------------------------------------------------------ */
@@ -1033,6 +1090,7 @@ int main(int argc, char **argv) {
     test_truncated_and_flipped();
     test_versions_magic_trailing();
     test_structure();
+    test_train_params();
     test_alloc_walk();
     test_unwritable();
     test_failed_save_keeps_previous();

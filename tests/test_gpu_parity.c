@@ -253,6 +253,8 @@ static void test_elementwise(void) {
     cmp("scale", out, OP_TOL);
     BOTH(be->sgd_update(be, P(out), P(dyt), nt, 0.37f));
     cmp("sgd_update", out, OP_TOL);
+    BOTH(be->ema_update(be, P(out), P(dyt), nt, 0.9993f));
+    cmp("ema_update", out, OP_TOL);
     free(hx);
 }
 

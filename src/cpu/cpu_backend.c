@@ -157,6 +157,7 @@ Backend *cpu_backend_create(int threads) {
     be->scale = cpu_scale;
     be->adam_update = cpu_adam_update;
     be->sgd_update = cpu_sgd_update;
+    be->ema_update = cpu_ema_update;
     be->topk = cpu_topk;
 
     be->fork = cpu_fork;

@@ -66,6 +66,7 @@ void cpu_scale(Backend *be, float *x, size_t n, float s);
 void cpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, size_t n,
                      float lr, float beta1, float beta2, float eps, int t);
 void cpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr);
+void cpu_ema_update(Backend *be, float *avg, const float *w, size_t n, float decay);
 void cpu_topk(Backend *be, const float *x, const float *bias, int rows, int cols, bool logprobs,
               int k, float *values, int32_t *indices);
 

@@ -426,6 +426,13 @@ void cpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr) {
     for (size_t i = 0; i < n; i++) optim_math_sgd(&w[i], g[i], lr);
 }
 
+void cpu_ema_update(Backend *be, float *avg, const float *w, size_t n, float decay) {
+    (void)be;
+    float keep = 1.0f - decay;
+#pragma omp parallel for schedule(static) if (n > CPU_PAR_MIN)
+    for (size_t i = 0; i < n; i++) optim_math_ema(&avg[i], w[i], keep);
+}
+
 /* ---- decoding ---- */
 
 /* Insertion into a sorted list of k: a later column enters only when

@@ -510,6 +510,7 @@ static void fill_table(Backend *be) {
     be->scale = gpu_scale;
     be->adam_update = gpu_adam_update;
     be->sgd_update = gpu_sgd_update;
+    be->ema_update = gpu_ema_update;
     be->topk = gpu_topk;
 
     be->fork = gpu_fork;

@@ -490,6 +490,7 @@ void gpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src
 void gpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, size_t n,
                      float lr, float beta1, float beta2, float eps, int t);
 void gpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr);
+void gpu_ema_update(Backend *be, float *avg, const float *w, size_t n, float decay);
 
 /* gpu_persist.cu: the LSTM recurrence over a sequence; at creation, the
  * device's limits and NMT_CUDA_PERSISTENT (false and an error on failure) */

@@ -317,3 +317,17 @@ void gpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr) {
     v.f[0] = lr;
     GPU_LAUNCH(ctx, sgd_kernel, gpu_blocks(n), GPU_THREADS, w, g, n, gpu_var(ctx, v));
 }
+
+/* keep_var: 1 - decay (it changes every step early in a run) */
+__global__ void ema_kernel(float *avg, const float *w, size_t n, GpuVar keep_var) {
+    float keep = gpu_var_read(keep_var).f[0];
+    GPU_GRID_STRIDE(i, n) optim_math_ema(&avg[i], w[i], keep);
+}
+
+void gpu_ema_update(Backend *be, float *avg, const float *w, size_t n, float decay) {
+    GPU_ENTER(be);
+    if (!n) return;
+    GpuVarVals v = {};
+    v.f[0] = 1.0f - decay; /* on the host, as the CPU computes it */
+    GPU_LAUNCH(ctx, ema_kernel, gpu_blocks(n), GPU_THREADS, avg, w, n, gpu_var(ctx, v));
+}

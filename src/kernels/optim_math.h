@@ -29,4 +29,9 @@ NMT_HD static inline void optim_math_adam(float *w, float g, float *m, float *v,
 
 NMT_HD static inline void optim_math_sgd(float *w, float g, float lr) { *w -= lr * g; }
 
+/* One weight's exponential moving average: avg = decay avg + (1 - decay) w,
+ * computed as avg += (1 - decay) (w - avg), so that avg stays w exactly
+ * once both are equal. keep = 1 - decay, computed by the caller. */
+NMT_HD static inline void optim_math_ema(float *avg, float w, float keep) { *avg += keep * (w - *avg); }
+
 #endif

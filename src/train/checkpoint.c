@@ -63,8 +63,13 @@ enum {
     SEC_OPTIMIZER,
     SEC_STATE,
     SEC_HISTORY,
+    SEC_TRAIN_PARAMS, /* format 2, optional: written when PARAMS holds the moving average */
     SEC_COUNT
 };
+
+/* The format a checkpoint is written in: 1 unless it has a section of 2,
+ * so that an nmt that reads format 1 only still reads every file without. */
+enum { CK_FIRST_VERSION = 1 };
 
 static const struct {
     uint32_t tag;
@@ -78,6 +83,7 @@ static const struct {
     [SEC_OPTIMIZER] = {CK_TAG('O', 'P', 'T', 'M'), "OPTIMIZER"},
     [SEC_STATE] = {CK_TAG('S', 'T', 'A', 'T'), "STATE"},
     [SEC_HISTORY] = {CK_TAG('H', 'I', 'S', 'T'), "HISTORY"},
+    [SEC_TRAIN_PARAMS] = {CK_TAG('T', 'P', 'R', 'M'), "TRAIN_PARAMS"},
 };
 
 /* ---- little-endian encoding ------------------------------------------------ */
@@ -227,6 +233,7 @@ typedef struct {
     uint64_t len[SEC_COUNT];
     uint64_t content;
     int moments;
+    uint32_t version;
 } SaveSizes;
 
 /* Refuses (NMT_ERR_RUNTIME) what checkpoint_load would refuse, so that a
@@ -293,7 +300,10 @@ static NmtStatus check_for_save(const Checkpoint *ck, const char *path, SaveSize
     sz->len[SEC_OPTIMIZER] = 8 + (sz->moments ? 8 * (uint64_t)ck->n_floats : 0);
     sz->len[SEC_STATE] = CK_STATE_BYTES;
     sz->len[SEC_HISTORY] = 4 + CK_RECORD_BYTES * (uint64_t)ck->n_history;
-    for (int i = 0; i < SEC_COUNT; i++) sz->content += CK_SECTION_HEAD + sz->len[i];
+    sz->len[SEC_TRAIN_PARAMS] = ck->train_params ? 4 * (uint64_t)ck->n_floats : 0;
+    sz->version = ck->train_params ? 2 : CK_FIRST_VERSION;
+    for (int i = 0; i < SEC_COUNT; i++)
+        if (i != SEC_TRAIN_PARAMS || ck->train_params) sz->content += CK_SECTION_HEAD + sz->len[i];
     return NMT_OK;
 }
 
@@ -305,7 +315,7 @@ static NmtStatus write_all(Writer *w, const Checkpoint *ck, const SaveSizes *sz)
         if ((st = (call))) return st;  \
     } while (0)
     W(w_bytes(w, CK_MAGIC, sizeof CK_MAGIC));
-    W(w_u32(w, CHECKPOINT_VERSION));
+    W(w_u32(w, sz->version));
     W(w_u32(w, 0)); /* flags */
     W(w_u64(w, sz->content));
 
@@ -357,6 +367,10 @@ static NmtStatus write_all(Writer *w, const Checkpoint *ck, const SaveSizes *sz)
         W(w_u64(w, (uint64_t)ck->history[i].step));
         W(w_u64(w, f64_bits(ck->history[i].ppl)));
         W(w_u64(w, f64_bits(ck->history[i].bleu)));
+    }
+    if (ck->train_params) {
+        W(w_section(w, SEC_TRAIN_PARAMS, sz->len[SEC_TRAIN_PARAMS]));
+        W(w_f32s(w, ck->train_params, ck->n_floats));
     }
     NMT_ASSERT(w->written == CK_HEADER_BYTES + sz->content);
 
@@ -593,7 +607,7 @@ static NmtStatus src_crc(const Source *s, uint64_t n, uint32_t *crc) {
 }
 
 /* Checks the envelope (magic, version, flags, length, CRC) of the file. */
-static NmtStatus check_envelope(const Source *s, uint64_t *content) {
+static NmtStatus check_envelope(const Source *s, uint64_t *content, uint32_t *version_out) {
     const char *path = s->path;
     size_t size = (size_t)s->size;
     uint8_t b[CK_HEADER_BYTES];
@@ -609,19 +623,21 @@ static NmtStatus check_envelope(const Source *s, uint64_t *content) {
                         path, size, CK_HEADER_BYTES + CK_CRC_BYTES);
     uint32_t version = get_u32(b + 8);
     if (version > CHECKPOINT_VERSION)
-        return nmt_fail(NMT_ERR_FORMAT, "%s: written by a newer nmt (format %u); this nmt reads format %d",
-                        path, version, CHECKPOINT_VERSION);
-    if (version < CHECKPOINT_VERSION)
         return nmt_fail(NMT_ERR_FORMAT,
-                        "%s: checkpoint format %u is no longer supported; this nmt reads format %d",
-                        path, version, CHECKPOINT_VERSION);
+                        "%s: written by a newer nmt (format %u); this nmt reads formats %d to %d", path,
+                        version, CK_FIRST_VERSION, CHECKPOINT_VERSION);
+    if (version < CK_FIRST_VERSION)
+        return nmt_fail(NMT_ERR_FORMAT,
+                        "%s: checkpoint format %u is no longer supported; this nmt reads formats %d to %d",
+                        path, version, CK_FIRST_VERSION, CHECKPOINT_VERSION);
+    *version_out = version;
     if (size < CK_HEADER_BYTES + CK_CRC_BYTES)
         return nmt_fail(NMT_ERR_FORMAT, "%s: truncated (%zu bytes; a checkpoint has at least %d)",
                         path, size, CK_HEADER_BYTES + CK_CRC_BYTES);
     uint32_t flags = get_u32(b + 12);
     if (flags != 0)
-        return nmt_fail(NMT_ERR_FORMAT, "%s: unknown flags 0x%08x (format %d has none)", path, flags,
-                        CHECKPOINT_VERSION);
+        return nmt_fail(NMT_ERR_FORMAT, "%s: unknown flags 0x%08x (format %u has none)", path, flags,
+                        version);
     *content = get_u64(b + 16);
     size_t body = size - CK_HEADER_BYTES - CK_CRC_BYTES;
     if (*content > body)
@@ -665,6 +681,17 @@ static NmtStatus load_params(const Source *s, int sec, uint64_t off, size_t len,
         return sec_fail(&r, "%zu bytes, but the tensor shapes need %zu floats (%zu bytes)", len,
                         ck->n_floats, ck->n_floats * 4);
     return src_floats(s, off, ck->n_floats, &ck->params);
+}
+
+/* TRAIN_PARAMS: the training weights (when PARAMS is their moving
+ * average), read only when resuming (keep_moments) like the moments. */
+static NmtStatus load_train_params(const Source *s, int sec, uint64_t off, size_t len, bool keep,
+                                   Checkpoint *ck) {
+    Reader r = {s->path, sec, NULL, len};
+    if (len != ck->n_floats * 4)
+        return sec_fail(&r, "%zu bytes, but the tensor shapes need %zu floats (%zu bytes)", len,
+                        ck->n_floats, ck->n_floats * 4);
+    return keep ? src_floats(s, off, ck->n_floats, &ck->train_params) : NMT_OK;
 }
 
 /* OPTIMIZER: kind, moments flag, then the two moments, read straight into
@@ -719,7 +746,8 @@ static NmtStatus load_tgt_tokenizer(Reader *r, Checkpoint *ck) {
 static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
     const char *path = s->path;
     uint64_t content = 0;
-    NmtStatus st = check_envelope(s, &content);
+    uint32_t version = 0;
+    NmtStatus st = check_envelope(s, &content, &version);
     if (st) return st;
 
     /* Find every section first, so that they may come in any order. */
@@ -738,10 +766,10 @@ static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
         int sec = -1;
         for (int i = 0; i < SEC_COUNT; i++)
             if (ck_sections[i].tag == tag) sec = i;
-        if (sec < 0)
+        if (sec < 0 || (sec == SEC_TRAIN_PARAMS && version < 2))
             return nmt_fail(NMT_ERR_FORMAT,
-                            "%s: byte %zu: unknown section tag 0x%08x (written by a newer nmt?)",
-                            path, pos, tag);
+                            "%s: byte %zu: unknown section tag 0x%08x in format %u (written by a newer nmt?)",
+                            path, pos, tag, version);
         if (slen > end - data)
             return nmt_fail(NMT_ERR_FORMAT,
                             "%s: section %s at byte %zu: length %llu overruns the content (%zu "
@@ -756,8 +784,11 @@ static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
         pos = data + (size_t)slen;
     }
     for (int i = 0; i < SEC_COUNT; i++)
-        if (!seen[i])
+        if (!seen[i] && i != SEC_TRAIN_PARAMS)
             return nmt_fail(NMT_ERR_FORMAT, "%s: missing section %s", path, ck_sections[i].name);
+    if (version >= 2 && !seen[SEC_TRAIN_PARAMS]) /* format 2 exists for it alone */
+        return nmt_fail(NMT_ERR_FORMAT, "%s: format 2 without its section %s", path,
+                        ck_sections[SEC_TRAIN_PARAMS].name);
 
     /* Parse in dependency order: PARAMS and OPTIMIZER need TENSORS' n_floats. */
     for (int i = 0; i < SEC_COUNT && !st; i++) {
@@ -770,6 +801,9 @@ static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
         case SEC_OPTIMIZER: st = load_optimizer(s, i, off[i], len[i], keep_moments, ck); break;
         case SEC_STATE: st = load_small(s, i, off[i], len[i], ck, load_state); break;
         case SEC_HISTORY: st = load_small(s, i, off[i], len[i], ck, load_history); break;
+        case SEC_TRAIN_PARAMS:
+            if (seen[i]) st = load_train_params(s, i, off[i], len[i], keep_moments, ck);
+            break;
         default: NMT_ASSERT(0);
         }
     }
@@ -821,7 +855,10 @@ NmtStatus checkpoint_check_finite(const Checkpoint *ck, const char *path) {
     const struct {
         const float *a;
         const char *what;
-    } arrays[] = {{ck->params, "weights"}, {ck->adam_m, "Adam first moments"}, {ck->adam_v, "Adam second moments"}};
+    } arrays[] = {{ck->params, "weights"},
+                  {ck->train_params, "training weights (those the moving average follows)"},
+                  {ck->adam_m, "Adam first moments"},
+                  {ck->adam_v, "Adam second moments"}};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         if (!arrays[k].a) continue;
         size_t first = 0, bad = count_nonfinite(arrays[k].a, ck->n_floats, &first);
@@ -851,6 +888,7 @@ void checkpoint_free(Checkpoint *ck) {
     nmt_free(ck->tgt_tok);
     nmt_free(ck->tensors);
     nmt_free(ck->params);
+    nmt_free(ck->train_params);
     nmt_free(ck->adam_m);
     nmt_free(ck->adam_v);
     nmt_free(ck->history);

@@ -11,8 +11,9 @@
  * table (name and shape of every tensor) and the weights (float32, layout
  * order); the optimizer kind and its moments; the training state (step,
  * epoch, batch position, RNG, learning-rate scale, counters); the
- * validation history. Unknown tags are an error (a newer writer bumps the
- * version). Weights are plain host floats: a checkpoint does not depend on
+ * validation history; with train.ema_decay, the training weights (format
+ * 2; the parameter section then holds their moving average). Unknown tags
+ * are an error (a newer writer bumps the version). Weights are plain host floats: a checkpoint does not depend on
  * the device it was written on.
  *
  * Saving is atomic (fileio.h): the previous file stays intact until the new
@@ -26,7 +27,9 @@
 #include <stdint.h>
 #include "common.h"
 
-enum { CHECKPOINT_VERSION = 1, CHECKPOINT_MAX_HISTORY = 100000 };
+/* The newest format read and written (format 2 adds TRAIN_PARAMS; a file
+ * without it is written as format 1). */
+enum { CHECKPOINT_VERSION = 2, CHECKPOINT_MAX_HISTORY = 100000 };
 
 typedef struct {
     int64_t step;        /* updates done */
@@ -60,7 +63,10 @@ typedef struct {
     int n_tensors;
     CheckpointTensor *tensors;      /* (n_tensors) names and shapes, layout order */
     size_t n_floats;                /* sum of count*rows*cols */
-    float *params;                  /* (n_floats) */
+    float *params;                  /* (n_floats) the weights a translation uses */
+    float *train_params;            /* (n_floats) or NULL: the weights training continues from,
+                                       when params holds their moving average (train.ema_decay);
+                                       loaded by checkpoint_load only, like the moments */
     int32_t optimizer;              /* CfgOptimizer */
     float *adam_m, *adam_v;         /* (n_floats) each; NULL for sgd or when absent */
     TrainState state;

@@ -41,6 +41,11 @@ double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale) {
     return o->lr * lr_scale * warm;
 }
 
+double optimizer_ema_decay(double decay, int64_t t) {
+    double ramp = (1.0 + (double)t) / (10.0 + (double)t);
+    return decay < ramp ? decay : ramp;
+}
+
 double optimizer_grad_norm(const Optimizer *o, const float *grads) {
     return sqrt(o->be->sum_squares(o->be, grads, o->n));
 }

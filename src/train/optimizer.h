@@ -30,6 +30,12 @@ size_t optimizer_state_bytes(const Optimizer *o);
 /* The rate of update t (1-based) with the decay factor lr_scale. */
 double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale);
 
+/* The decay of the weights' moving average at update t (1-based), for
+ * train.ema_decay `decay`: min(decay, (1 + t) / (10 + t)), so that the
+ * first updates are not averaged with the random start (TensorFlow's
+ * ExponentialMovingAverage with num_updates). */
+double optimizer_ema_decay(double decay, int64_t t);
+
 /* The global L2 norm of grads (n floats). */
 double optimizer_grad_norm(const Optimizer *o, const float *grads);
 

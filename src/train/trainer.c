@@ -58,6 +58,10 @@ typedef struct {
     int64_t shown_epoch;
     int64_t test_poison_step; /* test hook (test_poison_after), 0: none */
     int abandoned_batches; /* batches of an update a signal cut short (run_update_batches) */
+    /* (n_params) on the backend: the weights' moving average (train.ema_decay
+     * > 0), else NULL. Validation and the checkpoints' weights are this; the
+     * model's own parameters are the training weights. */
+    float *ema;
 } Trainer;
 
 /* TEST HOOK, for tests/test_train_e2e.sh and test_accumulation.sh only:
@@ -128,7 +132,7 @@ static const float *host_view(Backend *be, const float *src, size_t n, float **s
  * so training holds no host copy of them between checkpoints. */
 static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
     Backend *be = tr->be;
-    float *staged[3] = {NULL, NULL, NULL};
+    float *staged[4] = {NULL, NULL, NULL, NULL};
     const ParamLayout *layout = seq2seq_layout(tr->model);
     Checkpoint ck;
     memset(&ck, 0, sizeof ck);
@@ -147,13 +151,16 @@ static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
         ck.n_tensors = layout->n;
         ck.tensors = tensors;
         ck.n_floats = tr->n_params;
-        ck.params = (float *)host_view(be, seq2seq_params(tr->model), tr->n_params, &staged[0]);
+        /* with a moving average, it is the model; training goes on from train_params */
+        float *params = seq2seq_params(tr->model);
+        ck.params = (float *)host_view(be, tr->ema ? tr->ema : params, tr->n_params, &staged[0]);
+        if (tr->ema) ck.train_params = (float *)host_view(be, params, tr->n_params, &staged[3]);
         ck.optimizer = tr->cfg->train.optimizer;
         if (tr->optim->m) {
             ck.adam_m = (float *)host_view(be, tr->optim->m, tr->n_params, &staged[1]);
             ck.adam_v = (float *)host_view(be, tr->optim->v, tr->n_params, &staged[2]);
         }
-        if (!ck.params || (tr->optim->m && (!ck.adam_m || !ck.adam_v)))
+        if (!ck.params || (tr->ema && !ck.train_params) || (tr->optim->m && (!ck.adam_m || !ck.adam_v)))
             st = nmt_fail_nomem("copying the parameters to the host for a checkpoint");
     }
     /* after a device error the downloads above read void data */
@@ -174,11 +181,30 @@ static NmtStatus save_checkpoint(Trainer *tr, const char *name) {
         st = path ? checkpoint_save(&ck, path) : nmt_fail_nomem("saving a checkpoint");
         nmt_free(path);
     }
-    for (int i = 0; i < 3; i++) nmt_free(staged[i]);
+    for (int i = 0; i < 4; i++) nmt_free(staged[i]);
     nmt_free(tensors);
     nmt_free(ck.src_tok);
     nmt_free(ck.tgt_tok);
     return st;
+}
+
+/* The weights of a resumed run: training goes on from the checkpoint's
+ * training weights (its PARAMS when it kept no moving average), and the
+ * moving average, when train.ema_decay asks for one, from its PARAMS (from
+ * the training weights when it kept none). */
+static void resume_weights(Trainer *tr, const Checkpoint *ck, const char *path) {
+    Backend *be = tr->be;
+    size_t bytes = tr->n_params * sizeof(float);
+    be->upload(be, seq2seq_params(tr->model), ck->train_params ? ck->train_params : ck->params, bytes);
+    if (tr->ema) {
+        be->upload(be, tr->ema, ck->params, bytes);
+        if (!ck->train_params && !tr->opt->quiet)
+            nmt_log_info("train: %s kept no moving average of the weights; train.ema_decay's starts from "
+                         "its weights", path);
+    } else if (ck->train_params) {
+        nmt_log_warn("train: %s holds a moving average of the weights (train.ema_decay); with "
+                     "train.ema_decay 0 the run goes on without it from the training weights", path);
+    }
 }
 
 /* Restores the run from save_dir/last.nmt; refuses a checkpoint whose
@@ -221,7 +247,7 @@ static NmtStatus resume(Trainer *tr) {
                           ck.tensors[i].name, layout->info[i].name);
     if (!st) {
         Backend *be = tr->be;
-        be->upload(be, seq2seq_params(tr->model), ck.params, tr->n_params * sizeof(float));
+        resume_weights(tr, &ck, path);
         if (tr->optim->m && ck.adam_m) {
             be->upload(be, tr->optim->m, ck.adam_m, tr->n_params * sizeof(float));
             be->upload(be, tr->optim->v, ck.adam_v, tr->n_params * sizeof(float));
@@ -334,6 +360,21 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
     return NMT_OK;
 }
 
+/* Validates the weights the checkpoints hold: the moving average when
+ * there is one, put in the model's place for the time of it (the training
+ * weights wait in the gradient buffer, free between two updates). */
+static NmtStatus validate_weights(Trainer *tr, double *ppl, double *bleu) {
+    if (!tr->ema) return validate(tr, ppl, bleu);
+    Backend *be = tr->be;
+    float *params = seq2seq_params(tr->model), *spare = seq2seq_grads(tr->model);
+    size_t bytes = tr->n_params * sizeof(float);
+    be->copy(be, spare, params, bytes);
+    be->copy(be, params, tr->ema, bytes);
+    NmtStatus st = validate(tr, ppl, bleu);
+    be->copy(be, params, spare, bytes);
+    return st;
+}
+
 /* ---- logging ----------------------------------------------------------- */
 
 static void csv_train_row(Trainer *tr, double loss, double lr, double norm, double src_s, double tgt_s) {
@@ -443,7 +484,7 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
     double ppl = NAN, bleu = TRAIN_CSV_EMPTY;
     NmtStatus st = NMT_OK;
     if (tr->data.valid) {
-        st = validate(tr, &ppl, &bleu);
+        st = validate_weights(tr, &ppl, &bleu);
         if (!st) st = device_failed(tr, "validation at step %lld", (long long)tr->st.step);
         if (st) return st;
         if (tr->n_history == tr->cap_history) {
@@ -601,6 +642,12 @@ static NmtStatus setup(Trainer *tr) {
     if (st) return st;
     tr->n_params = seq2seq_layout(tr->model)->total;
     st = optimizer_create(tr->be, tc, tr->n_params, &tr->optim);
+    if (!st && tc->ema_decay > 0) {
+        tr->ema = tr->be->alloc(tr->be, tr->n_params * sizeof(float));
+        if (!tr->ema) st = nmt_fail(NMT_ERR_NOMEM, "out of memory on the %s for the weights' moving average "
+                                    "(train.ema_decay, %.1f MB)", tr->be->name, tr->n_params * 4 / 1e6);
+        else tr->be->copy(tr->be, tr->ema, seq2seq_params(tr->model), tr->n_params * sizeof(float));
+    }
     if (st == NMT_ERR_NOMEM) explain_nomem(tr);
     if (st) return st;
     tr->config_json = config_to_json(cfg);
@@ -654,9 +701,11 @@ static NmtStatus setup(Trainer *tr) {
         double param_mb = tr->n_params * sizeof(float) / 1e6;
         char device_note[128];
         backend_memory_note(tr->be, device_note, sizeof device_note);
+        char ema_note[64] = "";
+        if (tr->ema) snprintf(ema_note, sizeof ema_note, "%.1f MB moving average of the weights, ", param_mb);
         nmt_log_info("train: memory on the %s: %.1f MB parameters and gradients, %.1f MB optimizer state, "
-                     "%.1f MB activations (batches up to %d x %d x %d, decoding up to %d steps)%s",
-                     tr->be->name, 2 * param_mb, optimizer_state_bytes(tr->optim) / 1e6,
+                     "%s%.1f MB activations (batches up to %d x %d x %d, decoding up to %d steps)%s",
+                     tr->be->name, 2 * param_mb, optimizer_state_bytes(tr->optim) / 1e6, ema_note,
                      seq2seq_arena_bytes(tr->model) / 1e6, ml.max_B, ml.max_S, ml.max_T,
                      ml.max_decode_T, device_note);
     }
@@ -672,6 +721,7 @@ static void teardown(Trainer *tr) {
     nmt_free(tr->history);
     nmt_free(tr->config_json);
     optimizer_free(tr->optim);
+    if (tr->be && tr->ema) tr->be->release(tr->be, tr->ema);
     seq2seq_free(tr->model);
     batcher_free(tr->train_batches);
     batcher_free(tr->valid_batches);
@@ -812,6 +862,9 @@ static NmtStatus train_loop(Trainer *tr) {
         tr->st.bad_steps = 0;
         lr = optimizer_rate(tr->optim, t, tr->st.lr_scale);
         optimizer_apply(tr->optim, seq2seq_params(tr->model), seq2seq_grads(tr->model), norm, t, lr);
+        if (tr->ema)
+            tr->be->ema_update(tr->be, tr->ema, seq2seq_params(tr->model), tr->n_params,
+                               (float)optimizer_ema_decay(tc->ema_decay, t));
         tr->st.step = t;
         test_poison_after(tr, t);
         tr->st.tokens_seen += (double)u.loss.n_tokens;
