@@ -6,7 +6,8 @@
 # model; the average follows avg += (1 - d_t)(w - avg) with d_t = min(d,
 # (1 + t)/(10 + t)), read from consecutive step checkpoints; resume restores
 # both exactly; turning it on or off at a resume says what happens; bad
-# values are refused. The update kernel itself: test_backend.c (CPU) and
+# values are refused; the training weights of a run with the average are
+# those of a run without, to the bit. The update kernel itself: test_backend.c (CPU) and
 # test_gpu_parity.c (CUDA against the CPU).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -60,6 +61,16 @@ train ema --set train.ema_decay=0.99
 check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "MB moving average of the weights, "' "run with ema_decay 0.99: $rc $out"
 check 'cmp -s <(rows "$tmp/plain" train) <(rows "$tmp/ema" train)' \
   "the training rows should not change with a moving average: $(diff <(rows "$tmp/plain" train) <(rows "$tmp/ema" train) | head -4)"
+# to the bit: the training weights (and Adam's moments) of the run with the
+# average are those of the run without (scripts/ckpt_training_weights.py
+# makes them a model of their own); the model it saved is not
+check 'python3 "$ROOT/scripts/ckpt_training_weights.py" "$tmp/ema/last.nmt" "$tmp/raw.nmt" &&
+       python3 "$ROOT/scripts/ckpt_same.py" "$tmp/raw.nmt" "$tmp/plain/last.nmt" > "$tmp/same.txt"' \
+  "training weights of the run with the average: $(cat "$tmp/same.txt" 2>&1)"
+check '! python3 "$ROOT/scripts/ckpt_same.py" "$tmp/ema/last.nmt" "$tmp/plain/last.nmt" > /dev/null' \
+  "the saved model should be the average, not the training weights"
+check '! python3 "$ROOT/scripts/ckpt_training_weights.py" "$tmp/plain/last.nmt" "$tmp/x.nmt" > /dev/null && [ ! -e "$tmp/x.nmt" ]' \
+  "ckpt_training_weights.py on a checkpoint without the average should refuse"
 check '[ $(rows "$tmp/ema" valid | wc -l) -eq 2 ] && ! cmp -s <(rows "$tmp/plain" valid) <(rows "$tmp/ema" valid)' \
   "the validations should score the average, not the training weights: $(rows "$tmp/ema" valid)"
 check '[ "$(py layout "$tmp/plain/last.nmt")" = "version 1 sections CONF,STOK,TTOK,TENS,PARM,OPTM,STAT,HIST" ]' \
