@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "train/init_from.h"
 #include "train/trainer.h"
 
 static const char train_usage[] =
@@ -60,6 +61,10 @@ int cmd_train(int argc, char **argv) {
     }
     Config cfg;
     NmtStatus st = cli_load_config(&args, &cfg);
+    if (!st) {
+        st = init_from_apply_config(&cfg); /* fine-tuning: the model's tokenizer keys, its sizes checked */
+        if (st) config_free(&cfg);
+    }
     if (st) return cli_report("train", st);
     if (!opt.quiet) {
         char *json = config_to_json(&cfg);

@@ -29,7 +29,7 @@ const char *const valid_metric_names[] = {VALID_METRICS(CONFIG_ENUM_NAME) NULL};
 
 typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_STRING, CFG_PATH, CFG_ENUM } ConfigType;
 enum { CFG_LO_OPEN = 1, CFG_HI_OPEN = 2 };
-enum { CFG_SCHEDULE = 1, CFG_OPTIONAL = 2, CFG_SINGLE = 4 };
+enum { CFG_SCHEDULE = 1, CFG_OPTIONAL = 2, CFG_SINGLE = 4, CFG_TOKENIZER = 8, CFG_TRAINING_ONLY = 16 };
 #define NOLIMIT NAN
 
 typedef struct {
@@ -709,27 +709,49 @@ char *config_to_json(const Config *cfg) {
     return text;
 }
 
+/* 1 when `key` has the same value in a and b. */
+static int key_same(const Config *a, const Config *b, const ConfigKey *key) {
+    const void *fa = field_cptr(a, key), *fb = field_cptr(b, key);
+    switch (key->type) {
+    case CFG_INT:
+    case CFG_ENUM: return *(const int *)fa == *(const int *)fb;
+    case CFG_FLOAT: return *(const double *)fa == *(const double *)fb;
+    case CFG_BOOL: return *(const bool *)fa == *(const bool *)fb;
+    case CFG_STRING:
+    case CFG_PATH: {
+        const char *sa = *(char *const *)fa, *sb = *(char *const *)fb;
+        return !strcmp(sa ? sa : "", sb ? sb : "");
+    }
+    }
+    return 1;
+}
+
 const char *config_first_fixed_difference(const Config *a, const Config *b) {
+    for (int i = 0; i < N_CONFIG_KEYS; i++)
+        if (!(config_keys[i].flags & CFG_SCHEDULE) && !key_same(a, b, &config_keys[i])) return config_keys[i].path;
+    return NULL;
+}
+
+const char *config_first_model_difference(const Config *a, const Config *b) {
     for (int i = 0; i < N_CONFIG_KEYS; i++) {
         const ConfigKey *key = &config_keys[i];
-        if (key->flags & CFG_SCHEDULE) continue;
-        const void *fa = field_cptr(a, key), *fb = field_cptr(b, key);
-        int same = 1;
-        switch (key->type) {
-        case CFG_INT:
-        case CFG_ENUM: same = *(const int *)fa == *(const int *)fb; break;
-        case CFG_FLOAT: same = *(const double *)fa == *(const double *)fb; break;
-        case CFG_BOOL: same = *(const bool *)fa == *(const bool *)fb; break;
-        case CFG_STRING:
-        case CFG_PATH: {
-            const char *sa = *(char *const *)fa, *sb = *(char *const *)fb;
-            same = !strcmp(sa ? sa : "", sb ? sb : "");
-            break;
-        }
-        }
-        if (!same) return key->path;
+        if (!strncmp(key->path, "model.", 6) && !(key->flags & CFG_TRAINING_ONLY) && !key_same(a, b, key))
+            return key->path;
     }
     return NULL;
+}
+
+const char *config_take_tokenizer_keys(Config *dst, const Config *src) {
+    const char *first = NULL;
+    for (int i = 0; i < N_CONFIG_KEYS; i++) {
+        const ConfigKey *key = &config_keys[i];
+        if (!(key->flags & CFG_TOKENIZER)) continue;
+        NMT_ASSERT(key->type != CFG_STRING && key->type != CFG_PATH); /* plain values: copied by size */
+        if (!first && !key_same(dst, src, key)) first = key->path;
+        size_t size = key->type == CFG_FLOAT ? sizeof(double) : key->type == CFG_BOOL ? sizeof(bool) : sizeof(int);
+        memcpy(field_ptr(dst, key), field_cptr(src, key), size);
+    }
+    return first;
 }
 
 void config_write_reference(FILE *out) {

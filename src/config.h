@@ -98,6 +98,7 @@ typedef struct {
     double ema_decay; /* 0: no moving average of the weights */
     int seed;
     char *save_dir;
+    char *init_from; /* "" : none (train.init_from) */
     int valid_every, patience, log_every;
     int valid_metric; /* CfgValidMetric */
     int keep_checkpoints;
@@ -147,6 +148,14 @@ char *config_to_json(const Config *cfg);
 /* First key, other than the schedule keys that may change on resume, whose
  * value differs between a and b (its path), or NULL when none does. */
 const char *config_first_fixed_difference(const Config *a, const Config *b);
+/* First model.* key that differs between a and b, leaving out those only
+ * training uses (dropout, init_range: CFG_TRAINING_ONLY), or NULL: what
+ * train.init_from requires of a config and its checkpoint's. */
+const char *config_first_model_difference(const Config *a, const Config *b);
+/* Copies the keys that shape the tokenizers (data.tokenizer and its
+ * settings: CFG_TOKENIZER) from src into dst; returns the first that
+ * differed, or NULL. */
+const char *config_take_tokenizer_keys(Config *dst, const Config *src);
 /* Writes the key reference (markdown table: key, type, default, meaning). */
 void config_write_reference(FILE *out);
 

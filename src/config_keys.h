@@ -12,7 +12,12 @@
  *   flags:  CFG_SCHEDULE: may change when resuming a run;
  *           CFG_OPTIONAL: an empty string means "not given";
  *           CFG_SINGLE: the model computes with it in single precision,
- *           so its range is checked on the value rounded to a float too */
+ *           so its range is checked on the value rounded to a float too;
+ *           CFG_TOKENIZER: it shapes the tokenizers (nmt prepare), so with
+ *           train.init_from the checkpoint's value replaces the config's;
+ *           CFG_TRAINING_ONLY: a model key that only training uses, so it
+ *           may differ from train.init_from's model (every other model key
+ *           must equal the checkpoint's) */
 #define CONFIG_KEYS(X)                                                                             \
     X("data.train_src", data.train_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
       "training corpus, source side (plain or gzip text, one sentence per line)")                  \
@@ -27,18 +32,18 @@
     X("data.test_tgt", data.test_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL,                 \
       CFG_OPTIONAL | CFG_SCHEDULE, "test corpus, target side (optional; used by scripts)")          \
     X("data.tokenizer", data.tokenizer, CFG_ENUM, "\"spm\"", NOLIMIT, NOLIMIT, 0,                  \
-      tokenizer_kind_names, 0, "spm: SentencePiece trained on the training corpus; word: whitespace words") \
-    X("data.spm_vocab_size", data.spm_vocab_size, CFG_INT, "8000", 8, 1000000, 0, NULL, 0,         \
+      tokenizer_kind_names, CFG_TOKENIZER, "spm: SentencePiece trained on the training corpus; word: whitespace words") \
+    X("data.spm_vocab_size", data.spm_vocab_size, CFG_INT, "8000", 8, 1000000, 0, NULL, CFG_TOKENIZER, \
       "SentencePiece vocabulary size per side (or joint), special tokens included")                \
     X("data.spm_model_type", data.spm_model_type, CFG_ENUM, "\"unigram\"", NOLIMIT, NOLIMIT, 0,    \
-      spm_model_type_names, 0, "SentencePiece model type")                                          \
-    X("data.spm_joint", data.spm_joint, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL, 0,           \
+      spm_model_type_names, CFG_TOKENIZER, "SentencePiece model type")                                          \
+    X("data.spm_joint", data.spm_joint, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL, CFG_TOKENIZER, \
       "one SentencePiece model trained on both sides instead of one per language")                 \
     X("data.spm_character_coverage", data.spm_character_coverage, CFG_FLOAT, "1.0", 0.9, 1.0, 0,   \
-      NULL, 0, "share of characters SentencePiece must cover (1.0 for small alphabets; with tokenizer spm at least 0.98, SentencePiece's least)")\
-    X("data.word_vocab_size", data.word_vocab_size, CFG_INT, "50000", 8, 10000000, 0, NULL, 0,     \
+      NULL, CFG_TOKENIZER, "share of characters SentencePiece must cover (1.0 for small alphabets; with tokenizer spm at least 0.98, SentencePiece's least)")\
+    X("data.word_vocab_size", data.word_vocab_size, CFG_INT, "50000", 8, 10000000, 0, NULL, CFG_TOKENIZER, \
       "word tokenizer: most frequent words kept per side, special tokens included")                \
-    X("data.word_min_freq", data.word_min_freq, CFG_INT, "1", 1, NOLIMIT, 0, NULL, 0,              \
+    X("data.word_min_freq", data.word_min_freq, CFG_INT, "1", 1, NOLIMIT, 0, NULL, CFG_TOKENIZER,  \
       "word tokenizer: words seen fewer times become <unk>")                                       \
     X("data.max_len", data.max_len, CFG_INT, "80", 1, 100000, 0, NULL, 0,                          \
       "training pairs with more tokens than this on either side are skipped (and counted)")        \
@@ -62,9 +67,11 @@
       0, "share the target embedding matrix with the output layer")                                \
     X("model.bridge", model.bridge, CFG_ENUM, "\"learned\"", NOLIMIT, NOLIMIT, 0, bridge_names, 0, \
       "decoder initial state: learned from the final encoder states, or zero")                     \
-    X("model.dropout", model.dropout, CFG_FLOAT, "0.3", 0, 1, CFG_HI_OPEN, NULL, CFG_SINGLE,       \
+    X("model.dropout", model.dropout, CFG_FLOAT, "0.3", 0, 1, CFG_HI_OPEN, NULL,                   \
+      CFG_SINGLE | CFG_TRAINING_ONLY,                                                               \
       "dropout on embeddings, between LSTM layers and on the attentional vector")                  \
-    X("model.init_range", model.init_range, CFG_FLOAT, "0.1", 0, 10, CFG_LO_OPEN, NULL, CFG_SINGLE, \
+    X("model.init_range", model.init_range, CFG_FLOAT, "0.1", 0, 10, CFG_LO_OPEN, NULL,            \
+      CFG_SINGLE | CFG_TRAINING_ONLY,                                                               \
       "weights start uniform in [-init_range, init_range]")                                        \
     X("model.attention.style", model.attention.style, CFG_ENUM, "\"luong\"", NOLIMIT, NOLIMIT, 0,  \
       attn_style_names, 0,                                                                          \
@@ -79,7 +86,7 @@
     X("model.attention.heads", model.attention.heads, CFG_INT, "1", 1, 64, 0, NULL, 0,             \
       "attention heads, each with its own projections, outputs concatenated and projected")        \
     X("model.attention.dropout", model.attention.dropout, CFG_FLOAT, "0.0", 0, 1, CFG_HI_OPEN,     \
-      NULL, CFG_SINGLE, "dropout on the attention weights")                                                 \
+      NULL, CFG_SINGLE | CFG_TRAINING_ONLY, "dropout on the attention weights")                                                 \
     X("train.device", train.device, CFG_ENUM, "\"auto\"", NOLIMIT, NOLIMIT, 0, device_names,       \
       CFG_SCHEDULE, "auto: cuda when a GPU is visible, else cpu")                                   \
     X("train.gpu", train.gpu, CFG_INT, "0", 0, 1023, 0, NULL, CFG_SCHEDULE,                        \
@@ -129,6 +136,11 @@
     X("train.save_dir", train.save_dir, CFG_PATH, "\"runs/default\"", NOLIMIT, NOLIMIT, 0, NULL,   \
       CFG_SCHEDULE, "folder of checkpoints, train.csv and the resolved config; a fresh run into "    \
       "one that holds a run is refused (--resume continues it, --overwrite replaces it)")          \
+    X("train.init_from", train.init_from, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL,            \
+      CFG_OPTIONAL | CFG_SCHEDULE, "fine-tuning: a fresh run starts from this checkpoint's model "  \
+      "(its weights, tokenizers and model keys, which the config's must equal but for dropout "    \
+      "and init_range; its data.* tokenizer keys replace the config's) with a new optimizer and "  \
+      "schedule; a resumed run keeps taking the tokenizers from it")                              \
     X("train.valid_every", train.valid_every, CFG_INT, "1000", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE,  \
       "validate every this many steps (and at the end of each epoch)")                             \
     X("train.patience", train.patience, CFG_INT, "10", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,          \

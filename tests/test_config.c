@@ -267,6 +267,31 @@ static void test_json_round_trip(void) {
     config_free(&a);
 }
 
+/* train.init_from's rules: model keys must match but for those only
+ * training uses; the tokenizer keys are copied over, the first that
+ * differed named; nothing else is copied. */
+static void test_init_from_keys(void) {
+    Config ck, cfg;
+    const char *ck_sets[] = {"data.tokenizer=word", "data.word_vocab_size=300", "model.hidden=24"};
+    const char *cfg_sets[] = {"model.hidden=24", "model.dropout=0.5", "model.init_range=0.2",
+                              "model.attention.dropout=0.1", "data.spm_vocab_size=500", "train.lr=0.5"};
+    CHECK_EQ_INT(config_load_string("{}", "ck", "/", ck_sets, 3, &ck), NMT_OK);
+    CHECK_EQ_INT(config_load_string("{}", "cfg", "/", cfg_sets, 6, &cfg), NMT_OK);
+    CHECK(config_first_model_difference(&ck, &cfg) == NULL, "dropouts and init_range may differ, got %s",
+          config_first_model_difference(&ck, &cfg));
+    CHECK_EQ_STR(config_take_tokenizer_keys(&cfg, &ck), "data.tokenizer");
+    CHECK(cfg.data.tokenizer == CFG_TOKENIZER_WORD && cfg.data.word_vocab_size == 300 &&
+              cfg.data.spm_vocab_size == 8000 && cfg.train.lr == 0.5 && cfg.model.dropout == 0.5,
+          "tokenizer keys copied, nothing else");
+    CHECK(config_take_tokenizer_keys(&cfg, &ck) == NULL, "a second copy changes nothing");
+    config_free(&cfg);
+    const char *heads[] = {"model.hidden=24", "model.attention.heads=2"};
+    CHECK_EQ_INT(config_load_string("{}", "cfg", "/", heads, 2, &cfg), NMT_OK);
+    CHECK_EQ_STR(config_first_model_difference(&ck, &cfg), "model.attention.heads");
+    config_free(&cfg);
+    config_free(&ck);
+}
+
 /* Regressions found by fuzz_config: the root path, and floats that need 17
  * digits to read back (a resumed run compares configs exactly). */
 static void test_fuzz_regressions(void) {
@@ -328,6 +353,7 @@ static void test_alloc_failures(void) {
 }
 
 int main(void) {
+    test_init_from_keys();
     test_defaults();
     test_good_file();
     test_bad_files();

@@ -11,6 +11,7 @@
 
 #include "data/word_vocab.h"
 #include "fileio.h"
+#include "train/init_from.h" /* the tokenizers of train.init_from */
 
 /* Fixed seed of tokenizer training: the tokenizers do not change with
  * train.seed, so runs that differ only in seed share one cache. */
@@ -40,10 +41,14 @@ char *prepare_manifest(const Config *cfg) {
         fprintf(out, "data.word_min_freq = %d\n", d->word_min_freq);
     }
     fprintf(out, "data.max_len = %d\n", d->max_len);
-    const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt"};
-    const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt};
+    /* with train.init_from, the tokenizers are that checkpoint's (the keys
+     * above were copied from it): its file is a source of the cache */
+    const char *init_from = cfg->train.init_from && cfg->train.init_from[0] ? cfg->train.init_from : NULL;
+    const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt", "train.init_from"};
+    const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from};
     for (size_t i = 0; i < NMT_ARRAY_LEN(keys); i++) {
         struct stat st;
+        if (i == 4 && !init_from) break; /* manifests of runs without it stay as they were */
         if (!paths[i] || !paths[i][0]) {
             fprintf(out, "%s = (none)\n", keys[i]);
         } else if (stat(paths[i], &st) == 0) {
@@ -380,12 +385,16 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
         st = nmt_fail(NMT_ERR_IO, "%s: cannot remove: %s", manifest_path, strerror(errno));
 
     int joint = d->tokenizer == CFG_TOKENIZER_SPM && d->spm_joint;
-    if (!st) {
+    const char *init_from = cfg->train.init_from && cfg->train.init_from[0] ? cfg->train.init_from : NULL;
+    if (!st && init_from) {
+        nmt_log_info("prepare: the tokenizers of train.init_from (%s)", init_from);
+        st = init_from_tokenizers(init_from, &out->src_tok, &out->tgt_tok);
+    } else if (!st) {
         nmt_log_info("prepare: training %s tokenizer%s on %s and %s", tokenizer_kind_names[d->tokenizer],
                      joint ? " (joint)" : "s", d->train_src, d->train_tgt);
         st = train_tokenizer(cfg, joint ? -1 : 0, &out->src_tok);
     }
-    if (!st) {
+    if (!st && !init_from) {
         if (joint) {
             uint8_t *bytes;
             size_t n;

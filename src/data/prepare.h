@@ -1,7 +1,8 @@
 /* prepare.h: the data pipeline behind `nmt prepare` and the start of
  * `nmt train`: train the tokenizers (or word vocabularies) on the training
- * corpus, encode the training and validation corpora, and keep the result
- * in a cache folder (data.cache_dir) that is rebuilt when stale.
+ * corpus (or take those of train.init_from's checkpoint: fine-tuning),
+ * encode the training and validation corpora, and keep the result in a
+ * cache folder (data.cache_dir) that is rebuilt when stale.
  *
  * Cache folder:
  *   manifest.txt            what the cache was built from: every tokenizer

@@ -268,7 +268,7 @@ void gpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int3
     GPU_ENTER(be);
     if (N <= 0 || V <= 0) return;
     GpuVarVals v = {};
-    v.f[0] = scale; /* 1 / the batch's target tokens */
+    v.f[0] = scale; /* 1 / the target tokens of the batch, or of the update when accumulating */
     GPU_LAUNCH(ctx, softmax_xent_kernel, N, GPU_ROW_THREADS, V, logits, targets, pad_id, eps,
                gpu_var(ctx, v), loss_rows, nll_rows, dlogits);
 }

@@ -23,6 +23,7 @@
 #include "fileio.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
+#include "train/init_from.h"
 #include "train/optimizer.h"
 #include "train/run_dir.h"
 #include "train/train_csv.h"
@@ -639,6 +640,14 @@ static NmtStatus setup(Trainer *tr) {
         if (st == NMT_ERR_NOMEM) explain_nomem(tr);
     }
     if (!st) st = seq2seq_init_params(tr->model, (float)cfg->model.init_range, (uint64_t)tc->seed);
+    if (!st && tc->init_from[0] && !tr->opt->resume) { /* fine-tuning: a resumed run has its own weights */
+        int64_t from_step = 0;
+        st = init_from_weights(tc->init_from, tr->be, seq2seq_layout(tr->model), seq2seq_params(tr->model),
+                               &from_step);
+        if (!st && !tr->opt->quiet)
+            nmt_log_info("train: starting from the model of %s (step %lld of its run), with a new optimizer "
+                         "and schedule (train.init_from)", tc->init_from, (long long)from_step);
+    }
     if (st) return st;
     tr->n_params = seq2seq_layout(tr->model)->total;
     st = optimizer_create(tr->be, tc, tr->n_params, &tr->optim);
