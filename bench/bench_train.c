@@ -316,7 +316,7 @@ int main(int argc, char **argv) {
     ModelDims dims;
     st = model_dims_from_config(&cfg, src_vocab, tgt_vocab, &dims);
     Seq2Seq *m = NULL;
-    ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0, 0};
+    ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0, 0, 0};
     if (!st) st = seq2seq_create(be, &dims, ml, &m);
     if (!st) st = seq2seq_init_params(m, (float)cfg.model.init_range, 1);
     Optimizer *opt = NULL;

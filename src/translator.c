@@ -465,7 +465,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     }
     Seq2Seq *model = NULL;
     if (!st) {
-        ModelLimits lim = {tr->batch, tr->max_src, 1, tr->stride, tr->beam, 0};
+        ModelLimits lim = {tr->batch, tr->max_src, 1, tr->stride, tr->beam, 0, 0};
         st = seq2seq_create(tr->be, &d, lim, &model);
         if (st == NMT_ERR_NOMEM) {
             char hint[256];

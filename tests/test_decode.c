@@ -56,7 +56,7 @@ static void check_style(const char *const *sets, int n_sets, const char *label) 
     Batch src;
     gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 5, &src);
     Seq2Seq *m;
-    ModelLimits lim = {B, S, MAXT + 1, MAXT, 0, 0};
+    ModelLimits lim = {B, S, MAXT + 1, MAXT, 0, 0, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     /* large weights: confident, varied outputs rather than one token */
     CHECK_EQ_INT(seq2seq_init_params(m, 0.8f, 3), NMT_OK);
@@ -126,7 +126,7 @@ static void check_attention_stats(void) {
         Batch batch;
         gradcheck_make_batch(4, 6, 5, d.V_s, d.V_t, 5, &batch);
         Seq2Seq *m;
-        ModelLimits lim = {4, 6, 5, 0, 0, 0};
+        ModelLimits lim = {4, 6, 5, 0, 0, 0, 0};
         CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
         ModelLoss loss;
         AttnStats a;
@@ -161,7 +161,7 @@ static void check_beam1_is_greedy(const char *const *sets, int n_sets, const cha
     Batch src;
     gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 11, &src);
     Seq2Seq *m;
-    ModelLimits lim = {B, S, 2, MAXT, 4, 0};
+    ModelLimits lim = {B, S, 2, MAXT, 4, 0, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     CHECK_EQ_INT(seq2seq_init_params(m, 0.8f, 5), NMT_OK);
     int32_t greedy[B * MAXT], beam[B * MAXT];
@@ -265,7 +265,7 @@ static void check_exhaustive(double alpha) {
     }
     Batch all = {N, S, L, src, src_len, tin, tout, tgt_len, pair, 0, 0};
     Seq2Seq *m;
-    ModelLimits lim = {N, S, L, L, 9, 0};
+    ModelLimits lim = {N, S, L, L, 9, 0, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     CHECK_EQ_INT(seq2seq_init_params(m, 1.5f, 21), NMT_OK);
     ModelLoss loss;
@@ -326,10 +326,113 @@ static Seq2Seq *decode_model(const char *const *sets, int n_sets, int B, int S, 
                        " \"attention\": {\"window\": 2}}}";
     *d = dims_of(base, sets, n_sets, 17, 9);
     Seq2Seq *m;
-    ModelLimits lim = {B, S, 2, maxT, beam, 0};
+    ModelLimits lim = {B, S, 2, maxT, beam, 0, 0};
     CHECK_EQ_INT(seq2seq_create(be, d, lim, &m), NMT_OK);
     CHECK_EQ_INT(seq2seq_init_params(m, range, seed), NMT_OK);
     return m;
+}
+
+/* Sampling (seq2seq_sample): k 1 is greedy and so is a temperature near 0;
+ * a sentence's sample does not depend on its batch (alone equals in the
+ * batch, which shrinks as sentences finish); other keys give other
+ * samples; and the first token's frequencies over 4000 keys are the
+ * model's top-k probabilities, renormalised (temperatures 1 and 0.5), to
+ * 5 standard deviations, with no token from outside the top k. */
+static void check_sampling(const char *const *sets, int n_sets, const char *label) {
+    enum { B = 6, S = 7, MAXT = 12, K = 4, DRAWS = 4000 };
+    const char *base = "{\"model\": {\"emb_dim\": 8, \"hidden\": 10, \"enc_layers\": 2, \"dec_layers\": 2,"
+                       " \"attention\": {\"window\": 2}}}";
+    ModelDims d = dims_of(base, sets, n_sets, 17, 9);
+    Seq2Seq *m;
+    ModelLimits lim = {B, S, 2, MAXT, 0, 0, K};
+    CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
+    CHECK_EQ_INT(seq2seq_init_params(m, 0.4f, 11), NMT_OK);
+    Batch src;
+    gradcheck_make_batch(B, S, 3, d.V_s, d.V_t, 7, &src);
+    int32_t greedy[B * MAXT], out[B * MAXT], other[B * MAXT], alone[MAXT];
+    int greedy_len[B], len[B], other_len[B], alone_len;
+    uint64_t keys[B], keys2[B];
+    for (int b = 0; b < B; b++) keys[b] = 1000 + b, keys2[b] = 2000 + b;
+    double a = 1.0;
+    int bl = 3;
+    CHECK_EQ_INT(seq2seq_greedy(m, &src, a, bl, greedy, MAXT, greedy_len), NMT_OK);
+    SampleSpec one = {1, 1.0, keys}, cold = {K, 1e-4, keys}, warm = {K, 1.0, keys}, warm2 = {K, 1.0, keys2};
+    const SampleSpec *as_greedy[] = {&one, &cold};
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_INT(seq2seq_sample(m, &src, a, bl, as_greedy[i], out, MAXT, len), NMT_OK);
+        bool same = true;
+        for (int b = 0; b < B; b++)
+            same &= len[b] == greedy_len[b] && !memcmp(out + b * MAXT, greedy + b * MAXT, (size_t)len[b] * 4);
+        CHECK(same, "%s: sampling with %s should be greedy", label, i ? "temperature 1e-4" : "k 1");
+    }
+    CHECK_EQ_INT(seq2seq_sample(m, &src, a, bl, &warm, out, MAXT, len), NMT_OK);
+    CHECK_EQ_INT(seq2seq_sample(m, &src, a, bl, &warm2, other, MAXT, other_len), NMT_OK);
+    int differ = 0, from_greedy = 0;
+    for (int b = 0; b < B; b++) {
+        int32_t one_src[S];
+        int one_len;
+        Batch single;
+        column_batch(&src, b, one_src, &one_len, &single);
+        SampleSpec mine = {K, 1.0, &keys[b]};
+        CHECK_EQ_INT(seq2seq_sample(m, &single, a, bl, &mine, alone, MAXT, &alone_len), NMT_OK);
+        CHECK(alone_len == len[b] && !memcmp(alone, out + b * MAXT, (size_t)len[b] * 4),
+              "%s: sentence %d sampled alone differs from its sample in the batch", label, b);
+        differ += other_len[b] != len[b] || memcmp(other + b * MAXT, out + b * MAXT, (size_t)len[b] * 4);
+        from_greedy += greedy_len[b] != len[b] || memcmp(greedy + b * MAXT, out + b * MAXT, (size_t)len[b] * 4);
+    }
+    CHECK(differ >= B / 2 && from_greedy >= B / 2, "%s: other keys changed %d of %d samples, %d differ from greedy",
+          label, differ, B, from_greedy);
+    /* the first token's distribution, sentence 0, of larger weights (a
+     * distribution far from uniform, where the temperature shows) */
+    CHECK_EQ_INT(seq2seq_init_params(m, 1.2f, 12), NMT_OK);
+    int32_t one_src[S];
+    int one_len;
+    Batch single;
+    column_batch(&src, 0, one_src, &one_len, &single);
+    float lp[K];
+    int32_t ids[K], bos = NMT_BOS_ID;
+    seq2seq_decode_setup(m, &single, 1, 1);
+    seq2seq_decode_step(m, 0, &bos, true);
+    seq2seq_decode_topk(m, K, lp, ids);
+    seq2seq_decode_end(m);
+    const double temps[] = {1.0, 0.5};
+    for (int ti = 0; ti < 2; ti++) {
+        double p[K], total = 0;
+        for (int i = 0; i < K; i++) total += p[i] = exp((lp[i] - lp[0]) / temps[ti]);
+        int count[K] = {0}, outside = 0;
+        for (int n = 0; n < DRAWS; n++) {
+            uint64_t key = 77 + (uint64_t)n;
+            SampleSpec spec = {K, temps[ti], &key};
+            int32_t tok[MAXT];
+            int tok_len;
+            CHECK_EQ_INT(seq2seq_sample(m, &single, 0.0, 1, &spec, tok, MAXT, &tok_len), NMT_OK);
+            int32_t first = tok_len ? tok[0] : NMT_EOS_ID;
+            int at = -1;
+            for (int i = 0; i < K; i++)
+                if (ids[i] == first) at = i;
+            if (at < 0) outside++;
+            else count[at]++;
+        }
+        /* and the other temperature's probabilities are told apart (the check can fail) */
+        double worst = 0, other_worst = 0;
+        for (int i = 0; i < K; i++) {
+            double q = p[i] / total, sigma = sqrt(q * (1 - q) / DRAWS) + 1e-9;
+            double z = fabs((double)count[i] / DRAWS - q) / sigma;
+            if (z > worst) worst = z;
+            double other_total = 0;
+            for (int j = 0; j < K; j++) other_total += exp((lp[j] - lp[0]) / temps[1 - ti]);
+            double q2 = exp((lp[i] - lp[0]) / temps[1 - ti]) / other_total;
+            double z2 = fabs((double)count[i] / DRAWS - q2) / (sqrt(q2 * (1 - q2) / DRAWS) + 1e-9);
+            if (z2 > other_worst) other_worst = z2;
+        }
+        CHECK(outside == 0 && worst < 5 && other_worst > 8,
+              "%s, temperature %g: %d draws outside the top %d; worst deviation %.2f sigma (%.2f from temperature %g's)",
+              label, temps[ti], outside, K, worst, other_worst, temps[1 - ti]);
+        if (getenv("NMT_TEST_VERBOSE"))
+            printf("%s, temperature %g: counts %d %d %d %d, worst %.2f sigma (%.2f from the other)\n", label,
+                   temps[ti], count[0], count[1], count[2], count[3], worst, other_worst);
+    }
+    seq2seq_free(m);
 }
 
 /* Greedy row-steps of a batch whose sentences need steps[b] steps (of at
@@ -645,7 +748,7 @@ static void check_query_form(const char *const *sets, int n_sets, const char *la
     CHECK(attention_query_form(&d), "%s: no query form for these scores", label);
     int BB = G * B, V = d.V_t;
     Seq2Seq *m;
-    ModelLimits lim = {BB, S, T, T, G, 0};
+    ModelLimits lim = {BB, S, T, T, G, 0, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     CHECK_EQ_INT(seq2seq_init_params(m, 0.8f, 31), NMT_OK);
     Batch src;
@@ -744,7 +847,7 @@ static void check_decode_memory(void) {
     int longest[2] = {20, 2000};
     for (int i = 0; i < 2; i++) {
         /* a small training batch, so that decoding sizes the arena */
-        ModelLimits lim = {32, 20, 4, longest[i], 8, 0};
+        ModelLimits lim = {32, 20, 4, longest[i], 8, 0, 0};
         Seq2Seq *m = NULL;
         CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
         bytes[i] = m ? seq2seq_arena_bytes(m) : 0;
@@ -794,6 +897,8 @@ int main(void) {
             check_query_form(qf_dot, 3, "dot 2 heads local-m", G, knob);
             check_query_form(qf_scaled, 3, "scaled dot 2 heads local-p", G, knob);
         }
+    check_sampling(luong1, 1, "sampling, luong");
+    check_sampling(bahd1, 3, "sampling, bahdanau additive 2 heads");
     check_exhaustive(0.0);
     check_exhaustive(1.0);
     check_exhaustive(2.0);

@@ -859,7 +859,7 @@ static bool parity_dims(const char *label, const char *const *sets, int n_sets, 
  * the output layer in chunks of 7 rows (row offsets and a short last
  * chunk on the device too). False (both NULL) when either fails. */
 static bool model_pair(const ModelDims *d, Backend *gb, Seq2Seq **mc, Seq2Seq **mg) {
-    ModelLimits lim = {MB, MS, MT, MAXT, BEAM, (size_t)7 * V_T};
+    ModelLimits lim = {MB, MS, MT, MAXT, BEAM, (size_t)7 * V_T, 0};
     *mc = *mg = NULL;
     CHECK_EQ_INT(seq2seq_create(cpu, d, lim, mc), NMT_OK);
     CHECK_EQ_INT(seq2seq_create(gb, d, lim, mg), NMT_OK);
@@ -1073,7 +1073,7 @@ static void test_step_traffic(void) {
     if (!parity_dims("traffic", sets, 5, &d)) return;
     Batch batch;
     gradcheck_make_batch(MB, MS, MT, V_S, V_T, 23, &batch);
-    ModelLimits lim = {MB, MS, MT, MAXT, BEAM, (size_t)7 * V_T}; /* chunks add no waits */
+    ModelLimits lim = {MB, MS, MT, MAXT, BEAM, (size_t)7 * V_T, 0}; /* chunks add no waits */
     Seq2Seq *m = NULL;
     CHECK_EQ_INT(seq2seq_create(gpu, &d, lim, &m), NMT_OK);
     if (!m) return;

@@ -72,7 +72,7 @@ static double max_rel_diff(const float *a, const float *b, size_t n) {
  * layer holding `rows` rows at a time; host copies out. */
 static int step_with_chunk(const ModelDims *d, const Batch *batch, int rows, double *loss,
                            float *grads, float *logits) {
-    ModelLimits lim = {batch->B, batch->S, batch->T, 0, 0, (size_t)rows * d->V_t};
+    ModelLimits lim = {batch->B, batch->S, batch->T, 0, 0, (size_t)rows * d->V_t, 0};
     Seq2Seq *m;
     if (seq2seq_create(be, d, lim, &m)) {
         CHECK(0, "create: %s", nmt_error_message());
@@ -175,7 +175,7 @@ static void accumulation(const char *label, const char *const *sets, int n_sets)
     sub_batch(&whole, 2, 3, &store2, &part2);
     CHECK(part1.S < whole.S || part2.S < whole.S || part1.T < whole.T || part2.T < whole.T,
           "%s: a part should be shorter than the whole", label);
-    ModelLimits lim = {whole.B, whole.S, whole.T, 0, 0, 0};
+    ModelLimits lim = {whole.B, whole.S, whole.T, 0, 0, 0, 0};
     Seq2Seq *m;
     if (seq2seq_create(be, &d, lim, &m)) {
         CHECK(0, "%s: create: %s", label, nmt_error_message());
@@ -230,7 +230,7 @@ static size_t train_arena(const char *const *sets, int n_sets, int V_t, int B, i
     ModelDims d;
     if (!dims_for(sets, n_sets, &d)) return 0;
     d.V_t = V_t;
-    ModelLimits lim = {B, S, T, 0, 0, 0};
+    ModelLimits lim = {B, S, T, 0, 0, 0, 0};
     Seq2Seq *m;
     if (seq2seq_create(be, &d, lim, &m)) {
         CHECK(0, "create: %s", nmt_error_message());

@@ -98,7 +98,7 @@ static void check_fixture(const char *path) {
     Batch batch = {B, S, T, src, src_len, tgt_in, tgt_out, tgt_len, pair, 0, 0};
 
     Seq2Seq *m;
-    ModelLimits lim = {B, S, T, 0, 0, 0};
+    ModelLimits lim = {B, S, T, 0, 0, 0, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
     const ParamLayout *layout = seq2seq_layout(m);
     const cJSON *params = cJSON_GetObjectItem(root, "params");

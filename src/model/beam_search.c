@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/rng.h"
 #include "model/decode_step.h"
 
 /* The step limit of a batch: the longest a * src_len + b, capped by every
@@ -62,18 +63,45 @@ static void choose_columns(const int32_t *sent, int cols, int live, int n, int32
  * the last sentence finished is queued in vain (one per batch), unless the
  * length limits show that no sentence can need it. The tokens are the
  * same either way (docs/decoding.md). */
-NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
-                         int out_stride, int *out_len) {
-    int B = batch->B;
+/* The token sampling draws for the sentence of `key` at step t among a
+ * row's k candidates (log-probabilities lp (k), best first, their ids;
+ * -1 past the row's end): index i with probability proportional to
+ * exp((lp_i - lp_0) / temperature), from a uniform number that is a pure
+ * function of (key, t). A row with no finite candidate gives its first. */
+static int32_t sample_candidate(const SampleSpec *spec, uint64_t key, int t, const float *lp, const int32_t *id) {
+    double w[SEQ2SEQ_MAX_SAMPLE_K], total = 0;
+    int n = 0;
+    for (int i = 0; i < spec->k && id[i] >= 0 && isfinite(lp[i]); i++, n++) {
+        w[i] = exp(((double)lp[i] - lp[0]) / spec->temperature);
+        total += w[i];
+    }
+    if (n == 0) return id[0];
+    uint64_t bits = rng_mix64(key ^ rng_mix64((uint64_t)t + 0x9e3779b97f4a7c15ULL));
+    double u = (double)(bits >> 11) * 0x1p-53 * total; /* [0, total) */
+    for (int i = 0; i < n; i++) {
+        if (u < w[i]) return id[i];
+        u -= w[i];
+    }
+    return id[n - 1]; /* rounding at the very end */
+}
+
+/* Greedy decoding, or sampling (spec not NULL: no pipelining, k candidates
+ * read per step, the token drawn on the host). */
+static NmtStatus one_best(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, const SampleSpec *spec,
+                          int32_t *out, int out_stride, int *out_len) {
+    int B = batch->B, k = spec ? spec->k : 1;
+    NMT_ASSERT(k >= 1 && k <= SEQ2SEQ_MAX_SAMPLE_K && (k == 1 || k <= seq2seq_limits(m)->max_sample_k));
     int T = decode_limit(&m, 1, batch, max_len_a, max_len_b, 0);
     int32_t *prev = nmt_malloc((size_t)B * 4), *ids = nmt_malloc((size_t)B * 4);
     int32_t *keep = nmt_malloc((size_t)B * 4), *sent = nmt_malloc((size_t)B * 4);
-    if (!prev || !ids || !keep || !sent) {
-        nmt_free(prev), nmt_free(ids), nmt_free(keep), nmt_free(sent);
-        return nmt_fail_nomem("greedy decoding");
+    float *cand_lp = spec ? nmt_malloc((size_t)B * k * sizeof(float)) : NULL;
+    int32_t *cand_id = spec ? nmt_malloc((size_t)B * k * 4) : NULL;
+    if (!prev || !ids || !keep || !sent || (spec && (!cand_lp || !cand_id))) {
+        nmt_free(prev), nmt_free(ids), nmt_free(keep), nmt_free(sent), nmt_free(cand_lp), nmt_free(cand_id);
+        return nmt_fail_nomem(spec ? "sampling" : "greedy decoding");
     }
     Backend *be = seq2seq_backend(m);
-    bool pipelined = be->overlap_downloads && !seq2seq_decode_has_shortlist(m);
+    bool pipelined = !spec && be->overlap_downloads && !seq2seq_decode_has_shortlist(m);
     seq2seq_decode_setup(m, batch, 1, T);
     int cols = B;
     for (int b = 0; b < B; b++) {
@@ -81,8 +109,8 @@ NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int m
         sent[b] = b;
         out_len[b] = T;
     }
-    seq2seq_decode_step(m, 0, prev, false);
-    seq2seq_decode_topk_start(m, 1);
+    seq2seq_decode_step(m, 0, prev, spec != NULL); /* sampling draws from log-probabilities */
+    seq2seq_decode_topk_start(m, k);
     int horizon = T;         /* no sentence still searching needs step `horizon` */
     bool shrink_due = false; /* the last step read showed the batch should shrink */
     for (int t = 0;; t++) { /* step t is queued */
@@ -91,7 +119,15 @@ NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int m
             seq2seq_decode_step(m, t + 1, NULL, false);
             seq2seq_decode_topk_start(m, 1);
         }
-        seq2seq_decode_topk_finish(m, NULL, ids); /* step t's */
+        if (spec) { /* step t's candidates; a dead column's draw is never read */
+            seq2seq_decode_topk_finish(m, cand_lp, cand_id);
+            for (int j = 0; j < cols; j++)
+                ids[j] = sent[j] < 0 ? NMT_EOS_ID
+                                     : sample_candidate(spec, spec->keys[sent[j]], t, cand_lp + (size_t)j * k,
+                                                        cand_id + (size_t)j * k);
+        } else {
+            seq2seq_decode_topk_finish(m, NULL, ids); /* step t's */
+        }
         int live = 0;
         horizon = 0;
         for (int j = 0; j < cols; j++) {
@@ -131,12 +167,23 @@ NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int m
         for (int i = 0; i < n; i++)
             if (prev[i] < 0) prev[i] = NMT_EOS_ID; /* no best token (all -inf): any valid one */
         cols = n;
-        seq2seq_decode_step(m, t + 1, prev, false);
-        seq2seq_decode_topk_start(m, 1);
+        seq2seq_decode_step(m, t + 1, prev, spec != NULL);
+        seq2seq_decode_topk_start(m, k);
     }
     seq2seq_decode_end(m);
-    nmt_free(prev), nmt_free(ids), nmt_free(keep), nmt_free(sent);
+    nmt_free(prev), nmt_free(ids), nmt_free(keep), nmt_free(sent), nmt_free(cand_lp), nmt_free(cand_id);
     return NMT_OK;
+}
+
+NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
+                         int out_stride, int *out_len) {
+    return one_best(m, batch, max_len_a, max_len_b, NULL, out, out_stride, out_len);
+}
+
+NmtStatus seq2seq_sample(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, const SampleSpec *spec,
+                         int32_t *out, int out_stride, int *out_len) {
+    NMT_ASSERT(spec && spec->keys && spec->temperature > 0);
+    return one_best(m, batch, max_len_a, max_len_b, spec, out, out_stride, out_len);
 }
 
 /* ---- beam search ------------------------------------------------------- */

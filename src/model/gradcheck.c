@@ -71,7 +71,7 @@ static double loss_at(Seq2Seq *m, const Batch *batch, uint64_t seed) {
 NmtStatus model_gradcheck(Backend *be, const ModelDims *dims, const Batch *batch,
                           const GradcheckSpec *spec, GradcheckResult *r) {
     memset(r, 0, sizeof *r);
-    ModelLimits lim = {batch->B, batch->S, batch->T, 0, 0, spec->output_chunk};
+    ModelLimits lim = {batch->B, batch->S, batch->T, 0, 0, spec->output_chunk, 0};
     Seq2Seq *m;
     NmtStatus st = seq2seq_create(be, dims, lim, &m);
     if (st) return st;

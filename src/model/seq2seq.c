@@ -155,7 +155,8 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     }
     a->hd = drop ? takef(ar, (size_t)T * R * H) : a->hh;
     a->logits = takef(ar, (size_t)(m->stepwise ? R : output_chunk_rows(m, T * R)) * d->V_t);
-    a->best = takef(ar, (size_t)2 * R * m->G);
+    int k = m->G > m->lim.max_sample_k ? m->G : m->lim.max_sample_k; /* top-k width: beam, or sampling's */
+    a->best = takef(ar, (size_t)2 * R * k);
     /* one block, so that the loss is read back with one download (none
      * while decoding) */
     int Tl = m->stepwise ? 0 : T;
@@ -272,6 +273,7 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     int longest = lim.max_S > lim.max_T ? lim.max_S : lim.max_T;
     if (lim.max_decode_T > longest) longest = lim.max_decode_T;
     size_t rows = (size_t)lim.max_B * beam; /* decoder rows at most */
+    int top = beam > lim.max_sample_k ? beam : lim.max_sample_k; /* the widest top-k */
     if (dims->heads > longest) longest = dims->heads; /* the row lengths, once per head */
     size_t stage = (size_t)longest * rows;
     m->params = be->alloc(be, m->layout.total * sizeof(float));
@@ -287,7 +289,7 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     size_t idx_rows = (size_t)(lim.max_S > beam ? lim.max_S : beam) * lim.max_B;
     m->h_idx = nmt_malloc((size_t)dims->heads * idx_rows * sizeof(int32_t));
     m->dec_len = nmt_malloc((size_t)lim.max_B * sizeof(int));
-    m->h_best_slot = (size_t)2 * rows * beam;
+    m->h_best_slot = (size_t)2 * rows * top;
     m->h_best = nmt_malloc(BACKEND_MAX_PENDING_DOWNLOADS * m->h_best_slot * sizeof(float));
     if (!m->params || !m->grads || !m->arena || !m->zeros || !m->ones || !m->neg_inf || !m->dec_bias || !m->h_ids ||
         !m->h_f || !m->h_idx || !m->dec_len || !m->h_best) {

@@ -32,6 +32,7 @@ typedef struct {
     int max_beam;            /* widest beam search (0 or 1: greedy only) */
     size_t output_chunk;     /* logits held at once by the output layer in
                                 training and scoring (0: 4M, i.e. 16 MB) */
+    int max_sample_k;        /* most candidates of seq2seq_sample (0: no sampling) */
 } ModelLimits;
 
 NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits limits, Seq2Seq **out);
@@ -108,6 +109,22 @@ NmtStatus seq2seq_fold_embeddings(Seq2Seq *m, bool *folded);
  * out[b * out_stride ...], without BOS or EOS; out_len[b] gets its length. */
 NmtStatus seq2seq_greedy(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, int32_t *out,
                          int out_stride, int *out_len);
+
+/* Sampling instead of the best token (e.g. for back-translation): at each
+ * step the token is drawn among the row's k most probable (renormalised),
+ * with probabilities proportional to p^(1 / temperature). Sentence b's
+ * draws come from a generator keyed by keys[b] and the step, so a
+ * sentence's output does not depend on the batch it is decoded in.
+ * k <= ModelLimits.max_sample_k. */
+#define SEQ2SEQ_MAX_SAMPLE_K 100
+typedef struct {
+    int k;               /* candidates per step, 1..SEQ2SEQ_MAX_SAMPLE_K (1: greedy) */
+    double temperature;  /* > 0; 1: the model's distribution */
+    const uint64_t *keys; /* (B) one per sentence of the batch */
+} SampleSpec;
+/* As seq2seq_greedy, drawing each token as `spec` says. */
+NmtStatus seq2seq_sample(Seq2Seq *m, const Batch *batch, double max_len_a, int max_len_b, const SampleSpec *spec,
+                         int32_t *out, int out_stride, int *out_len);
 
 /* Beam search (docs/decoding.md). Scores: log p(y) / lp(|y|) + cp, with the
  * GNMT length penalty lp(n) = ((5 + n) / 6)^alpha (n counts EOS) and

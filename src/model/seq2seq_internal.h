@@ -48,7 +48,7 @@ typedef struct {
     float *hd;           /* (T, B, H) after dropout */
     float *logits;       /* (C, V_t) one chunk of output rows (output_chunk_rows),
                             or (R, V_t) when decoding step by step */
-    float *best;         /* (2 R G) decoding: the k best scores of each row (R, k),
+    float *best;         /* (2 R k), k = max(G, lim.max_sample_k) decoding: the k best scores of each row (R, k),
                             then their token ids (int32, R, k): one download */
     int32_t *row_len;    /* (R) source length of each decoder row (== src_len when G == 1) */
     int32_t *row_sent;   /* (R) sentence of each decoder row (beam search) */

@@ -617,7 +617,7 @@ static NmtStatus setup(Trainer *tr) {
     st = batcher_create(tr->data.train, &spec, &tr->train_batches);
     if (st) return st;
     BatchLimits lim = batcher_limits(tr->train_batches);
-    ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0, 0};
+    ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0, 0, 0};
     if (tr->data.valid) {
         BatchSpec vspec = {tc->batch_sentences ? tc->batch_sentences : 64, 0, 0, 0};
         st = batcher_create(tr->data.valid, &vspec, &tr->valid_batches);
