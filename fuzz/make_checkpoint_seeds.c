@@ -1,7 +1,8 @@
 /* make_checkpoint_seeds.c: writes the seed corpus of fuzz/fuzz_checkpoint.c
  * into the folder given as argv[1] (`make fuzz-seeds` puts them in
- * tests/fuzz/fuzz_checkpoint/): two tiny valid checkpoints (word tokenizers
- * and SGD; SentencePiece tokenizers and Adam moments) and a few broken ones
+ * tests/fuzz/fuzz_checkpoint/): three tiny valid checkpoints (word tokenizers
+ * and SGD; SentencePiece tokenizers and Adam moments; the same with training
+ * weights beside their moving average, format 2) and a few broken ones
  * (empty, bad magic, newer version, truncated, checksum mismatch). Each is a
  * few kilobytes at most. The sentences are made up here. */
 #include <stdio.h>
@@ -135,6 +136,16 @@ int main(int argc, char **argv) {
     free(read_all(path, &n2));
     printf("%s: %zu bytes\n", path, n2);
 
+    /* format 2: the training weights too (train.ema_decay) */
+    float train_params[N_FLOATS];
+    for (int i = 0; i < N_FLOATS; i++) train_params[i] = params[i] * 0.75f + 0.01f;
+    ck.train_params = train_params;
+    snprintf(path, sizeof path, "%s/valid-spm-adam-ema.nmt", dir);
+    if (checkpoint_save(&ck, path) != NMT_OK) die(path);
+    free(read_all(path, &n2));
+    printf("%s: %zu bytes\n", path, n2);
+    ck.train_params = NULL;
+
     /* broken ones, from the first */
     write_bytes(dir, "invalid-empty.nmt", valid, 0);
     uint8_t *b = malloc(n);
@@ -142,7 +153,7 @@ int main(int argc, char **argv) {
     b[0] = 'X';
     write_bytes(dir, "invalid-magic.nmt", b, n);
     memcpy(b, valid, n);
-    b[8] = 2; /* format version 2 */
+    b[8] = CHECKPOINT_VERSION + 1; /* a format newer than this nmt reads */
     write_bytes(dir, "invalid-newer.nmt", b, n);
     write_bytes(dir, "invalid-truncated.nmt", valid, n - 100);
     memcpy(b, valid, n);

@@ -5,7 +5,9 @@ moments to the bit?
     python3 scripts/ckpt_same.py A.nmt B.nmt
 
 Compares the PARM (weights) and OPTM (optimizer state) sections of the two
-files (docs/checkpoint-format.md); the other sections are left out (STAT
+files, and TPRM (the training weights of a run with a moving average,
+format 2) when either has it (docs/checkpoint-format.md); the other
+sections are left out (STAT
 holds the wall-clock seconds of the run, CONF the save folder). Prints one
 line: "identical: N weights, M optimizer values" or how many float32 values
 differ and the largest difference; exit status 0 when identical, 1 when
@@ -56,8 +58,15 @@ def main(argv):
         print("usage: ckpt_same.py A.nmt B.nmt")
         return 2
     a, b = sections(argv[0]), sections(argv[1])
+    if ("TPRM" in a) != ("TPRM" in b):
+        print("different: only %s holds training weights beside a moving average (TPRM)"
+              % (argv[0] if "TPRM" in a else argv[1]))
+        return 1
     counts, differ, worst = [], 0, 0.0
-    for tag in ("PARM", "OPTM"):
+    for tag in ("PARM", "OPTM", "TPRM"):
+        if tag not in a:
+            counts.append(0)
+            continue
         if len(a[tag]) != len(b[tag]):
             print("different: %s holds %d bytes in one, %d in the other" % (tag, len(a[tag]), len(b[tag])))
             return 1
@@ -72,7 +81,8 @@ def main(argv):
         print("different: %d of %d float32 values (weights and optimizer state), largest difference %.3g"
               % (differ, sum(counts), worst))
         return 1
-    print("identical: %d weights, %d optimizer values" % (counts[0], counts[1]))
+    print("identical: %d weights, %d optimizer values%s"
+          % (counts[0], counts[1], ", %d training weights" % counts[2] if "TPRM" in a else ""))
     return 0
 
 

@@ -991,7 +991,9 @@ TOKENIZER_WORD = 1
 
 
 def read_checkpoint(path):
-    """Reads an nmt checkpoint (docs/checkpoint-format.md, version 1).
+    """Reads an nmt checkpoint (docs/checkpoint-format.md, versions 1 and 2;
+    a version-2 file's TRAIN_PARAMS, the training weights beside their
+    moving average, is skipped: PARM is the model).
     Returns (config dict, source tokenizer bytes, target tokenizer bytes,
     [(name, count, rows, cols)], float32 weights). Adam moments are skipped."""
     import struct
@@ -1001,8 +1003,8 @@ def read_checkpoint(path):
     if len(data) < 28 or data[:8] != CKPT_MAGIC:
         raise SystemExit("%s: not an nmt checkpoint" % path)
     version, flags, C = struct.unpack_from("<IIQ", data, 8)
-    if version != 1 or flags != 0:
-        raise SystemExit("%s: checkpoint format %d (flags %d); this reads format 1" % (path, version, flags))
+    if version not in (1, 2) or flags != 0:
+        raise SystemExit("%s: checkpoint format %d (flags %d); this reads formats 1 and 2" % (path, version, flags))
     if len(data) != 28 + C:
         raise SystemExit("%s: %d bytes, the header says %d" % (path, len(data), 28 + C))
     if zlib.crc32(memoryview(data)[:24 + C]) != struct.unpack_from("<I", data, 24 + C)[0]:
@@ -1011,11 +1013,12 @@ def read_checkpoint(path):
     while off < 24 + C:
         tag = data[off:off + 4].decode("ascii", "replace")
         (L,) = struct.unpack_from("<Q", data, off + 4)
-        if tag not in CKPT_TAGS or tag in sec or off + 12 + L > 24 + C:
+        known = tag in CKPT_TAGS or (tag == "TPRM" and version == 2)
+        if not known or tag in sec or off + 12 + L > 24 + C:
             raise SystemExit("%s: bad section %r" % (path, tag))
         sec[tag] = (off + 12, L)
         off += 12 + L
-    missing = [t for t in CKPT_TAGS if t not in sec]
+    missing = [t for t in CKPT_TAGS + (("TPRM",) if version == 2 else ()) if t not in sec]
     if missing:
         raise SystemExit("%s: missing sections %s" % (path, ", ".join(missing)))
     body = lambda t: data[sec[t][0]:sec[t][0] + sec[t][1]]

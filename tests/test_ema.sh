@@ -111,7 +111,7 @@ done
 # warning, and training goes on from the training weights (the same
 # losses as the run that kept it)
 train plain --set train.ema_decay=0.99 --set train.max_steps=30 --resume
-check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "kept no moving average of the weights; train.ema_decay.s starts from its weights"' \
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "kept no moving average of the weights; the average of train.ema_decay starts from its weights"' \
   "ema turned on at a resume: $rc $out"
 cp -r "$tmp/ema" "$tmp/ema-off"
 train ema-off --set train.ema_decay=0 --set train.max_steps=30 --resume

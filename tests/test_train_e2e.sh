@@ -268,6 +268,34 @@ check 'printf "%s" "$out" | grep -q "done at step $((2 * short)) (2 epochs compl
 epoch_run ep1 --set train.max_steps=$((short + 2)) --set train.valid_every=1000
 check 'printf "%s" "$out" | grep -q "done at step $((short + 2)) (1 epoch completed)"' "done line in the middle of epoch 2 (max_steps): $out"
 
+# 8b. a run stopped on an epoch's last step resumes to the run never
+# stopped: that epoch's validation is a scheduled one (at a rate of 1e-30
+# BLEU never improves, so from epoch 2 each epoch's end halves the rate
+# and counts towards patience); likewise a signal's save at an epoch's end
+# (one batch per epoch: the signal comes during a step or its validation),
+# whose validation the resumed run does at once; and a run whose patience
+# was used up stops at its resume, saying so
+plateau=(--set train.lr=1e-30 --set train.lr_decay=0.5 --set train.patience=0 --set train.valid_every=1000 --set train.log_every=1)
+rates() { grep '^train,' "$tmp/$1/train.csv" | cut -d, -f2,6; grep '^valid,' "$tmp/$1/train.csv" | cut -d, -f2,3; }
+epoch_run plateau "${plateau[@]}" --set train.max_steps=$((3 * short + 2))
+epoch_run plateau-cut "${plateau[@]}" --set train.max_steps=$((2 * short))
+epoch_run plateau-cut "${plateau[@]}" --set train.max_steps=$((3 * short + 2)) --resume
+check '[ $rc -eq 0 ] && cmp -s <(rates plateau) <(rates plateau-cut)' \
+  "stopped on epoch 2's last step and resumed: rates or validations differ: $(diff <(rates plateau) <(rates plateau-cut) | head -6)"
+one=(--set train.batch_sentences=3000 --set train.lr=1e-30 --set train.lr_decay=0.5 --set train.patience=0 --set train.log_every=1 --set train.valid_every=1000)
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/one" "${one[@]}" --set train.max_steps=5 > /dev/null 2>&1
+"$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/one-cut" "${one[@]}" --set train.max_steps=100000 > "$tmp/one-cut.log" 2>&1 &
+pid=$!
+for i in $(seq 1 300); do [ "$(grep -c '^train,' "$tmp/one-cut/train.csv" 2>/dev/null)" -ge 2 ] && break; sleep 0.02; done
+kill -TERM $pid; wait $pid; rc=$?
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/one-cut" "${one[@]}" --set train.max_steps=5 --resume 2>&1)
+check '[ $rc -eq 143 ] && cmp -s <(rates one) <(rates one-cut)' \
+  "a signal at an epoch's end, resumed: rates or validations differ ($rc): $(diff <(rates one) <(rates one-cut) | head -6)"
+out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/plateau" "${plateau[@]}" --set train.patience=2 \
+    --set train.max_steps=0 --set train.epochs=50 --set train.batch_sentences=500 --set train.log_every=1000 --resume 2>&1); rc=$?
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "the run had stopped early: no improvement in its last 2 validations (train.patience 2)" &&
+       printf "%s" "$out" | grep -q "done at step $((3 * short + 2)) "' "resume after the patience was used up: $rc $out"
+
 # 9. a fresh run into a save_dir that holds a run is refused (exit 2) and
 # changes nothing; --resume continues it; --overwrite starts afresh and
 # leaves none of the earlier run's checkpoints

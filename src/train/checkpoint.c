@@ -67,8 +67,9 @@ enum {
     SEC_COUNT
 };
 
-/* The format a checkpoint is written in: 1 unless it has a section of 2,
- * so that an nmt that reads format 1 only still reads every file without. */
+/* The format a checkpoint is written in: 1 unless it has a section of 2
+ * (the byte layout of a file without TRAIN_PARAMS is format 1's; its
+ * config may still hold keys an older nmt refuses). */
 enum { CK_FIRST_VERSION = 1 };
 
 static const struct {

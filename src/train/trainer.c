@@ -200,8 +200,8 @@ static void resume_weights(Trainer *tr, const Checkpoint *ck, const char *path) 
     if (tr->ema) {
         be->upload(be, tr->ema, ck->params, bytes);
         if (!ck->train_params && !tr->opt->quiet)
-            nmt_log_info("train: %s kept no moving average of the weights; train.ema_decay's starts from "
-                         "its weights", path);
+            nmt_log_info("train: %s kept no moving average of the weights; the average of train.ema_decay "
+                         "starts from its weights", path);
     } else if (ck->train_params) {
         nmt_log_warn("train: %s holds a moving average of the weights (train.ema_decay); with "
                      "train.ema_decay 0 the run goes on without it from the training weights", path);
@@ -475,10 +475,10 @@ static NmtStatus save_step_checkpoint(Trainer *tr) {
 
 /* Validates, records, saves last/best; returns whether to stop early.
  * on_schedule: a validation of the schedule (every valid_every steps, each
- * epoch end). The one at a stop between those points (train.max_steps) only
- * records and may save best.nmt: it neither decays the rate nor counts
- * towards patience, so a run resumed from there follows the same schedule
- * as one never stopped. */
+ * epoch end, also at a stop on an epoch's last batch). The one at a stop
+ * between those points (train.max_steps) only records and may save
+ * best.nmt: it neither decays the rate nor counts towards patience, so a
+ * run resumed from there follows the same schedule as one never stopped. */
 static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
     const TrainConfig *tc = &tr->cfg->train;
     *stop = false;
@@ -820,8 +820,18 @@ static NmtStatus train_loop(Trainer *tr) {
     NmtStatus st = NMT_OK;
     tr->window_start = now_seconds();
     double lr = optimizer_rate(tr->optim, tr->st.step + 1, tr->st.lr_scale);
-    bool stop = false;
-    bool stepped_since_save = false;
+    /* A resumed run goes on as if it had never stopped: a state saved
+     * without its validation (a signal's save) is validated at its epoch's
+     * end like any other, and a run whose last validation used up the
+     * patience stops now, as it would have there. */
+    bool stepped_since_save = tr->opt->resume && tr->data.valid && tr->st.step > 0 &&
+                              (tr->n_history == 0 || tr->history[tr->n_history - 1].step != tr->st.step);
+    bool stop = tr->opt->resume && tc->patience > 0 && tr->st.evals_since_best >= tc->patience;
+    if (stop && !tr->opt->quiet)
+        nmt_log_info("train: the run had stopped early: no improvement in its last %lld validations "
+                     "(train.patience %d); raise train.patience (or set 0) to train on",
+                     (long long)tr->st.evals_since_best, tc->patience);
+    bool resumed_stopped = stop;
     while (!stop) {
         if (tc->max_steps > 0 && tr->st.step >= tc->max_steps) break;
         if (tr->st.epoch >= tc->epochs) break;
@@ -896,7 +906,7 @@ static NmtStatus train_loop(Trainer *tr) {
             stepped_since_save = false;
         }
     }
-    if (stop && !tr->opt->quiet)
+    if (stop && !resumed_stopped && !tr->opt->quiet)
         nmt_log_info("train: no improvement in %d validations: stopping early (best at step %lld)", tc->patience,
                      (long long)tr->st.best_step);
     char epochs[48];
@@ -919,9 +929,14 @@ static NmtStatus train_loop(Trainer *tr) {
         return st;
     }
     if (stepped_since_save) {
+        /* a stop (max_steps) on an epoch's last batch: this is the validation
+         * of that epoch's end, scheduled (it may decay the rate and counts
+         * towards patience), so that a resumed run follows the schedule of
+         * one never stopped */
+        bool epoch_end = tr->st.batch_index >= batcher_batches_in_epoch(tr->train_batches);
         log_progress(tr, lr, true);
         bool ignored;
-        st = validate_and_save(tr, false, &ignored);
+        st = validate_and_save(tr, epoch_end, &ignored);
         if (st) return st;
     }
     if (!tr->opt->quiet)
