@@ -21,6 +21,7 @@ static const char translate_usage[] =
     "                     [--attention-svg DIR] [--device auto|cpu|cuda] [--threads N]\n"
     "                     [--max-len-a A] [--max-len-b B]\n"
     "                     [--max-src-len N] [--progress | --no-progress]\n"
+    "                     [--sample K [--temperature T] [--seed N]]\n"
     "                     < input.txt > output.txt\n\n"
     "Translates standard input line by line. The model is --model (several\n"
     "--model files make an ensemble: log-probabilities averaged at each step), else\n"

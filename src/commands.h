@@ -7,6 +7,7 @@
 
 int cmd_train(int argc, char **argv);       /* src/cmd_train.c */
 int cmd_translate(int argc, char **argv);   /* src/cmd_translate.c */
+int cmd_score(int argc, char **argv);       /* src/cmd_score.c */
 int cmd_eval(int argc, char **argv);        /* src/cmd_eval.c */
 int cmd_prepare(int argc, char **argv);     /* src/cmd_prepare.c */
 int cmd_gradcheck(int argc, char **argv);   /* src/cmd_gradcheck.c */

@@ -19,6 +19,7 @@ typedef struct {
 static const Subcommand subcommands[] = {
     {"train", cmd_train, "train a model from a JSON config"},
     {"translate", cmd_translate, "translate stdin to stdout with a trained model"},
+    {"score", cmd_score, "score given translations with a trained model (log-probabilities)"},
     {"eval", cmd_eval, "score translations (sacreBLEU-compatible BLEU, chrF)"},
     {"prepare", cmd_prepare, "train tokenizers and encode the corpora into the cache"},
     {"average", cmd_average, "average the weights of several checkpoints of one run"},

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "config.h"
 #include "data/corpus.h"
+#include "data/rng.h"
 #include "data/shortlist.h"
 #include "data/tokenizer.h"
 #include "data/word_vocab.h"
@@ -29,7 +30,6 @@
 #include "plot/attention_svg.h"
 #include "train/checkpoint.h"
 
-enum { TRANSLATOR_MAX_BATCH = 4096 };
 #define PROGRESS_INTERVAL_S 0.25 /* at most 4 progress updates a second */
 
 const char translator_options_help[] =
@@ -69,7 +69,15 @@ const char translator_options_help[] =
     "                        most frequent ones and the likeliest translations of\n"
     "                        the batch's source tokens (FILE from `nmt shortlist`)\n"
     "  --shortlist-frequent N  frequent target tokens always in (default 100)\n"
-    "  --shortlist-per-source K  partners per source token (default 10)\n";
+    "  --shortlist-per-source K  partners per source token (default 10)\n"
+    "  --sample K            sample instead of searching (e.g. for back-translation):\n"
+    "                        each token drawn among the K likeliest, 1..100,\n"
+    "                        renormalised; one output per line, no beam (--beam,\n"
+    "                        --nbest, ensembles and attention output are refused)\n"
+    "  --temperature T       --sample from p^(1/T), T > 0 (default 1: the model's\n"
+    "                        distribution; below 1 sharper, above flatter)\n"
+    "  --seed N              --sample's seed (default 1): input line n's draws are a\n"
+    "                        function of (N, n) alone, whatever the batching\n";
 
 void translator_options_init(TranslatorOptions *o) {
     memset(o, 0, sizeof *o);
@@ -79,6 +87,8 @@ void translator_options_init(TranslatorOptions *o) {
     o->progress = TRANSLATOR_PROGRESS_AUTO;
     o->shortlist_frequent = 100;
     o->shortlist_per_source = 10;
+    o->temperature = NAN;
+    o->seed = 1;
 }
 
 int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) {
@@ -103,6 +113,18 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
     if ((r = cli_take_int(argc, argv, i, "--maxi-batch", 1, CFG_MAX_MAXI_BATCH, &o->maxi_batch))) return r;
     if ((r = cli_take_int(argc, argv, i, "--max-src-len", 1, 100000, &o->max_src))) return r;
     if ((r = cli_take_int(argc, argv, i, "--beam", 1, 1000, &o->beam))) return r;
+    if ((r = cli_take_int(argc, argv, i, "--sample", 1, SEQ2SEQ_MAX_SAMPLE_K, &o->sample))) return r;
+    if ((r = cli_take_double(argc, argv, i, "--temperature", 0, 1e6, &o->temperature))) {
+        if (r > 0 && !(o->temperature > 0)) {
+            nmt_fail(NMT_ERR_USAGE, "--temperature must be above 0, got %g", o->temperature);
+            return -1;
+        }
+        return r;
+    }
+    if ((r = cli_take_u64(argc, argv, i, "--seed", &o->seed))) {
+        if (r > 0) o->seed_given = 1;
+        return r;
+    }
     if ((r = cli_take_int(argc, argv, i, "--nbest", 1, 1000, &o->nbest))) return r;
     if ((r = cli_take_double(argc, argv, i, "--length-penalty", 0, INFINITY, &o->length_penalty))) return r;
     if ((r = cli_take_double(argc, argv, i, "--coverage-penalty", 0, INFINITY, &o->coverage_penalty))) return r;
@@ -412,41 +434,68 @@ static void warn_without_attention(const Translator *tr, const ModelDims *d, con
     nmt_log_warn("%s has no attention (model.attention.style none), so these do nothing: %s", path, list);
 }
 
-/* Loads one checkpoint; the first sets the config, the tokenizers and the
- * backend; later ones (an ensemble) must share the tokenizers. */
-static NmtStatus load_model(const char *path, Translator *tr) {
-    Checkpoint ck;
-    NmtStatus st = checkpoint_load_weights(path, &ck);
-    if (!st) st = checkpoint_check_finite(&ck, path);
-    if (st) {
-        checkpoint_free(&ck);
-        return st;
-    }
-    bool first = tr->n_models == 0;
-    Config cfg_k;
-    Config *cfg = first ? &tr->cfg : &cfg_k;
-    st = config_load_string(ck.config_json, path, "/", NULL, 0, cfg);
-    if (!st && first) st = tokenizer_deserialize(ck.src_tok, ck.src_tok_len, &tr->src_tok);
-    if (!st && first) st = tokenizer_deserialize(ck.tgt_tok, ck.tgt_tok_len, &tr->tgt_tok);
+NmtStatus translator_read_checkpoint(const char *path, Tokenizer **src_tok, Tokenizer **tgt_tok, Checkpoint *ck,
+                                     Config *cfg, ModelDims *d) {
+    bool first = !*src_tok;
+    memset(cfg, 0, sizeof *cfg);
+    NmtStatus st = checkpoint_load_weights(path, ck);
+    if (!st) st = checkpoint_check_finite(ck, path);
+    if (!st) st = config_load_string(ck->config_json, path, "/", NULL, 0, cfg);
+    if (!st && first) st = tokenizer_deserialize(ck->src_tok, ck->src_tok_len, src_tok);
+    if (!st && first) st = tokenizer_deserialize(ck->tgt_tok, ck->tgt_tok_len, tgt_tok);
     if (!st && !first) {
         int same_src = 0, same_tgt = 0;
-        st = tokenizer_same_as_serialized(tr->src_tok, ck.src_tok, ck.src_tok_len, &same_src);
-        if (!st) st = tokenizer_same_as_serialized(tr->tgt_tok, ck.tgt_tok, ck.tgt_tok_len, &same_tgt);
+        st = tokenizer_same_as_serialized(*src_tok, ck->src_tok, ck->src_tok_len, &same_src);
+        if (!st) st = tokenizer_same_as_serialized(*tgt_tok, ck->tgt_tok, ck->tgt_tok_len, &same_tgt);
         if (!st && !(same_src && same_tgt))
             st = nmt_fail(NMT_ERR_USAGE, "%s: its vocabularies differ from the first --model's; an ensemble needs the "
                           "same source and target vocabularies", path);
     }
+    if (!st) st = model_dims_from_config(cfg, tokenizer_vocab_size(*src_tok), tokenizer_vocab_size(*tgt_tok), d);
+    ParamLayout *layout = st ? NULL : nmt_malloc(sizeof *layout);
+    if (!st && !layout) st = nmt_fail_nomem("the parameter layout");
+    if (!st) {
+        param_layout_build(d, layout);
+        if (ck->n_floats != layout->total)
+            st = nmt_fail(NMT_ERR_FORMAT, "%s: %zu weights, the model of its config has %zu", path, ck->n_floats,
+                          layout->total);
+    }
+    nmt_free(layout);
+    if (st) {
+        checkpoint_free(ck);
+        config_free(cfg);
+        if (first) {
+            tokenizer_free(*src_tok);
+            tokenizer_free(*tgt_tok);
+            *src_tok = *tgt_tok = NULL;
+        }
+    }
+    return st;
+}
+
+int translator_default_max_src(const Config *cfg) {
+    int max_len2 = cfg->data.max_len * 2;
+    return max_len2 > 100 ? max_len2 : 100;
+}
+
+/* Loads one checkpoint; the first sets the config, the tokenizers and the
+ * backend; later ones (an ensemble) must share the tokenizers. */
+static NmtStatus load_model(const char *path, Translator *tr) {
+    Checkpoint ck;
+    bool first = tr->n_models == 0;
+    Config cfg_k;
+    Config *cfg = first ? &tr->cfg : &cfg_k;
     ModelDims d;
-    if (!st) st = model_dims_from_config(cfg, tokenizer_vocab_size(tr->src_tok), tokenizer_vocab_size(tr->tgt_tok), &d);
-    if (!st && first) {
+    NmtStatus st = translator_read_checkpoint(path, &tr->src_tok, &tr->tgt_tok, &ck, cfg, &d);
+    if (st) return st;
+    if (first) {
         const TranslatorOptions *o = &tr->opt;
         st = backend_create_for(o->device, o->gpu, o->threads, "--device", "--gpu", &tr->be);
-        int max_len2 = tr->cfg.data.max_len * 2;
-        tr->max_src = o->max_src > 0 ? o->max_src : max_len2 > 100 ? max_len2 : 100;
+        tr->max_src = o->max_src > 0 ? o->max_src : translator_default_max_src(&tr->cfg);
         tr->batch = o->batch > 0 ? o->batch : tr->cfg.decode.batch;
         if (tr->batch > TRANSLATOR_MAX_BATCH) tr->batch = TRANSLATOR_MAX_BATCH;
         tr->maxi = o->maxi_batch > 0 ? o->maxi_batch : tr->cfg.decode.maxi_batch;
-        tr->beam = o->beam > 0 ? o->beam : tr->cfg.decode.beam;
+        tr->beam = o->sample > 0 ? 1 : o->beam > 0 ? o->beam : tr->cfg.decode.beam; /* sampling searches nothing */
         tr->nbest = o->nbest > 0 ? o->nbest : 1;
         if (tr->nbest > tr->beam) tr->beam = tr->nbest;
         tr->alpha = isnan(o->length_penalty) ? tr->cfg.decode.length_penalty : o->length_penalty;
@@ -465,7 +514,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     }
     Seq2Seq *model = NULL;
     if (!st) {
-        ModelLimits lim = {tr->batch, tr->max_src, 1, tr->stride, tr->beam, 0, 0};
+        ModelLimits lim = {tr->batch, tr->max_src, 1, tr->stride, tr->beam, 0, tr->opt.sample};
         st = seq2seq_create(tr->be, &d, lim, &model);
         if (st == NMT_ERR_NOMEM) {
             char hint[256];
@@ -474,10 +523,7 @@ static NmtStatus load_model(const char *path, Translator *tr) {
             backend_explain_nomem(tr->be, hint);
         }
     }
-    if (!st && ck.n_floats != seq2seq_layout(model)->total)
-        st = nmt_fail(NMT_ERR_FORMAT, "%s: %zu weights, the model of its config has %zu", path, ck.n_floats,
-                      seq2seq_layout(model)->total);
-    if (!st) {
+    if (!st) { /* translator_read_checkpoint checked the count against the layout */
         tr->be->upload(tr->be, seq2seq_params(model), ck.params, ck.n_floats * sizeof(float));
         tr->models[tr->n_models++] = model;
     } else {
@@ -592,6 +638,17 @@ NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
     if (o->shortlist_tuned && !o->shortlist)
         return nmt_fail(NMT_ERR_USAGE, "--shortlist-frequent and --shortlist-per-source tune a shortlist: "
                         "give its file with --shortlist FILE (nmt shortlist makes one)");
+    if (o->sample == 0 && (!isnan(o->temperature) || o->seed_given))
+        return nmt_fail(NMT_ERR_USAGE, "%s sets how --sample draws: give --sample K too",
+                        !isnan(o->temperature) ? "--temperature" : "--seed");
+    if (o->sample > 0) {
+        const char *clash = o->beam > 1 ? "--beam" : o->nbest > 1 ? "--nbest" : o->n_models > 1 ? "a second --model"
+                          : o->unk_dict ? "--unk-dict" : o->replace_unk ? "--replace-unk"
+                          : o->attention_out ? "--attention-out" : o->attention_svg ? "--attention-svg" : NULL;
+        if (clash)
+            return nmt_fail(NMT_ERR_USAGE, "--sample draws one translation a line, token by token; it does not go "
+                            "with %s (a beam search, n-best lists, ensembles and attention output)", clash);
+    }
     if (o->shortlist && o->shortlist_frequent == 0 && o->shortlist_per_source == 0)
         return nmt_fail(NMT_ERR_USAGE, "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK "
                         "to choose from; give one of them a value above 0");
@@ -700,7 +757,17 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
                 if (st) return st;
             }
         }
-        if (tr->beam <= 1 && !wants_attention(tr) && tr->n_models == 1) {
+        if (tr->opt.sample > 0) { /* each line's draws keyed by (seed, its line number): batching changes nothing */
+            uint64_t keys[TRANSLATOR_MAX_BATCH];
+            for (int c = 0; c < cols; c++)
+                keys[c] = rng_mix64(tr->opt.seed ^ rng_mix64((uint64_t)(tr->line_index + map[c]) + 1));
+            double temperature = isnan(tr->opt.temperature) ? 1.0 : tr->opt.temperature;
+            SampleSpec spec = {tr->opt.sample, temperature, keys};
+            NmtStatus st = seq2seq_sample(tr->models[0], &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b, &spec,
+                                          tr->out, stride, tr->out_len);
+            if (st) return st;
+            for (int c = 0; c < cols; c++) tr->out_count[c] = 1, tr->out_score[c] = 0;
+        } else if (tr->beam <= 1 && !wants_attention(tr) && tr->n_models == 1) {
             NmtStatus st = seq2seq_greedy(tr->models[0], &b, tr->cfg.decode.max_len_a, tr->cfg.decode.max_len_b,
                                           tr->out, stride, tr->out_len);
             if (st) return st;

@@ -19,7 +19,9 @@
  *   translator_free(tr);
  *
  * A new decoding option is a field of TranslatorOptions, a case in
- * translator_take_option and a line of translator_options_help. */
+ * translator_take_option and a line of translator_options_help.
+ * `nmt score` (src/cmd_score.c) reads its checkpoints as the translator
+ * does, through translator_read_checkpoint. */
 #ifndef NMT_TRANSLATOR_H
 #define NMT_TRANSLATOR_H
 
@@ -28,8 +30,13 @@
 
 #include "common.h"
 #include "config.h"
+#include "data/tokenizer.h"
+#include "model/params.h"
+#include "train/checkpoint.h"
 
-enum { TRANSLATOR_MAX_MODELS = 16 };
+/* --model files at most; --batch at most (a config's larger decode.batch is
+ * taken as this) */
+enum { TRANSLATOR_MAX_MODELS = 16, TRANSLATOR_MAX_BATCH = 4096 };
 
 /* Progress line on stderr (lines, sentences/s, target tokens/s). */
 enum { TRANSLATOR_PROGRESS_AUTO = -1, TRANSLATOR_PROGRESS_OFF = 0, TRANSLATOR_PROGRESS_ON = 1 };
@@ -61,6 +68,11 @@ typedef struct {
     int shortlist_frequent;  /* --shortlist-frequent N: most frequent target tokens always in */
     int shortlist_per_source; /* --shortlist-per-source K: best partners of each source token */
     int shortlist_tuned;      /* either of the two was given (they need --shortlist) */
+    int sample;              /* --sample K: draw each token among the K likeliest (top-k
+                                sampling, 1..SEQ2SEQ_MAX_SAMPLE_K) instead of searching; 0: search */
+    double temperature;      /* --temperature T > 0 of --sample; NAN: not given (1) */
+    uint64_t seed;           /* --seed of --sample: line n's draws come from (seed, n) */
+    int seed_given;          /* --seed was given (it needs --sample) */
 } TranslatorOptions;
 
 /* The defaults: everything from the model, progress AUTO. */
@@ -105,6 +117,20 @@ NmtStatus translator_translate_file(Translator *tr, const char *path, FILE *out,
  * names them in warnings ("NAME:LINE: ..."). */
 NmtStatus translator_translate_lines(Translator *tr, const char *name, const char *const *in, int64_t n, FILE *out,
                                      TranslatorLines *lines);
+
+/* Reads the checkpoint `path` as decoding (and `nmt score`) uses it: its
+ * weights (checked finite, and counted against the layout of its config's
+ * model) into *ck, its config into *cfg, that model's dimensions into *d.
+ * With *src_tok and *tgt_tok NULL (the first --model) its tokenizers are
+ * made into them (the caller frees them); otherwise (a later member of an
+ * ensemble) its tokenizers must be the same as those, else NMT_ERR_USAGE
+ * naming `path`. Errors name the file; on failure *ck and *cfg hold
+ * nothing and tokenizers made here are freed (and NULL again). */
+NmtStatus translator_read_checkpoint(const char *path, Tokenizer **src_tok, Tokenizer **tgt_tok, Checkpoint *ck,
+                                     Config *cfg, ModelDims *d);
+/* The default --max-src-len of a model trained with cfg: twice
+ * data.max_len, at least 100. */
+int translator_default_max_src(const Config *cfg);
 
 /* The n-best size in effect (1: one output line per input line). */
 int translator_nbest(const Translator *tr);

@@ -5,7 +5,7 @@
  * the sentences still being decoded. When sentences finish, the others
  * move down to columns 0..C'-1 and later steps compute only their rows;
  * sent[j] remembers which batch sentence column j is. How far the columns
- * shrink is the backend's choice (Backend.decode_quantum, kept_columns):
+ * shrink is the backend's choice (Backend.decode_quantum, seq2seq_decode_kept_columns):
  * a finished sentence may keep its column for a while, as a dead column
  * (sent[j] = -1) whose rows are computed and never read. */
 #include <math.h>
@@ -29,13 +29,7 @@ static int decode_limit(Seq2Seq *const *models, int n_models, const Batch *batch
     return T;
 }
 
-/* How many of the batch's `cols` sentence columns the next step keeps when
- * `live` of them are still searching (0 < live <= cols): all of them until
- * the count can drop to a multiple of the backend's decode quantum q (then
- * the live columns and enough finished ones to reach it). q = 1 compacts at
- * every finish; a larger q gives fewer compactions and batch shapes for a
- * few rows computed in vain. */
-static int kept_columns(const Backend *be, int cols, int live) {
+int seq2seq_decode_kept_columns(const Backend *be, int cols, int live) {
     int q = be->decode_quantum > 1 ? be->decode_quantum : 1;
     int want = (live + q - 1) / q * q;
     return want < cols ? want : cols;
@@ -149,7 +143,7 @@ static NmtStatus one_best(Seq2Seq *m, const Batch *batch, double max_len_a, int 
             if (ahead) seq2seq_decode_topk_finish(m, NULL, ids); /* the step queued in vain */
             break;
         }
-        int n = kept_columns(be, cols, live);
+        int n = seq2seq_decode_kept_columns(be, cols, live);
         if (ahead) { /* step t+1 computes every column; shrink after it */
             shrink_due = n < cols;
             continue;
@@ -421,7 +415,7 @@ NmtStatus seq2seq_ensemble_search(Seq2Seq *const *models, int n_models, const Ba
             cols = 0;
             break;
         }
-        int n_keep = kept_columns(be, cols, live);
+        int n_keep = seq2seq_decode_kept_columns(be, cols, live);
         if (n_keep < cols) choose_columns(s.sent, cols, live, n_keep, s.keep);
         else
             for (int j = 0; j < cols; j++) s.keep[j] = j;

@@ -69,4 +69,12 @@ void seq2seq_decode_attention(Seq2Seq *m, int t, float *host);
  * renumbered 0..n_keep-1; rows must then refer to rows of those columns. */
 void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_t *keep, int n_keep);
 
+/* How many of a batch's `cols` sentence columns the next step keeps when
+ * `live` of them are still going (0 < live <= cols): all of them until the
+ * count can drop to a multiple of the backend's decode quantum q (then the
+ * live columns and enough finished ones to reach it). q = 1 compacts at
+ * every finish; a larger q gives fewer compactions and batch shapes for a
+ * few rows computed in vain. (beam_search.c; nmt score's steps too) */
+int seq2seq_decode_kept_columns(const Backend *be, int cols, int live);
+
 #endif
