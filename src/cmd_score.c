@@ -121,19 +121,12 @@ typedef struct {
 /* Takes argv[*i] when it is an option of `nmt score`: 1, 0 (not one), -1
  * (a bad value; message set). */
 static int take_option(int argc, char **argv, int *i, ScoreOptions *o) {
-    const char *a = argv[*i], *v = NULL;
+    const char *a = argv[*i];
     int r;
     if (!strcmp(a, "--normalize")) return o->normalize = 1;
     if (!strcmp(a, "--tokens")) return o->tokens = 1;
     if (!strcmp(a, "--full-vocab")) return o->full_vocab = 1;
-    if ((r = cli_take_string(argc, argv, i, "--model", &v))) {
-        if (r > 0 && o->n_models == TRANSLATOR_MAX_MODELS) {
-            nmt_fail(NMT_ERR_USAGE, "at most %d --model files", TRANSLATOR_MAX_MODELS);
-            return -1;
-        }
-        if (r > 0) o->models[o->n_models++] = v;
-        return r;
-    }
+    if ((r = translator_take_model(argc, argv, i, o->models, &o->n_models))) return r;
     if ((r = cli_take_string(argc, argv, i, "--src", &o->src))) return r;
     if ((r = cli_take_string(argc, argv, i, "--tgt", &o->tgt))) return r;
     if ((r = cli_take_int(argc, argv, i, "--batch", 1, TRANSLATOR_MAX_BATCH, &o->batch))) return r;

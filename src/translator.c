@@ -91,20 +91,24 @@ void translator_options_init(TranslatorOptions *o) {
     o->seed = 1;
 }
 
+int translator_take_model(int argc, char **argv, int *i, const char **models, int *n_models) {
+    const char *v = NULL;
+    int r = cli_take_string(argc, argv, i, "--model", &v);
+    if (r > 0 && *n_models == TRANSLATOR_MAX_MODELS) {
+        nmt_fail(NMT_ERR_USAGE, "at most %d --model files", TRANSLATOR_MAX_MODELS);
+        return -1;
+    }
+    if (r > 0) models[(*n_models)++] = v;
+    return r;
+}
+
 int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) {
-    const char *a = argv[*i], *v = NULL;
+    const char *a = argv[*i];
     int r;
     if (!strcmp(a, "--replace-unk")) return o->replace_unk = 1;
     if (!strcmp(a, "--progress")) return o->progress = TRANSLATOR_PROGRESS_ON, 1;
     if (!strcmp(a, "--no-progress")) return o->progress = TRANSLATOR_PROGRESS_OFF, 1;
-    if ((r = cli_take_string(argc, argv, i, "--model", &v))) {
-        if (r > 0 && o->n_models == TRANSLATOR_MAX_MODELS) {
-            nmt_fail(NMT_ERR_USAGE, "at most %d --model files", TRANSLATOR_MAX_MODELS);
-            return -1;
-        }
-        if (r > 0) o->models[o->n_models++] = v;
-        return r;
-    }
+    if ((r = translator_take_model(argc, argv, i, o->models, &o->n_models))) return r;
     if ((r = cli_take_string(argc, argv, i, "--unk-dict", &o->unk_dict))) {
         if (r > 0) o->replace_unk = 1;
         return r;

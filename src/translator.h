@@ -81,6 +81,10 @@ void translator_options_init(TranslatorOptions *o);
  * past its value) and returns 1; returns 0 for any other argument; returns
  * -1 (NMT_ERR_USAGE, message naming the option and the value) on a missing
  * or bad value or too many --model files. */
+/* Takes `--model FILE` at argv[*i] into models[(*n_models)++] (at most
+ * TRANSLATOR_MAX_MODELS): 1 taken, 0 not this option, -1 an error (set).
+ * translate's and score's --model. */
+int translator_take_model(int argc, char **argv, int *i, const char **models, int *n_models);
 int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o);
 /* The --help lines of the options translator_take_option takes. */
 extern const char translator_options_help[];
