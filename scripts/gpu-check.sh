@@ -35,6 +35,9 @@
 #   4. checkpoints across devices (90 s): the GPU-trained last.nmt translates
 #      the test set (beam 5) with --device cpu and --device cuda, the
 #      CPU-trained one likewise; each pair must agree on >= 90% of the lines;
+#      then (60 s) the GPU-trained one samples the test set (--sample 10)
+#      and scores its references (nmt score) on both devices: >= 90% of the
+#      samples the same, scores within 1e-3 relative (row "sample, score");
 #   5. nmt benchmark (100 s per config): bench_train --device cuda with
 #      NMT_TF32=1 on synthetic batches, for the bench config (configs/de-en-2x512.json
 #      sizes, B 64, S 13, T 16, vocabularies 8000/8000: the mean Multi30k
@@ -669,6 +672,48 @@ else
             failed=1
         else
             row "checkpoints GPU<->CPU" "pass" "$took" "beam 5,${xdetail:- dry run: loads and translates}"
+        fi
+    fi
+    # 4b. the GPU-trained model samples (--sample 10) and scores (nmt score)
+    # the test set on both devices: the same samples on >= 90% of the lines
+    # (draws are made on the host from each step's top-10, so only logits
+    # rounding apart can move one), scores within 1e-3 relative
+    if [ "${trc[gpu]}" -ne 0 ] || ! xl=$(limit_for 60); then
+        row "sample, score GPU<->CPU" "skipped" 0 "no GPU-trained checkpoint or out of budget"
+    else
+        start=$(date +%s)
+        end_at=$((start + xl))
+        sfail=""
+        sdetail=""
+        m="$work/run-gpu/last.nmt"
+        echo "-- sampling (--sample 10 --seed 3) and nmt score of test.src/test.tgt on both devices" >>"$tlog"
+        for d in "$DEV" cpu; do
+            XLATE_OPTS="--sample 10 --seed 3" xlate "$m" "$d" 1 "$work/samp-$d.txt" "$tlog" "$(left_of "$end_at")" >/dev/null
+            xr=$?
+            [ "$xr" -ne 0 ] && sfail="$sfail sample --device $d exit $xr;"
+            [ "$(wc -l <"$work/samp-$d.txt")" -ne "$TEST_N" ] && sfail="$sfail sample/$d: line count;"
+            timeout -k 5 "$(left_of "$end_at")" "$NMT" score --model "$m" --device "$d" --src "$work/data/test.src" \
+                --tgt "$work/data/test.tgt" >"$work/score-$d.txt" 2>>"$tlog"
+            xr=$?
+            [ "$xr" -ne 0 ] && sfail="$sfail score --device $d exit $xr;"
+            [ "$(wc -l <"$work/score-$d.txt")" -ne "$TEST_N" ] && sfail="$sfail score/$d: line count;"
+            [ "$DEV" = cpu ] && break # a dry run: both devices are the CPU
+        done
+        if [ "$DEV" != cpu ]; then
+            read -r same n <<<"$(same_lines "$work/samp-$DEV.txt" "$work/samp-cpu.txt")"
+            worst=$(paste "$work/score-$DEV.txt" "$work/score-cpu.txt" | awk '{ d = $1 - $2; if (d < 0) d = -d;
+                s = $2 < 0 ? -$2 : $2; r = d / (s > 1 ? s : 1); if (r > w) w = r } END { printf "%.2g", w + 0 }')
+            sdetail="samples: $same/$n lines the same on $DEV and cpu; scores: worst relative difference $worst"
+            awk -v s="$same" -v n="$TEST_N" 'BEGIN { exit !(s >= 0.9 * n) }' || sfail="$sfail only $same/$n sampled lines agree;"
+            awk -v w="$worst" 'BEGIN { exit !(w <= 1e-3) }' || sfail="$sfail scores differ by $worst;"
+        fi
+        echo "  ${sdetail:- dry run: samples and scores}" >>"$tlog"
+        took=$(($(date +%s) - start))
+        if [ -n "$sfail" ]; then
+            row "sample, score GPU<->CPU" "FAIL" "$took" "$sfail"
+            failed=1
+        else
+            row "sample, score GPU<->CPU" "pass" "$took" "${sdetail:-dry run: samples and scores $TEST_N lines}"
         fi
     fi
 fi

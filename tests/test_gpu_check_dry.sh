@@ -46,6 +46,8 @@ MARGINAL_VS='(so [0-9.]*[1-9][0-9.]* sent/s beyond -?[0-9]+ ms of first-use cost
 check "row 'train cpu \\(dry run\\) vs CPU' | grep -qE ' pass +[0-9]+  [0-9]+ steps: cpu loss [0-9.]+->[0-9.]+'" \
   "training row: $(row 'train cpu')"
 check "row 'checkpoints GPU<->CPU' | grep -q ' pass '" "checkpoint row: $(row 'checkpoints')"
+check "row 'sample, score GPU<->CPU' | grep -qE ' pass +[0-9]+  dry run: samples and scores [0-9]+ lines'" \
+  "sampling and scoring row: $(row 'sample, score')"
 # the training run again: the same weights and Adam moments to the bit
 check "row 'train cpu \\(dry run\\) twice' | grep -qE ' pass +[0-9]+  identical: [1-9][0-9]* weights, [1-9][0-9]* optimizer values'" \
   "training twice row: $(row 'train cpu (dry run) twice')"
