@@ -1,6 +1,8 @@
 /* cli.c: shared option handling of the subcommands (cli.h). */
 #include "cli.h"
 
+#include "train/init_from.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -120,6 +122,14 @@ NmtStatus cli_load_config(const CliConfigArgs *args, Config *cfg) {
     if (!args->config_path)
         return nmt_fail(NMT_ERR_USAGE, "no config given (use --config FILE)");
     return config_load(args->config_path, args->sets, args->n_sets, cfg);
+}
+
+NmtStatus cli_load_training_config(const CliConfigArgs *args, Config *cfg) {
+    NmtStatus st = cli_load_config(args, cfg);
+    if (st) return st;
+    st = init_from_apply_config(cfg);
+    if (st) config_free(cfg);
+    return st;
 }
 
 int cli_report(const char *cmd, NmtStatus st) {

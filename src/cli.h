@@ -24,6 +24,11 @@ typedef struct {
 int cli_take_config_arg(int argc, char **argv, int *i, CliConfigArgs *args);
 /* Loads args->config_path with its overrides (an error when none was given). */
 NmtStatus cli_load_config(const CliConfigArgs *args, Config *cfg);
+/* The same for the commands that train or prepare data (train, prepare,
+ * shortlist, config): with train.init_from, the checkpoint's model and
+ * tokenizer keys are taken in (init_from_apply_config), so that they all
+ * see the config that training uses. */
+NmtStatus cli_load_training_config(const CliConfigArgs *args, Config *cfg);
 /* Prints "nmt CMD: <message>" on stderr and returns the exit code of `st`. */
 int cli_report(const char *cmd, NmtStatus st);
 /* Value of option argv[*i] ("--name VALUE" or "--name=VALUE"), or NULL when

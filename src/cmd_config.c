@@ -42,7 +42,7 @@ int cmd_config(int argc, char **argv) {
         return NMT_EXIT_OK;
     }
     Config cfg;
-    NmtStatus st = cli_load_config(&args, &cfg);
+    NmtStatus st = cli_load_training_config(&args, &cfg); /* as training will use it */
     if (st) return cli_report("config", st);
     char *json = config_to_json(&cfg);
     config_free(&cfg);

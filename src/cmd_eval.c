@@ -59,7 +59,8 @@ static void eval_usage(FILE *out) {
             "                     --confidence -cin N); with two or more the paired\n"
             "                     bootstrap test against the first (--paired-bs -pbsn N)\n"
             "  --seed S           resampling seed, an integer >= 0 (default %u, the\n"
-            "                     same as sacreBLEU's SACREBLEU_SEED default)\n"
+            "                     same as sacreBLEU's SACREBLEU_SEED default); with\n"
+            "                     --model and --sample K also the sampling seed\n"
             "  --split-len N      also score apart the sentences whose --src line has at\n"
             "                     most N whitespace-separated words and those with more\n"
             "                     (each with its sentence count; one hypothesis only)\n"
@@ -655,6 +656,7 @@ int cmd_eval(int argc, char **argv) {
     TranslatorOptions topt;
     translator_options_init(&topt);
     int decoding_opts = 0; /* decoding options other than --model */
+    int seed_given = 0;   /* --seed: the bootstrap's, and --sample's when it translates */
     const char *src_path = NULL;
     int n_refs = 0, n_hyps = 0;
     const char **ref_paths = nmt_calloc((size_t)argc + 1, sizeof *ref_paths);
@@ -704,7 +706,7 @@ int cmd_eval(int argc, char **argv) {
         } else if ((v = cli_option_value(argc, argv, &i, "--seed", &missing)) || missing) {
             if (missing || !nmt_parse_u64(v, UINT64_MAX, &num))
                 rc = usage_error("--seed needs an integer in [0, 18446744073709551615], not '%s'", missing ? "" : v);
-            else o.seed = num;
+            else o.seed = num, seed_given = 1;
         } else if ((took = cli_take_int(argc, argv, &i, "--split-len", 0, INT_MAX, &o.split_len))) {
             if (took < 0) rc = usage_error("%s", nmt_error_message());
         } else if ((took = translator_take_option(argc, argv, &i, &topt))) {
@@ -716,6 +718,7 @@ int cmd_eval(int argc, char **argv) {
             rc = usage_error("unexpected argument '%s' (files go after --ref, --hyp or --src)", a);
         }
     }
+    if (topt.sample > 0 && seed_given) topt.seed = o.seed; /* --seed is --sample's seed too when it translates */
     if (rc == NMT_EXIT_OK) rc = check_usage(&o, &topt, decoding_opts, src_path, n_refs, n_hyps);
     if (rc == NMT_EXIT_OK) rc = check_stdin_once(ref_paths, n_refs, hyp_paths, n_hyps, src_path, topt.n_models);
     if (rc != NMT_EXIT_OK) {

@@ -6,7 +6,6 @@
 #include "cli.h"
 #include "commands.h"
 #include "data/prepare.h"
-#include "train/init_from.h"
 
 static const char prepare_usage[] =
     "usage: nmt prepare --config FILE [--set KEY=VALUE ...] [--force]\n\n"
@@ -35,11 +34,7 @@ int cmd_prepare(int argc, char **argv) {
         return NMT_EXIT_USAGE;
     }
     Config cfg;
-    NmtStatus st = cli_load_config(&args, &cfg);
-    if (!st) {
-        st = init_from_apply_config(&cfg); /* train.init_from's tokenizers and their keys */
-        if (st) config_free(&cfg);
-    }
+    NmtStatus st = cli_load_training_config(&args, &cfg); /* train.init_from's tokenizer keys */
     if (st) return cli_report("prepare", st);
     PreparedData data;
     st = prepare_data(&cfg, force, &data);

@@ -40,7 +40,7 @@ int cmd_shortlist(int argc, char **argv) {
         return NMT_EXIT_USAGE;
     }
     Config cfg;
-    NmtStatus st = cli_load_config(&args, &cfg);
+    NmtStatus st = cli_load_training_config(&args, &cfg); /* the cache of training's config */
     if (st) return cli_report("shortlist", st);
     PreparedData data;
     st = prepare_data(&cfg, 0, &data);

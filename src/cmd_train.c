@@ -5,7 +5,6 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "train/init_from.h"
 #include "train/trainer.h"
 
 static const char train_usage[] =
@@ -60,11 +59,7 @@ int cmd_train(int argc, char **argv) {
         return NMT_EXIT_USAGE;
     }
     Config cfg;
-    NmtStatus st = cli_load_config(&args, &cfg);
-    if (!st) {
-        st = init_from_apply_config(&cfg); /* fine-tuning: the model's tokenizer keys, its sizes checked */
-        if (st) config_free(&cfg);
-    }
+    NmtStatus st = cli_load_training_config(&args, &cfg); /* train.init_from's model and tokenizer keys */
     if (st) return cli_report("train", st);
     if (!opt.quiet) {
         char *json = config_to_json(&cfg);

@@ -732,11 +732,28 @@ const char *config_first_fixed_difference(const Config *a, const Config *b) {
     return NULL;
 }
 
-const char *config_first_model_difference(const Config *a, const Config *b) {
+/* Copies a key of a plain type (not a string) from src into dst. */
+static void key_copy(Config *dst, const Config *src, const ConfigKey *key) {
+    NMT_ASSERT(key->type != CFG_STRING && key->type != CFG_PATH);
+    size_t size = key->type == CFG_FLOAT ? sizeof(double) : key->type == CFG_BOOL ? sizeof(bool) : sizeof(int);
+    memcpy(field_ptr(dst, key), field_cptr(src, key), size);
+}
+
+const char *config_take_model_keys(Config *dst, const Config *src) {
     for (int i = 0; i < N_CONFIG_KEYS; i++) {
         const ConfigKey *key = &config_keys[i];
-        if (!strncmp(key->path, "model.", 6) && !(key->flags & CFG_TRAINING_ONLY) && !key_same(a, b, key))
-            return key->path;
+        if (strncmp(key->path, "model.", 6) != 0) continue;
+        if (!config_is_explicit(dst, key->path)) {
+            key_copy(dst, src, key);
+            continue;
+        }
+        if (key->flags & CFG_TRAINING_ONLY || key_same(dst, src, key)) continue; /* the config's own */
+        /* global attention has no window: its value changes nothing */
+        if (!strcmp(key->path, "model.attention.window") && src->model.attention.mode == ATTN_MODE_GLOBAL) {
+            key_copy(dst, src, key);
+            continue;
+        }
+        return key->path;
     }
     return NULL;
 }
@@ -746,10 +763,8 @@ const char *config_take_tokenizer_keys(Config *dst, const Config *src) {
     for (int i = 0; i < N_CONFIG_KEYS; i++) {
         const ConfigKey *key = &config_keys[i];
         if (!(key->flags & CFG_TOKENIZER)) continue;
-        NMT_ASSERT(key->type != CFG_STRING && key->type != CFG_PATH); /* plain values: copied by size */
         if (!first && !key_same(dst, src, key)) first = key->path;
-        size_t size = key->type == CFG_FLOAT ? sizeof(double) : key->type == CFG_BOOL ? sizeof(bool) : sizeof(int);
-        memcpy(field_ptr(dst, key), field_cptr(src, key), size);
+        key_copy(dst, src, key);
     }
     return first;
 }

@@ -148,10 +148,13 @@ char *config_to_json(const Config *cfg);
 /* First key, other than the schedule keys that may change on resume, whose
  * value differs between a and b (its path), or NULL when none does. */
 const char *config_first_fixed_difference(const Config *a, const Config *b);
-/* First model.* key that differs between a and b, leaving out those only
- * training uses (dropout, init_range: CFG_TRAINING_ONLY), or NULL: what
- * train.init_from requires of a config and its checkpoint's. */
-const char *config_first_model_difference(const Config *a, const Config *b);
+/* train.init_from's model: copies every model.* key that dst's file and
+ * --set do not state from src (the checkpoint's config); of those stated,
+ * one that differs from src's is returned (its path; NULL: none), unless
+ * only training uses it (dropout, init_range: CFG_TRAINING_ONLY, which stay
+ * dst's) or it is the window of global attention (which has none). The
+ * keys before a returned one may have been copied. */
+const char *config_take_model_keys(Config *dst, const Config *src);
 /* Copies the keys that shape the tokenizers (data.tokenizer and its
  * settings: CFG_TOKENIZER) from src into dst; returns the first that
  * differed, or NULL. */

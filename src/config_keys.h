@@ -138,9 +138,10 @@
       "one that holds a run is refused (--resume continues it, --overwrite replaces it)")          \
     X("train.init_from", train.init_from, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL,            \
       CFG_OPTIONAL | CFG_SCHEDULE, "fine-tuning: a fresh run starts from this checkpoint's model "  \
-      "(its weights, tokenizers and model keys, which the config's must equal but for dropout "    \
-      "and init_range; its data.* tokenizer keys replace the config's) with a new optimizer and "  \
-      "schedule; a resumed run keeps taking the tokenizers from it")                              \
+      "(its weights and tokenizers; the model keys the config leaves out are its own, those it "   \
+      "states must equal them but for dropout and init_range; its data.* tokenizer keys replace "  \
+      "the config's) with a new optimizer and schedule; a resumed run keeps taking the "          \
+      "tokenizers from it")                                                                       \
     X("train.valid_every", train.valid_every, CFG_INT, "1000", 1, NOLIMIT, 0, NULL, CFG_SCHEDULE,  \
       "validate every this many steps (and at the end of each epoch)")                             \
     X("train.patience", train.patience, CFG_INT, "10", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,          \

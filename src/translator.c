@@ -77,7 +77,8 @@ const char translator_options_help[] =
     "  --temperature T       --sample from p^(1/T), T > 0 (default 1: the model's\n"
     "                        distribution; below 1 sharper, above flatter)\n"
     "  --seed N              --sample's seed (default 1): input line n's draws are a\n"
-    "                        function of (N, n) alone, whatever the batching\n";
+    "                        function of (N, n) alone, whatever the batching\n"
+    "                        (but for --shortlist, which is the batch's)\n";
 
 void translator_options_init(TranslatorOptions *o) {
     memset(o, 0, sizeof *o);
@@ -150,7 +151,7 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
 void translator_options_from_config(TranslatorOptions *o, const Config *cfg) {
     const DecodeConfig *d = &cfg->decode;
 #define GIVEN(key) config_is_explicit(cfg, "decode." key)
-    if (o->beam == 0 && GIVEN("beam")) o->beam = d->beam;
+    if (o->beam == 0 && o->sample == 0 && GIVEN("beam")) o->beam = d->beam; /* sampling searches nothing */
     if (isnan(o->length_penalty) && GIVEN("length_penalty")) o->length_penalty = d->length_penalty;
     if (isnan(o->coverage_penalty) && GIVEN("coverage_penalty")) o->coverage_penalty = d->coverage_penalty;
     if (isnan(o->max_len_a) && GIVEN("max_len_a")) o->max_len_a = d->max_len_a;

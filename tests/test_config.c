@@ -277,17 +277,27 @@ static void test_init_from_keys(void) {
                               "model.attention.dropout=0.1", "data.spm_vocab_size=500", "train.lr=0.5"};
     CHECK_EQ_INT(config_load_string("{}", "ck", "/", ck_sets, 3, &ck), NMT_OK);
     CHECK_EQ_INT(config_load_string("{}", "cfg", "/", cfg_sets, 6, &cfg), NMT_OK);
-    CHECK(config_first_model_difference(&ck, &cfg) == NULL, "dropouts and init_range may differ, got %s",
-          config_first_model_difference(&ck, &cfg));
+    CHECK(config_take_model_keys(&cfg, &ck) == NULL, "dropouts and init_range may differ, got %s",
+          config_take_model_keys(&cfg, &ck));
+    CHECK(cfg.model.dropout == 0.5 && cfg.model.hidden == 24, "stated keys stay the config's");
     CHECK_EQ_STR(config_take_tokenizer_keys(&cfg, &ck), "data.tokenizer");
     CHECK(cfg.data.tokenizer == CFG_TOKENIZER_WORD && cfg.data.word_vocab_size == 300 &&
               cfg.data.spm_vocab_size == 8000 && cfg.train.lr == 0.5 && cfg.model.dropout == 0.5,
           "tokenizer keys copied, nothing else");
     CHECK(config_take_tokenizer_keys(&cfg, &ck) == NULL, "a second copy changes nothing");
     config_free(&cfg);
+    /* a stated key that differs is named; keys left out are the checkpoint's */
     const char *heads[] = {"model.hidden=24", "model.attention.heads=2"};
     CHECK_EQ_INT(config_load_string("{}", "cfg", "/", heads, 2, &cfg), NMT_OK);
-    CHECK_EQ_STR(config_first_model_difference(&ck, &cfg), "model.attention.heads");
+    CHECK_EQ_STR(config_take_model_keys(&cfg, &ck), "model.attention.heads");
+    config_free(&cfg);
+    CHECK_EQ_INT(config_load_string("{}", "cfg", "/", NULL, 0, &cfg), NMT_OK);
+    CHECK(config_take_model_keys(&cfg, &ck) == NULL && cfg.model.hidden == 24, "an unstated hidden is the checkpoint's");
+    config_free(&cfg);
+    /* global attention has no window: a stated one may differ */
+    const char *window[] = {"model.hidden=24", "model.attention.window=3"};
+    CHECK_EQ_INT(config_load_string("{}", "cfg", "/", window, 2, &cfg), NMT_OK);
+    CHECK(config_take_model_keys(&cfg, &ck) == NULL, "the window of global attention is not compared");
     config_free(&cfg);
     config_free(&ck);
 }

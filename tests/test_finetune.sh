@@ -4,9 +4,11 @@
 # with a new optimizer and schedule, encodes its new data with the
 # checkpoint's tokenizers (the new checkpoints carry the same tokenizer
 # bytes) and the checkpoint's tokenizer keys; its first loss is far below a
-# run from scratch; model keys must equal the checkpoint's but for dropout
-# and init_range; a resumed fine-tuning run is exact; the cache follows the
-# checkpoint file; a missing checkpoint is named.
+# run from scratch; model keys left out are the checkpoint's, stated ones
+# must equal them but for dropout and init_range; prepare, shortlist and
+# config see the same keys; a moving average is where it starts; a resumed
+# fine-tuning run is exact; the cache follows the checkpoint file; a
+# missing checkpoint or a pipe is named.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_finetune
@@ -84,6 +86,32 @@ train ft.json spm --set data.tokenizer=spm --set data.spm_vocab_size=500 --set t
 check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "the config.s data.tokenizer differed"' "a config asking for spm: $rc $out"
 check 'grep -q "\"tokenizer\":[[:space:]]*\"word\"" "$tmp/spm/config.json" && grep -q "\"spm_vocab_size\":[[:space:]]*8000" "$tmp/spm/config.json"' \
   "the resolved config should hold the checkpoint's tokenizer keys: $(grep -E 'tokenizer|spm_vocab' "$tmp/spm/config.json")"
+
+# model keys left out are the checkpoint's (a config without a model
+# section: base's dropout 0.1, not the default 0.3); a stated window of
+# global attention may differ (it has none)
+grep -v '"model"' "$tmp/ft.json" > "$tmp/ft-nomodel.json"
+train ft-nomodel.json nomodel --set train.max_steps=1
+check '[ $rc -eq 0 ] && grep -q "\"dropout\":[[:space:]]*0.1," "$tmp/nomodel/config.json" && grep -q "\"hidden\":[[:space:]]*24," "$tmp/nomodel/config.json"' \
+  "a config without a model section: $rc $out $(grep -E '"(dropout|hidden)"' "$tmp/nomodel/config.json")"
+train ft.json window --set model.attention.window=3 --set train.max_steps=1
+check '[ $rc -eq 0 ]' "another window of global attention: $rc $out"
+# nmt prepare, nmt shortlist and nmt config take the same keys as training: no rebuild, the checkpoint's tokenizer
+out=$("$NMT" prepare --config "$tmp/ft.json" --set data.tokenizer=spm 2>&1); rc=$?
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "is up to date"' "prepare after training, config asking for spm: $rc $out"
+out=$("$NMT" shortlist --config "$tmp/ft.json" --set data.tokenizer=spm --out "$tmp/sl.tsv" 2>&1); rc=$?
+check '[ $rc -eq 0 ] && ! printf "%s" "$out" | grep -q "stale"' "shortlist, config asking for spm: $rc $out"
+out=$("$NMT" config --config "$tmp/ft.json" --set data.tokenizer=spm 2>/dev/null)
+check 'printf "%s" "$out" | grep -q "\"tokenizer\":[[:space:]]*\"word\""' "nmt config should print the checkpoint's tokenizer: $(printf '%s' "$out" | grep tokenizer)"
+# a pipe is refused (the checkpoint is read more than once)
+train ft.json piped --set train.init_from=<(cat "$tmp/base/last.nmt")
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "not a regular file"' "init_from from a pipe: $rc $out"
+# from a checkpoint with a moving average: its model is the average (PARM)
+train base.json base-ema --set train.ema_decay=0.9 --set train.max_steps=20
+train ft.json from-ema --set train.init_from="$tmp/base-ema/last.nmt" --set data.cache_dir="$tmp/cache-ema" \
+  --set train.lr=1e-30 --set train.max_steps=1
+check '[ $rc -eq 0 ] && [ "$(python3 "$tmp/ckpt.py" weights "$tmp/base-ema/last.nmt" "$tmp/from-ema/last.nmt")" = 0 ]' \
+  "fine-tuning from a moving average should start from it: $rc $(python3 "$tmp/ckpt.py" weights "$tmp/base-ema/last.nmt" "$tmp/from-ema/last.nmt") $out"
 
 # 4. resume is exact: 10 steps, then resume to 20, equals 20 steps
 train ft.json half --set train.max_steps=10

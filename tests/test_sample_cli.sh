@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_sample_cli.sh: `nmt translate --sample K` (top-k sampling, e.g. for
 # back-translation) on a tiny model trained here: --sample 1 and a
-# temperature near 0 give the greedy output; a seed's samples are the same
+# temperature near 0 give the greedy output, and so does --config whose
+# decode.beam is 5 (not used); a seed's samples are the same
 # run to run and whatever the batching (--batch, --maxi-batch: line n's
 # draws depend on (seed, n) alone); another seed or a higher temperature
 # gives other samples, drawn from the model's likeliest tokens (more words
@@ -38,6 +39,16 @@ differ=$(paste -d'\n' "$tmp/a.txt" "$tmp/c.txt" | paste - - | awk -F'\t' '$1 != 
 from_greedy=$(paste "$tmp/a.txt" "$tmp/greedy.txt" | awk -F'\t' '$1 != $2' | wc -l)
 check '[ "$differ" -ge 20 ] && [ "$from_greedy" -ge 20 ]' \
   "seeds 5 and 6 should sample differently, and not greedy ($differ and $from_greedy of 60 lines differ)"
+# with --config, whose decode.beam is 5: that beam is not used, the samples are --model's
+"$NMT" translate --config "$tmp/tiny.json" --sample 20 --seed 5 < "$in" > "$tmp/cfg.txt" 2> "$tmp/err.txt"
+"$NMT" translate --model "$tmp/run/best.nmt" --sample 20 --seed 5 < "$in" > "$tmp/best.txt" 2>/dev/null
+check '[ -s "$tmp/cfg.txt" ] && cmp -s "$tmp/cfg.txt" "$tmp/best.txt"' "--config with --sample: $(cat "$tmp/err.txt")"
+# nmt eval --model ... --sample: --seed is the sampling seed too
+bleu_of() { "$NMT" eval --bleu --model "$M" --src "$in" --ref "$tmp/data/test.tgt" --sample 20 --temperature 2 "$@" 2>/dev/null | head -1; }
+s3=$(bleu_of --seed 3); s4=$(bleu_of --seed 4)
+translate --sample 20 --temperature 2 --seed 3 > "$tmp/s3.txt"
+direct=$("$NMT" eval --bleu --ref "$tmp/data/test.tgt" < "$tmp/s3.txt" 2>/dev/null | head -1)
+check '[ -n "$s3" ] && [ "$s3" != "$s4" ] && [ "$s3" = "$direct" ]' "eval --sample --seed: seed 3 '$s3', seed 4 '$s4', translate | eval '$direct'"
 # flatter draws use more of the vocabulary than greedy decoding
 words() { tr ' ' '\n' < "$1" | sort -u | wc -l; }
 translate --sample 50 --temperature 2 > "$tmp/hot.txt"

@@ -61,7 +61,8 @@ static void choose_columns(const int32_t *sent, int cols, int live, int n, int32
  * row's k candidates (log-probabilities lp (k), best first, their ids;
  * -1 past the row's end): index i with probability proportional to
  * exp((lp_i - lp_0) / temperature), from a uniform number that is a pure
- * function of (key, t). A row with no finite candidate gives its first. */
+ * function of (key, t). A row with no finite candidate (NaN logits) ends
+ * the sentence: EOS. */
 static int32_t sample_candidate(const SampleSpec *spec, uint64_t key, int t, const float *lp, const int32_t *id) {
     double w[SEQ2SEQ_MAX_SAMPLE_K], total = 0;
     int n = 0;
@@ -69,7 +70,7 @@ static int32_t sample_candidate(const SampleSpec *spec, uint64_t key, int t, con
         w[i] = exp(((double)lp[i] - lp[0]) / spec->temperature);
         total += w[i];
     }
-    if (n == 0) return id[0];
+    if (n == 0) return NMT_EOS_ID;
     uint64_t bits = rng_mix64(key ^ rng_mix64((uint64_t)t + 0x9e3779b97f4a7c15ULL));
     double u = (double)(bits >> 11) * 0x1p-53 * total; /* [0, total) */
     for (int i = 0; i < n; i++) {

@@ -6,6 +6,7 @@
 #include "train/init_from.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "train/checkpoint.h"
 
@@ -23,17 +24,22 @@ static NmtStatus load_checked(const char *path, Checkpoint *ck) {
 NmtStatus init_from_apply_config(Config *cfg) {
     const char *path = cfg->train.init_from;
     if (!path || !path[0]) return NMT_OK;
+    struct stat info;
+    if (stat(path, &info) == 0 && !S_ISREG(info.st_mode)) /* it is read three times (above) */
+        return nmt_fail(NMT_ERR_CONFIG, "train.init_from: %s: not a regular file (a checkpoint file is needed: "
+                        "it is read more than once)", path);
     Checkpoint ck;
     NmtStatus st = load_checked(path, &ck);
     if (st) return st;
     Config model;
     st = config_load_string(ck.config_json, path, "/", NULL, 0, &model);
     if (!st) {
-        const char *key = config_first_model_difference(&model, cfg);
+        const char *key = config_take_model_keys(cfg, &model);
         if (key)
             st = nmt_fail(NMT_ERR_CONFIG,
                           "%s: differs from the model of train.init_from (%s); fine-tuning keeps the "
-                          "model as it is: give its value, or leave the key out of the config",
+                          "model as it is: give its value, or leave the key out of the config (then it "
+                          "is the checkpoint's)",
                           key, path);
         const char *changed = st ? NULL : config_take_tokenizer_keys(cfg, &model);
         if (changed)

@@ -12,12 +12,14 @@
 #include "data/tokenizer.h"
 #include "model/params.h"
 
-/* With train.init_from set: refuses (NMT_ERR_CONFIG, naming the key and the
- * checkpoint) a model key of cfg that differs from the checkpoint's, but
- * for those only training uses (dropout, init_range), and copies the
- * checkpoint's tokenizer keys (data.tokenizer and its settings) into cfg,
- * saying so when they differed. A missing or damaged checkpoint is an
- * error naming it. Without train.init_from: nothing. */
+/* With train.init_from set: the model keys cfg's file and --set do not
+ * state become the checkpoint's; a stated one that differs from the
+ * checkpoint's is refused (NMT_ERR_CONFIG, naming the key and the
+ * checkpoint), but for those only training uses (dropout, init_range) and
+ * the window of global attention (config_take_model_keys); and the
+ * checkpoint's tokenizer keys (data.tokenizer and its settings) replace
+ * cfg's, saying so when they differed. A missing, damaged or non-regular
+ * checkpoint file is an error naming it. Without train.init_from: nothing. */
 NmtStatus init_from_apply_config(Config *cfg);
 
 /* The checkpoint's tokenizers (new objects; tokenizer_free them). */
