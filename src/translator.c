@@ -77,8 +77,8 @@ const char translator_options_help[] =
     "  --temperature T       --sample from p^(1/T), T > 0 (default 1: the model's\n"
     "                        distribution; below 1 sharper, above flatter)\n"
     "  --seed N              --sample's seed (default 1): input line n's draws are a\n"
-    "                        function of (N, n) alone, whatever the batching\n"
-    "                        (but for --shortlist, which is the batch's)\n";
+    "                        function of (N, n) alone, whatever the batching (up\n"
+    "                        to float rounding; --shortlist is the batch's)\n";
 
 void translator_options_init(TranslatorOptions *o) {
     memset(o, 0, sizeof *o);

@@ -30,9 +30,15 @@ check 'cmp -s "$tmp/greedy.txt" "$tmp/cold.txt"' "--temperature 0.0001 should be
 
 translate --sample 20 --seed 5 > "$tmp/a.txt"
 check '[ $? -eq 0 ] && [ $(wc -l < "$tmp/a.txt") -eq 60 ]' "--sample 20: $(cat "$tmp/err.txt")"
-for how in "--seed 5" "--seed 5 --batch 1" "--seed 5 --batch 64 --maxi-batch 1" "--seed 5 --batch 3 --maxi-batch 7"; do
-  translate --sample 20 $how > "$tmp/b.txt"
-  check 'cmp -s "$tmp/a.txt" "$tmp/b.txt"' "--sample 20 $how differs from --seed 5's first run: $(diff "$tmp/a.txt" "$tmp/b.txt" | head -4)"
+# the same run again: the same bytes; other batchings: the same lines, but
+# for the rare draw that another batch size's last-bit logit difference
+# moves across a boundary (a batch-keyed generator would change most lines)
+translate --sample 20 --seed 5 > "$tmp/b.txt"
+check 'cmp -s "$tmp/a.txt" "$tmp/b.txt"' "--sample 20 --seed 5 twice: $(diff "$tmp/a.txt" "$tmp/b.txt" | head -4)"
+for how in "--batch 1" "--batch 64 --maxi-batch 1" "--batch 3 --maxi-batch 7"; do
+  translate --sample 20 --seed 5 $how > "$tmp/b.txt"
+  same=$(paste "$tmp/a.txt" "$tmp/b.txt" | awk -F'\t' '$1 == $2' | wc -l)
+  check '[ "$same" -ge 57 ]' "--sample 20 --seed 5 $how: only $same of 60 lines as with the default batching: $(diff "$tmp/a.txt" "$tmp/b.txt" | head -4)"
 done
 translate --sample 20 --seed 6 > "$tmp/c.txt"
 differ=$(paste -d'\n' "$tmp/a.txt" "$tmp/c.txt" | paste - - | awk -F'\t' '$1 != $2' | wc -l)
