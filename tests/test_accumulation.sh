@@ -69,6 +69,7 @@ check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "done at step 6"' "6 update
 "$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/cut" "${long[@]}" > "$tmp/cut.log" 2>&1 &
 pid=$!
 for i in $(seq 1 500); do grep -q '^train,' "$tmp/cut/train.csv" 2>/dev/null && break; sleep 0.02; done
+sleep 0.03 # into step 2's batches (measured: batch 9 to 25 of its 40), not before its first
 kill -TERM $pid
 wait $pid; rc=$?
 msg=$(cat "$tmp/cut.log")
