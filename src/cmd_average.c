@@ -101,12 +101,8 @@ int cmd_average(int argc, char **argv) {
     NmtStatus st = NMT_OK;
     for (int k = 0; !st && k < n; k++) {
         Checkpoint ck;
-        st = checkpoint_load_weights(paths[k], &ck);
-        if (!st) st = checkpoint_check_finite(&ck, paths[k]);
-        if (st) {
-            checkpoint_free(&ck);
-            break;
-        }
+        st = checkpoint_load_model(paths[k], &ck);
+        if (st) break;
         if (k == 0) {
             st = config_load_string(ck.config_json, paths[0], "/", NULL, 0, &first);
             have_first = st == NMT_OK;

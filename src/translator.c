@@ -443,8 +443,7 @@ NmtStatus translator_read_checkpoint(const char *path, Tokenizer **src_tok, Toke
                                      Config *cfg, ModelDims *d) {
     bool first = !*src_tok;
     memset(cfg, 0, sizeof *cfg);
-    NmtStatus st = checkpoint_load_weights(path, ck);
-    if (!st) st = checkpoint_check_finite(ck, path);
+    NmtStatus st = checkpoint_load_model(path, ck);
     if (!st) st = config_load_string(ck->config_json, path, "/", NULL, 0, cfg);
     if (!st && first) st = tokenizer_deserialize(ck->src_tok, ck->src_tok_len, src_tok);
     if (!st && first) st = tokenizer_deserialize(ck->tgt_tok, ck->tgt_tok_len, tgt_tok);

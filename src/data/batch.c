@@ -33,6 +33,10 @@ struct Batcher {
     int64_t *members; /* (max_B) pairs of the current batch */
 };
 
+/* A pair's target cells: its target tokens and the BOS/EOS position (the
+ * T of a batch, Batch.tgt_len, the tokens of n_tgt_tokens). */
+static int pair_tgt_cells(const Dataset *d, int64_t p) { return dataset_tgt_len(d, p) + 1; }
+
 /* ---- stable merge sort of pair indices ------------------------------- */
 
 typedef int (*PairBefore)(const Dataset *d, int64_t x, int64_t y);
@@ -74,7 +78,7 @@ static void plan_cut(Batcher *b, int64_t from, int64_t to) {
     int64_t count = 0, max_s = 0, max_t = 0;
     for (int64_t i = from; i < to; i++) {
         int64_t p = b->order[i];
-        int64_t s = dataset_src_len(d, p), t = dataset_tgt_len(d, p) + 1;
+        int64_t s = dataset_src_len(d, p), t = pair_tgt_cells(d, p);
         int64_t nb = count + 1;
         int64_t ns = s > max_s ? s : max_s, nt = t > max_t ? t : max_t;
         int fits = count == 0 || ((sent <= 0 || nb <= sent) &&
@@ -152,7 +156,7 @@ NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out)
     int64_t max_s = 0, max_t = 0, min_s = INT64_MAX, min_t = INT64_MAX;
     double cost_sum = 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t s = dataset_src_len(d, i), t = dataset_tgt_len(d, i) + 1;
+        int64_t s = dataset_src_len(d, i), t = pair_tgt_cells(d, i);
         if (s <= 0)
             return nmt_fail(NMT_ERR_FORMAT, "batcher: pair %lld (line %lld) has an empty source",
                             (long long)i, (long long)(d->line_no ? d->line_no[i] : i + 1));
@@ -232,7 +236,7 @@ static void batch_fill(Batcher *b, int64_t k) {
     o->n_tgt_tokens = 0;
     for (int i = 0; i < B; i++) {
         int64_t p = b->members[i];
-        int s = dataset_src_len(d, p), t = dataset_tgt_len(d, p) + 1;
+        int s = dataset_src_len(d, p), t = pair_tgt_cells(d, p);
         o->pair_index[i] = p;
         o->src_len[i] = s;
         o->tgt_len[i] = t;
@@ -298,7 +302,7 @@ int batcher_peek_tgt_tokens(Batcher *b, int n, int64_t *tgt_tokens) {
     for (int64_t k = b->pos.batch_index; k < b->n_batches && count < n; k++, count++) {
         int64_t plan_batch = b->batch_order[k];
         for (int64_t i = b->batch_start[plan_batch]; i < b->batch_start[plan_batch + 1]; i++)
-            *tgt_tokens += dataset_tgt_len(b->d, b->order[i]) + 1; /* + EOS, as batch_fill counts */
+            *tgt_tokens += pair_tgt_cells(b->d, b->order[i]);
     }
     return count;
 }

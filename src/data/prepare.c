@@ -21,6 +21,12 @@ static char *cache_path(const Config *cfg, const char *name) {
     return nmt_asprintf("%s/%s", cfg->data.cache_dir, name);
 }
 
+/* train.init_from's checkpoint, whose tokenizers the cache then holds, or
+ * NULL (the tokenizers are trained on the corpus). */
+static const char *init_from_path(const Config *cfg) {
+    return cfg->train.init_from && cfg->train.init_from[0] ? cfg->train.init_from : NULL;
+}
+
 /* "key = value" lines of every setting the cache depends on, then one line
  * per corpus file with its size and modification time. */
 char *prepare_manifest(const Config *cfg) {
@@ -43,7 +49,7 @@ char *prepare_manifest(const Config *cfg) {
     fprintf(out, "data.max_len = %d\n", d->max_len);
     /* with train.init_from, the tokenizers are that checkpoint's (the keys
      * above were copied from it): its file is a source of the cache */
-    const char *init_from = cfg->train.init_from && cfg->train.init_from[0] ? cfg->train.init_from : NULL;
+    const char *init_from = init_from_path(cfg);
     const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt", "train.init_from"};
     const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from};
     for (size_t i = 0; i < NMT_ARRAY_LEN(keys); i++) {
@@ -385,7 +391,7 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
         st = nmt_fail(NMT_ERR_IO, "%s: cannot remove: %s", manifest_path, strerror(errno));
 
     int joint = d->tokenizer == CFG_TOKENIZER_SPM && d->spm_joint;
-    const char *init_from = cfg->train.init_from && cfg->train.init_from[0] ? cfg->train.init_from : NULL;
+    const char *init_from = init_from_path(cfg);
     if (!st && init_from) {
         nmt_log_info("prepare: the tokenizers of train.init_from (%s)", init_from);
         st = init_from_tokenizers(init_from, &out->src_tok, &out->tgt_tok);

@@ -70,7 +70,7 @@ enum {
 /* The format a checkpoint is written in: 1 unless it has a section of 2
  * (the byte layout of a file without TRAIN_PARAMS is format 1's; its
  * config may still hold keys an older nmt refuses). */
-enum { CK_FIRST_VERSION = 1 };
+enum { CK_FIRST_VERSION = 1, CK_TRAIN_PARAMS_VERSION = 2 };
 
 static const struct {
     uint32_t tag;
@@ -302,7 +302,7 @@ static NmtStatus check_for_save(const Checkpoint *ck, const char *path, SaveSize
     sz->len[SEC_STATE] = CK_STATE_BYTES;
     sz->len[SEC_HISTORY] = 4 + CK_RECORD_BYTES * (uint64_t)ck->n_history;
     sz->len[SEC_TRAIN_PARAMS] = ck->train_params ? 4 * (uint64_t)ck->n_floats : 0;
-    sz->version = ck->train_params ? 2 : CK_FIRST_VERSION;
+    sz->version = ck->train_params ? CK_TRAIN_PARAMS_VERSION : CK_FIRST_VERSION;
     for (int i = 0; i < SEC_COUNT; i++)
         if (i != SEC_TRAIN_PARAMS || ck->train_params) sz->content += CK_SECTION_HEAD + sz->len[i];
     return NMT_OK;
@@ -675,24 +675,17 @@ static NmtStatus src_floats(const Source *s, uint64_t off, size_t n, float **out
     return st;
 }
 
-/* PARAMS: the weights, read straight into their array. */
-static NmtStatus load_params(const Source *s, int sec, uint64_t off, size_t len, Checkpoint *ck) {
+/* A section of n_floats weights (PARAMS; TRAIN_PARAMS, the training
+ * weights when PARAMS is their moving average), read straight into *out,
+ * or only checked when out is NULL (TRAIN_PARAMS is read only when
+ * resuming, like the moments). */
+static NmtStatus load_weights(const Source *s, int sec, uint64_t off, size_t len, const Checkpoint *ck,
+                              float **out) {
     Reader r = {s->path, sec, NULL, len};
     if (len != ck->n_floats * 4)
         return sec_fail(&r, "%zu bytes, but the tensor shapes need %zu floats (%zu bytes)", len,
                         ck->n_floats, ck->n_floats * 4);
-    return src_floats(s, off, ck->n_floats, &ck->params);
-}
-
-/* TRAIN_PARAMS: the training weights (when PARAMS is their moving
- * average), read only when resuming (keep_moments) like the moments. */
-static NmtStatus load_train_params(const Source *s, int sec, uint64_t off, size_t len, bool keep,
-                                   Checkpoint *ck) {
-    Reader r = {s->path, sec, NULL, len};
-    if (len != ck->n_floats * 4)
-        return sec_fail(&r, "%zu bytes, but the tensor shapes need %zu floats (%zu bytes)", len,
-                        ck->n_floats, ck->n_floats * 4);
-    return keep ? src_floats(s, off, ck->n_floats, &ck->train_params) : NMT_OK;
+    return out ? src_floats(s, off, ck->n_floats, out) : NMT_OK;
 }
 
 /* OPTIMIZER: kind, moments flag, then the two moments, read straight into
@@ -767,7 +760,7 @@ static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
         int sec = -1;
         for (int i = 0; i < SEC_COUNT; i++)
             if (ck_sections[i].tag == tag) sec = i;
-        if (sec < 0 || (sec == SEC_TRAIN_PARAMS && version < 2))
+        if (sec < 0 || (sec == SEC_TRAIN_PARAMS && version < CK_TRAIN_PARAMS_VERSION))
             return nmt_fail(NMT_ERR_FORMAT,
                             "%s: byte %zu: unknown section tag 0x%08x in format %u (written by a newer nmt?)",
                             path, pos, tag, version);
@@ -787,7 +780,7 @@ static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
     for (int i = 0; i < SEC_COUNT; i++)
         if (!seen[i] && i != SEC_TRAIN_PARAMS)
             return nmt_fail(NMT_ERR_FORMAT, "%s: missing section %s", path, ck_sections[i].name);
-    if (version >= 2 && !seen[SEC_TRAIN_PARAMS]) /* format 2 exists for it alone */
+    if (version >= CK_TRAIN_PARAMS_VERSION && !seen[SEC_TRAIN_PARAMS]) /* format 2 exists for it alone */
         return nmt_fail(NMT_ERR_FORMAT, "%s: format 2 without its section %s", path,
                         ck_sections[SEC_TRAIN_PARAMS].name);
 
@@ -798,12 +791,12 @@ static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
         case SEC_SRC_TOKENIZER: st = load_small(s, i, off[i], len[i], ck, load_src_tokenizer); break;
         case SEC_TGT_TOKENIZER: st = load_small(s, i, off[i], len[i], ck, load_tgt_tokenizer); break;
         case SEC_TENSORS: st = load_small(s, i, off[i], len[i], ck, load_tensors); break;
-        case SEC_PARAMS: st = load_params(s, i, off[i], len[i], ck); break;
+        case SEC_PARAMS: st = load_weights(s, i, off[i], len[i], ck, &ck->params); break;
         case SEC_OPTIMIZER: st = load_optimizer(s, i, off[i], len[i], keep_moments, ck); break;
         case SEC_STATE: st = load_small(s, i, off[i], len[i], ck, load_state); break;
         case SEC_HISTORY: st = load_small(s, i, off[i], len[i], ck, load_history); break;
         case SEC_TRAIN_PARAMS:
-            if (seen[i]) st = load_train_params(s, i, off[i], len[i], keep_moments, ck);
+            if (seen[i]) st = load_weights(s, i, off[i], len[i], ck, keep_moments ? &ck->train_params : NULL);
             break;
         default: NMT_ASSERT(0);
         }
@@ -880,6 +873,13 @@ NmtStatus checkpoint_check_finite(const Checkpoint *ck, const char *path) {
                         path, bad, ck->n_floats, arrays[k].what, name, first - start, (double)arrays[k].a[first]);
     }
     return NMT_OK;
+}
+
+NmtStatus checkpoint_load_model(const char *path, Checkpoint *ck) {
+    NmtStatus st = checkpoint_load_weights(path, ck);
+    if (!st) st = checkpoint_check_finite(ck, path);
+    if (st) checkpoint_free(ck);
+    return st;
 }
 
 void checkpoint_free(Checkpoint *ck) {

@@ -91,6 +91,10 @@ NmtStatus checkpoint_load_weights(const char *path, Checkpoint *ck);
  * checkpoint (translate, eval --model, average, train --resume) call this
  * after loading. One pass over the floats. */
 NmtStatus checkpoint_check_finite(const Checkpoint *ck, const char *path);
+/* checkpoint_load_weights, then checkpoint_check_finite: a model to use
+ * (translate, score, average, train.init_from). On failure *ck holds
+ * nothing. */
+NmtStatus checkpoint_load_model(const char *path, Checkpoint *ck);
 /* Frees the members (not the struct); a zeroed struct is fine. */
 void checkpoint_free(Checkpoint *ck);
 

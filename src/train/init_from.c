@@ -10,14 +10,10 @@
 
 #include "train/checkpoint.h"
 
-/* Loads the checkpoint's weights-only part and checks its numbers. */
+/* Loads the checkpoint as a model (no moments, numbers checked). */
 static NmtStatus load_checked(const char *path, Checkpoint *ck) {
-    NmtStatus st = checkpoint_load_weights(path, ck);
-    if (!st) st = checkpoint_check_finite(ck, path);
-    if (st) {
-        nmt_error_prefix("train.init_from");
-        checkpoint_free(ck);
-    }
+    NmtStatus st = checkpoint_load_model(path, ck);
+    if (st) nmt_error_prefix("train.init_from");
     return st;
 }
 

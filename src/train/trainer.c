@@ -754,7 +754,8 @@ static uint64_t batch_seed(const Config *cfg, int64_t t, int j) {
 
 /* What the batches of one update did. */
 typedef struct {
-    ModelLoss loss;         /* sums over the update's batches; loss.loss = loss_sum / n_tokens */
+    double loss_sum;        /* the label-smoothed losses of the update's batches, summed */
+    int64_t n_tokens;       /* their non-pad target tokens */
     int64_t src_tokens, tgt_tokens;
     int n_batches;          /* batches taken from the batcher */
     int bad_batch;          /* 1-based batch whose loss was not finite (the rest were passed over), 0: none */
@@ -792,14 +793,12 @@ static bool run_update_batches(Trainer *tr, const Batch *first, int64_t t, Updat
         if (u->bad_batch) continue;
         ModelLoss l;
         seq2seq_forward(tr->model, &b, true, batch_seed(tr->cfg, t, j), &l);
-        u->loss.loss_sum += l.loss_sum;
-        u->loss.nll_sum += l.nll_sum;
-        u->loss.n_tokens += l.n_tokens;
+        u->loss_sum += l.loss_sum;
+        u->n_tokens += l.n_tokens;
         if (isfinite(l.loss)) seq2seq_backward(tr->model);
         else u->bad_batch = j + 1;
     }
     u->last = b;
-    u->loss.loss = u->bad_batch ? NAN : u->loss.n_tokens ? u->loss.loss_sum / (double)u->loss.n_tokens : 0.0;
     return true;
 }
 
@@ -886,10 +885,10 @@ static NmtStatus train_loop(Trainer *tr) {
                                (float)optimizer_ema_decay(tc->ema_decay, t));
         tr->st.step = t;
         test_poison_after(tr, t);
-        tr->st.tokens_seen += (double)u.loss.n_tokens;
+        tr->st.tokens_seen += (double)u.n_tokens;
         tr->st.seconds += now_seconds() - t0;
-        tr->window_loss += u.loss.loss_sum;
-        tr->window_tokens += (double)u.loss.n_tokens;
+        tr->window_loss += u.loss_sum;
+        tr->window_tokens += (double)u.n_tokens;
         tr->window_src += (double)u.src_tokens;
         tr->window_tgt += (double)u.tgt_tokens;
         tr->window_norm += norm;
