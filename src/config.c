@@ -25,6 +25,7 @@ const char *const bridge_names[] = {BRIDGES(CONFIG_ENUM_NAME) NULL};
 const char *const device_names[] = {DEVICES(CONFIG_ENUM_NAME) NULL};
 const char *const optimizer_names[] = {OPTIMIZERS(CONFIG_ENUM_NAME) NULL};
 const char *const valid_metric_names[] = {VALID_METRICS(CONFIG_ENUM_NAME) NULL};
+const char *const sample_side_names[] = {SAMPLE_SIDES(CONFIG_ENUM_NAME) NULL};
 #undef CONFIG_ENUM_NAME
 
 typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_STRING, CFG_PATH, CFG_ENUM } ConfigType;
@@ -476,6 +477,20 @@ static int key_index(const char *path) {
 }
 
 /* Checks between keys, and values derived from others (enc_hidden, auto). */
+NmtStatus config_check_subword_sampling(const Config *cfg) {
+    const DataConfig *d = &cfg->data;
+    if (d->spm_sample_alpha <= 0) return NMT_OK;
+    if (d->tokenizer != CFG_TOKENIZER_SPM)
+        return nmt_fail(NMT_ERR_CONFIG, "data.spm_sample_alpha: subword sampling needs data.tokenizer spm, got %s",
+                        tokenizer_kind_names[d->tokenizer]);
+    if (d->spm_model_type == CFG_SPM_BPE && d->spm_sample_alpha >= 1)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "data.spm_sample_alpha: with data.spm_model_type bpe it is the merge dropout "
+                        "probability and must be below 1, got %g",
+                        d->spm_sample_alpha);
+    return NMT_OK;
+}
+
 static NmtStatus validate(Config *cfg) {
     DataConfig *d = &cfg->data;
     ModelConfig *m = &cfg->model;
@@ -521,6 +536,10 @@ static NmtStatus validate(Config *cfg) {
         return nmt_fail(NMT_ERR_CONFIG,
                         "data.spm_character_coverage: SentencePiece needs at least 0.98, got %g",
                         d->spm_character_coverage);
+    if (d->spm_sample_alpha > 0) {
+        NmtStatus sst = config_check_subword_sampling(cfg);
+        if (sst) return sst;
+    }
     if (m->input_feed && a->style != ATTN_STYLE_LUONG) {
         if (cfg->explicit_keys[key_index("model.input_feed")])
             return nmt_fail(NMT_ERR_CONFIG,

@@ -25,6 +25,7 @@
 #define BRIDGES(X) X(CFG_BRIDGE_LEARNED, "learned") X(CFG_BRIDGE_ZERO, "zero")
 #define DEVICES(X) X(CFG_DEVICE_AUTO, "auto") X(CFG_DEVICE_CPU, "cpu") X(CFG_DEVICE_CUDA, "cuda")
 #define OPTIMIZERS(X) X(CFG_OPT_ADAM, "adam") X(CFG_OPT_SGD, "sgd")
+#define SAMPLE_SIDES(X) X(CFG_SAMPLE_BOTH, "both") X(CFG_SAMPLE_SRC, "src") X(CFG_SAMPLE_TGT, "tgt")
 #define VALID_METRICS(X) X(CFG_METRIC_BLEU, "bleu") X(CFG_METRIC_PPL, "ppl")
 
 #define CONFIG_ENUM_MEMBER(name, text) name,
@@ -37,6 +38,7 @@ typedef enum { BRIDGES(CONFIG_ENUM_MEMBER) } CfgBridge;
 typedef enum { DEVICES(CONFIG_ENUM_MEMBER) } CfgDevice;
 typedef enum { OPTIMIZERS(CONFIG_ENUM_MEMBER) } CfgOptimizer;
 typedef enum { VALID_METRICS(CONFIG_ENUM_MEMBER) } CfgValidMetric;
+typedef enum { SAMPLE_SIDES(CONFIG_ENUM_MEMBER) } CfgSampleSides;
 #undef CONFIG_ENUM_MEMBER
 
 /* String tables of the enums above (NULL-terminated), e.g. attn_score_names[ATTN_SCORE_DOT]. */
@@ -49,6 +51,7 @@ extern const char *const bridge_names[];
 extern const char *const device_names[];
 extern const char *const optimizer_names[];
 extern const char *const valid_metric_names[];
+extern const char *const sample_side_names[];
 
 typedef struct {
     char *train_src, *train_tgt, *valid_src, *valid_tgt, *test_src, *test_tgt;
@@ -60,6 +63,8 @@ typedef struct {
     int word_vocab_size;
     int word_min_freq;
     int max_len;
+    double spm_sample_alpha; /* 0: no subword sampling */
+    int spm_sample_sides;    /* CfgSampleSides */
     char *cache_dir;
 } DataConfig;
 
@@ -130,6 +135,11 @@ typedef struct {
 
 /* Defaults for every key; paths resolve against base_dir ("." when NULL). */
 NmtStatus config_init_defaults(Config *cfg, const char *base_dir);
+
+/* The contradictions of data.spm_sample_alpha with the tokenizer keys
+ * (checked at loading, and again once train.init_from has set them). */
+NmtStatus config_check_subword_sampling(const Config *cfg);
+
 /* Loads `path`, applies `overrides` ("key.path=value", as --set gives them,
  * value parsed as JSON when it parses, else taken as a string), validates.
  * Errors name the file and the key path (or line and column for syntax). */

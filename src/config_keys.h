@@ -47,6 +47,10 @@
       "word tokenizer: words seen fewer times become <unk>")                                       \
     X("data.max_len", data.max_len, CFG_INT, "80", 1, 100000, 0, NULL, 0,                          \
       "training pairs with more tokens than this on either side are skipped (and counted)")        \
+    X("data.spm_sample_alpha", data.spm_sample_alpha, CFG_FLOAT, "0.0", 0, 10, 0, NULL, 0,        \
+      "subword regularization: each epoch segments every training sentence anew at random (unigram: from the whole segmentation lattice with this inverse temperature, 0.1-0.5 typical; bpe: BPE-dropout with this merge dropout probability, below 1); validation and translation keep the one best segmentation; 0: off") \
+    X("data.spm_sample_sides", data.spm_sample_sides, CFG_ENUM, "\"both\"", NOLIMIT, NOLIMIT, 0,  \
+      sample_side_names, 0, "the sides data.spm_sample_alpha samples: both, src or tgt")            \
     X("data.cache_dir", data.cache_dir, CFG_PATH, "\"cache\"", NOLIMIT, NOLIMIT, 0, NULL, 0,       \
       "folder of the tokenizer models and the encoded corpora (`nmt prepare`)")                    \
     X("model.emb_dim", model.emb_dim, CFG_INT, "256", 1, 65536, 0, NULL, 0,                        \

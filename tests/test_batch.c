@@ -518,6 +518,75 @@ static void test_bad_input(void) {
     dataset_free(d2);
 }
 
+/* batcher_set_dataset (subword sampling's epochs): another segmentation
+ * of the same pairs is taken from the current epoch on, its batches are
+ * those of the new lengths and ids within the first dataset's limits, the
+ * position stays; other pair counts and lengths outside the first
+ * dataset's range are refused and change nothing. */
+static void test_set_dataset(void) {
+    Dataset *d = make_dataset(600, 5, 1);
+    /* the same pairs with other lengths in d's range: pair i takes pair
+     * (i * 7 % 600)'s source and target */
+    Dataset *e;
+    NMT_ASSERT(dataset_create(&e) == NMT_OK);
+    for (int64_t i = 0; i < d->n_pairs; i++) {
+        int64_t k = i * 7 % d->n_pairs;
+        NMT_ASSERT(dataset_add(e, dataset_src(d, k), dataset_src_len(d, k), dataset_tgt(d, k),
+                               dataset_tgt_len(d, k), i + 1) == NMT_OK);
+    }
+    BatchSpec sp = {0, 1500, 3, 1};
+    Batcher *b, *ref;
+    NMT_ASSERT(batcher_create(d, &sp, &b) == NMT_OK);
+    NMT_ASSERT(batcher_create(e, &sp, &ref) == NMT_OK);
+    BatchLimits lim = batcher_limits(b);
+    Batch bt, rt;
+    int got, rgot;
+    batcher_next(b, &bt, &got); /* one batch of epoch 0 from d */
+    CHECK(got && batch_ok(d, &bt, &sp, &lim), "epoch 0 batch from the first dataset");
+    /* mid-epoch: the rest of epoch 0 is planned from e */
+    CHECK_EQ_INT(batcher_set_dataset(b, e), NMT_OK);
+    CHECK_EQ_INT(batcher_position(b).batch_index, 1);
+    int64_t n0 = batcher_batches_in_epoch(b);
+    CHECK_EQ_INT(n0, batcher_batches_in_epoch(ref));
+    /* from here on b gives what a batcher made on e gives (e's plan) */
+    batcher_next(ref, &rt, &rgot);
+    int same = 1, fine = 1, count = 0;
+    for (;;) {
+        batcher_next(b, &bt, &got);
+        batcher_next(ref, &rt, &rgot);
+        if (got != rgot) {
+            same = 0;
+            break;
+        }
+        if (!got) break;
+        count++;
+        same &= batch_hash(&bt) == batch_hash(&rt);
+        fine &= batch_ok(e, &bt, &sp, &lim);
+    }
+    CHECK(same && count == n0 - 1, "the rest of the epoch from the new dataset (%d batches of %lld)", count,
+          (long long)n0);
+    CHECK(fine, "batches of the new dataset within the first one's limits");
+    /* refused: another pair count, a length outside d's range */
+    Dataset *small = make_dataset(599, 5, 1), *longer;
+    NMT_ASSERT(dataset_create(&longer) == NMT_OK);
+    int32_t ids[100];
+    for (int j = 0; j < 100; j++) ids[j] = NMT_N_SPECIAL;
+    for (int64_t i = 0; i < d->n_pairs; i++)
+        NMT_ASSERT(dataset_add(longer, ids, i == 3 ? lim.max_S + 1 : 2, ids, 2, i + 1) == NMT_OK);
+    CHECK_EQ_INT(batcher_set_dataset(b, small), NMT_ERR_RUNTIME);
+    CHECK_CONTAINS(nmt_error_message(), "a new dataset of 599 pairs for one of 600");
+    CHECK_EQ_INT(batcher_set_dataset(b, longer), NMT_ERR_RUNTIME);
+    CHECK_CONTAINS(nmt_error_message(), "pair 3 of the new dataset has lengths");
+    batcher_next(b, &bt, &got);
+    CHECK(got && batch_ok(e, &bt, &sp, &lim), "a refused dataset changes nothing");
+    batcher_free(b);
+    batcher_free(ref);
+    dataset_free(d);
+    dataset_free(e);
+    dataset_free(small);
+    dataset_free(longer);
+}
+
 int main(void) {
     nmt_log_quiet(1);
     test_rng();
@@ -534,6 +603,7 @@ int main(void) {
     test_layout_small();
     test_over_budget();
     test_bad_input();
+    test_set_dataset();
     dataset_free(d);
     dataset_free(dc);
     return test_summary("test_batch");

@@ -17,6 +17,7 @@ struct Batcher {
     int64_t n;          /* pairs */
     int64_t pool_pairs; /* pairs per sorting pool (shuffle mode) */
     BatchLimits lim;
+    int min_src, min_tgt_cells; /* the first dataset's shortest source and target (cells) */
 
     /* plan of epoch plan_epoch */
     int64_t plan_epoch;  /* -1: none built */
@@ -178,6 +179,8 @@ NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out)
     int64_t tok = spec->batch_tokens, sent = spec->batch_sentences;
     int64_t max_b = sent > 0 ? min64(sent, n) : n;
     if (tok > 0) max_b = min64(max_b, max64(1, tok / max64(min_s, min_t)));
+    b->min_src = (int)min_s;
+    b->min_tgt_cells = (int)min_t;
     b->lim.max_B = (int)max_b;
     b->lim.max_S = (int)max_s;
     b->lim.max_T = (int)max_t;
@@ -217,6 +220,25 @@ NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out)
     }
     plan_build(b, 0);
     *out = b;
+    return NMT_OK;
+}
+
+NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d) {
+    if (d->n_pairs != b->n)
+        return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset of %lld pairs for one of %lld",
+                        (long long)d->n_pairs, (long long)b->n);
+    for (int64_t i = 0; i < d->n_pairs; i++) {
+        int s = dataset_src_len(d, i), t = pair_tgt_cells(d, i);
+        if (s < b->min_src || s > b->lim.max_S || t < b->min_tgt_cells || t > b->lim.max_T)
+            return nmt_fail(NMT_ERR_RUNTIME,
+                            "batcher: pair %lld of the new dataset has lengths %d and %d, outside the "
+                            "first one's [%d, %d] and [%d, %d]",
+                            (long long)i, s, t - 1, b->min_src, b->lim.max_S, b->min_tgt_cells - 1,
+                            b->lim.max_T - 1);
+    }
+    b->d = d;
+    b->plan_epoch = -1;
+    plan_build(b, b->pos.epoch);
     return NMT_OK;
 }
 

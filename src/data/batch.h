@@ -76,6 +76,15 @@ typedef struct Batcher Batcher;
 NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out);
 void batcher_free(Batcher *b); /* NULL is a no-op */
 
+/* Replaces the dataset from the current epoch on (subword sampling gives
+ * every epoch its own segmentation of the same pairs) and rebuilds the
+ * current epoch's plan from it; the position stays. `d` is borrowed like
+ * the first. It must hold as many pairs as the first, each side's lengths
+ * within the first dataset's shortest and longest of that side (so
+ * batcher_limits still hold); otherwise NMT_ERR_RUNTIME and nothing
+ * changes. Never allocates. */
+NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d);
+
 /* Fills *out with the next batch and sets *got = 1; at the end of an epoch
  * sets *got = 0 and moves to the start of the next epoch, so the call after
  * that returns the first batch of the next epoch. Never allocates. */

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +29,20 @@ extern "C" {
 }
 
 namespace spm = sentencepiece;
+
+// SentencePiece's sampler draws from a thread-local std::mt19937 that its
+// public API seeds only once per thread, from a process-wide seed
+// (SetRandomGeneratorSeed). libsentencepiece exports the generator itself;
+// spm_sample_encode seeds it from a key before every sentence, so that a
+// sentence's segmentation is a function of (model, text, alpha, key), not of
+// the thread or of the sentences sampled before it on that thread.
+// tests/test_tokenizer.c checks that (same key: same ids; other keys: other
+// segmentations of the same text).
+namespace sentencepiece {
+namespace random {
+std::mt19937 *GetRandomGenerator();
+}  // namespace random
+}  // namespace sentencepiece
 
 struct SpmModel {
     spm::SentencePieceProcessor proc;
@@ -383,6 +398,27 @@ extern "C" NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,
         return NMT_OK;
     } catch (...) {
         return fail_from_exception("spm encode");
+    }
+}
+
+extern "C" NmtStatus spm_sample_encode(const SpmModel *m, const char *text, size_t len, double alpha,
+                                       uint64_t key, int32_t **ids, int *n_ids, int *capacity) {
+    *n_ids = 0;
+    try {
+        thread_local std::vector<int> tl_ids;
+        std::seed_seq seq{(uint32_t)key, (uint32_t)(key >> 32)};
+        spm::random::GetRandomGenerator()->seed(seq);
+        // nbest_size -1: the whole lattice (forward filtering, backward
+        // sampling) for unigram; BPE ignores it (alpha is the merge dropout)
+        spm::util::Status st = m->proc.SampleEncode(absl::string_view(text, len), -1, (float)alpha, &tl_ids);
+        if (!st.ok()) return nmt_fail(NMT_ERR_RUNTIME, "spm sample encode: %s", st.error_message());
+        NmtStatus s = grow_ids(ids, capacity, tl_ids.size() ? tl_ids.size() : 1);
+        if (s != NMT_OK) return s;
+        for (size_t i = 0; i < tl_ids.size(); i++) (*ids)[i] = (int32_t)tl_ids[i];
+        *n_ids = (int)tl_ids.size();
+        return NMT_OK;
+    } catch (...) {
+        return fail_from_exception("spm sample encode");
     }
 }
 

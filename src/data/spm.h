@@ -50,6 +50,13 @@ int spm_pieces_within_words(const SpmModel *m);
 NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,
                      int32_t **ids, int *n_ids, int *capacity);
 NmtStatus spm_decode(const SpmModel *m, const int32_t *ids, int n, char **text);
+/* As spm_encode, but one segmentation drawn at random (subword
+ * regularization): unigram models sample from the whole segmentation
+ * lattice with inverse temperature alpha (Kudo 2018, l = infinity), BPE
+ * models drop each merge with probability alpha (BPE-dropout). The draw is
+ * a function of (model, text, alpha, key) only. */
+NmtStatus spm_sample_encode(const SpmModel *m, const char *text, size_t len, double alpha,
+                            uint64_t key, int32_t **ids, int *n_ids, int *capacity);
 
 #ifdef __cplusplus
 }

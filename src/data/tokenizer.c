@@ -185,6 +185,13 @@ NmtStatus tokenizer_encode_buf(const Tokenizer *t, const char *text, size_t len,
     return word_vocab_encode(t->word, text, len, ids, n_ids, capacity);
 }
 
+NmtStatus tokenizer_sample_encode_buf(const Tokenizer *t, const char *text, size_t len, double alpha,
+                                      uint64_t key, int32_t **ids, int *n_ids, int *capacity) {
+    if (t->kind != TOKENIZER_SPM)
+        return nmt_fail(NMT_ERR_CONFIG, "subword sampling needs a SentencePiece tokenizer, not words");
+    return spm_sample_encode(t->spm, text, len, alpha, key, ids, n_ids, capacity);
+}
+
 NmtStatus tokenizer_encode(const Tokenizer *t, const char *text, size_t len,
                            int32_t **ids, int *n_ids) {
     *ids = NULL;

@@ -181,6 +181,13 @@ NmtStatus tokenizer_encode(const Tokenizer *t, const char *text, size_t len,
  * at the end (also after an error). */
 NmtStatus tokenizer_encode_buf(const Tokenizer *t, const char *text, size_t len,
                                int32_t **ids, int *n_ids, int *capacity);
+/* As tokenizer_encode_buf, but a segmentation drawn at random for subword
+ * regularization (spm_sample_encode: unigram lattice sampling with inverse
+ * temperature alpha, or BPE-dropout with probability alpha), a function of
+ * (tokenizer, text, alpha, key) only. SentencePiece tokenizers only: a word
+ * tokenizer is an NMT_ERR_CONFIG error. */
+NmtStatus tokenizer_sample_encode_buf(const Tokenizer *t, const char *text, size_t len, double alpha,
+                                      uint64_t key, int32_t **ids, int *n_ids, int *capacity);
 /* Decodes n ids into a new '\0'-terminated string *text (nmt_free it).
  * PAD, BOS and EOS are skipped. An id outside [0, vocab_size) is an
  * NMT_ERR_RUNTIME error. */

@@ -20,6 +20,7 @@
 #include "data/corpus.h"
 #include "data/prepare.h"
 #include "data/rng.h"
+#include "data/subword_sampling.h"
 #include "fileio.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
@@ -40,6 +41,7 @@ typedef struct {
     Seq2Seq *model;
     Optimizer *optim;
     Batcher *train_batches, *valid_batches;
+    SubwordSampler *sampler; /* data.spm_sample_alpha > 0: each epoch's segmentation, else NULL */
     TrainState st;
     ValidRecord *history;
     int n_history, cap_history;
@@ -208,6 +210,27 @@ static void resume_weights(Trainer *tr, const Checkpoint *ck, const char *path) 
     }
 }
 
+
+/* Subword sampling: the batcher takes `epoch`'s own segmentation of the
+ * training pairs (before any batch of that epoch is planned or taken). */
+static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
+    if (!tr->sampler) return NMT_OK;
+    const Dataset *d;
+    SubwordEpochStats es;
+    NmtStatus st = subword_sampler_epoch(tr->sampler, epoch, &d, &es);
+    if (!st) st = batcher_set_dataset(tr->train_batches, d);
+    if (!st && !tr->opt->quiet) {
+        const DataConfig *dc = &tr->cfg->data;
+        nmt_log_info("train: epoch %lld: subword sampling (data.spm_sample_alpha %g, %s): %.3fx the source and "
+                     "%.3fx the target tokens of the best segmentation, %lld sides kept it (a draw outside "
+                     "the corpus's length range), %.2f s",
+                     (long long)epoch + 1, dc->spm_sample_alpha, sample_side_names[dc->spm_sample_sides],
+                     (double)es.src_tokens / (double)es.best_src_tokens,
+                     (double)es.tgt_tokens / (double)es.best_tgt_tokens, (long long)es.kept_best, es.seconds);
+    }
+    return st;
+}
+
 /* Restores the run from save_dir/last.nmt; refuses a checkpoint whose
  * model, data or tokenizer settings differ from the config. */
 static NmtStatus resume(Trainer *tr) {
@@ -263,7 +286,8 @@ static NmtStatus resume(Trainer *tr) {
             if (ck.n_history) memcpy(tr->history, ck.history, (size_t)ck.n_history * sizeof *ck.history);
             tr->n_history = ck.n_history;
             BatchPosition pos = {tr->st.epoch, tr->st.batch_index};
-            st = batcher_seek(tr->train_batches, pos);
+            st = use_epoch_segmentation(tr, pos.epoch);
+            if (!st) st = batcher_seek(tr->train_batches, pos);
         }
     }
     if (!st && !tr->opt->quiet)
@@ -679,8 +703,15 @@ static NmtStatus setup(Trainer *tr) {
     rng_seed(&rng, (uint64_t)tc->seed, 1);
     tr->st.rng_state = rng.state;
     tr->st.rng_inc = rng.inc;
+    if (tr->data.train && tr->cfg->data.spm_sample_alpha > 0) {
+        st = subword_sampler_create(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.train, &tr->sampler);
+        if (st) return st;
+    }
     if (tr->opt->resume) {
         st = resume(tr);
+        if (st) return st;
+    } else {
+        st = use_epoch_segmentation(tr, 0);
         if (st) return st;
     }
     /* the batch before the resume point: at a batch index of 0, the last of the epoch before */
@@ -734,6 +765,7 @@ static void teardown(Trainer *tr) {
     seq2seq_free(tr->model);
     batcher_free(tr->train_batches);
     batcher_free(tr->valid_batches);
+    subword_sampler_free(tr->sampler);
     if (tr->be) {
         backend_log_usage(tr->be, "train");
         tr->be->destroy(tr->be);
@@ -848,6 +880,10 @@ static NmtStatus train_loop(Trainer *tr) {
                 st = validate_and_save(tr, true, &stop);
                 if (st) return st;
                 stepped_since_save = false;
+            }
+            if (!stop && !stop_signal && tr->st.epoch < tc->epochs) {
+                st = use_epoch_segmentation(tr, tr->st.epoch);
+                if (st) return st;
             }
             continue;
         }

@@ -1,0 +1,298 @@
+/* subword_sampling.c: the SubwordSampler (subword_sampling.h): the training
+ * sentences of the prepared pairs held as text, checked against the cache,
+ * and each epoch's keyed random segmentation of them, drawn in parallel
+ * (OpenMP) in blocks of pairs and appended in pair order. */
+#include "data/subword_sampling.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "data/corpus.h"
+#include "data/rng.h"
+
+/* Pairs drawn together before they are appended to the epoch's dataset. */
+#define SAMPLE_BLOCK_PAIRS 4096
+
+enum { SIDE_SRC = 0, SIDE_TGT = 1 };
+
+/* The sentences of one side: text of pair i is text[offset[i], offset[i+1]). */
+typedef struct {
+    char *text;
+    int64_t *offset; /* (n_pairs + 1) */
+    int64_t size, capacity;
+} SideText;
+
+struct SubwordSampler {
+    const Dataset *best; /* the prepared dataset (borrowed) */
+    const Tokenizer *tok[2];
+    const char *path[2]; /* the corpus files, for messages */
+    double alpha;
+    int sampled[2]; /* which sides are drawn */
+    uint64_t seed;
+    int lo[2], hi[2]; /* each side's shortest and longest length in `best` */
+    SideText side[2];
+    Dataset *epoch; /* the last epoch's segmentation */
+    /* a block of draws: ids of pair j of the block at block_ids[side] + j * hi[side] */
+    int32_t *block_ids[2];
+    int *block_len[2];
+};
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const int32_t *best_ids(const Dataset *d, int side, int64_t i) {
+    return side == SIDE_SRC ? dataset_src(d, i) : dataset_tgt(d, i);
+}
+
+static int best_len(const Dataset *d, int side, int64_t i) {
+    return side == SIDE_SRC ? dataset_src_len(d, i) : dataset_tgt_len(d, i);
+}
+
+static const char *side_text(const SubwordSampler *s, int side, int64_t i, size_t *len) {
+    const SideText *t = &s->side[side];
+    *len = (size_t)(t->offset[i + 1] - t->offset[i]);
+    return t->text + t->offset[i];
+}
+
+/* The key of one draw: (seed, epoch, corpus line, side) mixed into 64 bits. */
+static uint64_t draw_key(uint64_t seed, int64_t epoch, int64_t line_no, int side) {
+    uint64_t k = rng_mix64(seed ^ 0x73756277u); /* "subw" */
+    k = rng_mix64(k ^ (uint64_t)epoch);
+    return rng_mix64(k ^ ((uint64_t)line_no << 1 | (uint64_t)side));
+}
+
+void subword_sampler_free(SubwordSampler *s) {
+    if (!s) return;
+    for (int side = 0; side < 2; side++) {
+        nmt_free(s->side[side].text);
+        nmt_free(s->side[side].offset);
+        nmt_free(s->block_ids[side]);
+        nmt_free(s->block_len[side]);
+    }
+    dataset_free(s->epoch);
+    nmt_free(s);
+}
+
+static NmtStatus side_text_add(SideText *t, int64_t i, const char *text, size_t len) {
+    if (t->size + (int64_t)len > t->capacity) {
+        int64_t cap = t->capacity ? t->capacity : 1 << 16;
+        while (cap < t->size + (int64_t)len) cap *= 2;
+        char *p = nmt_realloc(t->text, (size_t)cap);
+        if (!p) return nmt_fail_nomem("subword sampling: holding the training sentences");
+        t->text = p;
+        t->capacity = cap;
+    }
+    memcpy(t->text + t->size, text, len);
+    t->size += (int64_t)len;
+    t->offset[i + 1] = t->size;
+    return NMT_OK;
+}
+
+/* Reads the corpus lines of the prepared pairs (Dataset.line_no, rising). */
+static NmtStatus read_sentences(SubwordSampler *s) {
+    const Dataset *d = s->best;
+    for (int side = 0; side < 2; side++) {
+        if (!s->sampled[side]) continue;
+        s->side[side].offset = nmt_calloc((size_t)d->n_pairs + 1, sizeof(int64_t));
+        if (!s->side[side].offset) return nmt_fail_nomem("subword sampling: holding the training sentences");
+    }
+    ParallelReader *r = NULL;
+    NmtStatus st = parallel_reader_open(s->path[SIDE_SRC], s->path[SIDE_TGT], &r);
+    int64_t k = 0;
+    while (!st && k < d->n_pairs) {
+        const char *text[2];
+        size_t len[2];
+        int got = 0;
+        st = parallel_reader_next(r, &text[SIDE_SRC], &len[SIDE_SRC], &text[SIDE_TGT], &len[SIDE_TGT], &got);
+        if (st || !got) break;
+        if (parallel_reader_line_no(r) != d->line_no[k]) continue;
+        for (int side = 0; side < 2 && !st; side++)
+            if (s->sampled[side]) st = side_text_add(&s->side[side], k, text[side], len[side]);
+        k++;
+    }
+    parallel_reader_close(r);
+    if (!st && k < d->n_pairs)
+        st = nmt_fail(NMT_ERR_FORMAT,
+                      "%s: has no line %lld, a pair of the prepared cache (data.cache_dir); the corpus "
+                      "changed since `nmt prepare`: run it again with --force",
+                      s->path[SIDE_SRC], (long long)d->line_no[k]);
+    return st;
+}
+
+/* Each held sentence's best segmentation must be the cache's ids. The
+ * first pair that differs (or fails) is found in parallel and reported
+ * from this thread (nmt_fail's message is per thread). */
+static NmtStatus check_sentences(SubwordSampler *s) {
+    const Dataset *d = s->best;
+    for (int side = 0; side < 2; side++) {
+        if (!s->sampled[side]) continue;
+        int64_t first_bad = d->n_pairs;
+#pragma omp parallel
+        {
+            int32_t *ids = NULL;
+            int n = 0, cap = 0;
+#pragma omp for schedule(dynamic, 256)
+            for (int64_t i = 0; i < d->n_pairs; i++) {
+                size_t len;
+                const char *text = side_text(s, side, i, &len);
+                int ok = tokenizer_encode_buf(s->tok[side], text, len, &ids, &n, &cap) == NMT_OK &&
+                         n == best_len(d, side, i) &&
+                         !memcmp(ids, best_ids(d, side, i), (size_t)n * sizeof *ids);
+                if (!ok) {
+#pragma omp critical(subword_first_bad)
+                    if (i < first_bad) first_bad = i;
+                }
+            }
+            nmt_free(ids);
+        }
+        if (first_bad == d->n_pairs) continue;
+        size_t len;
+        const char *text = side_text(s, side, first_bad, &len);
+        int32_t *ids = NULL;
+        int n = 0, cap = 0;
+        NmtStatus st = tokenizer_encode_buf(s->tok[side], text, len, &ids, &n, &cap);
+        nmt_free(ids);
+        if (st) {
+            nmt_error_prefix("%s:%lld", s->path[side], (long long)d->line_no[first_bad]);
+            return st;
+        }
+        return nmt_fail(NMT_ERR_FORMAT,
+                        "%s:%lld: the line encodes to other ids than the prepared cache (data.cache_dir) "
+                        "holds; the corpus or tokenizer changed since `nmt prepare`: run it again with --force",
+                        s->path[side], (long long)d->line_no[first_bad]);
+    }
+    return NMT_OK;
+}
+
+NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
+                                 const Dataset *train, SubwordSampler **out) {
+    *out = NULL;
+    const DataConfig *dc = &cfg->data;
+    NMT_ASSERT(dc->spm_sample_alpha > 0 && train->n_pairs > 0 && train->line_no);
+    NmtStatus st = config_check_subword_sampling(cfg);
+    if (st) return st;
+    SubwordSampler *s = nmt_calloc(1, sizeof *s);
+    if (!s) return nmt_fail_nomem("subword sampling");
+    s->best = train;
+    s->tok[SIDE_SRC] = src_tok;
+    s->tok[SIDE_TGT] = tgt_tok;
+    s->path[SIDE_SRC] = dc->train_src;
+    s->path[SIDE_TGT] = dc->train_tgt;
+    s->alpha = dc->spm_sample_alpha;
+    s->sampled[SIDE_SRC] = dc->spm_sample_sides != CFG_SAMPLE_TGT;
+    s->sampled[SIDE_TGT] = dc->spm_sample_sides != CFG_SAMPLE_SRC;
+    s->seed = (uint64_t)cfg->train.seed;
+    for (int side = 0; side < 2; side++) {
+        if (s->sampled[side] && tokenizer_kind(s->tok[side]) != TOKENIZER_SPM) {
+            subword_sampler_free(s);
+            return nmt_fail(NMT_ERR_CONFIG, "data.spm_sample_alpha: subword sampling needs SentencePiece "
+                                            "tokenizers, the %s side has words",
+                            side == SIDE_SRC ? "source" : "target");
+        }
+        s->lo[side] = INT32_MAX;
+        s->hi[side] = 0;
+        for (int64_t i = 0; i < train->n_pairs; i++) {
+            int n = best_len(train, side, i);
+            if (n < s->lo[side]) s->lo[side] = n;
+            if (n > s->hi[side]) s->hi[side] = n;
+        }
+        s->block_ids[side] = nmt_malloc((size_t)SAMPLE_BLOCK_PAIRS * (size_t)s->hi[side] * sizeof(int32_t));
+        s->block_len[side] = nmt_malloc((size_t)SAMPLE_BLOCK_PAIRS * sizeof(int));
+        if (!s->block_ids[side] || !s->block_len[side]) {
+            subword_sampler_free(s);
+            return nmt_fail_nomem("subword sampling");
+        }
+    }
+    st = dataset_create(&s->epoch);
+    if (!st) st = read_sentences(s);
+    if (!st) st = check_sentences(s);
+    if (st) {
+        subword_sampler_free(s);
+        return st;
+    }
+    *out = s;
+    return NMT_OK;
+}
+
+/* Draws side `side` of pairs [from, from + count) into the block. Returns
+ * the first pair whose draw failed (from + count when none) and adds the
+ * sides kept at their best segmentation to *kept_best. */
+static int64_t draw_block(SubwordSampler *s, int side, int64_t epoch, int64_t from, int64_t count,
+                          int64_t *kept_best) {
+    const Dataset *d = s->best;
+    int64_t first_bad = from + count, kept = 0;
+#pragma omp parallel reduction(+ : kept)
+    {
+        int32_t *ids = NULL;
+        int n = 0, cap = 0;
+#pragma omp for schedule(dynamic, 64)
+        for (int64_t j = 0; j < count; j++) {
+            int64_t i = from + j;
+            const int32_t *take = best_ids(d, side, i);
+            int len = best_len(d, side, i);
+            if (s->sampled[side]) {
+                size_t text_len;
+                const char *text = side_text(s, side, i, &text_len);
+                uint64_t key = draw_key(s->seed, epoch, d->line_no[i], side);
+                if (tokenizer_sample_encode_buf(s->tok[side], text, text_len, s->alpha, key, &ids, &n, &cap)) {
+#pragma omp critical(subword_first_bad)
+                    if (i < first_bad) first_bad = i;
+                } else if (n >= s->lo[side] && n <= s->hi[side]) {
+                    take = ids;
+                    len = n;
+                } else {
+                    kept++;
+                }
+            }
+            memcpy(s->block_ids[side] + (size_t)j * (size_t)s->hi[side], take, (size_t)len * sizeof *take);
+            s->block_len[side][j] = len;
+        }
+        nmt_free(ids);
+    }
+    *kept_best += kept;
+    return first_bad;
+}
+
+NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset **out, SubwordEpochStats *stats) {
+    *out = NULL;
+    const Dataset *d = s->best;
+    Dataset *e = s->epoch;
+    double start = now_seconds();
+    SubwordEpochStats sum = {0};
+    e->n_pairs = 0; /* offsets[0] stays 0: the pairs are appended anew */
+    NmtStatus st = NMT_OK;
+    for (int64_t from = 0; !st && from < d->n_pairs; from += SAMPLE_BLOCK_PAIRS) {
+        int64_t count = d->n_pairs - from < SAMPLE_BLOCK_PAIRS ? d->n_pairs - from : SAMPLE_BLOCK_PAIRS;
+        for (int side = 0; side < 2 && !st; side++) {
+            int64_t bad = draw_block(s, side, epoch, from, count, &sum.kept_best);
+            if (bad < from + count) { /* again here, for the message */
+                size_t text_len;
+                const char *text = side_text(s, side, bad, &text_len);
+                int32_t *ids = NULL;
+                int n = 0, cap = 0;
+                st = tokenizer_sample_encode_buf(s->tok[side], text, text_len, s->alpha,
+                                                 draw_key(s->seed, epoch, d->line_no[bad], side), &ids, &n, &cap);
+                nmt_free(ids);
+                if (!st) st = nmt_fail(NMT_ERR_RUNTIME, "subword sampling failed on one thread only");
+                nmt_error_prefix("%s:%lld", s->path[side], (long long)d->line_no[bad]);
+            }
+        }
+        for (int64_t j = 0; !st && j < count; j++) {
+            const int32_t *src = s->block_ids[SIDE_SRC] + (size_t)j * (size_t)s->hi[SIDE_SRC];
+            const int32_t *tgt = s->block_ids[SIDE_TGT] + (size_t)j * (size_t)s->hi[SIDE_TGT];
+            st = dataset_add(e, src, s->block_len[SIDE_SRC][j], tgt, s->block_len[SIDE_TGT][j], d->line_no[from + j]);
+        }
+    }
+    if (st) return st;
+    sum.src_tokens = e->src_offset[e->n_pairs];
+    sum.tgt_tokens = e->tgt_offset[e->n_pairs];
+    sum.best_src_tokens = d->src_offset[d->n_pairs];
+    sum.best_tgt_tokens = d->tgt_offset[d->n_pairs];
+    sum.seconds = now_seconds() - start;
+    if (stats) *stats = sum;
+    *out = e;
+    return NMT_OK;
+}

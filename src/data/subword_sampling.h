@@ -1,0 +1,52 @@
+/* subword_sampling.h: subword regularization of the training corpus
+ * (data.spm_sample_alpha, data.spm_sample_sides): every epoch trains on its
+ * own random segmentation of each training pair, drawn by SentencePiece
+ * (tokenizer_sample_encode_buf: unigram lattice sampling, or BPE-dropout).
+ *
+ * Reproducible: the draw for one side of one pair is keyed by (train.seed,
+ * epoch, the pair's corpus line, side), so an epoch's segmentation is the
+ * same on every run, after --resume, and with any number of threads.
+ *
+ * The sentences are the training corpus's lines of the pairs that the
+ * prepared dataset kept (Dataset.line_no), read once when the sampler is
+ * made; their best segmentations must equal the dataset's ids, else the
+ * cache does not belong to the files (an error naming the file and line).
+ * A draw whose length falls outside the shortest and longest length of its
+ * side in the prepared dataset keeps the best segmentation for that side,
+ * so the batcher's limits (and the memory sized by them) hold and no side
+ * exceeds data.max_len; the epoch's statistics count such sides. */
+#ifndef NMT_DATA_SUBWORD_SAMPLING_H
+#define NMT_DATA_SUBWORD_SAMPLING_H
+
+#include <stdint.h>
+
+#include "common.h"
+#include "config.h"
+#include "data/dataset.h"
+#include "data/tokenizer.h"
+
+typedef struct SubwordSampler SubwordSampler;
+
+/* What one epoch's segmentation came to. */
+typedef struct {
+    int64_t src_tokens, tgt_tokens;           /* sampled dataset */
+    int64_t best_src_tokens, best_tgt_tokens; /* the prepared (best) dataset */
+    int64_t kept_best;                        /* sampled sides outside the length range */
+    double seconds;                           /* wall time of the draw */
+} SubwordEpochStats;
+
+/* Reads the training corpus (cfg->data.train_src/train_tgt) for the pairs
+ * of `train` and checks them against it. cfg gives the alpha, the sides and
+ * train.seed; the tokenizers and `train` are borrowed and must outlive the
+ * sampler. NMT_ERR_CONFIG for a word tokenizer or a BPE alpha of 1 or more
+ * (naming data.spm_sample_alpha). */
+NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
+                                 const Dataset *train, SubwordSampler **out);
+void subword_sampler_free(SubwordSampler *s); /* NULL is a no-op */
+
+/* The segmentation of `epoch` (from 0) in *out: the same pairs as the
+ * prepared dataset, in its order, with its line numbers. Owned by the
+ * sampler, valid until its next call or its free. stats may be NULL. */
+NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset **out, SubwordEpochStats *stats);
+
+#endif

@@ -1,0 +1,336 @@
+/* test_subword_sampling.c: subword regularization (data.spm_sample_alpha,
+ * src/data/subword_sampling.c) on a generated corpus with SentencePiece
+ * unigram and BPE tokenizers: every epoch's draw keeps each sentence's text
+ * and the pairs' order and line numbers, stays within the corpus's length
+ * range, is the same when drawn again, with other thread counts and after
+ * other epochs, and changes with the epoch, the seed and alpha; the sides
+ * setting leaves the other side at its best segmentation; a cache that
+ * does not match the corpus and the keys' contradictions are refused with
+ * messages naming the line or the key. The training loop's use of it
+ * (resume, logs): tests/test_subword_sampling.sh. */
+#include <omp.h>
+
+#include "config.h"
+#include "data/prepare.h"
+#include "data/subword_sampling.h"
+#include "test_util.h"
+
+/* Words of 1-4 syllables from a small set, so that a unigram model has many
+ * segmentations of each; line 5's target is empty and line 9's source is
+ * over max_len (so pair index and corpus line differ after them). */
+static void write_corpus(const char *dir, int n) {
+    static const char *const syl[] = {"ka", "to", "ri", "ne", "su", "mo", "la", "pi", "de", "gu"};
+    char src_path[1024], tgt_path[1024];
+    snprintf(src_path, sizeof src_path, "%s/train.src", dir);
+    snprintf(tgt_path, sizeof tgt_path, "%s/train.tgt", dir);
+    FILE *f[2] = {fopen(src_path, "w"), fopen(tgt_path, "w")};
+    uint64_t r = 12345;
+    for (int i = 0; i < n; i++) {
+        for (int side = 0; side < 2; side++) {
+            int words = i == 8 && side == 0 ? 70 : 2 + (int)(i % 9);
+            if (i == 4 && side == 1) words = 0;
+            for (int w = 0; w < words; w++) {
+                r = r * 6364136223846793005ull + 1442695040888963407ull;
+                int n_syl = 1 + (int)((r >> 33) % 4);
+                if (w) fputc(' ', f[side]);
+                for (int k = 0; k < n_syl; k++) fputs(syl[(r >> (40 + 3 * k)) % 10], f[side]);
+            }
+            fputc('\n', f[side]);
+        }
+    }
+    fclose(f[0]);
+    fclose(f[1]);
+}
+
+static NmtStatus load_cfg(const char *dir, const char *extra, Config *cfg) {
+    char json[2048], path[1024];
+    snprintf(json, sizeof json,
+             "{\"data\": {\"train_src\": \"train.src\", \"train_tgt\": \"train.tgt\", \"max_len\": 50,"
+             " \"spm_vocab_size\": 60 %s}}",
+             extra);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs(json, f);
+    fclose(f);
+    return config_load(path, NULL, 0, cfg);
+}
+
+/* A copy of a dataset's ids (both sides, offsets included) to compare epochs. */
+typedef struct {
+    int64_t n;
+    int64_t *src_offset, *tgt_offset;
+    int32_t *src, *tgt;
+} Snapshot;
+
+static Snapshot snap(const Dataset *d) {
+    Snapshot s = {d->n_pairs, NULL, NULL, NULL, NULL};
+    size_t no = (size_t)(d->n_pairs + 1) * sizeof(int64_t);
+    s.src_offset = malloc(no);
+    s.tgt_offset = malloc(no);
+    memcpy(s.src_offset, d->src_offset, no);
+    memcpy(s.tgt_offset, d->tgt_offset, no);
+    size_t ns = (size_t)d->src_offset[d->n_pairs] * 4, nt = (size_t)d->tgt_offset[d->n_pairs] * 4;
+    s.src = malloc(ns ? ns : 1);
+    s.tgt = malloc(nt ? nt : 1);
+    memcpy(s.src, d->src_ids, ns);
+    memcpy(s.tgt, d->tgt_ids, nt);
+    return s;
+}
+
+static void snap_free(Snapshot *s) {
+    free(s->src_offset);
+    free(s->tgt_offset);
+    free(s->src);
+    free(s->tgt);
+}
+
+/* Pairs whose side (0 source, 1 target) differs between a and the dataset. */
+static int64_t pairs_differing(const Snapshot *a, const Dataset *d, int side) {
+    int64_t diff = 0;
+    for (int64_t i = 0; i < a->n; i++) {
+        const int64_t *ao = side ? a->tgt_offset : a->src_offset, *bo = side ? d->tgt_offset : d->src_offset;
+        const int32_t *ai = side ? a->tgt : a->src, *bi = side ? d->tgt_ids : d->src_ids;
+        int64_t la = ao[i + 1] - ao[i], lb = bo[i + 1] - bo[i];
+        if (la != lb || memcmp(ai + ao[i], bi + bo[i], (size_t)la * 4)) diff++;
+    }
+    return diff;
+}
+
+static int same_snapshot(const Snapshot *a, const Dataset *d) {
+    return a->n == d->n_pairs && pairs_differing(a, d, 0) == 0 && pairs_differing(a, d, 1) == 0;
+}
+
+/* Every pair of e: the text of the best segmentation, its line, within the
+ * best dataset's length range on both sides. */
+static void check_epoch_shape(const PreparedData *p, const Dataset *e, const char *what) {
+    const Dataset *b = p->train;
+    CHECK_EQ_INT(e->n_pairs, b->n_pairs);
+    int lo[2] = {1 << 30, 1 << 30}, hi[2] = {0, 0};
+    for (int64_t i = 0; i < b->n_pairs; i++) {
+        int len[2] = {dataset_src_len(b, i), dataset_tgt_len(b, i)};
+        for (int s = 0; s < 2; s++) {
+            if (len[s] < lo[s]) lo[s] = len[s];
+            if (len[s] > hi[s]) hi[s] = len[s];
+        }
+    }
+    int64_t bad_text = 0, bad_line = 0, bad_len = 0;
+    for (int64_t i = 0; i < b->n_pairs && i < e->n_pairs; i++) {
+        if (e->line_no[i] != b->line_no[i]) bad_line++;
+        int el[2] = {dataset_src_len(e, i), dataset_tgt_len(e, i)};
+        for (int s = 0; s < 2; s++)
+            if (el[s] < lo[s] || el[s] > hi[s]) bad_len++;
+        char *t1 = NULL, *t2 = NULL, *u1 = NULL, *u2 = NULL;
+        tokenizer_decode(p->src_tok, dataset_src(e, i), el[0], &t1);
+        tokenizer_decode(p->src_tok, dataset_src(b, i), dataset_src_len(b, i), &t2);
+        tokenizer_decode(p->tgt_tok, dataset_tgt(e, i), el[1], &u1);
+        tokenizer_decode(p->tgt_tok, dataset_tgt(b, i), dataset_tgt_len(b, i), &u2);
+        if (!t1 || !t2 || !u1 || !u2 || strcmp(t1, t2) || strcmp(u1, u2)) bad_text++;
+        nmt_free(t1);
+        nmt_free(t2);
+        nmt_free(u1);
+        nmt_free(u2);
+    }
+    CHECK(bad_text == 0, "%s: %lld pairs decode to another text than their best segmentation", what,
+          (long long)bad_text);
+    CHECK(bad_line == 0, "%s: %lld pairs with another line number", what, (long long)bad_line);
+    CHECK(bad_len == 0, "%s: %lld sides outside the corpus's length range", what, (long long)bad_len);
+}
+
+/* Prepares the corpus in dir with `extra` config keys; *ok = 0 on failure. */
+static int prepare(const char *dir, const char *extra, Config *cfg, PreparedData *p) {
+    NmtStatus st = load_cfg(dir, extra, cfg);
+    CHECK(st == NMT_OK, "config %s: %s", extra, nmt_error_message());
+    if (st) return 0;
+    st = prepare_data(cfg, 0, p);
+    CHECK(st == NMT_OK, "prepare %s: %s", extra, nmt_error_message());
+    if (st) config_free(cfg);
+    return st == NMT_OK;
+}
+
+static void test_unigram(const char *dir) {
+    Config cfg;
+    PreparedData p;
+    if (!prepare(dir, ", \"cache_dir\": \"cache\", \"spm_sample_alpha\": 0.3", &cfg, &p)) return;
+    CHECK(p.train->line_no[4] == 6 && p.train->n_pairs == 298, "the corpus skips lines 5 and 9: pair 4 is line %lld, %lld pairs",
+          (long long)p.train->line_no[4], (long long)p.train->n_pairs);
+    SubwordSampler *s = NULL;
+    NmtStatus st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s);
+    CHECK(st == NMT_OK, "sampler: %s", nmt_error_message());
+    if (st) goto done;
+    const Dataset *e;
+    SubwordEpochStats es;
+    omp_set_num_threads(4);
+    CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, &es), NMT_OK);
+    check_epoch_shape(&p, e, "epoch 0");
+    Snapshot best = snap(p.train), e0 = snap(e);
+    /* the draw changes most pairs and lengthens them (alpha 0.3 spreads the
+     * probability over finer segmentations) */
+    CHECK(pairs_differing(&best, e, 0) > p.train->n_pairs / 3 && pairs_differing(&best, e, 1) > p.train->n_pairs / 3,
+          "alpha 0.3 left most pairs at their best segmentation: %lld and %lld of %lld differ",
+          (long long)pairs_differing(&best, e, 0), (long long)pairs_differing(&best, e, 1), (long long)p.train->n_pairs);
+    CHECK(es.src_tokens > es.best_src_tokens && es.tgt_tokens > es.best_tgt_tokens,
+          "tokens %lld / %lld against the best %lld / %lld", (long long)es.src_tokens, (long long)es.tgt_tokens,
+          (long long)es.best_src_tokens, (long long)es.best_tgt_tokens);
+    CHECK_EQ_INT(es.best_src_tokens, p.train->src_offset[p.train->n_pairs]);
+    int64_t tokens_03 = es.src_tokens;
+    /* another epoch differs; drawing epoch 0 again after it, or with one
+     * thread, gives epoch 0 again */
+    CHECK_EQ_INT(subword_sampler_epoch(s, 1, &e, NULL), NMT_OK);
+    check_epoch_shape(&p, e, "epoch 1");
+    CHECK(pairs_differing(&e0, e, 0) > p.train->n_pairs / 4, "epoch 1 repeats epoch 0: %lld pairs differ",
+          (long long)pairs_differing(&e0, e, 0));
+    CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, NULL), NMT_OK);
+    CHECK(same_snapshot(&e0, e), "epoch 0 drawn again differs: %lld / %lld pairs",
+          (long long)pairs_differing(&e0, e, 0), (long long)pairs_differing(&e0, e, 1));
+    omp_set_num_threads(1);
+    CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, NULL), NMT_OK);
+    CHECK(same_snapshot(&e0, e), "epoch 0 on one thread differs: %lld / %lld pairs",
+          (long long)pairs_differing(&e0, e, 0), (long long)pairs_differing(&e0, e, 1));
+    omp_set_num_threads(4);
+    subword_sampler_free(s);
+    s = NULL;
+
+    /* another seed: another draw */
+    cfg.train.seed = 2;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
+        CHECK(pairs_differing(&e0, e, 0) > p.train->n_pairs / 4, "seed 2 repeats seed 1: %lld pairs differ",
+              (long long)pairs_differing(&e0, e, 0));
+    subword_sampler_free(s);
+    s = NULL;
+    cfg.train.seed = 1;
+
+    /* sides: src leaves the target at its best segmentation */
+    cfg.data.spm_sample_sides = CFG_SAMPLE_SRC;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
+        CHECK(pairs_differing(&best, e, 1) == 0 && es.tgt_tokens == es.best_tgt_tokens,
+              "sides src changed %lld targets", (long long)pairs_differing(&best, e, 1));
+        CHECK(pairs_differing(&e0, e, 0) == 0, "sides src drew other sources than both: %lld",
+              (long long)pairs_differing(&e0, e, 0));
+    }
+    subword_sampler_free(s);
+    s = NULL;
+    cfg.data.spm_sample_sides = CFG_SAMPLE_TGT;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
+        CHECK(pairs_differing(&best, e, 0) == 0 && pairs_differing(&best, e, 1) > 0,
+              "sides tgt: %lld sources changed, %lld targets", (long long)pairs_differing(&best, e, 0),
+              (long long)pairs_differing(&best, e, 1));
+    subword_sampler_free(s);
+    s = NULL;
+    cfg.data.spm_sample_sides = CFG_SAMPLE_BOTH;
+
+    /* a large alpha (a low temperature) keeps nearly every best segmentation;
+     * a small one breaks words up more and overruns the longest sentences,
+     * which then keep theirs (counted) */
+    cfg.data.spm_sample_alpha = 10;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
+        CHECK(pairs_differing(&best, e, 0) < p.train->n_pairs / 10, "alpha 10 changed %lld of %lld sources",
+              (long long)pairs_differing(&best, e, 0), (long long)p.train->n_pairs);
+    subword_sampler_free(s);
+    s = NULL;
+    cfg.data.spm_sample_alpha = 0.01;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
+        check_epoch_shape(&p, e, "alpha 0.01");
+        CHECK(es.kept_best > 0, "alpha 0.01 should overrun the longest sentences: %lld kept", (long long)es.kept_best);
+        CHECK(es.src_tokens > tokens_03, "alpha 0.01: %lld tokens, alpha 0.3: %lld", (long long)es.src_tokens,
+              (long long)tokens_03);
+    }
+    subword_sampler_free(s);
+    s = NULL;
+    cfg.data.spm_sample_alpha = 0.3;
+
+    /* a cache that does not belong to the corpus: pair 7 (line 9 + 1 = 10) */
+    Dataset *d = NULL;
+    CHECK_EQ_INT(dataset_create(&d), NMT_OK);
+    for (int64_t i = 0; d && i < p.train->n_pairs; i++) {
+        int32_t ids[128];
+        int n = dataset_src_len(p.train, i);
+        memcpy(ids, dataset_src(p.train, i), (size_t)n * 4);
+        if (i == 7) ids[0] = ids[0] == 5 ? 6 : 5;
+        dataset_add(d, ids, n, dataset_tgt(p.train, i), dataset_tgt_len(p.train, i), p.train->line_no[i]);
+    }
+    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, d, &s);
+    CHECK(st == NMT_ERR_FORMAT && !s, "a cache that differs from the corpus: status %d", st);
+    char want[1100];
+    snprintf(want, sizeof want, "%s:%lld: the line encodes to other ids", cfg.data.train_src,
+             (long long)p.train->line_no[7]);
+    CHECK_CONTAINS(nmt_error_message(), want);
+    subword_sampler_free(s);
+    dataset_free(d);
+    snap_free(&best);
+    snap_free(&e0);
+done:
+    prepared_data_free(&p);
+    config_free(&cfg);
+}
+
+static void test_bpe(const char *dir) {
+    Config cfg;
+    PreparedData p;
+    if (!prepare(dir, ", \"spm_model_type\": \"bpe\", \"cache_dir\": \"bpe-cache\", \"spm_sample_alpha\": 0.2", &cfg, &p))
+        return;
+    SubwordSampler *s = NULL;
+    const Dataset *e;
+    SubwordEpochStats es;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
+        check_epoch_shape(&p, e, "bpe");
+        Snapshot e0 = snap(e);
+        CHECK(es.src_tokens > es.best_src_tokens, "BPE-dropout 0.2: %lld tokens for %lld", (long long)es.src_tokens,
+              (long long)es.best_src_tokens);
+        CHECK_EQ_INT(subword_sampler_epoch(s, 3, &e, NULL), NMT_OK);
+        CHECK(pairs_differing(&e0, e, 0) > 0, "BPE epoch 3 repeats epoch 0");
+        CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, NULL), NMT_OK);
+        CHECK(same_snapshot(&e0, e), "BPE epoch 0 drawn again differs");
+        snap_free(&e0);
+    }
+    subword_sampler_free(s);
+    prepared_data_free(&p);
+    config_free(&cfg);
+}
+
+static void test_contradictions(const char *dir) {
+    Config cfg;
+    NmtStatus st = load_cfg(dir, ", \"tokenizer\": \"word\", \"spm_sample_alpha\": 0.1", &cfg);
+    CHECK(st == NMT_ERR_CONFIG, "word tokenizer with sampling: status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "data.spm_sample_alpha: subword sampling needs data.tokenizer spm, got word");
+    if (!st) config_free(&cfg);
+    st = load_cfg(dir, ", \"spm_model_type\": \"bpe\", \"spm_sample_alpha\": 1", &cfg);
+    CHECK(st == NMT_ERR_CONFIG, "bpe with alpha 1: status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "data.spm_sample_alpha: with data.spm_model_type bpe it is the merge dropout");
+    if (!st) config_free(&cfg);
+    st = load_cfg(dir, ", \"spm_sample_alpha\": 2, \"spm_sample_sides\": \"left\"", &cfg);
+    CHECK(st == NMT_ERR_CONFIG, "sides left: status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "data.spm_sample_sides");
+    if (!st) config_free(&cfg);
+    /* the word check also holds when the config says spm but the tokenizer
+     * is words (train.init_from's checkpoint decides the tokenizer) */
+    CHECK_EQ_INT(load_cfg(dir, ", \"tokenizer\": \"word\", \"cache_dir\": \"word-cache\"", &cfg), NMT_OK);
+    PreparedData p;
+    if (prepare_data(&cfg, 0, &p) == NMT_OK) {
+        cfg.data.tokenizer = CFG_TOKENIZER_SPM;
+        cfg.data.spm_sample_alpha = 0.2;
+        SubwordSampler *s = NULL;
+        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s);
+        CHECK(st == NMT_ERR_CONFIG && !s, "word tokenizers: status %d", st);
+        CHECK_CONTAINS(nmt_error_message(), "data.spm_sample_alpha: subword sampling needs SentencePiece");
+        subword_sampler_free(s);
+        prepared_data_free(&p);
+    } else {
+        CHECK(0, "word prepare: %s", nmt_error_message());
+    }
+    config_free(&cfg);
+}
+
+int main(void) {
+    const char *dir = test_tmpdir();
+    write_corpus(dir, 300);
+    test_unigram(dir);
+    test_bpe(dir);
+    test_contradictions(dir);
+    return test_summary("test_subword_sampling");
+}
