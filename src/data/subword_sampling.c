@@ -10,8 +10,11 @@
 #include "data/corpus.h"
 #include "data/rng.h"
 
-/* Pairs drawn together before they are appended to the epoch's dataset. */
+/* Pairs drawn together before they are appended to the epoch's dataset:
+ * this many, or fewer where the longest sentence would make a side's block
+ * hold more than SAMPLE_BLOCK_IDS ids (64 MB). */
 #define SAMPLE_BLOCK_PAIRS 4096
+#define SAMPLE_BLOCK_IDS (1 << 24)
 
 enum { SIDE_SRC = 0, SIDE_TGT = 1 };
 
@@ -30,6 +33,7 @@ struct SubwordSampler {
     int sampled[2]; /* which sides are drawn */
     uint64_t seed;
     int lo[2], hi[2]; /* each side's shortest and longest length in `best` */
+    int64_t block_pairs; /* pairs a block holds */
     SideText side[2];
     Dataset *epoch; /* the last epoch's segmentation */
     /* a block of draws: ids of pair j of the block at block_ids[side] + j * hi[side] */
@@ -199,8 +203,14 @@ NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, co
             if (n < s->lo[side]) s->lo[side] = n;
             if (n > s->hi[side]) s->hi[side] = n;
         }
-        s->block_ids[side] = nmt_malloc((size_t)SAMPLE_BLOCK_PAIRS * (size_t)s->hi[side] * sizeof(int32_t));
-        s->block_len[side] = nmt_malloc((size_t)SAMPLE_BLOCK_PAIRS * sizeof(int));
+    }
+    int longest = s->hi[SIDE_SRC] > s->hi[SIDE_TGT] ? s->hi[SIDE_SRC] : s->hi[SIDE_TGT];
+    s->block_pairs = SAMPLE_BLOCK_IDS / (longest > 0 ? longest : 1);
+    if (s->block_pairs > SAMPLE_BLOCK_PAIRS) s->block_pairs = SAMPLE_BLOCK_PAIRS;
+    if (s->block_pairs < 1) s->block_pairs = 1;
+    for (int side = 0; side < 2; side++) {
+        s->block_ids[side] = nmt_malloc((size_t)s->block_pairs * (size_t)s->hi[side] * sizeof(int32_t));
+        s->block_len[side] = nmt_malloc((size_t)s->block_pairs * sizeof(int));
         if (!s->block_ids[side] || !s->block_len[side]) {
             subword_sampler_free(s);
             return nmt_fail_nomem("subword sampling");
@@ -264,8 +274,8 @@ NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset 
     SubwordEpochStats sum = {0};
     e->n_pairs = 0; /* offsets[0] stays 0: the pairs are appended anew */
     NmtStatus st = NMT_OK;
-    for (int64_t from = 0; !st && from < d->n_pairs; from += SAMPLE_BLOCK_PAIRS) {
-        int64_t count = d->n_pairs - from < SAMPLE_BLOCK_PAIRS ? d->n_pairs - from : SAMPLE_BLOCK_PAIRS;
+    for (int64_t from = 0; !st && from < d->n_pairs; from += s->block_pairs) {
+        int64_t count = d->n_pairs - from < s->block_pairs ? d->n_pairs - from : s->block_pairs;
         for (int side = 0; side < 2 && !st; side++) {
             int64_t bad = draw_block(s, side, epoch, from, count, &sum.kept_best);
             if (bad < from + count) { /* again here, for the message */
