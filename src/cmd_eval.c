@@ -1,11 +1,11 @@
 /* cmd_eval.c: `nmt eval`, sacreBLEU-compatible scoring of translation
- * files: corpus BLEU and chrF printed exactly as the sacreBLEU 2.6.0 CLI
+ * files: corpus BLEU, chrF and TER printed exactly as the sacreBLEU 2.6.0 CLI
  * prints them (text with signature, or -f json), several systems in its
  * table, the paired bootstrap test (--paired-bs) and the single-system
  * confidence interval (--confidence). With --model it first translates
  * --src (src/translator.c); with --split-len it also scores short and long
- * source sentences apart. The metrics live in src/data/bleu.c, chrf.c and
- * bootstrap.c; this file reads files, parses options and formats. */
+ * source sentences apart. The metrics live in src/data/bleu.c, chrf.c,
+ * ter.c and bootstrap.c; this file reads files, parses options and formats. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 #include "data/chrf.h"
 #include "data/corpus.h"
 #include "data/py_format.h"
+#include "data/ter.h"
 #include "translator.h"
 
 #define EVAL_WIDTH 1 /* sacreBLEU CLI's default --width */
@@ -27,7 +28,7 @@
 
 static void eval_usage(FILE *out) {
     fprintf(out,
-            "usage: nmt eval [--bleu] [--chrf] --ref REF [--ref REF ...] [--hyp HYP ...] [options]\n"
+            "usage: nmt eval [--bleu] [--chrf] [--ter] --ref REF [--ref REF ...] [--hyp HYP ...] [options]\n"
             "       nmt eval --bleu --ref REF < HYP\n"
             "       nmt eval --bleu --model M [--model M2 ...] --src SRC --ref REF [decoding options]\n"
             "\n"
@@ -37,8 +38,10 @@ static void eval_usage(FILE *out) {
             "\n"
             "metrics (default --bleu):\n"
             "  --bleu             corpus BLEU (13a tokenizer, exp smoothing, max order 4)\n"
-            "  --chrf             chrF2 (character 6-grams, beta 2, whitespace ignored);\n"
-            "                     with --bleu both are printed, BLEU first\n"
+            "  --chrf             chrF2 (character 6-grams, beta 2, whitespace ignored)\n"
+            "  --ter              TER (translation edit rate with shifts, tercom-compatible;\n"
+            "                     lower is better); several metrics print in the order\n"
+            "                     BLEU, chrF2, TER\n"
             "input:\n"
             "  --ref FILE         a reference file; repeat for several references (one\n"
             "                     line per segment in every file)\n"
@@ -51,7 +54,13 @@ static void eval_usage(FILE *out) {
             "                     'nmt translate --model FILE < SRC | nmt eval --ref REF'\n"
             "options:\n"
             "  --lowercase        case-insensitive BLEU and chrF (case:lc; sacreBLEU -lc\n"
-            "                     and --chrf-lowercase)\n"
+            "                     and --chrf-lowercase); TER is case-insensitive already\n"
+            "  --ter-case-sensitive  TER keeps case (case:mixed)\n"
+            "  --ter-normalized   TER with tercom's normalization: entities, punctuation\n"
+            "                     split off, \"'s\" split (norm:yes)\n"
+            "  --ter-no-punct     TER without the punctuation . , ? : ; ! \" ( ) (punct:no)\n"
+            "  --ter-asian-support  TER splits CJK characters (with --ter-normalized) and\n"
+            "                     drops CJK punctuation (with --ter-no-punct) (asian:yes)\n"
             "  --tokenize 13a|none  BLEU tokenizer (default 13a)\n"
             "  --json             sacreBLEU's JSON output (-f json)\n"
             "  --bootstrap N      bootstrap resampling with N resamples: with one\n"
@@ -198,28 +207,46 @@ static NmtStatus text_read(const char *path, TextFile *t) {
 /* ------------------------------------------------------------------ */
 
 typedef struct {
-    int bleu, chrf, json, n_bootstrap;
+    int bleu, chrf, ter, json, n_bootstrap;
     uint64_t seed;
     BleuOptions bleu_opt;
     ChrfOptions chrf_opt;
+    TerOptions ter_opt;
     int split_len;             /* --split-len N; -1: none */
     const int64_t *src_words;  /* (n_seg) words of each --src line, with --split-len */
 } EvalOptions;
 
 enum { SPLIT_SHORT = 0, SPLIT_LONG = 1 }; /* source <= split_len words, > split_len */
 
+/* The metrics, in the order sacreBLEU prints them (sorted by name). */
+enum { M_BLEU = 0, M_CHRF = 1, M_TER = 2, N_METRICS = 3 };
+static const char *const metric_names[N_METRICS] = {"BLEU", "chrF2", "TER"};
+
 typedef struct {
     const char *name;
     TextFile text;
     BleuResult bleu;
-    double chrf;
+    double chrf, ter;
     int64_t *bleu_seg; /* (n_seg, BLEU_N_STATS) when bootstrapping */
     int64_t *chrf_seg; /* (n_seg, CHRF_N_STATS) */
-    BootstrapResult bs_bleu, bs_chrf;
+    int64_t *ter_seg;  /* (n_seg, TER_N_STATS) */
+    BootstrapResult bs[N_METRICS]; /* paired bootstrap results of each metric */
     int64_t split_n[2];        /* --split-len: sentences of each part */
-    BleuResult split_bleu[2];  /* ... their BLEU and chrF (when split_n > 0) */
-    double split_chrf[2];
+    BleuResult split_bleu[2];  /* ... their BLEU, chrF and TER (when split_n > 0) */
+    double split_chrf[2], split_ter[2];
 } System;
+
+static int metric_on(const EvalOptions *o, int m) {
+    return m == M_BLEU ? o->bleu : m == M_CHRF ? o->chrf : o->ter;
+}
+
+static double metric_score(const System *sys, int m) {
+    return m == M_BLEU ? sys->bleu.score : m == M_CHRF ? sys->chrf : sys->ter;
+}
+
+static double split_score(const System *sys, int m, int part) {
+    return m == M_BLEU ? sys->split_bleu[part].score : m == M_CHRF ? sys->split_chrf[part] : sys->split_ter[part];
+}
 
 static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, const EvalOptions *o) {
     const int64_t n = sys->text.n;
@@ -228,18 +255,22 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
     if (o->n_bootstrap > 0) {
         if (o->bleu) sys->bleu_seg = nmt_malloc((size_t)n * BLEU_N_STATS * sizeof(int64_t));
         if (o->chrf) sys->chrf_seg = nmt_malloc((size_t)n * CHRF_N_STATS * sizeof(int64_t));
-        if ((o->bleu && !sys->bleu_seg) || (o->chrf && !sys->chrf_seg)) {
+        if (o->ter) sys->ter_seg = nmt_malloc((size_t)n * TER_N_STATS * sizeof(int64_t));
+        if ((o->bleu && !sys->bleu_seg) || (o->chrf && !sys->chrf_seg) || (o->ter && !sys->ter_seg)) {
             nmt_free(r);
             return nmt_fail_nomem("segment statistics");
         }
     }
     BleuStats bs, split_bs[2];
     ChrfStats cs, split_cs[2];
+    TerStats ts, split_ts[2];
     bleu_stats_clear(&bs);
     chrf_stats_clear(&cs);
+    ter_stats_clear(&ts);
     for (int k = 0; k < 2; k++) {
         bleu_stats_clear(&split_bs[k]);
         chrf_stats_clear(&split_cs[k]);
+        ter_stats_clear(&split_ts[k]);
         sys->split_n[k] = 0;
     }
     NmtStatus st = NMT_OK;
@@ -272,6 +303,13 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
             chrf_stats_add(&split_cs[part], &s);
             if (sys->chrf_seg) chrf_stats_to_array(&s, sys->chrf_seg + i * CHRF_N_STATS);
         }
+        if (o->ter) {
+            TerStats s;
+            if ((st = ter_sentence_stats(hyp, r, n_refs, &o->ter_opt, &s)) != NMT_OK) break;
+            ter_stats_add(&ts, &s);
+            ter_stats_add(&split_ts[part], &s);
+            if (sys->ter_seg) ter_stats_to_array(&s, sys->ter_seg + i * TER_N_STATS);
+        }
     }
     nmt_free(r);
     if (st != NMT_OK) return st;
@@ -282,10 +320,12 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
                 sys->name, (long long)tokenized_period);
     bleu_score(&bs, &sys->bleu);
     sys->chrf = chrf_score(&cs);
+    sys->ter = ter_score(&ts);
     for (int k = 0; k < 2; k++)
         if (sys->split_n[k] > 0) {
             bleu_score(&split_bs[k], &sys->split_bleu[k]);
             sys->split_chrf[k] = chrf_score(&split_cs[k]);
+            sys->split_ter[k] = ter_score(&split_ts[k]);
         }
     return NMT_OK;
 }
@@ -294,13 +334,22 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
 /* Output                                                              */
 /* ------------------------------------------------------------------ */
 
-static void signatures(const EvalOptions *o, int n_refs, int with_bs, char *bleu_sig,
-                       char *chrf_sig) {
+/* The signature of each metric: sig[M_BLEU], sig[M_CHRF], sig[M_TER]. */
+static void signatures(const EvalOptions *o, int n_refs, int with_bs, char sig[N_METRICS][SIG_CAP]) {
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
     int nb = with_bs ? o->n_bootstrap : 0;
-    bleu_signature(&o->bleu_opt, n_refs, nb, with_bs ? seed : NULL, bleu_sig, SIG_CAP);
-    chrf_signature(&o->chrf_opt, n_refs, nb, with_bs ? seed : NULL, chrf_sig, SIG_CAP);
+    bleu_signature(&o->bleu_opt, n_refs, nb, with_bs ? seed : NULL, sig[M_BLEU], SIG_CAP);
+    chrf_signature(&o->chrf_opt, n_refs, nb, with_bs ? seed : NULL, sig[M_CHRF], SIG_CAP);
+    ter_signature(&o->ter_opt, n_refs, nb, with_bs ? seed : NULL, sig[M_TER], SIG_CAP);
+}
+
+static BootstrapMetric bootstrap_metric(int m, int n_refs) {
+    return m == M_BLEU ? bootstrap_metric_bleu() : m == M_CHRF ? bootstrap_metric_chrf() : bootstrap_metric_ter(n_refs);
+}
+
+static const int64_t *segment_stats(const System *sys, int m) {
+    return m == M_BLEU ? sys->bleu_seg : m == M_CHRF ? sys->chrf_seg : sys->ter_seg;
 }
 
 static const char *const split_names[2] = {"short", "long"};
@@ -313,15 +362,15 @@ static void json_rounded(FILE *out, double score) {
     fputs(num, out);
 }
 
-/* --split-len in a metric's JSON object (metric 0: BLEU, 1: chrF):
+/* --split-len in a metric's JSON object (metric: M_BLEU, M_CHRF or M_TER):
  *  "split": {"max_words": N, "short": {"sentences": n, "score": s, ...}, "long": {...}}, */
 static void json_split(FILE *out, const System *sys, int split_len, int metric) {
     fprintf(out, " \"split\": {\n  \"max_words\": %d,\n", split_len);
     for (int k = 0; k < 2; k++) {
         fprintf(out, "  \"%s\": {\"sentences\": %lld, \"score\": ", split_names[k], (long long)sys->split_n[k]);
         if (sys->split_n[k] == 0) fputs("null", out);
-        else json_rounded(out, metric == 0 ? sys->split_bleu[k].score : sys->split_chrf[k]);
-        if (metric == 0 && sys->split_n[k] > 0) {
+        else json_rounded(out, split_score(sys, metric, k));
+        if (metric == M_BLEU && sys->split_n[k] > 0) {
             char verbose[256];
             bleu_format_verbose(&sys->split_bleu[k], verbose, sizeof verbose);
             fputs(", \"verbose_score\": ", out);
@@ -333,7 +382,7 @@ static void json_split(FILE *out, const System *sys, int split_len, int metric) 
 }
 
 /* The --split-len lines of the text output, after the scores:
- *   short (source <= 25 words): 812 sentences, BLEU = 38.1 69.0/...(...), chrF2 = 61.3
+ *   short (source <= 25 words): 812 sentences, BLEU = 38.1 69.0/...(...), chrF2 = 61.3, TER = 50.2
  *   long (source > 25 words): 0 sentences */
 static void print_split_text(FILE *out, const System *sys, const EvalOptions *o) {
     for (int k = 0; k < 2; k++) {
@@ -345,6 +394,7 @@ static void print_split_text(FILE *out, const System *sys, const EvalOptions *o)
             fprintf(out, ", BLEU = %.*f %s", EVAL_WIDTH, sys->split_bleu[k].score, verbose);
         }
         if (sys->split_n[k] > 0 && o->chrf) fprintf(out, ", chrF2 = %.*f", EVAL_WIDTH, sys->split_chrf[k]);
+        if (sys->split_n[k] > 0 && o->ter) fprintf(out, ", TER = %.*f", EVAL_WIDTH, sys->split_ter[k]);
         fputc('\n', out);
     }
 }
@@ -390,49 +440,43 @@ static void json_score(FILE *out, const char *name, double score, const char *si
 
 /* Single-system mode: sacreBLEU's print_single_results. */
 static NmtStatus print_single(System *sys, int n_refs, const EvalOptions *o) {
-    char bsig[SIG_CAP], csig[SIG_CAP], lines[2][LINE_CAP], verbose[256];
-    double bleu_mc[2] = {0, 0}, chrf_mc[2] = {0, 0};
+    char sig[N_METRICS][SIG_CAP], lines[N_METRICS][LINE_CAP], verbose[256];
+    double mc[N_METRICS][2] = {{0, 0}, {0, 0}, {0, 0}};
     int with_bs = o->n_bootstrap > 0;
-    NmtStatus st;
-    signatures(o, n_refs, with_bs, bsig, csig);
-    if (with_bs) {
-        if (o->bleu) {
-            BootstrapMetric m = bootstrap_metric_bleu();
-            st = bootstrap_confidence(&m, sys->bleu_seg, sys->text.n, o->n_bootstrap, o->seed,
-                                      &bleu_mc[0], &bleu_mc[1]);
-            if (st != NMT_OK) return st;
-        }
-        if (o->chrf) {
-            BootstrapMetric m = bootstrap_metric_chrf();
-            st = bootstrap_confidence(&m, sys->chrf_seg, sys->text.n, o->n_bootstrap, o->seed,
-                                      &chrf_mc[0], &chrf_mc[1]);
-            if (st != NMT_OK) return st;
-        }
+    signatures(o, n_refs, with_bs, sig);
+    for (int m = 0; m < N_METRICS && with_bs; m++) {
+        if (!metric_on(o, m)) continue;
+        BootstrapMetric bm = bootstrap_metric(m, n_refs);
+        NmtStatus st = bootstrap_confidence(&bm, segment_stats(sys, m), sys->text.n, o->n_bootstrap,
+                                            o->seed, &mc[m][0], &mc[m][1]);
+        if (st != NMT_OK) return st;
     }
     bleu_format_verbose(&sys->bleu, verbose, sizeof verbose);
+    int n = 0;
     if (o->json) {
-        int both = o->bleu && o->chrf;
-        if (both) printf("[\n");
+        int several = o->bleu + o->chrf + o->ter > 1;
+        if (several) printf("[\n");
         const System *split = o->split_len >= 0 ? sys : NULL;
-        if (o->bleu) json_score(stdout, "BLEU", sys->bleu.score, bsig, bleu_mc, verbose, split, o->split_len, 0);
-        if (both) printf(",\n");
-        if (o->chrf) json_score(stdout, "chrF2", sys->chrf, csig, chrf_mc, NULL, split, o->split_len, 1);
-        printf(both ? "\n]\n" : "\n");
+        for (int m = 0; m < N_METRICS; m++) {
+            if (!metric_on(o, m)) continue;
+            if (n++) printf(",\n");
+            json_score(stdout, metric_names[m], metric_score(sys, m), sig[m], mc[m],
+                       m == M_BLEU ? verbose : NULL, split, o->split_len, m);
+        }
+        printf(several ? "\n]\n" : "\n");
         return NMT_OK;
     }
-    int n = 0;
-    if (o->bleu)
-        bleu_format_score("BLEU", bsig, sys->bleu.score, EVAL_WIDTH, bleu_mc, verbose, lines[n++],
-                          LINE_CAP);
-    if (o->chrf)
-        bleu_format_score("chrF2", csig, sys->chrf, EVAL_WIDTH, chrf_mc, NULL, lines[n++], LINE_CAP);
+    for (int m = 0; m < N_METRICS; m++)
+        if (metric_on(o, m))
+            bleu_format_score(metric_names[m], sig[m], metric_score(sys, m), EVAL_WIDTH, mc[m],
+                              m == M_BLEU ? verbose : NULL, lines[n++], LINE_CAP);
     if (n == 1) {
         printf("%s\n", lines[0]);
         if (o->split_len >= 0) print_split_text(stdout, sys, o);
         return NMT_OK;
     }
     /* Align the lines on their '=' */
-    size_t lens[2], w = 0;
+    size_t lens[N_METRICS], w = 0;
     for (int i = 0; i < n; i++) {
         lens[i] = (size_t)(strchr(lines[i], '=') - lines[i]) - 1;
         if (lens[i] > w) w = lens[i];
@@ -481,9 +525,9 @@ static void json_result(FILE *out, const char *metric, const BootstrapResult *r,
 /* Multi-system mode: sacreBLEU's print_results_table. */
 static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptions *o) {
     int paired = o->n_bootstrap > 0;
-    char bsig[SIG_CAP], csig[SIG_CAP];
+    char sig[N_METRICS][SIG_CAP];
     NmtStatus st;
-    signatures(o, n_refs, paired, bsig, csig);
+    signatures(o, n_refs, paired, sig);
     if (paired) {
         const int64_t **seg = nmt_malloc((size_t)n_sys * sizeof *seg);
         double *scores = nmt_malloc((size_t)n_sys * sizeof *scores);
@@ -495,23 +539,25 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
             return nmt_fail_nomem("bootstrap results");
         }
         st = NMT_OK;
-        for (int metric = 0; metric < 2 && st == NMT_OK; metric++) {
-            if (metric == 0 ? !o->bleu : !o->chrf) continue;
-            BootstrapMetric m = metric == 0 ? bootstrap_metric_bleu() : bootstrap_metric_chrf();
+        for (int m = 0; m < N_METRICS && st == NMT_OK; m++) {
+            if (!metric_on(o, m)) continue;
+            BootstrapMetric bm = bootstrap_metric(m, n_refs);
             for (int s = 0; s < n_sys; s++) {
-                seg[s] = metric == 0 ? sys[s].bleu_seg : sys[s].chrf_seg;
-                scores[s] = metric == 0 ? sys[s].bleu.score : sys[s].chrf;
+                seg[s] = segment_stats(&sys[s], m);
+                scores[s] = metric_score(&sys[s], m);
             }
-            st = bootstrap_paired(&m, seg, scores, n_sys, sys[0].text.n, o->n_bootstrap, o->seed,
+            st = bootstrap_paired(&bm, seg, scores, n_sys, sys[0].text.n, o->n_bootstrap, o->seed,
                                   res);
-            for (int s = 0; s < n_sys && st == NMT_OK; s++)
-                *(metric == 0 ? &sys[s].bs_bleu : &sys[s].bs_chrf) = res[s];
+            for (int s = 0; s < n_sys && st == NMT_OK; s++) sys[s].bs[m] = res[s];
         }
         nmt_free(seg);
         nmt_free(scores);
         nmt_free(res);
         if (st != NMT_OK) return st;
     }
+    int last = -1; /* the last metric printed */
+    for (int m = 0; m < N_METRICS; m++)
+        if (metric_on(o, m)) last = m;
     char baseline[LINE_CAP];
     snprintf(baseline, sizeof baseline, "%s%s", paired ? "Baseline: " : "", sys[0].name);
     if (o->json) {
@@ -520,35 +566,34 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
             printf("    {\n        \"system\": ");
             py_json_string(stdout, s == 0 ? baseline : sys[s].name, 1);
             printf(",\n");
-            if (paired) {
-                if (o->bleu) json_result(stdout, "BLEU", &sys[s].bs_bleu, !o->chrf);
-                if (o->chrf) json_result(stdout, "chrF2", &sys[s].bs_chrf, 1);
-            } else {
-                if (o->bleu)
-                    printf("        \"BLEU\": \"%.*f\"%s\n", EVAL_WIDTH, sys[s].bleu.score,
-                           o->chrf ? "," : "");
-                if (o->chrf) printf("        \"chrF2\": \"%.*f\"\n", EVAL_WIDTH, sys[s].chrf);
+            for (int m = 0; m < N_METRICS; m++) {
+                if (!metric_on(o, m)) continue;
+                if (paired) json_result(stdout, metric_names[m], &sys[s].bs[m], m == last);
+                else printf("        \"%s\": \"%.*f\"%s\n", metric_names[m], EVAL_WIDTH,
+                            metric_score(&sys[s], m), m == last ? "" : ",");
             }
             printf("    }%s\n", s + 1 < n_sys ? "," : "");
         }
         printf("]\n");
         return NMT_OK;
     }
-    const char *headers[3];
+    const char *headers[1 + N_METRICS];
+    static const char *const paired_headers[N_METRICS] = {
+        "BLEU (\xce\xbc \xc2\xb1 95% CI)", "chrF2 (\xce\xbc \xc2\xb1 95% CI)", "TER (\xce\xbc \xc2\xb1 95% CI)"};
     int n_cols = 0;
     headers[n_cols++] = "System";
-    if (o->bleu) headers[n_cols++] = paired ? "BLEU (\xce\xbc \xc2\xb1 95% CI)" : "BLEU";
-    if (o->chrf) headers[n_cols++] = paired ? "chrF2 (\xce\xbc \xc2\xb1 95% CI)" : "chrF2";
+    for (int m = 0; m < N_METRICS; m++)
+        if (metric_on(o, m)) headers[n_cols++] = paired ? paired_headers[m] : metric_names[m];
     char **cells = nmt_calloc((size_t)n_sys * n_cols, sizeof *cells);
     if (!cells) return nmt_fail_nomem("table");
     st = NMT_OK;
     for (int s = 0; s < n_sys && st == NMT_OK; s++) {
         int c = 0;
         cells[s * n_cols + c++] = nmt_strdup(s == 0 ? baseline : sys[s].name);
-        for (int metric = 0; metric < 2; metric++) {
-            if (metric == 0 ? !o->bleu : !o->chrf) continue;
-            double score = metric == 0 ? sys[s].bleu.score : sys[s].chrf;
-            const BootstrapResult *r = metric == 0 ? &sys[s].bs_bleu : &sys[s].bs_chrf;
+        for (int m = 0; m < N_METRICS; m++) {
+            if (!metric_on(o, m)) continue;
+            double score = metric_score(&sys[s], m);
+            const BootstrapResult *r = &sys[s].bs[m];
             if (!paired) {
                 cells[s * n_cols + c++] = nmt_asprintf("%.*f", EVAL_WIDTH, score);
             } else if (r->p_value < 0) {
@@ -568,8 +613,8 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
         printf("\n");
         if (paired) print_paired_text(o->n_bootstrap, baseline);
         printf("-----------------\nMetric signatures\n-----------------\n");
-        if (o->bleu) printf(" - %-10s %s\n", "BLEU", bsig);
-        if (o->chrf) printf(" - %-10s %s\n", "chrF2", csig);
+        for (int m = 0; m < N_METRICS; m++)
+            if (metric_on(o, m)) printf(" - %-10s %s\n", metric_names[m], sig[m]);
     }
     for (int k = 0; k < n_sys * n_cols; k++) nmt_free(cells[k]);
     nmt_free(cells);
@@ -657,6 +702,7 @@ int cmd_eval(int argc, char **argv) {
     translator_options_init(&topt);
     int decoding_opts = 0; /* decoding options other than --model */
     int seed_given = 0;   /* --seed: the bootstrap's, and --sample's when it translates */
+    int ter_opts = 0;     /* a --ter-* option was given */
     const char *src_path = NULL;
     int n_refs = 0, n_hyps = 0;
     const char **ref_paths = nmt_calloc((size_t)argc + 1, sizeof *ref_paths);
@@ -681,6 +727,16 @@ int cmd_eval(int argc, char **argv) {
             o.bleu = 1;
         } else if (!strcmp(a, "--chrf")) {
             o.chrf = 1;
+        } else if (!strcmp(a, "--ter")) {
+            o.ter = 1;
+        } else if (!strcmp(a, "--ter-case-sensitive")) {
+            o.ter_opt.case_sensitive = ter_opts = 1;
+        } else if (!strcmp(a, "--ter-normalized")) {
+            o.ter_opt.normalized = ter_opts = 1;
+        } else if (!strcmp(a, "--ter-no-punct")) {
+            o.ter_opt.no_punct = ter_opts = 1;
+        } else if (!strcmp(a, "--ter-asian-support")) {
+            o.ter_opt.asian_support = ter_opts = 1;
         } else if (!strcmp(a, "--lowercase") || !strcmp(a, "-lc")) {
             o.bleu_opt.lowercase = o.chrf_opt.lowercase = 1;
         } else if (!strcmp(a, "--json")) {
@@ -720,13 +776,15 @@ int cmd_eval(int argc, char **argv) {
     }
     if (topt.sample > 0 && seed_given) topt.seed = o.seed; /* --seed is --sample's seed too when it translates */
     if (rc == NMT_EXIT_OK) rc = check_usage(&o, &topt, decoding_opts, src_path, n_refs, n_hyps);
+    if (rc == NMT_EXIT_OK && ter_opts && !o.ter)
+        rc = usage_error("%s", "the --ter-* options set up TER: add --ter");
     if (rc == NMT_EXIT_OK) rc = check_stdin_once(ref_paths, n_refs, hyp_paths, n_hyps, src_path, topt.n_models);
     if (rc != NMT_EXIT_OK) {
         nmt_free(ref_paths);
         nmt_free(hyp_paths);
         return rc;
     }
-    if (!o.bleu && !o.chrf) o.bleu = 1;
+    if (!o.bleu && !o.chrf && !o.ter) o.bleu = 1;
 
     TextFile *refs = nmt_calloc((size_t)n_refs, sizeof *refs);
     int n_sys = n_hyps ? n_hyps : 1;
@@ -805,6 +863,7 @@ int cmd_eval(int argc, char **argv) {
         text_free(&sys[s].text);
         nmt_free(sys[s].bleu_seg);
         nmt_free(sys[s].chrf_seg);
+        nmt_free(sys[s].ter_seg);
     }
     nmt_free(src_words);
     nmt_free(refs);

@@ -9,6 +9,7 @@
 
 #include "data/bleu.h"
 #include "data/chrf.h"
+#include "data/ter.h"
 
 /* ------------------------------------------------------------------ */
 /* NumPy's random generator                                            */
@@ -137,13 +138,23 @@ static double score_chrf(const float *stats, void *ctx, int *python_float) {
     return s;
 }
 
+static double score_ter(const float *stats, void *ctx, int *python_float) {
+    (void)ctx;
+    return ter_score_numpy_f32(stats, python_float);
+}
+
 BootstrapMetric bootstrap_metric_bleu(void) {
-    BootstrapMetric m = {BLEU_N_STATS, score_bleu, NULL, 0};
+    BootstrapMetric m = {BLEU_N_STATS, score_bleu, NULL, 0, -1, 1};
     return m;
 }
 
 BootstrapMetric bootstrap_metric_chrf(void) {
-    BootstrapMetric m = {CHRF_N_STATS, score_chrf, NULL, 1};
+    BootstrapMetric m = {CHRF_N_STATS, score_chrf, NULL, 1, -1, 1};
+    return m;
+}
+
+BootstrapMetric bootstrap_metric_ter(int n_refs) {
+    BootstrapMetric m = {TER_N_STATS, score_ter, NULL, 1, 1, n_refs};
     return m;
 }
 
@@ -260,7 +271,8 @@ static NmtStatus resample(const BootstrapMetric *m, const int64_t *const *seg_st
             float *a = acc + (size_t)s * K;
             for (int64_t j = 0; j < n_seg; j++) {
                 const int64_t *row = seg_stats[s] + (size_t)idx[j] * K;
-                for (int k = 0; k < K; k++) a[k] += (float)row[k]; /* float32 .sum(0) */
+                for (int k = 0; k < K; k++) /* float32 .sum(0) */
+                    a[k] += k == m->avg_stat ? (float)((double)row[k] / m->avg_over) : (float)row[k];
             }
             int pf = 0;
             scores[(size_t)s * n_samples + i] = m->score(a, m->ctx, &pf);

@@ -9,7 +9,8 @@
  * them (SeedSequence -> PCG64 -> Lemire bounded integers), so with the same
  * seed (sacreBLEU's default is 12345) the numbers are sacreBLEU's own.
  * Statistics are summed in float32 and scored the way sacreBLEU scores NumPy
- * float32 vectors (bleu_score_numpy_f32, chrf_score_numpy_f32). */
+ * float32 vectors (bleu_score_numpy_f32, chrf_score_numpy_f32,
+ * ter_score_numpy_f32). */
 #ifndef NMT_DATA_BOOTSTRAP_H
 #define NMT_DATA_BOOTSTRAP_H
 
@@ -45,11 +46,18 @@ typedef struct {
     int n_stat;             /* statistics per segment */
     BootstrapScoreFn score;
     void *ctx;
-    int f32_scores;         /* sacreBLEU's resampled scores are float32 (chrF) */
+    int f32_scores;         /* sacreBLEU's resampled scores are float32 (chrF, TER) */
+    int avg_stat;           /* >= 0: statistic avg_stat is stored summed over avg_over
+                             * references and sacreBLEU's float32 vector holds their
+                             * average, (float)(v / avg_over) (TER's reference length);
+                             * -1: none */
+    int avg_over;
 } BootstrapMetric;
 
 BootstrapMetric bootstrap_metric_bleu(void); /* BLEU_N_STATS statistics */
 BootstrapMetric bootstrap_metric_chrf(void); /* CHRF_N_STATS statistics */
+/* TER_N_STATS statistics [edits, words of all n_refs references] */
+BootstrapMetric bootstrap_metric_ter(int n_refs);
 
 typedef struct {
     double score;    /* the system's actual score (copied from the input) */
