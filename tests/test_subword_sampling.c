@@ -154,7 +154,7 @@ static void test_unigram(const char *dir) {
     CHECK(p.train->line_no[4] == 6 && p.train->n_pairs == 298, "the corpus skips lines 5 and 9: pair 4 is line %lld, %lld pairs",
           (long long)p.train->line_no[4], (long long)p.train->n_pairs);
     SubwordSampler *s = NULL;
-    NmtStatus st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s);
+    NmtStatus st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s);
     CHECK(st == NMT_OK, "sampler: %s", nmt_error_message());
     if (st) goto done;
     const Dataset *e;
@@ -190,9 +190,30 @@ static void test_unigram(const char *dir) {
     subword_sampler_free(s);
     s = NULL;
 
+    /* a signal's flag: set before the check, the sampler is not made; set
+     * before a draw, the draw stops (NMT_STOPPED) instead of running over
+     * the whole corpus, and a later draw is whole again */
+    volatile sig_atomic_t stop = 1;
+    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &stop, &s);
+    CHECK(st == NMT_STOPPED && !s, "a stop flag set at creation: status %d", st);
+    subword_sampler_free(s);
+    s = NULL;
+    stop = 0;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &stop, &s), NMT_OK);
+    if (s) {
+        stop = 1;
+        CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, NULL), NMT_STOPPED);
+        stop = 0;
+        CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, NULL), NMT_OK);
+        CHECK(same_snapshot(&e0, e), "epoch 0 drawn after a stopped draw differs: %lld / %lld pairs",
+              (long long)pairs_differing(&e0, e, 0), (long long)pairs_differing(&e0, e, 1));
+    }
+    subword_sampler_free(s);
+    s = NULL;
+
     /* another seed: another draw */
     cfg.train.seed = 2;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
         CHECK(pairs_differing(&e0, e, 0) > p.train->n_pairs / 4, "seed 2 repeats seed 1: %lld pairs differ",
               (long long)pairs_differing(&e0, e, 0));
@@ -202,7 +223,7 @@ static void test_unigram(const char *dir) {
 
     /* sides: src leaves the target at its best segmentation */
     cfg.data.spm_sample_sides = CFG_SAMPLE_SRC;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
         CHECK(pairs_differing(&best, e, 1) == 0 && es.tgt_tokens == es.best_tgt_tokens,
               "sides src changed %lld targets", (long long)pairs_differing(&best, e, 1));
@@ -212,7 +233,7 @@ static void test_unigram(const char *dir) {
     subword_sampler_free(s);
     s = NULL;
     cfg.data.spm_sample_sides = CFG_SAMPLE_TGT;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
         CHECK(pairs_differing(&best, e, 0) == 0 && pairs_differing(&best, e, 1) > 0,
               "sides tgt: %lld sources changed, %lld targets", (long long)pairs_differing(&best, e, 0),
@@ -225,14 +246,14 @@ static void test_unigram(const char *dir) {
      * a small one breaks words up more and overruns the longest sentences,
      * which then keep theirs (counted) */
     cfg.data.spm_sample_alpha = 10;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
         CHECK(pairs_differing(&best, e, 0) < p.train->n_pairs / 10, "alpha 10 changed %lld of %lld sources",
               (long long)pairs_differing(&best, e, 0), (long long)p.train->n_pairs);
     subword_sampler_free(s);
     s = NULL;
     cfg.data.spm_sample_alpha = 0.01;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
         check_epoch_shape(&p, e, "alpha 0.01");
         CHECK(es.kept_best > 0, "alpha 0.01 should overrun the longest sentences: %lld kept", (long long)es.kept_best);
@@ -253,7 +274,7 @@ static void test_unigram(const char *dir) {
         if (i == 7) ids[0] = ids[0] == 5 ? 6 : 5;
         dataset_add(d, ids, n, dataset_tgt(p.train, i), dataset_tgt_len(p.train, i), p.train->line_no[i]);
     }
-    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, d, &s);
+    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, d, NULL, &s);
     CHECK(st == NMT_ERR_FORMAT && !s, "a cache that differs from the corpus: status %d", st);
     char want[1100];
     snprintf(want, sizeof want, "%s:%lld: the line encodes to other ids", cfg.data.train_src,
@@ -276,7 +297,7 @@ static void test_bpe(const char *dir) {
     SubwordSampler *s = NULL;
     const Dataset *e;
     SubwordEpochStats es;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
         check_epoch_shape(&p, e, "bpe");
         Snapshot e0 = snap(e);
@@ -315,9 +336,23 @@ static void test_contradictions(const char *dir) {
         cfg.data.tokenizer = CFG_TOKENIZER_SPM;
         cfg.data.spm_sample_alpha = 0.2;
         SubwordSampler *s = NULL;
-        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &s);
+        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s);
         CHECK(st == NMT_ERR_CONFIG && !s, "word tokenizers: status %d", st);
         CHECK_CONTAINS(nmt_error_message(), "data.spm_sample_alpha: subword sampling needs SentencePiece");
+        subword_sampler_free(s);
+        s = NULL;
+        /* with train.init_from, the message says whose tokenizers they are
+         * (the config file's tokenizer keys were replaced by its) */
+        char *init_from = cfg.train.init_from;
+        cfg.train.init_from = (char *)"/runs/words/best.nmt";
+        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s);
+        CHECK(st == NMT_ERR_CONFIG && !s, "word tokenizers of train.init_from: status %d", st);
+        CHECK_CONTAINS(nmt_error_message(), "those of train.init_from, /runs/words/best.nmt");
+        cfg.data.tokenizer = CFG_TOKENIZER_WORD;
+        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s);
+        CHECK(st == NMT_ERR_CONFIG && !s, "data.tokenizer word of train.init_from: status %d", st);
+        CHECK_CONTAINS(nmt_error_message(), "got word (the tokenizers and their keys are those of train.init_from");
+        cfg.train.init_from = init_from;
         subword_sampler_free(s);
         prepared_data_free(&p);
     } else {

@@ -6,7 +6,8 @@
 # epoch's end) ends with the weights of the run that went straight
 # through, to the bit, so each epoch's segmentation is drawn again the
 # same; the sides setting; a corpus changed behind the cache's back and
-# the keys' contradictions are refused, naming the line or the key. The
+# the keys' contradictions are refused, naming the line or the key (also
+# with train.init_from's tokenizers, before any encoding). The
 # sampler itself: tests/test_subword_sampling.c.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -94,5 +95,16 @@ expect 2 "data.spm_sample_alpha: with data.spm_model_type bpe it is the merge dr
 expect 2 "data.spm_sample_alpha" "$NMT" config --config "$tmp/tiny.json" "${spm[@]}" --set data.spm_sample_alpha=-1
 expect 2 "data.spm_sample_sides" "$NMT" config --config "$tmp/tiny.json" "${spm[@]}" --set data.spm_sample_alpha=0.1 \
   --set data.spm_sample_sides=left
+
+# 6. fine-tuning (train.init_from) from a model with word tokenizers: its
+#    tokenizer keys replace the config's, so sampling is refused, naming
+#    train.init_from, before prepare encodes the corpus (no cache written)
+train words --set data.tokenizer=word --set data.cache_dir="$tmp/word-cache" --set train.epochs=1
+check '[ $rc -eq 0 ] && [ -f "$tmp/words/best.nmt" ]' "a model with word tokenizers: $rc $out"
+train tuned --set data.spm_sample_alpha=0.2 --set train.init_from="$tmp/words/best.nmt" \
+  --set data.cache_dir="$tmp/tuned-cache"
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "data.spm_sample_alpha: subword sampling needs data.tokenizer spm, got word (the tokenizers and their keys are those of train.init_from, $tmp/words/best.nmt)"' \
+  "sampling on train.init_from's word tokenizers: $rc $out"
+check '[ ! -e "$tmp/tuned-cache" ]' "refused only after prepare built $tmp/tuned-cache: $(ls "$tmp/tuned-cache" 2>&1)"
 
 test_end

@@ -36,8 +36,9 @@ namespace spm = sentencepiece;
 // spm_sample_encode seeds it from a key before every sentence, so that a
 // sentence's segmentation is a function of (model, text, alpha, key), not of
 // the thread or of the sentences sampled before it on that thread.
-// tests/test_tokenizer.c checks that (same key: same ids; other keys: other
-// segmentations of the same text).
+// tests/test_subword_sampling.c checks that (an epoch drawn again, after
+// other epochs or on another thread count, gives the same ids; other epochs
+// and seeds other segmentations of the same text).
 namespace sentencepiece {
 namespace random {
 std::mt19937 *GetRandomGenerator();

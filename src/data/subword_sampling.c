@@ -39,12 +39,20 @@ struct SubwordSampler {
     /* a block of draws: ids of pair j of the block at block_ids[side] + j * hi[side] */
     int32_t *block_ids[2];
     int *block_len[2];
+    const volatile sig_atomic_t *stop; /* a signal's flag (NULL: none) */
 };
 
 static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A signal asked to stop (polled between pairs, also by the workers). */
+static int stopped(const SubwordSampler *s) { return s->stop && *s->stop; }
+
+static NmtStatus stop_fail(void) {
+    return nmt_fail(NMT_STOPPED, "subword sampling: stopped by a signal");
 }
 
 static const int32_t *best_ids(const Dataset *d, int side, int64_t i) {
@@ -112,6 +120,10 @@ static NmtStatus read_sentences(SubwordSampler *s) {
         int got = 0;
         st = parallel_reader_next(r, &text[SIDE_SRC], &len[SIDE_SRC], &text[SIDE_TGT], &len[SIDE_TGT], &got);
         if (st || !got) break;
+        if (stopped(s)) {
+            st = stop_fail();
+            break;
+        }
         if (parallel_reader_line_no(r) != d->line_no[k]) continue;
         for (int side = 0; side < 2 && !st; side++)
             if (s->sampled[side]) st = side_text_add(&s->side[side], k, text[side], len[side]);
@@ -140,6 +152,7 @@ static NmtStatus check_sentences(SubwordSampler *s) {
             int n = 0, cap = 0;
 #pragma omp for schedule(dynamic, 256)
             for (int64_t i = 0; i < d->n_pairs; i++) {
+                if (stopped(s)) continue; /* the rest is passed over: no break out of an omp for */
                 size_t len;
                 const char *text = side_text(s, side, i, &len);
                 int ok = tokenizer_encode_buf(s->tok[side], text, len, &ids, &n, &cap) == NMT_OK &&
@@ -152,6 +165,7 @@ static NmtStatus check_sentences(SubwordSampler *s) {
             }
             nmt_free(ids);
         }
+        if (stopped(s)) return stop_fail();
         if (first_bad == d->n_pairs) continue;
         size_t len;
         const char *text = side_text(s, side, first_bad, &len);
@@ -171,16 +185,26 @@ static NmtStatus check_sentences(SubwordSampler *s) {
     return NMT_OK;
 }
 
+/* With train.init_from the tokenizer keys are its checkpoint's, whatever
+ * the config file says: a contradiction names it. */
+static NmtStatus name_init_from(const Config *cfg, NmtStatus st) {
+    if (st && cfg->train.init_from && cfg->train.init_from[0])
+        nmt_error_suffix(" (the tokenizers and their keys are those of train.init_from, %s)", cfg->train.init_from);
+    return st;
+}
+
 NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
-                                 const Dataset *train, SubwordSampler **out) {
+                                 const Dataset *train, const volatile sig_atomic_t *stop,
+                                 SubwordSampler **out) {
     *out = NULL;
     const DataConfig *dc = &cfg->data;
     NMT_ASSERT(dc->spm_sample_alpha > 0 && train->n_pairs > 0 && train->line_no);
-    NmtStatus st = config_check_subword_sampling(cfg);
+    NmtStatus st = name_init_from(cfg, config_check_subword_sampling(cfg));
     if (st) return st;
     SubwordSampler *s = nmt_calloc(1, sizeof *s);
     if (!s) return nmt_fail_nomem("subword sampling");
     s->best = train;
+    s->stop = stop;
     s->tok[SIDE_SRC] = src_tok;
     s->tok[SIDE_TGT] = tgt_tok;
     s->path[SIDE_SRC] = dc->train_src;
@@ -192,9 +216,9 @@ NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, co
     for (int side = 0; side < 2; side++) {
         if (s->sampled[side] && tokenizer_kind(s->tok[side]) != TOKENIZER_SPM) {
             subword_sampler_free(s);
-            return nmt_fail(NMT_ERR_CONFIG, "data.spm_sample_alpha: subword sampling needs SentencePiece "
-                                            "tokenizers, the %s side has words",
-                            side == SIDE_SRC ? "source" : "target");
+            return name_init_from(cfg, nmt_fail(NMT_ERR_CONFIG, "data.spm_sample_alpha: subword sampling needs "
+                                                "SentencePiece tokenizers, the %s side has words",
+                                                side == SIDE_SRC ? "source" : "target"));
         }
         s->lo[side] = INT32_MAX;
         s->hi[side] = 0;
@@ -240,6 +264,7 @@ static int64_t draw_block(SubwordSampler *s, int side, int64_t epoch, int64_t fr
         int n = 0, cap = 0;
 #pragma omp for schedule(dynamic, 64)
         for (int64_t j = 0; j < count; j++) {
+            if (stopped(s)) continue; /* the block is thrown away */
             int64_t i = from + j;
             const int32_t *take = best_ids(d, side, i);
             int len = best_len(d, side, i);
@@ -278,7 +303,9 @@ NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset 
         int64_t count = d->n_pairs - from < s->block_pairs ? d->n_pairs - from : s->block_pairs;
         for (int side = 0; side < 2 && !st; side++) {
             int64_t bad = draw_block(s, side, epoch, from, count, &sum.kept_best);
-            if (bad < from + count) { /* again here, for the message */
+            if (stopped(s)) {
+                st = stop_fail();
+            } else if (bad < from + count) { /* again here, for the message */
                 size_t text_len;
                 const char *text = side_text(s, side, bad, &text_len);
                 int32_t *ids = NULL;

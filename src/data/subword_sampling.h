@@ -18,6 +18,7 @@
 #ifndef NMT_DATA_SUBWORD_SAMPLING_H
 #define NMT_DATA_SUBWORD_SAMPLING_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "common.h"
@@ -39,14 +40,24 @@ typedef struct {
  * of `train` and checks them against it. cfg gives the alpha, the sides and
  * train.seed; the tokenizers and `train` are borrowed and must outlive the
  * sampler. NMT_ERR_CONFIG for a word tokenizer or a BPE alpha of 1 or more
- * (naming data.spm_sample_alpha). */
+ * (naming data.spm_sample_alpha, and train.init_from when it is set: its
+ * tokenizers are the ones used).
+ *
+ * stop (may be NULL; borrowed for the sampler's life): a signal handler's
+ * flag (nmt train's SIGINT/SIGTERM). The check here and each epoch's draw
+ * poll it between pairs, so a signal does not wait for a whole pass over
+ * the corpus (minutes on a large one); once it is non-zero they return
+ * NMT_STOPPED. A stopped draw leaves the epoch's dataset unusable until
+ * the next subword_sampler_epoch that completes. */
 NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
-                                 const Dataset *train, SubwordSampler **out);
+                                 const Dataset *train, const volatile sig_atomic_t *stop,
+                                 SubwordSampler **out);
 void subword_sampler_free(SubwordSampler *s); /* NULL is a no-op */
 
 /* The segmentation of `epoch` (from 0) in *out: the same pairs as the
  * prepared dataset, in its order, with its line numbers. Owned by the
- * sampler, valid until its next call or its free. stats may be NULL. */
+ * sampler, valid until its next call or its free. stats may be NULL.
+ * NMT_STOPPED when the stop flag was set (see subword_sampler_create). */
 NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset **out, SubwordEpochStats *stats);
 
 #endif

@@ -212,7 +212,10 @@ static void resume_weights(Trainer *tr, const Checkpoint *ck, const char *path) 
 
 
 /* Subword sampling: the batcher takes `epoch`'s own segmentation of the
- * training pairs (before any batch of that epoch is planned or taken). */
+ * training pairs (before any batch of that epoch is planned or taken).
+ * NMT_STOPPED when a signal came during the draw (it does not wait for the
+ * draw's end): the batcher's dataset is then unusable, so the caller stops
+ * training at once. */
 static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
     if (!tr->sampler) return NMT_OK;
     const Dataset *d;
@@ -631,6 +634,13 @@ static NmtStatus setup(Trainer *tr) {
     /* another run in the folder now is refused before anything else */
     NmtStatus st = run_dir_lock(tc->save_dir, &tr->dir_lock);
     if (!st) st = refuse_earlier_run(tr);
+    /* subword sampling's contradictions with the tokenizer keys, which
+     * train.init_from may have set: said before prepare encodes anything */
+    if (!st && cfg->data.spm_sample_alpha > 0) {
+        st = config_check_subword_sampling(cfg);
+        if (st && tc->init_from[0])
+            nmt_error_suffix(" (the tokenizers and their keys are those of train.init_from, %s)", tc->init_from);
+    }
     if (st) return st;
     st = prepare_data(cfg, 0, &tr->data);
     if (st) return st;
@@ -704,7 +714,8 @@ static NmtStatus setup(Trainer *tr) {
     tr->st.rng_state = rng.state;
     tr->st.rng_inc = rng.inc;
     if (tr->data.train && tr->cfg->data.spm_sample_alpha > 0) {
-        st = subword_sampler_create(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.train, &tr->sampler);
+        st = subword_sampler_create(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.train, &stop_signal,
+                                    &tr->sampler);
         if (st) return st;
     }
     if (tr->opt->resume) {
@@ -883,6 +894,10 @@ static NmtStatus train_loop(Trainer *tr) {
             }
             if (!stop && !stop_signal && tr->st.epoch < tc->epochs) {
                 st = use_epoch_segmentation(tr, tr->st.epoch);
+                if (st == NMT_STOPPED && stop_signal) {
+                    nmt_error_clear(); /* saved below at the epoch's start, drawn again at --resume */
+                    break;
+                }
                 if (st) return st;
             }
             continue;
