@@ -128,6 +128,9 @@ NmtStatus cli_load_training_config(const CliConfigArgs *args, Config *cfg) {
     NmtStatus st = cli_load_config(args, cfg);
     if (st) return st;
     st = init_from_apply_config(cfg);
+    /* subword sampling's contradictions with the tokenizer keys, which
+     * train.init_from may have set: said before anything is encoded */
+    if (!st) st = config_check_subword_sampling(cfg);
     if (st) config_free(cfg);
     return st;
 }

@@ -3,10 +3,11 @@
  * SVG figure (src/plot/svg_plot.h) of three stacked panels sharing the x
  * axis: training loss; perplexity (validation, with the training
  * perplexity for comparison; log scale when it spans more than a factor of
- * ten); validation BLEU.
+ * ten); validation BLEU and chrF.
  * `nmt plot --bars TABLE.tsv [--out FILE.svg] [--title T]`: a grouped bar
  * chart of a small tab-separated table (src/plot/bar_svg.h), as written by
  * scripts/ablate.sh. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 
 #define COLOR_TRAIN "#1f77b4"
 #define COLOR_VALID "#d62728"
+#define COLOR_VALID_CHRF "#2ca02c"
 
 static void plot_usage(FILE *out) {
     fprintf(out,
@@ -30,7 +32,7 @@ static void plot_usage(FILE *out) {
             "  training loss\n"
             "  perplexity: validation and training (log scale when the values span\n"
             "              more than a factor of 10)\n"
-            "  validation BLEU\n"
+            "  validation BLEU and chrF (chrF from logs that have it)\n"
             "Rows of a resumed run replace the rows the earlier run logged from the\n"
             "step it resumed at onwards.\n"
             "\n"
@@ -53,16 +55,22 @@ static void plot_usage(FILE *out) {
             "unwritable output, 2 bad usage.\n");
 }
 
-/* Adds the curve of (kind, col) to a panel. */
-static NmtStatus add_curve(SvgFigure *fig, int panel, const TrainCsvTable *t, TrainCsvKind kind,
-                           TrainCsvColumn col, const char *name, const char *color,
-                           unsigned flags) {
+/* Adds the curve of (kind, col) to a panel; with `only_if_any`, nothing
+ * when the column has no values (a log from before the column). */
+static NmtStatus add_curve_if(SvgFigure *fig, int panel, const TrainCsvTable *t, TrainCsvKind kind,
+                              TrainCsvColumn col, const char *name, const char *color, unsigned flags,
+                              bool only_if_any) {
     TrainCsvSeries s;
     NmtStatus st = train_csv_series(t, kind, col, &s);
     if (st) return st;
-    st = svg_figure_add_series(fig, panel, name, s.step, s.value, s.n, color, flags);
+    if (!only_if_any || s.n > 0) st = svg_figure_add_series(fig, panel, name, s.step, s.value, s.n, color, flags);
     train_csv_series_free(&s);
     return st;
+}
+
+static NmtStatus add_curve(SvgFigure *fig, int panel, const TrainCsvTable *t, TrainCsvKind kind,
+                           TrainCsvColumn col, const char *name, const char *color, unsigned flags) {
+    return add_curve_if(fig, panel, t, kind, col, name, color, flags, false);
 }
 
 static NmtStatus build_figure(const TrainCsvTable *t, const char *run_dir, SvgFigure **out) {
@@ -83,10 +91,12 @@ static NmtStatus build_figure(const TrainCsvTable *t, const char *run_dir, SvgFi
                             COLOR_TRAIN, 0);
     if (!st) st = add_curve(fig, p_ppl, t, TRAIN_CSV_VALID, TRAIN_CSV_COL_VALID_PPL, "validation",
                             COLOR_VALID, SVG_SERIES_MARKERS);
-    if (!st) st = svg_figure_add_panel(fig, "Validation BLEU", "BLEU", SVG_SCALE_LINEAR,
+    if (!st) st = svg_figure_add_panel(fig, "Validation BLEU and chrF", "score", SVG_SCALE_LINEAR,
                                        "no validation BLEU (not computed)", &p_bleu);
     if (!st) st = add_curve(fig, p_bleu, t, TRAIN_CSV_VALID, TRAIN_CSV_COL_VALID_BLEU,
                             "validation BLEU", COLOR_VALID, SVG_SERIES_MARKERS);
+    if (!st) st = add_curve_if(fig, p_bleu, t, TRAIN_CSV_VALID, TRAIN_CSV_COL_VALID_CHRF,
+                               "validation chrF2", COLOR_VALID_CHRF, SVG_SERIES_MARKERS, true);
     if (st) {
         svg_figure_free(fig);
         return st;

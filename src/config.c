@@ -480,15 +480,20 @@ static int key_index(const char *path) {
 NmtStatus config_check_subword_sampling(const Config *cfg) {
     const DataConfig *d = &cfg->data;
     if (d->spm_sample_alpha <= 0) return NMT_OK;
+    NmtStatus st = NMT_OK;
     if (d->tokenizer != CFG_TOKENIZER_SPM)
-        return nmt_fail(NMT_ERR_CONFIG, "data.spm_sample_alpha: subword sampling needs data.tokenizer spm, got %s",
-                        tokenizer_kind_names[d->tokenizer]);
-    if (d->spm_model_type == CFG_SPM_BPE && d->spm_sample_alpha >= 1)
-        return nmt_fail(NMT_ERR_CONFIG,
-                        "data.spm_sample_alpha: with data.spm_model_type bpe it is the merge dropout "
-                        "probability and must be below 1, got %g",
-                        d->spm_sample_alpha);
-    return NMT_OK;
+        st = nmt_fail(NMT_ERR_CONFIG, "data.spm_sample_alpha: subword sampling needs data.tokenizer spm, got %s",
+                      tokenizer_kind_names[d->tokenizer]);
+    else if (d->spm_model_type == CFG_SPM_BPE && d->spm_sample_alpha >= 1)
+        st = nmt_fail(NMT_ERR_CONFIG,
+                      "data.spm_sample_alpha: with data.spm_model_type bpe it is the merge dropout "
+                      "probability and must be below 1, got %g",
+                      d->spm_sample_alpha);
+    /* with train.init_from the tokenizer keys are its checkpoint's, whatever
+     * the config file says */
+    if (st && cfg->train.init_from && cfg->train.init_from[0])
+        nmt_error_suffix(" (the tokenizers and their keys are those of train.init_from, %s)", cfg->train.init_from);
+    return st;
 }
 
 static NmtStatus validate(Config *cfg) {
@@ -536,7 +541,9 @@ static NmtStatus validate(Config *cfg) {
         return nmt_fail(NMT_ERR_CONFIG,
                         "data.spm_character_coverage: SentencePiece needs at least 0.98, got %g",
                         d->spm_character_coverage);
-    if (d->spm_sample_alpha > 0) {
+    /* with train.init_from the tokenizer keys are still to come from its
+     * checkpoint: cli_load_training_config checks them then */
+    if (!(cfg->train.init_from && cfg->train.init_from[0])) {
         NmtStatus sst = config_check_subword_sampling(cfg);
         if (sst) return sst;
     }

@@ -26,7 +26,7 @@
 #define DEVICES(X) X(CFG_DEVICE_AUTO, "auto") X(CFG_DEVICE_CPU, "cpu") X(CFG_DEVICE_CUDA, "cuda")
 #define OPTIMIZERS(X) X(CFG_OPT_ADAM, "adam") X(CFG_OPT_SGD, "sgd")
 #define SAMPLE_SIDES(X) X(CFG_SAMPLE_BOTH, "both") X(CFG_SAMPLE_SRC, "src") X(CFG_SAMPLE_TGT, "tgt")
-#define VALID_METRICS(X) X(CFG_METRIC_BLEU, "bleu") X(CFG_METRIC_PPL, "ppl")
+#define VALID_METRICS(X) X(CFG_METRIC_BLEU, "bleu") X(CFG_METRIC_PPL, "ppl") X(CFG_METRIC_CHRF, "chrf")
 
 #define CONFIG_ENUM_MEMBER(name, text) name,
 typedef enum { TOKENIZER_KINDS(CONFIG_ENUM_MEMBER) } CfgTokenizer;
@@ -136,8 +136,9 @@ typedef struct {
 /* Defaults for every key; paths resolve against base_dir ("." when NULL). */
 NmtStatus config_init_defaults(Config *cfg, const char *base_dir);
 
-/* The contradictions of data.spm_sample_alpha with the tokenizer keys
- * (checked at loading, and again once train.init_from has set them). */
+/* The contradictions of data.spm_sample_alpha with the tokenizer keys:
+ * checked at loading, or with train.init_from once its checkpoint has set
+ * them (cli_load_training_config; the message then names train.init_from). */
 NmtStatus config_check_subword_sampling(const Config *cfg);
 
 /* Loads `path`, applies `overrides` ("key.path=value", as --set gives them,

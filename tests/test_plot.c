@@ -20,6 +20,8 @@
 #include "train/train_csv.h"
 
 #define HEADER "kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu\n"
+/* the header nmt writes now (HEADER, the one before valid_chrf, is read too) */
+#define HEADER_NOW "kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu,valid_chrf\n"
 
 /* ------------------------------------------------------------------ */
 /* Ticks and labels                                                    */
@@ -203,8 +205,8 @@ static void test_writer(void) {
     CHECK_EQ_INT(train_csv_append(f, &v), NMT_OK);
     fclose(f);
     char *text = read_text(path);
-    CHECK_EQ_STR(text, HEADER "train,100,0,5.25,190.566268,0.001,1.5,1000,1100.25,,\n"
-                              "valid,500,1,,,,,,,12.5,\n");
+    CHECK_EQ_STR(text, HEADER_NOW "train,100,0,5.25,190.566268,0.001,1.5,1000,1100.25,,,\n"
+                                  "valid,500,1,,,,,,,12.5,,\n");
     nmt_free(text);
 
     /* read back */
@@ -252,8 +254,38 @@ static void test_writer(void) {
         fclose(a);
     }
     text = read_text(path2);
-    CHECK_EQ_STR(text, HEADER "valid,500,1,,,,,,,12.5,\ntrain,600,,2,,,,,,,\n");
+    CHECK_EQ_STR(text, HEADER_NOW "valid,500,1,,,,,,,12.5,,\ntrain,600,,2,,,,,,,,\n");
     nmt_free(text);
+    /* an earlier version's log (no valid_chrf; CRLF, a torn last row) is
+     * widened before rows are added, so that a resumed run can append */
+    const char *old_log = "kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu\r\n"
+                          "train,100,1,5,,,,,,,\r\n\nvalid,100,1,,,,,,,9.5,20.5\ntrain,200,1,4";
+    const char *path3 = test_write_file(test_tmpdir(), "old.csv", old_log, strlen(old_log));
+    char old_path[1024];
+    snprintf(old_path, sizeof old_path, "%s", path3);
+    a = NULL;
+    CHECK_EQ_INT(train_csv_open_append(old_path, &a), NMT_OK);
+    if (a) {
+        TrainCsvRow w;
+        train_csv_row_init(&w);
+        w.kind = TRAIN_CSV_VALID;
+        w.step = 200;
+        w.valid_ppl = 8;
+        w.valid_bleu = 22;
+        w.valid_chrf = 50.25;
+        train_csv_append(a, &w);
+        fclose(a);
+    }
+    text = read_text(old_path);
+    CHECK_EQ_STR(text, HEADER_NOW "train,100,1,5,,,,,,,,\n\nvalid,100,1,,,,,,,9.5,20.5,\nvalid,200,,,,,,,,8,22,50.25\n");
+    nmt_free(text);
+    TrainCsvTable *widened = NULL;
+    CHECK_EQ_INT(train_csv_read(old_path, &widened), NMT_OK);
+    if (widened) {
+        CHECK_EQ_INT(widened->n_rows, 3);
+        CHECK(isnan(widened->rows[1].valid_chrf) && widened->rows[2].valid_chrf == 50.25, "valid_chrf read back");
+    }
+    train_csv_free(widened);
     const char *foreign = test_write_file(test_tmpdir(), "foreign.csv", "step,loss\n1,2\n", 14);
     a = NULL;
     CHECK_EQ_INT(train_csv_open_append(foreign, &a), NMT_ERR_FORMAT);
@@ -530,7 +562,8 @@ static void test_svg(void) {
     CHECK_EQ_INT(count_substr(svg, "<g class=\"panel\">"), 3);
     CHECK_CONTAINS(svg, ">Training loss</text>");
     CHECK_CONTAINS(svg, ">Perplexity</text>");
-    CHECK_CONTAINS(svg, ">Validation BLEU</text>");
+    CHECK_CONTAINS(svg, ">Validation BLEU and chrF</text>");
+    CHECK(strstr(svg, "validation chrF2") == NULL, "a chrF curve from a log without valid_chrf values");
     CHECK_CONTAINS(svg, ">step</text>");
     /* perplexity spans exp(9)/exp(2) > 10: log scale, labelled */
     CHECK_CONTAINS(svg, "perplexity (log scale)");

@@ -185,21 +185,13 @@ static NmtStatus check_sentences(SubwordSampler *s) {
     return NMT_OK;
 }
 
-/* With train.init_from the tokenizer keys are its checkpoint's, whatever
- * the config file says: a contradiction names it. */
-static NmtStatus name_init_from(const Config *cfg, NmtStatus st) {
-    if (st && cfg->train.init_from && cfg->train.init_from[0])
-        nmt_error_suffix(" (the tokenizers and their keys are those of train.init_from, %s)", cfg->train.init_from);
-    return st;
-}
-
 NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
                                  const Dataset *train, const volatile sig_atomic_t *stop,
                                  SubwordSampler **out) {
     *out = NULL;
     const DataConfig *dc = &cfg->data;
     NMT_ASSERT(dc->spm_sample_alpha > 0 && train->n_pairs > 0 && train->line_no);
-    NmtStatus st = name_init_from(cfg, config_check_subword_sampling(cfg));
+    NmtStatus st = config_check_subword_sampling(cfg);
     if (st) return st;
     SubwordSampler *s = nmt_calloc(1, sizeof *s);
     if (!s) return nmt_fail_nomem("subword sampling");
@@ -216,9 +208,9 @@ NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, co
     for (int side = 0; side < 2; side++) {
         if (s->sampled[side] && tokenizer_kind(s->tok[side]) != TOKENIZER_SPM) {
             subword_sampler_free(s);
-            return name_init_from(cfg, nmt_fail(NMT_ERR_CONFIG, "data.spm_sample_alpha: subword sampling needs "
-                                                "SentencePiece tokenizers, the %s side has words",
-                                                side == SIDE_SRC ? "source" : "target"));
+            return nmt_fail(NMT_ERR_CONFIG, "data.spm_sample_alpha: subword sampling needs SentencePiece "
+                                            "tokenizers, the %s side has words",
+                            side == SIDE_SRC ? "source" : "target");
         }
         s->lo[side] = INT32_MAX;
         s->hi[side] = 0;

@@ -167,6 +167,45 @@ static void header_text(char *buf, size_t cap) {
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", c ? "," : "", column_names[c]);
 }
 
+static int count_commas_n(const char *s, size_t n) {
+    int c = 0;
+    for (size_t i = 0; i < n; i++) c += s[i] == ',';
+    return c;
+}
+
+static int count_commas(const char *s) { return count_commas_n(s, strlen(s)); }
+
+/* Rewrites the log text[0..len) (an earlier version's, whose header is a
+ * prefix of `header`) with `header` and `missing` empty fields added to
+ * every row; a last line without a newline is dropped (a crash cut it). */
+static NmtStatus widen_log(const char *path, const char *text, size_t len, const char *header, int missing) {
+    size_t lines = 1;
+    for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+    size_t cap = len + strlen(header) + 2 + lines * (size_t)missing;
+    char *out = nmt_malloc(cap);
+    if (!out) return nmt_fail_nomem("train.csv: adding columns");
+    size_t n = (size_t)snprintf(out, cap, "%s\n", header);
+    const char *p = text, *end = text + len;
+    p += strcspn(p, "\n"); /* past the old header */
+    if (p < end) p++;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) break;
+        size_t row = (size_t)(nl - p);
+        int cr = row > 0 && p[row - 1] == '\r';
+        if (cr) row--;
+        memcpy(out + n, p, row);
+        n += row;
+        if (row > 0)
+            for (int k = 0; k < missing; k++) out[n++] = ',';
+        out[n++] = '\n';
+        p = nl + 1;
+    }
+    NmtStatus st = file_write_atomic(path, out, n);
+    nmt_free(out);
+    return st;
+}
+
 NmtStatus train_csv_open_append(const char *path, FILE **out) {
     *out = NULL;
     if (access(path, F_OK) == 0) {
@@ -181,6 +220,13 @@ NmtStatus train_csv_open_append(const char *path, FILE **out) {
             if (len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3)) p += 3;
             size_t hl = strcspn(p, "\r\n");
             int same = hl == strlen(want) && !memcmp(p, want, hl);
+            if (!same && hl > 0 && hl < strlen(want) && !memcmp(p, want, hl) && want[hl] == ',') {
+                /* an earlier version's log with fewer columns */
+                st = widen_log(path, text, len, want, count_commas(want) - count_commas_n(p, hl));
+                nmt_free(text);
+                if (st) return st;
+                return train_csv_open_append(path, out);
+            }
             size_t keep = len;
             while (keep > 0 && text[keep - 1] != '\n') keep--;
             nmt_free(text);

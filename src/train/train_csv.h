@@ -4,10 +4,10 @@
  * row struct, the writer and the reader all come from that list.
  *
  * Format: a header line naming the columns, then one row per line:
- *   kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu
+ *   kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu,valid_chrf
  * kind is "train" (a log row: loss, ppl, lr, grad_norm, src_tok_s, tgt_tok_s
  * filled, valid_* empty) or "valid" (valid_ppl and, when computed,
- * valid_bleu filled; the training columns may be empty). step is a
+ * valid_bleu and valid_chrf filled; the training columns may be empty). step is a
  * non-negative integer; the other fields are plain decimal numbers or empty.
  * A resumed run appends rows to the same file, so steps may repeat or go
  * back.
@@ -41,7 +41,8 @@
     X(SRC_TOK_S, src_tok_s, VALUE)       \
     X(TGT_TOK_S, tgt_tok_s, VALUE)       \
     X(VALID_PPL, valid_ppl, VALUE)       \
-    X(VALID_BLEU, valid_bleu, VALUE)
+    X(VALID_BLEU, valid_bleu, VALUE)     \
+    X(VALID_CHRF, valid_chrf, VALUE)
 
 typedef enum {
 #define TRAIN_CSV_ENUM_(E, name, T) TRAIN_CSV_COL_##E,
@@ -90,9 +91,12 @@ enum { TRAIN_CSV_NUMBER_CAP = 40 };
 void train_csv_format_number(double v, char *buf, size_t cap);
 /* Opens `path` for appending rows (*out; fclose it). A missing or empty file
  * gets the header. An existing one must start with this version's header
- * (else NMT_ERR_FORMAT naming the file); a last line cut short by a crash
- * (no final newline) is removed first so that the next row starts its own
- * line. */
+ * (else NMT_ERR_FORMAT naming the file), or with the header of an earlier
+ * version that had fewer columns (the first ones of this version's, e.g.
+ * one without valid_chrf): such a file is rewritten first (atomically)
+ * with this version's header and its rows given the missing columns empty.
+ * A last line cut short by a crash (no final newline) is removed first so
+ * that the next row starts its own line. */
 NmtStatus train_csv_open_append(const char *path, FILE **out);
 
 /* ---- reading ---- */

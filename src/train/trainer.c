@@ -17,6 +17,7 @@
 #include "backend_select.h"
 #include "data/batch.h"
 #include "data/bleu.h"
+#include "data/chrf.h"
 #include "data/corpus.h"
 #include "data/prepare.h"
 #include "data/rng.h"
@@ -66,6 +67,21 @@ typedef struct {
      * model's own parameters are the training weights. */
     float *ema;
 } Trainer;
+
+/* What a validation measured: perplexity, and BLEU and chrF of the decoded
+ * validation set. */
+typedef struct {
+    double ppl, bleu, chrf;
+} ValidScores;
+
+/* train.valid_metric of a validation, higher is better. */
+static double valid_metric_value(int metric, const ValidScores *v) {
+    switch (metric) {
+    case CFG_METRIC_BLEU: return v->bleu;
+    case CFG_METRIC_CHRF: return v->chrf;
+    default: return -v->ppl;
+    }
+}
 
 /* TEST HOOK, for tests/test_train_e2e.sh and test_accumulation.sh only:
  * NMT_TEST_POISON_STEP=N makes every weight NaN after step N's update (as a
@@ -234,6 +250,41 @@ static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
     return st;
 }
 
+/* train.valid_metric changed at a resume (a schedule key): the best so far
+ * and the validations since it are found again in the new metric from the
+ * validation history, which holds perplexity and BLEU; it holds no chrF, so
+ * for chrF the next validation is the first best. */
+static void rebase_best(Trainer *tr, int old_metric) {
+    int metric = tr->cfg->train.valid_metric;
+    if (metric == old_metric) return;
+    tr->st.best_step = -1;
+    tr->st.best_metric = 0;
+    tr->st.evals_since_best = 0;
+    for (int i = 0; metric != CFG_METRIC_CHRF && i < tr->n_history; i++) {
+        const ValidRecord *h = &tr->history[i];
+        ValidScores v = {h->ppl, h->bleu, TRAIN_CSV_EMPTY};
+        double m = valid_metric_value(metric, &v);
+        if (tr->st.best_step < 0 || m > tr->st.best_metric) {
+            tr->st.best_metric = m;
+            tr->st.best_step = h->step;
+            tr->st.evals_since_best = 0;
+        } else {
+            tr->st.evals_since_best++;
+        }
+    }
+    if (tr->opt->quiet) return;
+    if (tr->st.best_step >= 0)
+        nmt_log_info("train: train.valid_metric is %s now (it was %s): in it the best so far is step %lld's, "
+                     "%lld validations ago (from the validation history)",
+                     valid_metric_names[metric], valid_metric_names[old_metric], (long long)tr->st.best_step,
+                     (long long)tr->st.evals_since_best);
+    else
+        nmt_log_info("train: train.valid_metric is %s now (it was %s): the validation history has no %s, so "
+                     "the next validation is the best so far",
+                     valid_metric_names[metric], valid_metric_names[old_metric],
+                     metric == CFG_METRIC_CHRF ? "chrF" : "scores");
+}
+
 /* Restores the run from save_dir/last.nmt; refuses a checkpoint whose
  * model, data or tokenizer settings differ from the config. */
 static NmtStatus resume(Trainer *tr) {
@@ -248,8 +299,10 @@ static NmtStatus resume(Trainer *tr) {
         return st;
     }
     Config old;
+    int old_metric = tr->cfg->train.valid_metric;
     st = config_load_string(ck.config_json, path, "/", NULL, 0, &old);
     if (!st) {
+        old_metric = old.train.valid_metric;
         const char *key = config_first_fixed_difference(&old, tr->cfg);
         if (key)
             st = nmt_fail(NMT_ERR_CONFIG, "%s: cannot resume: %s differs from the checkpoint's "
@@ -288,6 +341,7 @@ static NmtStatus resume(Trainer *tr) {
         if (!st) {
             if (ck.n_history) memcpy(tr->history, ck.history, (size_t)ck.n_history * sizeof *ck.history);
             tr->n_history = ck.n_history;
+            rebase_best(tr, old_metric);
             BatchPosition pos = {tr->st.epoch, tr->st.batch_index};
             st = use_epoch_segmentation(tr, pos.epoch);
             if (!st) st = batcher_seek(tr->train_batches, pos);
@@ -328,9 +382,9 @@ static NmtStatus load_valid_refs(Trainer *tr) {
     return st;
 }
 
-/* Perplexity, and BLEU of the decoded validation set (decode.beam; greedy
- * when 1), through the same BLEU code as `nmt eval`. */
-static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
+/* Perplexity, and BLEU and chrF of the decoded validation set (decode.beam;
+ * greedy when 1), through the same BLEU and chrF code as `nmt eval`. */
+static NmtStatus validate(Trainer *tr, ValidScores *scores_out) {
     const Config *cfg = tr->cfg;
     double nll = 0;
     int64_t tokens = 0;
@@ -338,6 +392,9 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
     bleu_options_default(&bopt);
     BleuStats stats;
     bleu_stats_clear(&stats);
+    ChrfOptions copt = {0};
+    ChrfStats chrf;
+    chrf_stats_clear(&chrf);
     BatchLimits lim = batcher_limits(tr->valid_batches);
     int stride = tr->max_decode_T;
     int32_t *out = nmt_malloc((size_t)lim.max_B * stride * sizeof(int32_t));
@@ -371,6 +428,7 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
             st = tokenizer_decode(tr->data.tgt_tok, out + (size_t)i * stride, len, &hyp);
             const char *ref = tr->valid_refs[b.pair_index[i]];
             if (!st) st = bleu_add_sentence(&stats, hyp, &ref, 1, &bopt);
+            if (!st) st = chrf_add_sentence(&chrf, hyp, &ref, 1, &copt);
             nmt_free(hyp);
         }
     }
@@ -381,24 +439,25 @@ static NmtStatus validate(Trainer *tr, double *ppl, double *bleu) {
     if (st) return st;
     /* capped as the training log's is (exp(700) ~ 1e304, not inf) */
     double mean = tokens ? nll / tokens : NAN;
-    *ppl = isnan(mean) ? NAN : exp(fmin(mean, 700));
+    scores_out->ppl = isnan(mean) ? NAN : exp(fmin(mean, 700));
     BleuResult r;
     bleu_score(&stats, &r);
-    *bleu = r.score;
+    scores_out->bleu = r.score;
+    scores_out->chrf = chrf_score(&chrf);
     return NMT_OK;
 }
 
 /* Validates the weights the checkpoints hold: the moving average when
  * there is one, put in the model's place for the time of it (the training
  * weights wait in the gradient buffer, free between two updates). */
-static NmtStatus validate_weights(Trainer *tr, double *ppl, double *bleu) {
-    if (!tr->ema) return validate(tr, ppl, bleu);
+static NmtStatus validate_weights(Trainer *tr, ValidScores *out) {
+    if (!tr->ema) return validate(tr, out);
     Backend *be = tr->be;
     float *params = seq2seq_params(tr->model), *spare = seq2seq_grads(tr->model);
     size_t bytes = tr->n_params * sizeof(float);
     be->copy(be, spare, params, bytes);
     be->copy(be, params, tr->ema, bytes);
-    NmtStatus st = validate(tr, ppl, bleu);
+    NmtStatus st = validate(tr, out);
     be->copy(be, params, spare, bytes);
     return st;
 }
@@ -420,14 +479,15 @@ static void csv_train_row(Trainer *tr, double loss, double lr, double norm, doub
     train_csv_append(tr->csv, &row);
 }
 
-static void csv_valid_row(Trainer *tr, double ppl, double bleu) {
+static void csv_valid_row(Trainer *tr, const ValidScores *v) {
     TrainCsvRow row;
     train_csv_row_init(&row);
     row.kind = TRAIN_CSV_VALID;
     row.step = tr->st.step;
     row.epoch = (double)tr->shown_epoch;
-    row.valid_ppl = ppl;
-    row.valid_bleu = bleu;
+    row.valid_ppl = v->ppl;
+    row.valid_bleu = v->bleu;
+    row.valid_chrf = v->chrf;
     train_csv_append(tr->csv, &row);
 }
 
@@ -509,10 +569,10 @@ static NmtStatus save_step_checkpoint(Trainer *tr) {
 static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
     const TrainConfig *tc = &tr->cfg->train;
     *stop = false;
-    double ppl = NAN, bleu = TRAIN_CSV_EMPTY;
+    ValidScores v = {NAN, TRAIN_CSV_EMPTY, TRAIN_CSV_EMPTY};
     NmtStatus st = NMT_OK;
     if (tr->data.valid) {
-        st = validate_weights(tr, &ppl, &bleu);
+        st = validate_weights(tr, &v);
         if (!st) st = device_failed(tr, "validation at step %lld", (long long)tr->st.step);
         if (st) return st;
         if (tr->n_history == tr->cap_history) {
@@ -522,11 +582,16 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
             tr->history = h;
             tr->cap_history = cap;
         }
-        tr->history[tr->n_history++] = (ValidRecord){tr->st.step, ppl, bleu};
-        csv_valid_row(tr, ppl, bleu);
-        double metric = tc->valid_metric == CFG_METRIC_BLEU ? bleu : -ppl; /* higher is better */
+        tr->history[tr->n_history++] = (ValidRecord){tr->st.step, v.ppl, v.bleu};
+        csv_valid_row(tr, &v);
+        double metric = valid_metric_value(tc->valid_metric, &v);
         bool improved = tr->st.best_step < 0 || metric > tr->st.best_metric;
-        if (improved) {
+        /* Only a scheduled validation moves the best so far, the patience and
+         * the rate. The one at a stop between two of them (train.max_steps, a
+         * signal) is not one an uninterrupted run makes, so it leaves them as
+         * they were and a resumed run goes on as that run would; it still
+         * saves best.nmt when it beats the best so far. */
+        if (on_schedule && improved) {
             tr->st.best_metric = metric;
             tr->st.best_step = tr->st.step;
             tr->st.evals_since_best = 0;
@@ -536,8 +601,9 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
         }
         char ppl_buf[32];
         if (!tr->opt->quiet)
-            nmt_log_info("%svalid: step %lld ppl %s BLEU %.2f%s", tr->tty ? "\r\033[K" : "",
-                         (long long)tr->st.step, ppl_text(ppl_buf, ppl, 3), bleu, improved ? " (best)" : "");
+            nmt_log_info("%svalid: step %lld ppl %s BLEU %.2f chrF %.2f%s", tr->tty ? "\r\033[K" : "",
+                         (long long)tr->st.step, ppl_text(ppl_buf, v.ppl, 3), v.bleu, v.chrf,
+                         improved ? " (best)" : "");
         if (improved) st = save_checkpoint(tr, "best.nmt");
         if (!st && tc->patience > 0 && tr->st.evals_since_best >= tc->patience) *stop = true;
     }
@@ -634,13 +700,6 @@ static NmtStatus setup(Trainer *tr) {
     /* another run in the folder now is refused before anything else */
     NmtStatus st = run_dir_lock(tc->save_dir, &tr->dir_lock);
     if (!st) st = refuse_earlier_run(tr);
-    /* subword sampling's contradictions with the tokenizer keys, which
-     * train.init_from may have set: said before prepare encodes anything */
-    if (!st && cfg->data.spm_sample_alpha > 0) {
-        st = config_check_subword_sampling(cfg);
-        if (st && tc->init_from[0])
-            nmt_error_suffix(" (the tokenizers and their keys are those of train.init_from, %s)", tc->init_from);
-    }
     if (st) return st;
     st = prepare_data(cfg, 0, &tr->data);
     if (st) return st;
