@@ -227,6 +227,15 @@ NmtStatus grow_ids(int32_t **ids, int *capacity, size_t need) {
     return NMT_OK;
 }
 
+// Hands an encoding to C: into *ids (grown as needed), its length in *n_ids.
+NmtStatus copy_ids(const std::vector<int> &from, int32_t **ids, int *n_ids, int *capacity) {
+    NmtStatus s = grow_ids(ids, capacity, from.size() ? from.size() : 1);
+    if (s != NMT_OK) return s;
+    for (size_t i = 0; i < from.size(); i++) (*ids)[i] = (int32_t)from[i];
+    *n_ids = (int)from.size();
+    return NMT_OK;
+}
+
 }  // namespace
 
 extern "C" NmtStatus spm_train(const TokenizerSpec *spec, SentenceSourceFn next, void *ctx,
@@ -392,11 +401,7 @@ extern "C" NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,
         thread_local std::vector<int> tl_ids;
         spm::util::Status st = m->proc.Encode(absl::string_view(text, len), &tl_ids);
         if (!st.ok()) return nmt_fail(NMT_ERR_RUNTIME, "spm encode: %s", st.error_message());
-        NmtStatus s = grow_ids(ids, capacity, tl_ids.size() ? tl_ids.size() : 1);
-        if (s != NMT_OK) return s;
-        for (size_t i = 0; i < tl_ids.size(); i++) (*ids)[i] = (int32_t)tl_ids[i];
-        *n_ids = (int)tl_ids.size();
-        return NMT_OK;
+        return copy_ids(tl_ids, ids, n_ids, capacity);
     } catch (...) {
         return fail_from_exception("spm encode");
     }
@@ -413,11 +418,7 @@ extern "C" NmtStatus spm_sample_encode(const SpmModel *m, const char *text, size
         // sampling) for unigram; BPE ignores it (alpha is the merge dropout)
         spm::util::Status st = m->proc.SampleEncode(absl::string_view(text, len), -1, (float)alpha, &tl_ids);
         if (!st.ok()) return nmt_fail(NMT_ERR_RUNTIME, "spm sample encode: %s", st.error_message());
-        NmtStatus s = grow_ids(ids, capacity, tl_ids.size() ? tl_ids.size() : 1);
-        if (s != NMT_OK) return s;
-        for (size_t i = 0; i < tl_ids.size(); i++) (*ids)[i] = (int32_t)tl_ids[i];
-        *n_ids = (int)tl_ids.size();
-        return NMT_OK;
+        return copy_ids(tl_ids, ids, n_ids, capacity);
     } catch (...) {
         return fail_from_exception("spm sample encode");
     }
