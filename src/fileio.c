@@ -1,12 +1,13 @@
 /* fileio.c: atomic writes (temporary file, fsync, rename, folder fsync;
  * temporary files of killed saves removed by the next save; symbolic links
  * followed, devices and FIFOs written straight into), whole-file reads,
- * mkdir -p and folder locks (fileio.h). */
+ * mkdir -p, folder locks and the would-a-read-wait check (fileio.h). */
 #include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -478,4 +479,28 @@ void file_unlock_dir(int fd) {
     if (fd < 0) return;
     held_lock_remove(fd);
     close(fd);
+}
+
+/* ---- would a read wait ---------------------------------------------------- */
+
+static int64_t monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int file_read_ready(int fd, int timeout_ms) {
+    int64_t deadline = timeout_ms > 0 ? monotonic_ms() + timeout_ms : 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int n = poll(&p, 1, timeout_ms);
+        if (n > 0) return 1; /* POLLIN, POLLHUP (the end), POLLERR, POLLNVAL: the read says which */
+        if (n == 0) return 0;
+        if (errno != EINTR) return 1; /* poll itself failed (ENOMEM): let the read wait or fail */
+        if (timeout_ms > 0) { /* the time left */
+            int64_t left = deadline - monotonic_ms();
+            if (left <= 0) return 0;
+            timeout_ms = (int)left;
+        }
+    }
 }

@@ -22,7 +22,10 @@
  *
  * A folder lock (file_lock_dir) is flock(2) on the folder itself, held for
  * as long as its descriptor stays open: no lock file is left behind, and
- * the kernel lets go when the process ends, also when it is killed. */
+ * the kernel lets go when the process ends, also when it is killed.
+ *
+ * file_read_ready tells whether reading a descriptor would wait (`nmt
+ * translate --stream` decodes what it has read before it waits). */
 #ifndef NMT_FILEIO_H
 #define NMT_FILEIO_H
 
@@ -74,5 +77,16 @@ NmtStatus file_lock_dir(const char *dir, int *fd, FileLockState *state, int *err
 NmtStatus file_lock_dir_wait(const char *dir, int fd);
 /* Closes fd, which lets go of its lock; -1 is a no-op. */
 void file_unlock_dir(int fd);
+
+/* 1 when a read(2) of fd would return without waiting, 0 when it would
+ * wait: poll(2) for input, waiting at most timeout_ms milliseconds for it
+ * (0: not at all, the check alone; -1: as long as it takes). Returns at
+ * once (1) for bytes waiting (even part of a line: fd knows no lines), the
+ * end of the input (a pipe whose writers closed, ^D on a terminal), an
+ * error waiting to be read, a regular file, and a descriptor poll cannot
+ * watch (closed, POLLNVAL), so that the read reports what is wrong. A
+ * signal that interrupts the wait (EINTR) resumes it for the time left.
+ * Reads nothing; costs no CPU while it waits. */
+int file_read_ready(int fd, int timeout_ms);
 
 #endif

@@ -1,8 +1,9 @@
 /* translator.c: checkpoints as a line translator (translator.h): decoding
  * options, model and ensemble loading, batching of input lines, greedy or
  * beam decoding, rendering (UNK replacement, n-best lines), attention
- * output (JSON lines, SVG heatmaps) and the progress line on stderr. Used
- * by `nmt translate` (src/cmd_translate.c) and `nmt eval --model`
+ * output (JSON lines, SVG heatmaps), the progress line on stderr and
+ * streaming (decoding what has been read when the input pauses). Used by
+ * `nmt translate` (src/cmd_translate.c) and `nmt eval --model`
  * (src/cmd_eval.c). */
 #include "translator.h"
 
@@ -86,6 +87,7 @@ void translator_options_init(TranslatorOptions *o) {
     o->max_len_b = -1;
     o->device = CFG_DEVICE_AUTO;
     o->progress = TRANSLATOR_PROGRESS_AUTO;
+    o->stream = TRANSLATOR_STREAM_AUTO;
     o->shortlist_frequent = 100;
     o->shortlist_per_source = 10;
     o->temperature = NAN;
@@ -215,9 +217,11 @@ struct Translator {
     int64_t line_index; /* input lines written so far (n-best numbering, heatmap names) */
     int64_t tokens;     /* target tokens of the best hypotheses decoded so far */
     bool progress;
+    bool stream; /* this call streams (TranslatorOptions.stream) */
     bool folded; /* the models' target embeddings are folded (fold_when_due) */
     double t_start, t_shown; /* progress clock (seconds) */
     int progress_width;      /* length of the last progress line */
+    int64_t progress_lines;  /* the lines it counted */
 };
 
 int translator_nbest(const Translator *tr) {
@@ -415,6 +419,7 @@ static void progress_show(Translator *tr, bool final) {
     fprintf(stderr, "\r%s%*s%s", line, tr->progress_width > w ? tr->progress_width - w : 0, "", final ? "\n" : "");
     fflush(stderr);
     tr->progress_width = w;
+    tr->progress_lines = lines;
 }
 
 /* ------------------------------------------------------------------ */
@@ -913,6 +918,9 @@ static NmtStatus flush_block(Translator *tr) {
     }
     NmtStatus st = write_results(tr, tr->n);
     if (st) return st;
+    /* streaming: the attention lines are out before the answers they go with */
+    if (tr->stream && tr->attn_out && fflush(tr->attn_out) != 0)
+        return nmt_fail(NMT_ERR_IO, "%s: write error (--attention-out)", tr->opt.attention_out);
     /* a block's lines reach a pipe now, not when the buffer fills */
     if (tr->sink_file && fflush(tr->sink_file) != 0) return nmt_fail(NMT_ERR_IO, "%s: write error", sink_name(tr));
     tr->n = 0;
@@ -963,9 +971,11 @@ static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, co
     return tr->n == tr->block ? flush_block(tr) : NMT_OK;
 }
 
-/* Starts a call: the sink, the counters and the progress clock. */
-static void start_call(Translator *tr, FILE *out, TranslatorLines *lines) {
+/* Starts a call: the sink, the counters and the progress clock. `stream`:
+ * the call streams (the caller reads standard input itself). */
+static void start_call(Translator *tr, FILE *out, TranslatorLines *lines, bool stream) {
     NMT_ASSERT(out || lines);
+    tr->stream = stream;
     tr->sink_file = out;
     tr->sink_lines = lines;
     tr->n = 0;
@@ -976,11 +986,15 @@ static void start_call(Translator *tr, FILE *out, TranslatorLines *lines) {
     tr->block_done = 0;
     tr->line_index = 0;
     tr->tokens = 0;
-    tr->progress = tr->opt.progress == TRANSLATOR_PROGRESS_AUTO ? isatty(2)
+    /* by default on a terminal; but not when streaming to or from one: a
+     * '\r' line would land between the lines typed and their translations */
+    bool term_io = stream && (isatty(0) || (out && fileno(out) >= 0 && isatty(fileno(out))));
+    tr->progress = tr->opt.progress == TRANSLATOR_PROGRESS_AUTO ? isatty(2) && !term_io
                                                                 : tr->opt.progress == TRANSLATOR_PROGRESS_ON;
     tr->t_start = now_s();
     tr->t_shown = tr->t_start;
     tr->progress_width = 0;
+    tr->progress_lines = 0;
 }
 
 /* Ends a call: the last batch, flushes, the final progress line. */
@@ -998,6 +1012,24 @@ static NmtStatus finish_call(Translator *tr, NmtStatus st) {
     return st;
 }
 
+/* Streaming, before a read of fd: when the read would wait (no byte of
+ * input waiting), decodes the lines read so far (however few) and writes
+ * them, flushed (flush_block flushes the output, and the attention lines
+ * first), and brings the progress line up to date: an update that its rate limit
+ * held back is shown once it is due, unless input comes first. The read
+ * that follows waits for input (in the kernel: no CPU). A line's first
+ * part without its newline makes fd ready, so the lines before it wait
+ * with it for the rest; docs/decoding.md. */
+static NmtStatus stream_before_read(Translator *tr, int fd) {
+    if (file_read_ready(fd, 0)) return NMT_OK;
+    NmtStatus st = tr->n > 0 ? flush_block(tr) : NMT_OK;
+    if (!st && tr->progress && tr->progress_lines != tr->line_index + tr->block_done) {
+        double wait_s = tr->t_shown + PROGRESS_INTERVAL_S - now_s();
+        if (wait_s <= 0 || !file_read_ready(fd, (int)(wait_s * 1000) + 1)) progress_show(tr, false);
+    }
+    return st;
+}
+
 NmtStatus translator_translate_file(Translator *tr, const char *path, FILE *out, TranslatorLines *lines) {
     LineReader *r;
     bool is_stdin = !path || !strcmp(path, "-");
@@ -1005,11 +1037,16 @@ NmtStatus translator_translate_file(Translator *tr, const char *path, FILE *out,
     if (st) return st;
     line_reader_set_validate(r, 0); /* invalid lines become empty lines, not errors */
     const char *name = is_stdin ? "standard input" : path;
-    start_call(tr, out, lines);
+    /* streaming: standard input written to a FILE (an array of lines is
+     * read when the call ends); by default when a person types it */
+    bool stream = is_stdin && out &&
+                  (tr->opt.stream == TRANSLATOR_STREAM_AUTO ? isatty(0) : tr->opt.stream == TRANSLATOR_STREAM_ON);
+    start_call(tr, out, lines, stream);
     while (!st) {
         const char *line;
         size_t len;
         int got = 0;
+        if (stream && (st = stream_before_read(tr, 0)) != NMT_OK) break;
         st = line_reader_next(r, &line, &len, &got);
         if (st || !got) break;
         st = push_line(tr, name, line_reader_line_no(r), line, len);
@@ -1021,7 +1058,7 @@ NmtStatus translator_translate_file(Translator *tr, const char *path, FILE *out,
 
 NmtStatus translator_translate_lines(Translator *tr, const char *name, const char *const *in, int64_t n, FILE *out,
                                      TranslatorLines *lines) {
-    start_call(tr, out, lines);
+    start_call(tr, out, lines, false);
     NmtStatus st = NMT_OK;
     for (int64_t k = 0; k < n && !st; k++) st = push_line(tr, name, k + 1, in[k], strlen(in[k]));
     return finish_call(tr, st);

@@ -40,6 +40,9 @@ enum { TRANSLATOR_MAX_MODELS = 16, TRANSLATOR_MAX_BATCH = 4096 };
 
 /* Progress line on stderr (lines, sentences/s, target tokens/s). */
 enum { TRANSLATOR_PROGRESS_AUTO = -1, TRANSLATOR_PROGRESS_OFF = 0, TRANSLATOR_PROGRESS_ON = 1 };
+/* Streaming: decode what has been read whenever more input would have to be
+ * waited for (`nmt translate --stream`). */
+enum { TRANSLATOR_STREAM_AUTO = -1, TRANSLATOR_STREAM_OFF = 0, TRANSLATOR_STREAM_ON = 1 };
 
 typedef struct {
     const char *models[TRANSLATOR_MAX_MODELS]; /* --model: several make an ensemble */
@@ -64,6 +67,11 @@ typedef struct {
     const char *attention_svg; /* --attention-svg DIR: one heatmap per input line */
     int progress;            /* --progress / --no-progress: TRANSLATOR_PROGRESS_*; default AUTO:
                                 on when stderr is a terminal */
+    int stream;              /* translate's --stream / --no-stream: TRANSLATOR_STREAM_*; default
+                                AUTO: on when standard input is a terminal. Before each read
+                                of standard input that would wait, the lines read so far are
+                                decoded and their output written and flushed (with a FILE
+                                sink only; a named file is read in whole blocks) */
     const char *shortlist;   /* --shortlist FILE (`nmt shortlist`): score only likely output tokens */
     int shortlist_frequent;  /* --shortlist-frequent N: most frequent target tokens always in */
     int shortlist_per_source; /* --shortlist-per-source K: best partners of each source token */
@@ -115,7 +123,12 @@ void translator_free(Translator *tr); /* NULL is a no-op */
 
 /* Translates every line of `path` (NULL or "-": standard input; plain text
  * or gzip), reading in batches and writing as it goes: to `out` when it is
- * not NULL, else appended to `lines`. Warnings name the file and line. */
+ * not NULL, else appended to `lines`. Warnings name the file and line.
+ * Streaming (o->stream) applies to standard input written to `out`: the
+ * lines read so far are decoded, written and flushed whenever standard
+ * input has no byte waiting, and the call then blocks in the read (no CPU
+ * spent while it waits); a line's first part without its newline waits
+ * for the rest. Otherwise whole blocks of batch x maxi-batch lines. */
 NmtStatus translator_translate_file(Translator *tr, const char *path, FILE *out, TranslatorLines *lines);
 /* The same for n lines in memory (NUL-terminated, without '\n'); `name`
  * names them in warnings ("NAME:LINE: ..."). */

@@ -14,6 +14,10 @@
  * folder in this process (also through a link), busy for another process
  * until every holder lets go, waited for, no lock file left; a missing
  * folder and a file that is not one.
+ * file_read_ready: 0 on an empty pipe whose writer is open (also after
+ * waiting a timeout, resumed across a signal), 1 for bytes waiting (part
+ * of a line too), the end of a pipe, a regular file and a closed
+ * descriptor; with no timeout it waits, through a signal, for a writer.
  * Every node is made in this test's own temporary folder, never in /dev. */
 #include <dirent.h>
 #include <errno.h>
@@ -427,6 +431,91 @@ static void test_dir_lock(void) {
     file_unlock_dir(-1); /* a no-op */
 }
 
+static volatile sig_atomic_t usr1_seen;
+static void on_usr1(int sig) {
+    (void)sig;
+    usr1_seen++;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* A child that sends this process SIGUSR1 after signal_ms, then (when
+ * bytes) writes them into fd after another write_ms, and exits. */
+static pid_t poke_later(int fd, long signal_ms, const char *bytes, long write_ms) {
+    pid_t parent = getpid(), child = fork();
+    if (child == 0) {
+        sleep_ms(signal_ms);
+        kill(parent, SIGUSR1);
+        if (bytes) {
+            sleep_ms(write_ms);
+            if (write(fd, bytes, strlen(bytes)) < 0) _exit(1);
+        }
+        _exit(0);
+    }
+    return child;
+}
+
+/* file_read_ready on pipes, a regular file and a closed descriptor; a
+ * signal (a handler without SA_RESTART: poll fails with EINTR) neither ends
+ * a timed wait early nor an untimed one. */
+static void test_read_ready(void) {
+    int p[2];
+    CHECK(pipe(p) == 0, "pipe: %s", strerror(errno));
+    CHECK_EQ_INT(file_read_ready(p[0], 0), 0); /* nothing yet, the writer open */
+    double t0 = now_ms();
+    CHECK_EQ_INT(file_read_ready(p[0], 60), 0); /* waits its timeout, then 0 */
+    CHECK(now_ms() - t0 >= 55, "a 60 ms wait returned after %.1f ms", now_ms() - t0);
+    CHECK(write(p[1], "half a li", 9) == 9, "write");
+    CHECK_EQ_INT(file_read_ready(p[0], 0), 1); /* bytes: a read returns them (no line yet) */
+    char buf[64];
+    CHECK(read(p[0], buf, sizeof buf) == 9, "read");
+    CHECK_EQ_INT(file_read_ready(p[0], 0), 0);
+
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1; /* no SA_RESTART */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old);
+    /* a timed wait, interrupted at 40 ms, resumes for the time left */
+    usr1_seen = 0;
+    pid_t child = poke_later(p[1], 40, NULL, 0);
+    t0 = now_ms();
+    int r = file_read_ready(p[0], 300);
+    double waited = now_ms() - t0;
+    waitpid(child, NULL, 0);
+    CHECK(r == 0 && usr1_seen == 1 && waited >= 290,
+          "interrupted 300 ms wait: ready %d, %d signals, returned after %.1f ms", r, (int)usr1_seen, waited);
+    /* an untimed wait, interrupted, goes on until the bytes come */
+    usr1_seen = 0;
+    child = poke_later(p[1], 40, "line\n", 60);
+    r = file_read_ready(p[0], -1);
+    waitpid(child, NULL, 0);
+    CHECK(r == 1 && usr1_seen == 1, "interrupted untimed wait: ready %d, %d signals", r, (int)usr1_seen);
+    CHECK(read(p[0], buf, sizeof buf) == 5, "read the line");
+    sigaction(SIGUSR1, &old, NULL);
+
+    close(p[1]); /* the end of the input: a read returns 0 at once */
+    CHECK_EQ_INT(file_read_ready(p[0], 0), 1);
+    CHECK_EQ_INT(file_read_ready(p[0], -1), 1);
+    close(p[0]);
+    CHECK_EQ_INT(file_read_ready(p[0], 0), 1); /* closed: the read reports EBADF */
+
+    write_text(path_in("ready.txt"), "");
+    int fd = open(path_in("ready.txt"), O_RDONLY);
+    CHECK(fd >= 0, "open: %s", strerror(errno));
+    CHECK_EQ_INT(file_read_ready(fd, 0), 1); /* a regular file never waits, even empty */
+    close(fd);
+}
+
 /* Removes the test folder (nodes and links included). */
 static void cleanup(void) {
     char cmd[1100];
@@ -445,6 +534,7 @@ int main(void) {
     test_socket();
     test_refused();
     test_dir_lock();
+    test_read_ready();
     cleanup();
     return test_summary("test_fileio");
 }

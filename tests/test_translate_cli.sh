@@ -8,7 +8,7 @@
 # decoded longest first, written in input order); exactly N --nbest lines
 # and one --attention-out line per input line, empty or invalid ones too;
 # the output shortlist;
-# --help lists every option.
+# --help lists every option (--stream too: tests/test_translate_stream.sh).
 # Prints "test_translate_cli: N passed, N failed"; exits non-zero on failure.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -386,7 +386,8 @@ check '! printf "%s" "$out" | grep -q "no attention"' "a model without attention
 # 7. --help lists every option
 out=$("$NMT" translate --help)
 for opt in --model --config --set --threads --max-len-a --max-len-b --beam --nbest --length-penalty --coverage-penalty --batch --maxi-batch --max-src-len --device --gpu \
-           --replace-unk --unk-dict --attention-out --attention-svg --progress --no-progress --shortlist --shortlist-frequent --shortlist-per-source; do
+           --replace-unk --unk-dict --attention-out --attention-svg --progress --no-progress --shortlist --shortlist-frequent --shortlist-per-source \
+           --stream --no-stream; do
   case "$out" in *"$opt"*) ok ;; *) bad "translate --help lacks $opt" ;; esac
 done
 

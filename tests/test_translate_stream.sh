@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# test_translate_stream.sh: `nmt translate --stream` on a tiny model trained
+# here, driven as a coprocess (python3, pipes): each line written is
+# answered before the next is sent (30 s allowed for an answer to come at
+# all; no speed is measured), and the answers equal, byte for byte, a
+# --batch 1 translation of the same lines (one line decoded at a time is a
+# batch of one); for plain output, --nbest, --sample, --attention-out with
+# --replace-unk (its JSON lines written as the answers are) and the
+# progress line (brought up to date while the input pauses). A line's
+# first part without its newline is not translated until the rest comes
+# (also when it follows a complete line in the same write, which is
+# answered at once); a last line without a newline is translated at the end
+# of the input. While it waits, the process sleeps (a pause of 2 s costs it
+# under 0.5 s of CPU: no busy wait). Without --stream (and with --stream
+# --no-stream) a pipe gets no answer before the end of the input, even
+# when the process has read the line and sleeps in the next read (so that
+# a change of the default is noticed); a terminal as standard input (a pty)
+# streams by default. --stream on a regular file writes what the default
+# writes (whole blocks: the n-best scores of batches of one differ here).
+# `nmt eval` refuses --stream (it scores a whole output: nothing to give early).
+# Prints "test_translate_stream: N passed, N failed"; exits non-zero on failure.
+set -u
+. "$(dirname "$0")/lib.sh"
+test_begin test_translate_stream
+cd "$ROOT" || exit 2
+
+if ! command -v python3 > /dev/null 2>&1 || [ ! -r /proc/self/stat ]; then
+  echo "SKIP test_translate_stream: needs python3 and /proc"
+  test_end
+  exit $?
+fi
+
+# a tiny word-level model whose translations differ from line to line (2 s)
+"$NMT" demo-corpus --out "$tmp/data" --train 2000 --valid 40 --test 40 --seed 7 > /dev/null 2>&1 || bad "demo-corpus"
+demo_config "$tmp/tiny.json" \
+  '{"emb_dim": 32, "hidden": 48, "enc_layers": 1, "dec_layers": 1, "attention": {"heads": 1}}' \
+  '{"optimizer": "adam", "lr": 0.01, "batch_sentences": 32, "max_steps": 300, "valid_every": 300, "seed": 3, "threads": 1, "save_dir": "run"}' \
+  '{"beam": 1, "batch": 8}'
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1) || bad "train: $out"
+M="$tmp/run/best.nmt"
+# ten lines, the third empty (an empty answer)
+{ head -2 "$tmp/data/test.src"; echo; sed -n 3,9p "$tmp/data/test.src"; } > "$tmp/lines.src"
+
+cat > "$tmp/drive.py" <<'PY'
+# drive.py SCENARIO REF CMD...: runs CMD (nmt translate ...) with pipes (or
+# a pty as stdin: scenario "tty"), talks to it line by line and prints one
+# "PASS what" or "FAIL what" line per check.
+import os, pty, select, subprocess, sys, termios, time
+
+scenario, ref_path, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+src = open(os.environ["LINES"], encoding="utf-8").read().split("\n")[:10]
+ref = open(ref_path, encoding="utf-8").read().split("\n")[:-1]
+per = int(os.environ.get("PER", "1"))  # output lines per input line (--nbest)
+attn = os.environ.get("ATTN")          # --attention-out file: lines written so far
+progress = os.environ.get("PROGRESS")  # stderr file with the progress line
+failed = 0
+
+def report(ok, what):
+    global failed
+    failed += not ok
+    print(("PASS " if ok else "FAIL ") + what, flush=True)
+    return ok
+
+if scenario == "tty":  # standard input a terminal, canonical mode, no echo
+    master, slave = pty.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ECHO
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=subprocess.PIPE,
+                            stderr=open(os.environ["ERR"], "w"))
+    os.close(slave)
+    def send(s): os.write(master, s.encode())
+    def close_input(): os.write(master, b"\x04")  # ^D at a line's start: the end
+else:
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(progress or os.environ["ERR"], "w"))
+    def send(s):
+        proc.stdin.write(s.encode())
+        proc.stdin.flush()
+    def close_input(): proc.stdin.close()
+
+out_fd, pending = proc.stdout.fileno(), b""
+
+def read_lines(n, timeout=30.0):
+    """n output lines, or None when they do not come within timeout s."""
+    global pending
+    end = time.time() + timeout
+    while pending.count(b"\n") < n:
+        ready, _, _ = select.select([out_fd], [], [], max(0.0, end - time.time()))
+        if not ready: return None
+        got = os.read(out_fd, 65536)
+        if not got: return None
+        pending += got
+    lines = pending.split(b"\n")
+    pending = b"\n".join(lines[n:])
+    return [l.decode("utf-8") for l in lines[:n]]
+
+def nothing_written():
+    """True when no byte of output is waiting (and none came before)."""
+    ready, _, _ = select.select([out_fd], [], [], 0)
+    return not ready and not pending
+
+def stat():
+    """(state, CPU ticks of all threads) of the process."""
+    with open("/proc/%d/stat" % proc.pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return fields[0], int(fields[11]) + int(fields[12])
+
+def wait_idle(what):
+    """Waits until the process sleeps (its main thread in a read, no CPU
+    spent for 0.6 s): it has read what was sent and wants more."""
+    end, last, calm = time.time() + 60, None, 0
+    while time.time() < end:
+        s = stat()
+        calm = calm + 1 if s[0] == "S" and s == last else 0
+        if calm >= 6: return True
+        last = s
+        time.sleep(0.1)
+    return report(False, what + ": the process never went idle")
+
+def answer(k, what):
+    """Sent line k: reads its answer and compares it with the reference."""
+    got = read_lines(per)
+    want = ref[k * per:(k + 1) * per]
+    report(got == want, "%s: answer to line %d: got %r, want %r" % (what, k + 1, got, want))
+    if got is None:  # no answer in 30 s: the rest would wait as long
+        proc.kill()
+        print("FAIL %s: stopped after line %d went unanswered" % (what, k + 1), flush=True)
+        sys.exit(0)
+    if attn and got is not None:
+        n = len(open(attn).read().splitlines())
+        report(n == k + 1, "%s: %d --attention-out lines after answer %d" % (what, n, k + 1))
+    if progress and got is not None and wait_idle(what):
+        time.sleep(0.3)  # an update held back by the rate limit is due 0.25 s after the last
+        shown = open(progress, encoding="utf-8", newline="").read().split("\r")[-1]
+        report(shown.startswith("translating %d lines," % (k + 1)),
+               "%s: progress line after answer %d: %r" % (what, k + 1, shown))
+
+def finish(what):
+    """The output ends (nothing beyond the answers) and the exit status is 0."""
+    global pending
+    end = time.time() + 30
+    while True:
+        ready, _, _ = select.select([out_fd], [], [], max(0.0, end - time.time()))
+        if not ready:
+            report(False, what + ": the output did not end")
+            break
+        got = os.read(out_fd, 65536)
+        if not got: break
+        pending += got
+    report(pending == b"", what + ": output beyond the answers: %r" % pending)
+    try:
+        rc = proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = -1
+    report(rc == 0, what + ": exit status %d" % rc)
+
+if scenario in ("stream", "stream-one", "tty"):
+    one_by_one = scenario != "stream"
+    for k in range(5 if not one_by_one else (10 if scenario != "tty" else 3)):
+        send(src[k] + "\n")
+        answer(k, scenario)
+    if scenario == "tty":
+        close_input()
+        finish(scenario)
+    elif scenario == "stream":
+        # half a line, then a pause: not translated, and the sleep costs no CPU
+        half = len(src[5]) // 2
+        send(src[5][:half])
+        if wait_idle("half line"):
+            report(nothing_written(), "half a line was answered before its newline: %r" % pending)
+            ticks0 = stat()[1]
+            time.sleep(2)
+            spent = (stat()[1] - ticks0) / os.sysconf("SC_CLK_TCK")
+            report(spent < 0.5, "waiting 2 s for input cost %.2f s of CPU (busy wait?)" % spent)
+        send(src[5][half:] + "\n")
+        answer(5, "rest of the half line")
+        send(src[6] + "\n" + src[7] + "\n")  # two lines in one write
+        answer(6, "two lines at once")
+        answer(7, "two lines at once")
+        # a complete line and half of the next in one write: the first is answered
+        send(src[8] + "\n" + src[9][:3])
+        answer(8, "a line followed by half a line")
+        if wait_idle("half line"):
+            report(nothing_written(), "the half line after line 9 was answered: %r" % pending)
+        send(src[9][3:])  # the last line, without a newline, then the end
+        close_input()
+        answer(9, "last line without a newline")
+        finish(scenario)
+    else:
+        close_input()
+        finish(scenario)
+elif scenario == "blocking":  # without --stream on a pipe: nothing before the end
+    for k in range(2):
+        send(src[k] + "\n")
+        if wait_idle("blocking"):
+            report(nothing_written(), "without --stream, line %d was answered before the end of the input" % (k + 1))
+    close_input()
+    got = read_lines(2)
+    report(got == ref[:2], "blocking: answers at the end: got %r, want %r" % (got, ref[:2]))
+    finish(scenario)
+sys.exit(0)
+PY
+
+# drive SCENARIO REF CMD...: the checks of drive.py counted here
+drive() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      PASS*) ok ;;
+      FAIL*) bad "${line#FAIL }" ;;
+      *) bad "drive.py: $line" ;;
+    esac
+  done < <(LINES="$tmp/lines.src" ERR="$tmp/drive.err" python3 "$tmp/drive.py" "$@" 2>&1)
+}
+
+# reference: the same lines, one at a time (--batch 1)
+ref() { # ref FILE ARGS...
+  local f=$1
+  shift
+  "$NMT" translate --model "$M" --batch 1 "$@" < "$tmp/lines.src" > "$f" 2> "$tmp/ref.err" || bad "reference $*: $(cat "$tmp/ref.err")"
+}
+
+# 1. plain: one line at a time, half lines, two at once, the last without a newline
+ref "$tmp/plain.ref"
+check '[ $(wc -l < "$tmp/plain.ref") -eq 10 ] && [ -z "$(sed -n 3p "$tmp/plain.ref")" ] && [ $(sort -u "$tmp/plain.ref" | wc -l) -ge 6 ]' \
+  "reference translations not varied enough: $(cat "$tmp/plain.ref")"
+drive stream "$tmp/plain.ref" "$NMT" translate --model "$M" --stream
+
+# 2. the other outputs, a line at a time
+ref "$tmp/nbest.ref" --beam 3 --nbest 2
+PER=2 drive stream-one "$tmp/nbest.ref" "$NMT" translate --model "$M" --stream --beam 3 --nbest 2
+ref "$tmp/sample.ref" --sample 5 --seed 11
+drive stream-one "$tmp/sample.ref" "$NMT" translate --model "$M" --stream --sample 5 --seed 11
+ref "$tmp/attn.ref" --beam 2 --replace-unk --attention-out "$tmp/attn-ref.jsonl"
+ATTN="$tmp/attn.jsonl" drive stream-one "$tmp/attn.ref" "$NMT" translate --model "$M" --stream --beam 2 --replace-unk \
+  --attention-out "$tmp/attn.jsonl"
+check 'cmp -s "$tmp/attn.jsonl" "$tmp/attn-ref.jsonl"' "streamed --attention-out differs from --batch 1's"
+PROGRESS="$tmp/progress.err" drive stream-one "$tmp/plain.ref" "$NMT" translate --model "$M" --stream --progress
+check "tr '\\r' '\\n' < '$tmp/progress.err' | grep -q '^translated 10 lines'" "streamed progress: no final line: $(cat -A "$tmp/progress.err")"
+
+# 3. the default on a pipe: whole blocks, nothing before the end of the input
+drive blocking "$tmp/plain.ref" "$NMT" translate --model "$M"
+drive blocking "$tmp/plain.ref" "$NMT" translate --model "$M" --stream --no-stream
+
+# 4. the default on a terminal (a pty as standard input): streamed
+drive tty "$tmp/plain.ref" "$NMT" translate --model "$M"
+
+# 5. --stream with a regular file: the default's whole blocks (n-best scores
+# of batches of one differ from those of batches of 8 for this model)
+in="$tmp/data/test.src"
+"$NMT" translate --model "$M" --beam 5 --nbest 5 < "$in" > "$tmp/file.hyp" 2> "$tmp/file.err" || bad "file: $(cat "$tmp/file.err")"
+"$NMT" translate --model "$M" --beam 5 --nbest 5 --stream < "$in" > "$tmp/file-stream.hyp" 2> "$tmp/file.err" ||
+  bad "file --stream: $(cat "$tmp/file.err")"
+check 'cmp -s "$tmp/file.hyp" "$tmp/file-stream.hyp"' "--stream on a regular file changed the output"
+"$NMT" translate --model "$M" --beam 5 --nbest 5 --batch 1 < "$in" > "$tmp/file-b1.hyp" 2> "$tmp/file.err"
+check '! cmp -s "$tmp/file.hyp" "$tmp/file-b1.hyp"' "the n-best scores of --batch 1 equal batches of 8: the check above proves nothing"
+
+# 6. an option of translate alone: eval scores a whole output (nothing to give early)
+expect 2 "unknown option '--stream'" "$NMT" eval --stream
+
+test_end
