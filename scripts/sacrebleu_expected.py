@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """sacrebleu_expected.py: computes, with sacreBLEU itself, the numbers that
-tests/test_bleu.c and tests/test_eval_cli.sh compare nmt's BLEU, chrF and
-bootstrap against, and writes them into the fixture folder.
+tests/test_bleu.c, tests/test_ter.c, tests/test_eval_cli.sh and
+tests/test_ter_cli.sh compare nmt's BLEU, chrF, TER and bootstrap against,
+and writes them into the fixture folders.
 
 The committed files were produced from the repository root with
 
@@ -12,6 +13,9 @@ which writes
     tests/fixtures/bleu/expected.txt     API-level numbers (tab-separated records)
     tests/fixtures/bleu/cli/NAME.args    the arguments of one `nmt eval` run
     tests/fixtures/bleu/cli/NAME.out     sacreBLEU's CLI output for the same run
+    tests/fixtures/ter/expected.txt      TER's API-level numbers
+    tests/fixtures/ter/cli/NAME.args     `nmt eval --ter ...` runs
+    tests/fixtures/ter/cli/NAME.out      and sacreBLEU's output (-m ... ter)
 Records about Multi30k (`m30k`) are added when the corpus is found
 ($NMT_MULTI30K or ../shared/data/multi30k); otherwise the old ones are kept.
 
@@ -309,12 +313,14 @@ def multi30k_records(out):
     return True
 
 
-def cli_records():
+def cli_records(cases=None, folder=FIX, files=None):
     """Runs the sacreBLEU CLI for every CLI case; writes cli/NAME.args/.out."""
-    cli = os.path.join(FIX, 'cli')
+    cases = CLI_CASES if cases is None else cases
+    files = {k: os.path.join(FIX, v) for k, v in FILES.items()} if files is None else files
+    cli = os.path.join(folder, 'cli')
     os.makedirs(cli, exist_ok=True)
-    for name, args in CLI_CASES:
-        ours = [os.path.join(FIX, FILES[a]) if a in FILES else a for a in args.split()]
+    for name, args in cases:
+        ours = [files[a] if a in files else a for a in args.split()]
         refs, hyps, metrics, extra, fmt, bs, seed = [], [], [], [], 'text', None, '12345'
         it = iter(ours)
         for a in it:
@@ -322,8 +328,10 @@ def cli_records():
                 refs.append(next(it))
             elif a == '--hyp':
                 hyps.append(next(it))
-            elif a in ('--bleu', '--chrf'):
+            elif a in ('--bleu', '--chrf', '--ter'):
                 metrics.append(a[2:])
+            elif a.startswith('--ter-'):
+                extra.append(a)
             elif a == '--lowercase':
                 extra += ['-lc', '--chrf-lowercase']
             elif a == '--tokenize':
@@ -336,7 +344,7 @@ def cli_records():
                 seed = next(it)
             else:
                 raise ValueError(a)
-        metrics = [m for m in ('bleu', 'chrf') if m in metrics] or ['bleu']
+        metrics = [m for m in ('bleu', 'chrf', 'ter') if m in metrics] or ['bleu']
         cmd = [sys.executable, '-m', 'sacrebleu'] + refs + ['-i'] + hyps + ['-m'] + metrics
         cmd += ['-f', fmt] + extra
         if bs:
@@ -347,6 +355,250 @@ def cli_records():
             f.write(' '.join(ours) + '\n')
         with open(os.path.join(cli, name + '.out'), 'wb') as f:
             f.write(res.stdout)
+
+
+# ---------------------------------------------------------------------------
+# TER (tests/fixtures/ter/)
+# ---------------------------------------------------------------------------
+
+TFIX = os.path.join('tests', 'fixtures', 'ter')
+TER_FILES = {'TR1': 'ref1.txt', 'TR2': 'ref2.txt', 'TA': 'hyp_a.txt', 'TB': 'hyp_b.txt',
+             'TEMPTY': 'hyp_empty_lines.txt', 'TNONE': 'all_empty.txt'}
+# every file by key, as a path from the repository root
+ALL_FILES = dict({k: os.path.join(FIX, v) for k, v in FILES.items()},
+                 **{k: os.path.join(TFIX, v) for k, v in TER_FILES.items()})
+
+# TercomTokenizer inputs, run with each option set below.
+TER_TOK_CASES = [
+    "It's a test.", "it's.", "John's car's wheel", "the 's", "1.5 and 3,000.", "a.b,c", "1.a a.1",
+    "2019-2020 and 5-a", "x-y", "&quot;q&quot; &amp;amp; &lt;b&gt;", "&AMP; &Quot;", "line-\nbreak",
+    "two\nlines", '(a) [b] {c} <d> @e #f $g %h ^i *j +k =l |m ~n `o` \\p /q', '!?:;', "...", "U.S.A.",
+    "Straße ÄRGER", "ΟΔΟΣ ΣΑΣ", "İstanbul", "我们今天去公园。我很高兴！", "東京は日本の首都です、そして大きい。",
+    "ｈｉ！（ｘ）", "㈠㍿豈︰", "ひらがな", "カタカナ", "a\u00a0b\u3000c", "  trailing \t ", "", " ", "«x» „y“",
+    "tab\there", "e.g., this", "'s", "x's y's", "A.B.C", "5.", ".5", ",5",
+    "&amp;quot;x&amp;quot; &amp;lt;", "a\u4e2db\u3400c\u31c0d\u2e80e\u3300f\uf900g\ufe30h\u3220i\u3f22j\u3f23k",
+    "a\u3001b\u3002c\u3008d\u3011e\u3014f\u301fg\uff61h\uff65i\u30fbj\uff0ek\uff0cl\uff1fm\uff1an"
+    "\uff1bo\uff01p\uff02q\uff08r\uff09s\u3012t",
+]
+TER_TOK_FLAGS = ['0000', '1000', '0100', '0010', '0101', '0011', '0111', '1111', '0001']
+
+
+def ter_metric(flags, refs=None):
+    from sacrebleu.metrics import TER
+    return TER(case_sensitive=flags[0] == '1', normalized=flags[1] == '1',
+               no_punct=flags[2] == '1', asian_support=flags[3] == '1', references=refs)
+
+
+def ter_edit_pairs():
+    """Token lists for lib_ter.translation_edit_rate: hand-written pairs, and
+    generated ones where the beam (not the plain Levenshtein distance) decides."""
+    pairs = [
+        ('on the mat the cat sat', 'the cat sat on the mat'),
+        ('the big cat sat', 'the cat sat'),
+        ('the sat', 'the cat sat'),
+        ('', 'a b c'),
+        ('a b', ''),
+        ('', ''),
+        ('a b c d e f g h', 'e f g h a b c d'),
+        ('b a', 'a b'),
+        ('a a a a b', 'b a a a a'),
+        ('x y z a b c d e f g h i j k l', 'a b c d e f g h i j k l x y z'),
+        ('d e f a b c g h i', 'a b c d e f g h i'),
+        ('a b c a b c a b c', 'c b a c b a c b a'),
+        ('1 2 3 4 5 6 7 8 9 10 11 12', '12 11 1 2 3 4 5 6 7 8 9 10'),
+        # found by changing one rule of the search at a time (nmt's C against
+        # itself on random pairs): each of these tells the rule apart
+        ('and a on mat', 'mat on and a'),           # ties: the longer block first
+        ('sat a in cat', 'a cat sat in'),           # ties: the earlier target first
+        ('on it it sat', 'it on on it'),            # no shift within the block itself
+        ('is in cat on is is mat to is and on big it on the big mat on in a ran it and ran a a '
+         'ran cat of of cat mat dog',
+         'is in cat on in a ran it and ran a a ran cat of on is is mat to is and on big it on '
+         'the big mat of cat mat dog'),             # a target is tried once (the 1000 limit)
+        ('b a b c b a b b a b a a c a b a b b',
+         'a a b a b a a c a b a b b b a b c b a b'),  # blocks of up to 10 words
+        ('e b a e', 'b d b d c d c c c c c d c c a b c a c b d c d c a d c d e c a e b a e'),  # beam 25
+        ('e b e c b e c', 'a a d a c b c a c b d d d d c a c a d d a b a b c a a c d d e b b a e b '
+         'b d d c a c e b b c d'),                  # a candidate's beamed distance, not its full one
+    ]
+    import random
+    from sacrebleu.metrics.lib_ter import BeamEditDistance
+
+    def lev(a, b):
+        d = list(range(len(b) + 1))
+        for i, x in enumerate(a, 1):
+            p, d[0] = d[:], i
+            for j, y in enumerate(b, 1):
+                d[j] = min(p[j - 1] + (x != y), p[j] + 1, d[j - 1] + 1)
+        return d[-1]
+    rng = random.Random(3)
+    found = 0
+    while found < 4:
+        a = ['w%d' % rng.randint(0, 3) for _ in range(rng.randint(20, 70))]
+        b = a[rng.randint(0, 30):] + ['w%d' % rng.randint(0, 3) for _ in range(rng.randint(0, 30))]
+        if BeamEditDistance(b)(a)[0] != lev(a, b):
+            pairs.append((' '.join(a), ' '.join(b)))
+            found += 1
+    # a hypothesis far shorter than its reference: the beam widens with the length ratio
+    tail = ' '.join('w%d' % k for k in range(1, 120))
+    pairs += [('x', 'x ' + ' '.join(tail.split()[:59])), ('x y', 'x y ' + tail)]
+    # long and repetitive: the 1000-candidate limit
+    words = ['the', 'a', 'of']
+    a = [words[rng.randint(0, 2)] for _ in range(90)]
+    b = a[45:] + a[:45]
+    pairs.append((' '.join(a), ' '.join(b)))
+    return pairs
+
+
+# Corpus cases: (name, flags, hyp, refs)
+TER_CORPUS_CASES = [
+    ('a_1ref', '0000', 'TA', ['TR1']),
+    ('a_2ref', '0000', 'TA', ['TR1', 'TR2']),
+    ('a_case', '1000', 'TA', ['TR1']),
+    ('a_norm', '0100', 'TA', ['TR1']),
+    ('a_nopunct', '0010', 'TA', ['TR1']),
+    ('a_norm_asian', '0101', 'TA', ['TR1']),
+    ('a_all', '1111', 'TA', ['TR1', 'TR2']),
+    ('b_1ref', '0000', 'TB', ['TR1']),
+    ('b_2ref_norm', '0110', 'TB', ['TR2', 'TR1']),
+    ('empty_lines', '0000', 'TEMPTY', ['TR1']),
+    ('all_empty', '0000', 'TNONE', ['TR1']),
+    ('empty_refs', '0000', 'TA', ['TNONE']),
+    ('empty_both', '0000', 'TNONE', ['TNONE']),
+    ('perfect', '0000', 'TR1', ['TR1']),
+    ('bleu_a_3ref', '0000', 'A', ['R1', 'R2', 'R3']),
+    ('bleu_b_1ref', '0100', 'B', ['R1']),
+]
+
+# CLI runs: name -> `nmt eval` arguments.
+TER_CLI_CASES = [
+    ('ter_default', '--ter --ref TR1 --hyp TA'),
+    ('ter_case', '--ter --ter-case-sensitive --ref TR1 --hyp TA'),
+    ('ter_normalized', '--ter --ter-normalized --ref TR1 --hyp TA'),
+    ('ter_no_punct', '--ter --ter-no-punct --ref TR1 --hyp TA'),
+    ('ter_asian', '--ter --ter-normalized --ter-no-punct --ter-asian-support --ref TR1 --hyp TA'),
+    ('ter_asian_alone', '--ter --ter-asian-support --ter-case-sensitive --ref TR1 --hyp TB'),
+    ('ter_2ref', '--ter --ref TR1 --ref TR2 --hyp TB'),
+    ('ter_three', '--bleu --chrf --ter --ref TR1 --hyp TA'),
+    ('ter_three_bleu_files', '--bleu --chrf --ter --lowercase --ref R1 --ref R2 --ref R3 --hyp A'),
+    ('ter_json', '--ter --json --ref TR1 --hyp TA'),
+    ('ter_json_three', '--bleu --chrf --ter --json --ref TR1 --ref TR2 --hyp TA'),
+    ('ter_empty_hyp', '--ter --ref TR1 --hyp TNONE'),
+    ('ter_empty_lines', '--chrf --ter --ref TR1 --hyp TEMPTY'),
+    ('ter_empty_ref', '--ter --ref TNONE --hyp TA'),
+    ('ter_empty_both', '--bleu --ter --ref TNONE --hyp TNONE'),
+    ('ter_perfect', '--ter --ref TR1 --hyp TR1'),
+    ('ter_multi', '--bleu --ter --ref TR1 --hyp TA --hyp TB --hyp TEMPTY'),
+    ('ter_multi_json', '--chrf --ter --json --ref TR1 --hyp TA --hyp TB'),
+    ('ter_paired', '--bleu --chrf --ter --bootstrap 1000 --ref TR1 --ref TR2 --hyp TA --hyp TB'),
+    ('ter_paired_seed', '--ter --ter-normalized --bootstrap 300 --seed 3 --ref TR1 --hyp TB --hyp TA --hyp TEMPTY'),
+    ('ter_confidence', '--ter --bootstrap 300 --ref TR1 --hyp TA'),
+    ('ter_confidence_three', '--bleu --chrf --ter --json --bootstrap 100 --seed 9 --ref TR1 --ref TR2 --hyp TB'),
+]
+
+
+def ter_lines(key):
+    with open(ALL_FILES[key], encoding='utf-8', newline='\n') as f:
+        return [line.rstrip() for line in f]
+
+
+def ter_records(out):
+    from sacrebleu.metrics.lib_ter import translation_edit_rate
+    for flags in TER_TOK_FLAGS:
+        m = ter_metric(flags)
+        out += ['tok\t%s\t%s\t%s' % (flags, esc(c), esc(m._preprocess_segment(c))) for c in TER_TOK_CASES]
+    for h, r in ter_edit_pairs():
+        e, n = translation_edit_rate(h.split(), r.split())
+        out.append('edits\t%s\t%s\t%d\t%d' % (h, r, e, n))
+    for name, flags, h, rs in TER_CORPUS_CASES:
+        hyps, refs = ter_lines(h), [ter_lines(r) for r in rs]
+        m = ter_metric(flags, refs)
+        score = m.corpus_score(hyps, None)
+        stats = m._extract_corpus_statistics(hyps, None)
+        out.append('\t'.join(['corpus', name, flags, ALL_FILES[h], ','.join(ALL_FILES[r] for r in rs),
+                              repr(score.score), str(sum(s[0] for s in stats)), repr(score.ref_length),
+                              esc(score.format(1, signature=m.get_signature().format()))]))
+        if name in ('a_2ref', 'b_1ref', 'a_all', 'b_2ref_norm'):
+            for i, st in enumerate(stats):
+                out.append('\t'.join(['sent', flags, ALL_FILES[h], ','.join(ALL_FILES[r] for r in rs),
+                                      str(i + 1), str(st[0]), repr(st[1])]))
+    from sacrebleu.significance import PairedTest
+    for name, flags, hs, rs, n, seed in (('ab_2ref', '0000', ['TA', 'TB'], ['TR1', 'TR2'], 1000, 12345),
+                                         ('bae_norm', '0100', ['TB', 'TA', 'TEMPTY'], ['TR1'], 300, 3),
+                                         ('bleu_ab_3ref', '0000', ['A', 'B'], ['R1', 'R2', 'R3'], 500, 7)):
+        os.environ['SACREBLEU_SEED'] = str(seed)
+        refs = [ter_lines(r) for r in rs]
+        named = [(str(i), ter_lines(h)) for i, h in enumerate(hs)]
+        _, scores = PairedTest(named, {'TER': ter_metric(flags, refs)}, references=None,
+                               test_type='bs', n_samples=n)()
+        fields = ['paired', name, flags, ','.join(ALL_FILES[h] for h in hs),
+                  ','.join(ALL_FILES[r] for r in rs), str(n), str(seed)]
+        for r in scores['TER']:
+            p = -1.0 if r.p_value is None else r.p_value
+            fields.append(' '.join(repr(float(x)) for x in (r.score, r.mean, r.ci, p)))
+        out.append('\t'.join(fields))
+    for name, flags, h, rs, n, seed in (('a_1ref', '0000', 'TA', ['TR1'], 300, 12345),
+                                        ('b_2ref', '0000', 'TB', ['TR1', 'TR2'], 100, 9)):
+        os.environ['SACREBLEU_SEED'] = str(seed)
+        refs = [ter_lines(r) for r in rs]
+        s = ter_metric(flags, refs).corpus_score(ter_lines(h), None, n_bootstrap=n)
+        out.append('\t'.join(['conf', name, flags, ALL_FILES[h], ','.join(ALL_FILES[r] for r in rs),
+                              str(n), str(seed), repr(float(s._mean)), repr(float(s._ci))]))
+    os.environ.pop('SACREBLEU_SEED', None)
+
+
+def rotate2(line):
+    """The derived hypothesis test_ter.c builds too: the first two words moved to the end."""
+    w = line.split()
+    return ' '.join(w[2:] + w[:2])
+
+
+def ter_multi30k_records(out):
+    d = multi30k_dir()
+    if not d:
+        return False
+    ref = read_gz(os.path.join(d, 'val.en.gz'))
+    for name, hyp in (('val_drop3', [drop_every(line, 3) for line in ref]),
+                      ('val_rotate2', [rotate2(line) for line in ref])):
+        for flags in ('0000', '1110'):
+            s = ter_metric(flags).corpus_score(hyp, [ref])
+            out.append('m30k\t%s_%s_score\t%r' % (name, flags, s.score))
+            out.append('m30k\t%s_%s_edits\t%d' % (name, flags, s.num_edits))
+            out.append('m30k\t%s_%s_ref_len\t%r' % (name, flags, s.ref_length))
+    return True
+
+
+def ter_main():
+    import numpy
+    import sacrebleu
+    path = os.path.join(TFIX, 'expected.txt')
+    old_m30k = []
+    if os.path.exists(path):
+        with open(path, encoding='utf-8') as f:
+            old_m30k = [line.rstrip('\n') for line in f if line.startswith('m30k\t')]
+    out = [
+        '# Generated by: python3 scripts/sacrebleu_expected.py (from the repository root)',
+        '# with sacrebleu %s, numpy %s, Python %s. Do not edit; rerun the script.'
+        % (sacrebleu.__version__, numpy.__version__, sys.version.split()[0]),
+        '# Tab-separated records; \\\\ \\t \\n \\r escaped in text fields; files from the repository root.',
+        '# FLAGS: four digits case_sensitive normalized no_punct asian_support (TER(...) arguments).',
+        '#   tok     FLAGS INPUT TOKENIZED                (TER._preprocess_segment)',
+        '#   edits   HYP_WORDS REF_WORDS EDITS REF_LEN    (lib_ter.translation_edit_rate)',
+        '#   corpus  CASE FLAGS HYP REFS SCORE EDITS REF_LEN LINE',
+        '#   sent    FLAGS HYP REFS LINENO EDITS REF_LEN  (segment statistics)',
+        '#   paired  CASE FLAGS HYPS REFS N SEED then per system "SCORE MEAN CI P" (P -1: baseline)',
+        '#   conf    CASE FLAGS HYP REFS N SEED MEAN CI   (corpus_score(n_bootstrap=N))',
+        '#   m30k    NAME VALUE   (Multi30k val.en with every 3rd word dropped, or its first two',
+        '#           words moved to the end, against val.en; FLAGS in the name)',
+    ]
+    ter_records(out)
+    if not ter_multi30k_records(out):
+        print('Multi30k not found: keeping the old TER m30k records', file=sys.stderr)
+        out += old_m30k
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write('\n'.join(out) + '\n')
+    cli_records(TER_CLI_CASES, TFIX, ALL_FILES)
+    print('wrote %s and %s/cli/' % (path, TFIX))
 
 
 def main():
@@ -391,6 +643,7 @@ def main():
         f.write('\n'.join(out) + '\n')
     cli_records()
     print('wrote %s and %s/cli/' % (path, FIX))
+    ter_main()
 
 
 if __name__ == '__main__':

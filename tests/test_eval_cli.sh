@@ -9,7 +9,8 @@
 # counts) and for missing files, 2 for bad usage. Then
 # --split-len (each part's score equals nmt eval on that part's lines alone)
 # and, with a tiny model trained here, `nmt eval --model M --src S` equal to
-# `nmt translate --model M < S | nmt eval`, with decoding options too.
+# `nmt translate --model M < S | nmt eval` (BLEU, chrF and TER), with
+# decoding options too. TER's own cases are in tests/test_ter_cli.sh.
 # Prints "test_eval_cli: N passed, N failed"; exits non-zero on failure.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -249,7 +250,7 @@ expect_rc 2 "stray positional argument"
 # 7. --help documents every option
 run --help
 expect_rc 0 "--help"
-for opt in --bleu --chrf --ref --hyp --lowercase --tokenize --json --bootstrap --seed \
+for opt in --bleu --chrf --ter --ter-normalized --ref --hyp --lowercase --tokenize --json --bootstrap --seed \
            --src --split-len --model --beam --batch --length-penalty --device --progress; do
   case "$out" in *"$opt"*) ok ;; *) fail "--help lacks $opt" ;; esac
 done
@@ -358,14 +359,15 @@ pipe_eval() { # pipe_eval "TRANSLATE ARGS" EVAL ARGS...
   "$NMT" translate $targs < "$S" 2>/dev/null | "$NMT" eval "$@" > "$tmp/pipe.out" 2>/dev/null
 }
 for dec in "" "--beam 2 --batch 7" "--beam 3 --length-penalty 0.8 --coverage-penalty 0.2" "--batch 1 --max-src-len 5"; do
-  pipe_eval "--model $M $dec" --bleu --chrf --ref "$R"
+  pipe_eval "--model $M $dec" --bleu --chrf --ter --ref "$R"
   # shellcheck disable=SC2086
-  run --bleu --chrf --model "$M" --src "$S" --ref "$R" $dec
+  run --bleu --chrf --ter --model "$M" --src "$S" --ref "$R" $dec
   expect_rc 0 "--model $dec"
   if cmp -s "$tmp/out" "$tmp/pipe.out"; then ok; else
     fail "eval --model $dec differs from translate | eval:"; diff "$tmp/out" "$tmp/pipe.out" | head -n 6
   fi
   check "eval --model $dec prints scores" grep -q '^ *BLEU|nrefs:1' "$tmp/out"
+  check "eval --model $dec prints TER" grep -q '^ *TER|nrefs:1|case:lc|tok:tercom' "$tmp/out"
 done
 check "--beam reaches the decoder (beam 1 and beam 3 translations differ)" \
   sh -c "! cmp -s \"\$1\" \"\$2\"" _ <("$NMT" translate --model "$M" < "$S" 2>/dev/null) \
