@@ -1012,16 +1012,16 @@ static NmtStatus finish_call(Translator *tr, NmtStatus st) {
     return st;
 }
 
-/* Streaming, before a read of fd: when the read would wait (no byte of
- * input waiting), decodes the lines read so far (however few) and writes
- * them, flushed (flush_block flushes the output, and the attention lines
- * first), and brings the progress line up to date: an update that its rate limit
- * held back is shown once it is due, unless input comes first. The read
- * that follows waits for input (in the kernel: no CPU). A line's first
- * part without its newline makes fd ready, so the lines before it wait
- * with it for the rest; docs/decoding.md. */
-static NmtStatus stream_before_read(Translator *tr, int fd) {
-    if (file_read_ready(fd, 0)) return NMT_OK;
+/* Streaming, before reading a line from r (on fd): when the read would
+ * wait (no whole line in the reader's buffer, none arriving on fd:
+ * line_reader_ready), decodes the lines read so far (however few) and
+ * writes them, flushed (flush_block flushes the output, and the attention
+ * lines first), and brings the progress line up to date: an update that
+ * its rate limit held back is shown once it is due, unless input comes
+ * first. The read that follows waits for input (in the kernel: no CPU).
+ * Lines that arrive together are decoded together; docs/decoding.md. */
+static NmtStatus stream_before_read(Translator *tr, LineReader *r, int fd) {
+    if (line_reader_ready(r)) return NMT_OK;
     NmtStatus st = tr->n > 0 ? flush_block(tr) : NMT_OK;
     if (!st && tr->progress && tr->progress_lines != tr->line_index + tr->block_done) {
         double wait_s = tr->t_shown + PROGRESS_INTERVAL_S - now_s();
@@ -1046,7 +1046,7 @@ NmtStatus translator_translate_file(Translator *tr, const char *path, FILE *out,
         const char *line;
         size_t len;
         int got = 0;
-        if (stream && (st = stream_before_read(tr, 0)) != NMT_OK) break;
+        if (stream && (st = stream_before_read(tr, r, 0)) != NMT_OK) break;
         st = line_reader_next(r, &line, &len, &got);
         if (st || !got) break;
         st = push_line(tr, name, line_reader_line_no(r), line, len);

@@ -191,6 +191,20 @@ if scenario in ("stream", "stream-one", "tty"):
     else:
         close_input()
         finish(scenario)
+elif scenario == "empty-first":  # an empty first line is answered at once
+    send("\n")
+    got = read_lines(1)
+    report(got == [""], "empty first line: got %r before the next line was sent" % got)
+    send(src[0] + "\n")
+    answer(0, "the line after an empty first line")
+    close_input()
+    finish(scenario)
+elif scenario == "burst":  # every line in one write, then a pause: decoded together
+    send("".join(line + "\n" for line in src))
+    got = read_lines(len(ref))
+    report(got == ref, "burst: got %r, want the block's %r" % (got, ref))
+    close_input()
+    finish(scenario)
 elif scenario == "blocking":  # without --stream on a pipe: nothing before the end
     for k in range(2):
         send(src[k] + "\n")
@@ -239,6 +253,16 @@ ATTN="$tmp/attn.jsonl" drive stream-one "$tmp/attn.ref" "$NMT" translate --model
 check 'cmp -s "$tmp/attn.jsonl" "$tmp/attn-ref.jsonl"' "streamed --attention-out differs from --batch 1's"
 PROGRESS="$tmp/progress.err" drive stream-one "$tmp/plain.ref" "$NMT" translate --model "$M" --stream --progress
 check "tr '\\r' '\\n' < '$tmp/progress.err' | grep -q '^translated 10 lines'" "streamed progress: no final line: $(cat -A "$tmp/progress.err")"
+
+# 2b. an empty first line is answered before the next comes; a burst of
+# lines in one write is decoded as one block, as the whole file is without
+# --stream (its n-best scores differ from those of lines decoded one by
+# one, which the burst gave when the check asked the descriptor alone)
+drive empty-first "$tmp/plain.ref" "$NMT" translate --model "$M" --stream
+"$NMT" translate --model "$M" --beam 3 --nbest 2 < "$tmp/lines.src" > "$tmp/nbest-block.ref" 2> "$tmp/ref.err" ||
+  bad "block reference: $(cat "$tmp/ref.err")"
+check '! cmp -s "$tmp/nbest-block.ref" "$tmp/nbest.ref"' "the n-best scores of one block equal those of --batch 1: the burst check proves nothing"
+PER=2 drive burst "$tmp/nbest-block.ref" "$NMT" translate --model "$M" --stream --beam 3 --nbest 2
 
 # 3. the default on a pipe: whole blocks, nothing before the end of the input
 drive blocking "$tmp/plain.ref" "$NMT" translate --model "$M"

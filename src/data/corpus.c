@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -322,7 +323,7 @@ static NmtStatus lr_create(int fd, const char *name, int owns_fd, LineReader **o
     }
     /* The first two bytes decide between gzip and plain text. */
     size_t n = 0;
-    while (n < 2 && !r->raw_eof) {
+    while (n < 2 && !r->raw_eof && (n == 0 || r->in[0] == 0x1f)) { /* a first byte other than 0x1f: plain */
         size_t got = 0;
         if ((st = lr_read(r, r->in + n, LR_IN_CHUNK - n, &got)) != NMT_OK) goto fail;
         if (got == 0) r->raw_eof = 1;
@@ -458,6 +459,36 @@ NmtStatus line_reader_next(LineReader *r, const char **line, size_t *len, int *g
     *len = n;
     *got = 1;
     return NMT_OK;
+}
+
+int line_reader_ready(LineReader *r) {
+    if (r->failed != NMT_OK || r->eof) return 1;
+    for (;;) {
+        if (r->scan < r->end && memchr(r->buf + r->scan, '\n', r->end - r->scan)) return 1;
+        r->scan = r->end;
+        struct pollfd p = {.fd = r->fd, .events = POLLIN};
+        int n;
+        while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR) {
+        }
+        if (n == 0) return 0;
+        if (n < 0 || r->is_gz) return 1;
+        if (r->pos > 0) {
+            memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+            r->end -= r->pos;
+            r->scan -= r->pos;
+            r->pos = 0;
+        }
+        if (r->end == r->cap && (r->end - r->pos >= LINE_READER_MAX_LINE || lr_grow(r) != NMT_OK)) return 1;
+        size_t produced = 0;
+        NmtStatus st = lr_fill(r, &produced);
+        if (st != NMT_OK) {
+            lr_fail(r, st);
+            return 1;
+        }
+        if (produced == 0) r->eof = 1;
+        r->end += produced;
+        if (r->eof) return 1;
+    }
 }
 
 int64_t line_reader_line_no(const LineReader *r) { return r->line_no; }

@@ -75,6 +75,12 @@ const char *line_reader_path(const LineReader *r);
 /* Validation on (1, the default) or off (0: invalid UTF-8 and NUL bytes are
  * passed through; *len is then the only reliable length). */
 void line_reader_set_validate(LineReader *r, int on);
+/* 1 when line_reader_next would return without waiting for input: a whole
+ * line is in the buffer, the input has ended, or an error is waiting; 0
+ * when it would wait. Never waits: it reads what poll(2) says is there and
+ * looks for a newline in it. Gzip input: 1 as soon as the descriptor has
+ * bytes (`nmt translate --stream`). */
+int line_reader_ready(LineReader *r);
 void line_reader_close(LineReader *r); /* NULL is a no-op */
 
 /* Counts the lines of a file (validating them, like a full read). */
