@@ -241,11 +241,17 @@ check 'cmp -s "$tmp/tok" "$tmp/tok3"' "gzip input scores otherwise: $(cat "$tmp/
 #    test_gpu_emu.sh (which runs first in `make test`) has built it in this
 #    build (NMT_BUILD), after the binary under test: the CPU's scores for an
 #    ensemble, a pair past the base length (the models made again) and
-#    batches shrinking by cuda's quantum of 8
+#    batches shrinking by cuda's quantum of 8. The long pair is 60 corpus
+#    lines (about 430 words): one of 150 (about 1100) was chaotic for these
+#    barely trained models, its score depending on the last bits of the
+#    arithmetic (the CPU alone gave -6638 to -6701 for the second model
+#    under four OPENBLAS_CORETYPE settings, 2026-12-02), so the 1e-5 check
+#    held on one machine and not on another; at 430 words the four agree
+#    to 3e-8.
 emu="${NMT_BUILD:-$ROOT/build}/gpu-emu/nmt"
 if [ -x "$emu" ] && [ "$emu" -nt "$NMT" ] && "$emu" score --help > /dev/null 2>&1; then
-  { cat "$src"; head -150 "$tmp/data/train.src" | tr '\n' ' '; echo; } > "$tmp/emu.src"
-  { cat "$ref"; head -150 "$tmp/data/train.tgt" | tr '\n' ' '; echo; } > "$tmp/emu.tgt"
+  { cat "$src"; head -60 "$tmp/data/train.src" | tr '\n' ' '; echo; } > "$tmp/emu.src"
+  { cat "$ref"; head -60 "$tmp/data/train.tgt" | tr '\n' ' '; echo; } > "$tmp/emu.tgt"
   "$emu" score --model "$M" --model "$M2" --device cuda --batch 16 --src "$tmp/emu.src" --tgt "$tmp/emu.tgt" \
     > "$tmp/emu.s" 2> "$tmp/err" || bad "emulated cuda: $(tail -3 "$tmp/err")"
   "$NMT" score --model "$M" --model "$M2" --threads 1 --batch 16 --src "$tmp/emu.src" --tgt "$tmp/emu.tgt" > "$tmp/cpu.s"
