@@ -15,97 +15,19 @@
 #include "data/bootstrap.h"
 #include "data/chrf.h"
 #include "test_util.h"
+#include "fixture_records.h"
 
 #define FIX "tests/fixtures/bleu/"
-#define MAX_FIELDS 16
 
 /* ---- fixture reading (plain stdio, independent of cmd_eval.c) ---- */
-
-typedef struct {
-    char *buf;
-    char **lines;
-    int n;
-} Lines;
-
-static void lines_free(Lines *l) {
-    free(l->buf);
-    free(l->lines);
-    memset(l, 0, sizeof *l);
-}
-
-/* Lines of a file without their "\n" / "\r\n"; 0 on failure. */
-static int lines_read(const char *path, Lines *l) {
-    memset(l, 0, sizeof *l);
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    l->buf = malloc((size_t)len + 1);
-    if (fread(l->buf, 1, (size_t)len, f) != (size_t)len) len = 0;
-    fclose(f);
-    l->buf[len] = '\0';
-    int n = 0;
-    for (long i = 0; i < len; i++) n += l->buf[i] == '\n';
-    if (len && l->buf[len - 1] != '\n') n++;
-    l->lines = malloc(sizeof *l->lines * (size_t)(n + 1));
-    char *p = l->buf;
-    for (int i = 0; i < n; i++) {
-        char *e = strchr(p, '\n');
-        if (e) *e = '\0';
-        size_t k = strlen(p);
-        if (k && p[k - 1] == '\r') p[k - 1] = '\0';
-        l->lines[i] = p;
-        p = e ? e + 1 : p + k;
-    }
-    l->n = n;
-    return 1;
-}
 
 /* Reads a fixture by name (FIX + name). */
 static int fixture(const char *name, Lines *l) {
     char path[512];
     snprintf(path, sizeof path, FIX "%s", name);
-    int ok = lines_read(path, l);
-    CHECK(ok, "cannot read %s", path);
-    return ok;
+    return lines_read(path, l); /* counts the check */
 }
 
-/* Undoes the script's escapes in place. */
-static char *unescape(char *s) {
-    char *w = s;
-    for (char *r = s; *r; r++) {
-        if (*r == '\\' && r[1]) {
-            r++;
-            *w++ = *r == 'n' ? '\n' : *r == 't' ? '\t' : *r == 'r' ? '\r' : *r;
-        } else {
-            *w++ = *r;
-        }
-    }
-    *w = '\0';
-    return s;
-}
-
-static int split_tabs(char *line, char **f) {
-    int n = 0;
-    for (char *p = line; n < MAX_FIELDS;) {
-        f[n++] = p;
-        char *t = strchr(p, '\t');
-        if (!t) break;
-        *t = '\0';
-        p = t + 1;
-    }
-    return n;
-}
-
-/* Splits "a,b,c" into up to 8 names (in place). */
-static int split_commas(char *s, char **out) {
-    int n = 0;
-    for (char *p = strtok(s, ","); p && n < 8; p = strtok(NULL, ",")) out[n++] = p;
-    return n;
-}
-
-/* Reads the hypothesis and reference fixtures of a record. */
 typedef struct {
     Lines hyp, refs[8];
     int n_refs, ok;
@@ -518,20 +440,6 @@ static char *drop_every(const char *line, int k) {
     out[w] = '\0';
     free(tmp);
     return out;
-}
-
-typedef struct {
-    char name[64];
-    double value;
-} Named;
-
-static int named_get(const Named *v, int n, const char *name, double *out) {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(v[i].name, name)) {
-            *out = v[i].value;
-            return 1;
-        }
-    return 0;
 }
 
 static void test_multi30k(const Named *want, int n_want) {
