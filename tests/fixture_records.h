@@ -46,12 +46,11 @@ static void lines_split(char *buf, size_t len, Lines *l) {
     l->n = n;
 }
 
-/* Reads a plain or gzip file (zlib reads both); 0 on failure. */
-static int lines_read(const char *path, Lines *l) {
-    memset(l, 0, sizeof *l);
+/* The whole content of a plain or gzip file (zlib reads both), NUL
+ * terminated, in *len bytes (free it); NULL when it cannot be opened. */
+static char *gz_read_all(const char *path, size_t *len) {
     gzFile g = gzopen(path, "rb");
-    CHECK(g != NULL, "cannot read %s", path);
-    if (!g) return 0;
+    if (!g) return NULL;
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     int k;
@@ -61,6 +60,17 @@ static int lines_read(const char *path, Lines *l) {
     }
     gzclose(g);
     buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Reads a plain or gzip file; 0 on failure (a failed check). */
+static int lines_read(const char *path, Lines *l) {
+    memset(l, 0, sizeof *l);
+    size_t n;
+    char *buf = gz_read_all(path, &n);
+    CHECK(buf != NULL, "cannot read %s", path);
+    if (!buf) return 0;
     lines_split(buf, n, l);
     return 1;
 }

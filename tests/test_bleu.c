@@ -407,22 +407,6 @@ static void test_alloc_failures(void) {
 
 /* ---- Multi30k: a derived hypothesis scored against the reference ---- */
 
-static char *gz_read_all(const char *path, size_t *len) {
-    gzFile g = gzopen(path, "rb");
-    if (!g) return NULL;
-    size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap);
-    int k;
-    while ((k = gzread(g, buf + n, (unsigned)(cap - n - 1))) > 0) {
-        n += (size_t)k;
-        if (cap - n < 2) buf = realloc(buf, cap *= 2);
-    }
-    gzclose(g);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* Python's ' '.join(w for i, w in enumerate(line.split()) if i % k != k - 1) */
 static char *drop_every(const char *line, int k) {
     size_t len = strlen(line);
