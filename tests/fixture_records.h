@@ -1,9 +1,11 @@
 /* fixture_records.h: reading the records scripts/sacrebleu_expected.py
  * writes (tests/fixtures/bleu/, tests/fixtures/ter/), shared by
  * tests/test_bleu.c and tests/test_ter.c: a file's lines (plain or gzip,
- * through zlib; "\n" or "\r\n"), the script's escapes, tab- and
- * comma-separated fields, and named numbers. Plain stdio and zlib, apart
- * from the code under test. Include after test_util.h. */
+ * through zlib; "\n" or "\r\n"), a record's hypothesis and reference
+ * files (Corpus, under a fixture folder given by the caller), the
+ * script's escapes, tab- and comma-separated fields, and named numbers.
+ * Plain stdio and zlib, apart from the code under test. Include after
+ * test_util.h. */
 #ifndef NMT_TESTS_FIXTURE_RECORDS_H
 #define NMT_TESTS_FIXTURE_RECORDS_H
 
@@ -75,6 +77,55 @@ static int lines_read(const char *path, Lines *l) {
     return 1;
 }
 
+/* Splits "a,b,c" into up to 8 names (in place). */
+static int split_commas(char *s, char **out) {
+    int n = 0;
+    for (char *p = strtok(s, ","); p && n < 8; p = strtok(NULL, ",")) out[n++] = p;
+    return n;
+}
+
+/* Reads the fixture file prefix + name: prefix is the folder the records'
+ * names are relative to ("" where they are already paths); a failed check
+ * and 0 when it cannot be read. */
+static int fixture_read(const char *prefix, const char *name, Lines *l) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s%s", prefix, name);
+    return lines_read(path, l); /* counts the check */
+}
+
+/* The hypothesis and reference files of a record. */
+typedef struct {
+    Lines hyp, refs[8];
+    int n_refs, ok;
+} Corpus;
+
+/* Reads a record's hypothesis and its comma-separated references (each
+ * name under prefix, as fixture_read), checking that every reference has
+ * as many lines as the hypothesis; c->ok is 0 when any of that fails.
+ * Free with corpus_free, even when not ok. */
+static void corpus_load(Corpus *c, const char *prefix, const char *hyp, const char *refs_csv) {
+    char csv[1024], *names[8];
+    snprintf(csv, sizeof csv, "%s", refs_csv);
+    memset(c, 0, sizeof *c);
+    c->n_refs = split_commas(csv, names);
+    c->ok = fixture_read(prefix, hyp, &c->hyp);
+    for (int k = 0; k < c->n_refs; k++) {
+        c->ok &= fixture_read(prefix, names[k], &c->refs[k]);
+        if (c->ok) CHECK_EQ_INT(c->refs[k].n, c->hyp.n);
+        c->ok &= c->refs[k].n == c->hyp.n;
+    }
+}
+
+static void corpus_free(Corpus *c) {
+    lines_free(&c->hyp);
+    for (int k = 0; k < c->n_refs; k++) lines_free(&c->refs[k]);
+}
+
+/* The references of segment i, in r[0 .. c->n_refs - 1]. */
+static void corpus_refs(const Corpus *c, int i, const char **r) {
+    for (int k = 0; k < c->n_refs; k++) r[k] = c->refs[k].lines[i];
+}
+
 /* Undoes the script's escapes in place. */
 static char *unescape(char *s) {
     char *w = s;
@@ -99,13 +150,6 @@ static int split_tabs(char *line, char **f) {
         *t = '\0';
         p = t + 1;
     }
-    return n;
-}
-
-/* Splits "a,b,c" into up to 8 names (in place). */
-static int split_commas(char *s, char **out) {
-    int n = 0;
-    for (char *p = strtok(s, ","); p && n < 8; p = strtok(NULL, ",")) out[n++] = p;
     return n;
 }
 

@@ -19,42 +19,7 @@
 
 #define FIX "tests/fixtures/bleu/"
 
-/* ---- fixture reading (plain stdio, independent of cmd_eval.c) ---- */
-
-/* Reads a fixture by name (FIX + name). */
-static int fixture(const char *name, Lines *l) {
-    char path[512];
-    snprintf(path, sizeof path, FIX "%s", name);
-    return lines_read(path, l); /* counts the check */
-}
-
-typedef struct {
-    Lines hyp, refs[8];
-    int n_refs, ok;
-} Corpus;
-
-static void corpus_load(Corpus *c, const char *hyp, char *refs_csv) {
-    char *names[8];
-    memset(c, 0, sizeof *c);
-    c->n_refs = split_commas(refs_csv, names);
-    c->ok = fixture(hyp, &c->hyp);
-    for (int k = 0; k < c->n_refs; k++) {
-        c->ok &= fixture(names[k], &c->refs[k]);
-        if (c->ok) CHECK_EQ_INT(c->refs[k].n, c->hyp.n);
-        c->ok &= c->refs[k].n == c->hyp.n;
-    }
-}
-
-static void corpus_free(Corpus *c) {
-    lines_free(&c->hyp);
-    for (int k = 0; k < c->n_refs; k++) lines_free(&c->refs[k]);
-}
-
-static void corpus_refs(const Corpus *c, int i, const char **r) {
-    for (int k = 0; k < c->n_refs; k++) r[k] = c->refs[k].lines[i];
-}
-
-/* ---- record checks ---- */
+/* ---- record checks (fixture_records.h reads the files, independent of cmd_eval.c) ---- */
 
 static void check_tok13a(char **f) {
     char *in = unescape(f[1]), *want = unescape(f[2]), *got = NULL;
@@ -76,7 +41,7 @@ static void check_bleu(char **f) {
     /* bleu CASE HYP REFS LC TOK SCORE P1 P2 P3 P4 BP RATIO HYP_LEN REF_LEN LINE */
     Corpus c;
     const char *name = f[1];
-    corpus_load(&c, f[2], f[3]);
+    corpus_load(&c, FIX, f[2], f[3]);
     if (!c.ok) {
         corpus_free(&c);
         return;
@@ -113,7 +78,7 @@ static void check_chrf(char **f) {
     /* chrf CASE HYP REFS LC SCORE LINE */
     Corpus c;
     const char *name = f[1];
-    corpus_load(&c, f[2], f[3]);
+    corpus_load(&c, FIX, f[2], f[3]);
     if (!c.ok) {
         corpus_free(&c);
         return;
@@ -138,7 +103,7 @@ static void check_chrf(char **f) {
 static void check_sent(char **f) {
     /* sent HYP REFS LINENO "HYP_LEN REF_LEN C1..C4 T1..T4" SENT_BLEU SENT_CHRF */
     Corpus c;
-    corpus_load(&c, f[1], f[2]);
+    corpus_load(&c, FIX, f[1], f[2]);
     int i = atoi(f[3]) - 1;
     if (!c.ok || i < 0 || i >= c.hyp.n) {
         CHECK(0, "bad sent record line %s", f[3]);
@@ -250,7 +215,7 @@ static void check_paired(char **f, int nf) {
     snprintf(hyps_csv, sizeof hyps_csv, "%s", f[3]);
     int n_sys = split_commas(hyps_csv, hyp_names);
     Corpus c;
-    corpus_load(&c, hyp_names[0], f[4]);
+    corpus_load(&c, FIX, hyp_names[0], f[4]);
     if (!c.ok || nf != 7 + n_sys) {
         CHECK(0, "bad paired record %s", f[1]);
         corpus_free(&c);
@@ -260,7 +225,7 @@ static void check_paired(char **f, int nf) {
     const int64_t *seg[8];
     double scores[8];
     for (int s = 0; s < n_sys; s++) {
-        fixture(hyp_names[s], &hyps[s]);
+        fixture_read(FIX, hyp_names[s], &hyps[s]);
         seg[s] = segment_stats(&c, &hyps[s], chrf);
         scores[s] = corpus_score_of(seg[s], hyps[s].n, chrf);
     }
@@ -292,7 +257,7 @@ static void check_conf(char **f) {
     /* conf CASE METRIC HYP REFS N SEED MEAN CI */
     int chrf = !strcmp(f[2], "chrF2");
     Corpus c;
-    corpus_load(&c, f[3], f[4]);
+    corpus_load(&c, FIX, f[3], f[4]);
     if (!c.ok) {
         corpus_free(&c);
         return;
@@ -439,25 +404,13 @@ static void test_multi30k(const Named *want, int n_want) {
     }
     char path[512];
     snprintf(path, sizeof path, "%s/val.en.gz", dir);
-    size_t len;
-    char *buf = gz_read_all(path, &len);
-    CHECK(buf != NULL, "cannot read %s", path);
-    if (!buf) return;
-    int n = 0;
-    for (size_t i = 0; i < len; i++) n += buf[i] == '\n';
-    if (len && buf[len - 1] != '\n') n++;
-    char **ref = malloc(sizeof *ref * (size_t)(n + 1));
+    Lines ref;
+    if (!lines_read(path, &ref)) return; /* counts the check */
+    int n = ref.n;
     char **h3 = malloc(sizeof *h3 * (size_t)(n + 1)), **h4 = malloc(sizeof *h4 * (size_t)(n + 1));
-    char *p = buf;
     for (int i = 0; i < n; i++) {
-        char *e = strchr(p, '\n');
-        if (e) *e = '\0';
-        size_t k = strlen(p);
-        if (k && p[k - 1] == '\r') p[k - 1] = '\0';
-        ref[i] = p;
-        h3[i] = drop_every(p, 3);
-        h4[i] = drop_every(p, 4);
-        p = e ? e + 1 : p + k;
+        h3[i] = drop_every(ref.lines[i], 3);
+        h4[i] = drop_every(ref.lines[i], 4);
     }
     BleuOptions bo, bo_lc;
     bleu_options_default(&bo);
@@ -477,7 +430,7 @@ static void test_multi30k(const Named *want, int n_want) {
         seg_c[s] = malloc(sizeof(int64_t) * CHRF_N_STATS * (size_t)n);
     }
     for (int i = 0; i < n; i++) {
-        const char *r[1] = {ref[i]};
+        const char *r[1] = {ref.lines[i]};
         BleuStats bs;
         ChrfStats cs;
         for (int s = 0; s < 2; s++) {
@@ -535,8 +488,7 @@ static void test_multi30k(const Named *want, int n_want) {
     }
     free(h3);
     free(h4);
-    free(ref);
-    free(buf);
+    lines_free(&ref);
 }
 
 int main(void) {

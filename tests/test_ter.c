@@ -19,6 +19,9 @@
 #include "fixture_records.h"
 
 #define FIX "tests/fixtures/ter/"
+/* The records name their files by path from the repository root (the
+ * working directory): the prefix corpus_load and fixture_read put before them. */
+#define REPO_ROOT ""
 
 /* ---- fixture reading (plain stdio, independent of cmd_eval.c) ---- */
 
@@ -26,34 +29,6 @@
 static TerOptions flags_opt(const char *f) {
     TerOptions o = {f[0] == '1', f[1] == '1', f[2] == '1', f[3] == '1'};
     return o;
-}
-
-/* The hypothesis and reference files of a record. */
-typedef struct {
-    Lines hyp, refs[8];
-    int n_refs, ok;
-} Corpus;
-
-static void corpus_load(Corpus *c, const char *hyp, const char *refs_csv) {
-    char csv[1024], *names[8];
-    snprintf(csv, sizeof csv, "%s", refs_csv);
-    memset(c, 0, sizeof *c);
-    c->n_refs = split_commas(csv, names);
-    c->ok = lines_read(hyp, &c->hyp);
-    for (int k = 0; k < c->n_refs; k++) {
-        c->ok &= lines_read(names[k], &c->refs[k]);
-        if (c->ok) CHECK_EQ_INT(c->refs[k].n, c->hyp.n);
-        c->ok &= c->refs[k].n == c->hyp.n;
-    }
-}
-
-static void corpus_free(Corpus *c) {
-    lines_free(&c->hyp);
-    for (int k = 0; k < c->n_refs; k++) lines_free(&c->refs[k]);
-}
-
-static void corpus_refs(const Corpus *c, int i, const char **r) {
-    for (int k = 0; k < c->n_refs; k++) r[k] = c->refs[k].lines[i];
 }
 
 /* Per-segment statistics (n_seg, TER_N_STATS) and the corpus score. */
@@ -96,7 +71,7 @@ static void check_edits(char **f) {
 static void check_corpus(char **f) {
     /* corpus CASE FLAGS HYP REFS SCORE EDITS REF_LEN LINE */
     Corpus c;
-    corpus_load(&c, f[3], f[4]);
+    corpus_load(&c, REPO_ROOT, f[3], f[4]);
     if (!c.ok) {
         corpus_free(&c);
         return;
@@ -123,7 +98,7 @@ static void check_corpus(char **f) {
 static void check_sent(char **f) {
     /* sent FLAGS HYP REFS LINENO EDITS REF_LEN */
     Corpus c;
-    corpus_load(&c, f[2], f[3]);
+    corpus_load(&c, REPO_ROOT, f[2], f[3]);
     int i = atoi(f[4]) - 1;
     if (!c.ok || i < 0 || i >= c.hyp.n) {
         CHECK(0, "bad sent record line %s", f[4]);
@@ -147,7 +122,7 @@ static void check_paired(char **f, int nf) {
     snprintf(hyps_csv, sizeof hyps_csv, "%s", f[3]);
     int n_sys = split_commas(hyps_csv, hyp_names);
     Corpus c;
-    corpus_load(&c, hyp_names[0], f[4]);
+    corpus_load(&c, REPO_ROOT, hyp_names[0], f[4]);
     if (!c.ok || nf != 7 + n_sys) {
         CHECK(0, "bad paired record %s", f[1]);
         corpus_free(&c);
@@ -158,7 +133,7 @@ static void check_paired(char **f, int nf) {
     const int64_t *seg[8];
     double scores[8];
     for (int s = 0; s < n_sys; s++) {
-        lines_read(hyp_names[s], &hyps[s]);
+        fixture_read(REPO_ROOT, hyp_names[s], &hyps[s]);
         seg[s] = segment_stats(&c, &hyps[s], &opt, &scores[s]);
     }
     BootstrapMetric m = bootstrap_metric_ter(c.n_refs);
@@ -183,7 +158,7 @@ static void check_paired(char **f, int nf) {
 static void check_conf(char **f) {
     /* conf CASE FLAGS HYP REFS N SEED MEAN CI */
     Corpus c;
-    corpus_load(&c, f[3], f[4]);
+    corpus_load(&c, REPO_ROOT, f[3], f[4]);
     if (!c.ok) {
         corpus_free(&c);
         return;
