@@ -1,10 +1,12 @@
 /* make_checkpoint_seeds.c: writes the seed corpus of fuzz/fuzz_checkpoint.c
  * into the folder given as argv[1] (`make fuzz-seeds` puts them in
- * tests/fuzz/fuzz_checkpoint/): three tiny valid checkpoints (word tokenizers
+ * tests/fuzz/fuzz_checkpoint/): four tiny valid checkpoints (word tokenizers
  * and SGD; SentencePiece tokenizers and Adam moments; the same with training
- * weights beside their moving average, format 2) and a few broken ones
+ * weights beside their moving average, format 2; and with chrF in the
+ * validation records too, format 3) and a few broken ones
  * (empty, bad magic, newer version, truncated, checksum mismatch). Each is a
  * few kilobytes at most. The sentences are made up here. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +99,7 @@ int main(int argc, char **argv) {
         m[i] = (float)i * 0.001f;
         v[i] = (float)(i + 1) * 1e-6f;
     }
-    ValidRecord history[2] = {{100, 55.5, -1.0}, {200, 31.25, 4.5}};
+    ValidRecord history[2] = {{100, 55.5, -1.0, NAN}, {200, 31.25, 4.5, NAN}}; /* no chrF: format 1 */
 
     Checkpoint ck;
     memset(&ck, 0, sizeof ck);
@@ -141,6 +143,14 @@ int main(int argc, char **argv) {
     for (int i = 0; i < N_FLOATS; i++) train_params[i] = params[i] * 0.75f + 0.01f;
     ck.train_params = train_params;
     snprintf(path, sizeof path, "%s/valid-spm-adam-ema.nmt", dir);
+    if (checkpoint_save(&ck, path) != NMT_OK) die(path);
+    free(read_all(path, &n2));
+    printf("%s: %zu bytes\n", path, n2);
+
+    /* format 3: validation records with chrF (and the training weights) */
+    history[0].chrf = 38.5;
+    history[1].chrf = 51.25;
+    snprintf(path, sizeof path, "%s/valid-spm-adam-ema-chrf.nmt", dir);
     if (checkpoint_save(&ck, path) != NMT_OK) die(path);
     free(read_all(path, &n2));
     printf("%s: %zu bytes\n", path, n2);

@@ -6,7 +6,7 @@ moments to the bit?
 
 Compares the PARM (weights) and OPTM (optimizer state) sections of the two
 files, and TPRM (the training weights of a run with a moving average,
-format 2) when either has it (docs/checkpoint-format.md); the other
+formats 2 and 3) when either has it (docs/checkpoint-format.md); the other
 sections are left out (STAT
 holds the wall-clock seconds of the run, CONF the save folder). Prints one
 line: "identical: N weights, M optimizer values" or how many float32 values

@@ -4,10 +4,11 @@ with a moving average (train.ema_decay > 0) as a model of their own.
 
     python3 scripts/ckpt_training_weights.py IN.nmt OUT.nmt
 
-Such a checkpoint (format 2, docs/checkpoint-format.md) holds the moving
-average as its model (PARAMS) and the weights training updates in
-TRAIN_PARAMS. OUT is IN with PARAMS replaced by TRAIN_PARAMS, that section
-dropped and the format set back to 1, so that `nmt translate --model OUT`
+Such a checkpoint (format 2, or 3 when its validation records hold chrF;
+docs/checkpoint-format.md) holds the moving average as its model (PARAMS)
+and the weights training updates in TRAIN_PARAMS. OUT is IN with PARAMS
+replaced by TRAIN_PARAMS, that section dropped and the format set back to
+1 (3 stays 3), so that `nmt translate --model OUT`
 translates with the training weights: to compare them with the average
 (docs/results.md). Exit status 2 when IN is not such a checkpoint. Standard
 library only."""
@@ -39,7 +40,7 @@ def main(argv):
         sections.append((data[off:off + 4], data[off + 12:off + 12 + length]))
         off += 12 + length
     tags = dict(sections)
-    if version != 2 or b"TPRM" not in tags:
+    if version not in (2, 3) or b"TPRM" not in tags:
         print("ckpt_training_weights: %s: no training weights (format %d; written without train.ema_decay?)"
               % (argv[0], version))
         return 2
@@ -50,7 +51,8 @@ def main(argv):
         if tag == b"PARM":
             payload = tags[b"TPRM"]
         body += tag + struct.pack("<Q", len(payload)) + payload
-    out = MAGIC + struct.pack("<IIQ", 1, 0, len(body)) + body
+    # without TPRM: format 1, or 3 when the validation records hold chrF
+    out = MAGIC + struct.pack("<IIQ", 3 if version == 3 else 1, 0, len(body)) + body
     out += struct.pack("<I", zlib.crc32(out))
     with open(argv[1], "wb") as f:
         f.write(out)

@@ -991,9 +991,10 @@ TOKENIZER_WORD = 1
 
 
 def read_checkpoint(path):
-    """Reads an nmt checkpoint (docs/checkpoint-format.md, versions 1 and 2;
-    a version-2 file's TRAIN_PARAMS, the training weights beside their
-    moving average, is skipped: PARM is the model).
+    """Reads an nmt checkpoint (docs/checkpoint-format.md, versions 1 to 3;
+    TRAIN_PARAMS of version 2 or 3, the training weights beside their
+    moving average, is skipped: PARM is the model; so is version 3's chrF
+    in the validation history).
     Returns (config dict, source tokenizer bytes, target tokenizer bytes,
     [(name, count, rows, cols)], float32 weights). Adam moments are skipped."""
     import struct
@@ -1003,8 +1004,8 @@ def read_checkpoint(path):
     if len(data) < 28 or data[:8] != CKPT_MAGIC:
         raise SystemExit("%s: not an nmt checkpoint" % path)
     version, flags, C = struct.unpack_from("<IIQ", data, 8)
-    if version not in (1, 2) or flags != 0:
-        raise SystemExit("%s: checkpoint format %d (flags %d); this reads formats 1 and 2" % (path, version, flags))
+    if version not in (1, 2, 3) or flags != 0:
+        raise SystemExit("%s: checkpoint format %d (flags %d); this reads formats 1 to 3" % (path, version, flags))
     if len(data) != 28 + C:
         raise SystemExit("%s: %d bytes, the header says %d" % (path, len(data), 28 + C))
     if zlib.crc32(memoryview(data)[:24 + C]) != struct.unpack_from("<I", data, 24 + C)[0]:
@@ -1013,7 +1014,7 @@ def read_checkpoint(path):
     while off < 24 + C:
         tag = data[off:off + 4].decode("ascii", "replace")
         (L,) = struct.unpack_from("<Q", data, off + 4)
-        known = tag in CKPT_TAGS or (tag == "TPRM" and version == 2)
+        known = tag in CKPT_TAGS or (tag == "TPRM" and version >= 2)
         if not known or tag in sec or off + 12 + L > 24 + C:
             raise SystemExit("%s: bad section %r" % (path, tag))
         sec[tag] = (off + 12, L)

@@ -149,9 +149,9 @@ static Checkpoint example(int adam) {
     ex_params[7] = -0.0f;
     ex_params[8] = 1e-45f; /* denormal */
     ex_params[9] = -INFINITY;
-    ex_hist[0] = (ValidRecord){1000, 123.456789, -1.0};
-    ex_hist[1] = (ValidRecord){2000, 45.6789012345, 12.3456789};
-    ex_hist[2] = (ValidRecord){3000, 1e300, 0x1p-1074};
+    ex_hist[0] = (ValidRecord){1000, 123.456789, -1.0, NAN}; /* no chrF: format 1 (test_chrf_history) */
+    ex_hist[1] = (ValidRecord){2000, 45.6789012345, 12.3456789, NAN};
+    ex_hist[2] = (ValidRecord){3000, 1e300, 0x1p-1074, NAN};
     Checkpoint ck;
     memset(&ck, 0, sizeof ck);
     ck.config_json = (char *)ex_config;
@@ -226,7 +226,8 @@ static void check_same(const Checkpoint *got, const Checkpoint *want, const char
     for (int i = 0; i < got->n_history && i < want->n_history; i++)
         CHECK(got->history[i].step == want->history[i].step &&
                   same_bits64(got->history[i].ppl, want->history[i].ppl) &&
-                  same_bits64(got->history[i].bleu, want->history[i].bleu),
+                  same_bits64(got->history[i].bleu, want->history[i].bleu) &&
+                  same_bits64(got->history[i].chrf, want->history[i].chrf),
               "%s: history record %d", what, i);
 }
 
@@ -578,6 +579,7 @@ static void test_truncated_and_flipped(void) {
 
 static void set_version_2(uint8_t *b, size_t *n) { set32(b + 8, 2); }
 static void set_version_3(uint8_t *b, size_t *n) { set32(b + 8, 3); }
+static void set_version_4(uint8_t *b, size_t *n) { set32(b + 8, 4); }
 static void set_version_max(uint8_t *b, size_t *n) { set32(b + 8, 0xffffffffu); }
 static void set_version_0(uint8_t *b, size_t *n) { set32(b + 8, 0); }
 static void bad_magic(uint8_t *b, size_t *n) { b[3] = 'X'; }
@@ -592,12 +594,15 @@ static void test_versions_magic_trailing(void) {
     size_t n;
     uint8_t *b = read_bytes(path_in("small.nmt"), &n);
     if (!b) return;
-    check_mutant(b, n, "v3.nmt", "written by a newer nmt (format 3); this nmt reads formats 1 to 2",
+    check_mutant(b, n, "v4.nmt", "written by a newer nmt (format 4); this nmt reads formats 1 to 3",
+                 set_version_4, 1);
+    /* format 3's records are 32 bytes: a format-1 file called format 3 */
+    check_mutant(b, n, "v3.nmt", "section HISTORY: 72 bytes for 3 records of 32 bytes (format 3), expected 96",
                  set_version_3, 1);
     check_mutant(b, n, "v2.nmt", "format 2 without its section TRAIN_PARAMS", set_version_2, 1);
     check_mutant(b, n, "vmax.nmt", "newer nmt (format 4294967295)", set_version_max, 1);
     check_mutant(b, n, "vmax-nocrc.nmt", "newer nmt (format 4294967295)", set_version_max, 0);
-    check_mutant(b, n, "v0.nmt", "format 0 is no longer supported; this nmt reads formats 1 to 2",
+    check_mutant(b, n, "v0.nmt", "format 0 is no longer supported; this nmt reads formats 1 to 3",
                  set_version_0, 1);
     check_mutant(b, n, "magic.nmt", "not an nmt checkpoint", bad_magic, 1);
     check_mutant(b, n, "flags.nmt", "unknown flags 0x00000001", set_flags, 1);
@@ -704,7 +709,7 @@ static void test_structure(void) {
         {"opt7.nmt", "unknown optimizer kind 7", optimizer_7},
         {"step.nmt", "section STATE: negative step", step_negative},
         {"hist-huge.nmt", "2147483647 records (at most 100000)", hist_n_huge},
-        {"hist-short.nmt", "72 bytes for 2 records, expected 48", hist_n_short},
+        {"hist-short.nmt", "72 bytes for 2 records of 24 bytes (format 1), expected 48", hist_n_short},
         {"utf8.nmt", "section CONFIG: invalid UTF-8 at byte 3", config_bad_utf8},
         {"nul.nmt", "section CONFIG: NUL byte at byte 3", config_nul},
     };
@@ -766,6 +771,51 @@ static void test_train_params(void) {
     CHECK(st == NMT_ERR_FORMAT && strstr(nmt_error_message(), "1 of its 49 training weights"),
           "non-finite training weights: %s", nmt_error_message());
     free(b);
+}
+
+/* ---- chrF in the validation records (format 3) ------------------------------------ */
+
+/* A history with a chrF is format 3: its records are 32 bytes (step, ppl,
+ * BLEU, chrF) and load back bit for bit, with or without TRAIN_PARAMS; the
+ * same bytes called format 1 or 2 are refused by their record size; a
+ * format-1 file reads its records' chrF as NaN (test_round_trip: the
+ * example's history has none and stays format 1). */
+static void test_chrf_history(void) {
+    Checkpoint ck = example(1), back;
+    ex_hist[0].chrf = 41.25;
+    ex_hist[1].chrf = -0.0;
+    ex_hist[2].chrf = NAN; /* one record without: the others still make it format 3 */
+    const char *path = path_in("chrf.nmt");
+    CHECK(checkpoint_save(&ck, path) == NMT_OK, "save with chrF: %s", nmt_error_message());
+    size_t n;
+    uint8_t *b = read_bytes(path, &n);
+    if (!b) return;
+    uint64_t len = 0;
+    size_t at = find_section(b, n, "HIST", &len);
+    CHECK_EQ_INT(le32(b + 8), 3);
+    CHECK_EQ_INT(n, expected_size(&ck) + 8 * EX_HIST);
+    CHECK(at && len == 4 + 32 * EX_HIST && le64(b + at + 12 + 4 + 32 + 24) == 0x8000000000000000ull,
+          "HIST: 32-byte records, the second one's chrF -0.0 at byte 24 (%llu bytes)", (unsigned long long)len);
+    CHECK(checkpoint_load(path, &back) == NMT_OK, "load: %s", nmt_error_message());
+    check_same(&back, &ck, "format 3");
+    CHECK(back.history && back.history[0].chrf == 41.25 && isnan(back.history[2].chrf), "chrF back");
+    checkpoint_free(&back);
+    check_mutant(b, n, "chrf-v1.nmt", "96 bytes for 3 records of 24 bytes (format 1), expected 72", set_version_1, 1);
+    free(b);
+
+    /* with the training weights: still format 3, TRAIN_PARAMS loads too */
+    ck.train_params = ex_train;
+    CHECK(checkpoint_save(&ck, path) == NMT_OK, "save with chrF and training weights: %s", nmt_error_message());
+    b = read_bytes(path, &n);
+    if (!b) return;
+    CHECK_EQ_INT(le32(b + 8), 3);
+    CHECK(checkpoint_load(path, &back) == NMT_OK, "load: %s", nmt_error_message());
+    check_same(&back, &ck, "format 3 with TRAIN_PARAMS");
+    CHECK(back.train_params && memcmp(back.train_params, ex_train, sizeof ex_train) == 0, "training weights back");
+    checkpoint_free(&back);
+    check_mutant(b, n, "chrf-v2.nmt", "96 bytes for 3 records of 24 bytes (format 2), expected 72", set_version_2, 1);
+    free(b);
+    for (int i = 0; i < EX_HIST; i++) ex_hist[i].chrf = NAN;
 }
 
 /* ---- allocation failures ------------------------------------------------------------ */
@@ -1091,6 +1141,7 @@ int main(int argc, char **argv) {
     test_versions_magic_trailing();
     test_structure();
     test_train_params();
+    test_chrf_history();
     test_alloc_walk();
     test_unwritable();
     test_failed_save_keeps_previous();

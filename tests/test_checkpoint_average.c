@@ -41,7 +41,7 @@ static Checkpoint example(int64_t step, float base, float scale) {
     ck.state.lr_scale = 1.0 / (double)(step + 1);
     ck.n_history = 1;
     ck.history = malloc(sizeof *ck.history);
-    ck.history[0] = (ValidRecord){step, 10.0 + (double)step, 20.0};
+    ck.history[0] = (ValidRecord){step, 10.0 + (double)step, 20.0, 30.0};
     return ck;
 }
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # test_ema.sh: the weights' moving average (train.ema_decay) end to end on
 # the generated demo corpus: it leaves training itself alone (the same
-# losses as without it) and changes what is validated; its checkpoints are
-# format 2 with the training weights in TRAIN_PARAMS and the average as the
-# model; the average follows avg += (1 - d_t)(w - avg) with d_t = min(d,
+# losses as without it) and changes what is validated; its checkpoints
+# hold the training weights in TRAIN_PARAMS and the average as the model
+# (format 3, as their validation records hold chrF; format 2 without);
+# the average follows avg += (1 - d_t)(w - avg) with d_t = min(d,
 # (1 + t)/(10 + t)), read from consecutive step checkpoints; resume restores
 # both exactly; turning it on or off at a resume says what happens; bad
 # values are refused; the training weights of a run with the average are
-# those of a run without, to the bit. The update kernel itself: test_backend.c (CPU) and
+# those of a run without, to the bit, and translate as a model of their
+# own. The update kernel itself: test_backend.c (CPU) and
 # test_gpu_parity.c (CUDA against the CPU).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -67,15 +69,17 @@ check 'cmp -s <(rows "$tmp/plain" train) <(rows "$tmp/ema" train)' \
 check 'python3 "$ROOT/scripts/ckpt_training_weights.py" "$tmp/ema/last.nmt" "$tmp/raw.nmt" &&
        python3 "$ROOT/scripts/ckpt_same.py" "$tmp/raw.nmt" "$tmp/plain/last.nmt" > "$tmp/same.txt"' \
   "training weights of the run with the average: $(cat "$tmp/same.txt" 2>&1)"
+check '"$NMT" translate --model "$tmp/raw.nmt" < "$tmp/data/test.src" 2> "$tmp/raw.err" | [ "$(wc -l)" -eq 20 ]' \
+  "the training weights as a model of their own translate: $(cat "$tmp/raw.err")"
 check '! python3 "$ROOT/scripts/ckpt_same.py" "$tmp/ema/last.nmt" "$tmp/plain/last.nmt" > /dev/null' \
   "the saved model should be the average, not the training weights"
 check '! python3 "$ROOT/scripts/ckpt_training_weights.py" "$tmp/plain/last.nmt" "$tmp/x.nmt" > /dev/null && [ ! -e "$tmp/x.nmt" ]' \
   "ckpt_training_weights.py on a checkpoint without the average should refuse"
 check '[ $(rows "$tmp/ema" valid | wc -l) -eq 2 ] && ! cmp -s <(rows "$tmp/plain" valid) <(rows "$tmp/ema" valid)' \
   "the validations should score the average, not the training weights: $(rows "$tmp/ema" valid)"
-check '[ "$(py layout "$tmp/plain/last.nmt")" = "version 1 sections CONF,STOK,TTOK,TENS,PARM,OPTM,STAT,HIST" ]' \
-  "a checkpoint without the average: $(py layout "$tmp/plain/last.nmt")"
-check '[ "$(py layout "$tmp/ema/last.nmt")" = "version 2 sections CONF,STOK,TTOK,TENS,PARM,OPTM,STAT,HIST,TPRM" ]' \
+check '[ "$(py layout "$tmp/plain/last.nmt")" = "version 3 sections CONF,STOK,TTOK,TENS,PARM,OPTM,STAT,HIST" ]' \
+  "a checkpoint without the average (format 3: its validation records hold chrF): $(py layout "$tmp/plain/last.nmt")"
+check '[ "$(py layout "$tmp/ema/last.nmt")" = "version 3 sections CONF,STOK,TTOK,TENS,PARM,OPTM,STAT,HIST,TPRM" ]' \
   "a checkpoint with the average: $(py layout "$tmp/ema/last.nmt")"
 # the saved model is the average: best.nmt translates (and not as the training weights would)
 check '"$NMT" translate --model "$tmp/ema/best.nmt" < "$tmp/data/test.src" > "$tmp/ema.txt" 2>/dev/null && [ $(wc -l < "$tmp/ema.txt") -eq 20 ]' \
@@ -120,8 +124,8 @@ check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "holds a moving average of 
 train ema --set train.ema_decay=0.99 --set train.max_steps=30 --resume
 check '[ $rc -eq 0 ] && cmp -s <(rows "$tmp/ema" train) <(rows "$tmp/ema-off" train)' \
   "off at a resume, training should go on from the training weights: $(diff <(rows "$tmp/ema" train) <(rows "$tmp/ema-off" train) | head -4)"
-check '[ "$(py layout "$tmp/ema-off/last.nmt")" = "version 1 sections CONF,STOK,TTOK,TENS,PARM,OPTM,STAT,HIST" ]' \
-  "without the average again, a format-1 checkpoint: $(py layout "$tmp/ema-off/last.nmt")"
+check '[ "$(py layout "$tmp/ema-off/last.nmt")" = "version 3 sections CONF,STOK,TTOK,TENS,PARM,OPTM,STAT,HIST" ]' \
+  "without the average again, no TRAIN_PARAMS: $(py layout "$tmp/ema-off/last.nmt")"
 
 # 5. bad values are refused naming the key (1 in single precision too)
 for v in 1 0.99999999 -0.1; do

@@ -7,8 +7,9 @@
 # far, nor the patience, nor the rate, so that a run stopped there and
 # resumed ends with the weights of the run that went straight through; a
 # metric changed at a resume finds the best so far again in the new
-# metric from the validation history (chrF is not in it: the next
-# validation is then the best); a train.csv of the version before
+# metric from the validation history (a history from before checkpoint
+# format 3 holds no chrF: the next validation is then the best); best.nmt
+# keeps a stop's validation that beat every later one; a train.csv of the version before
 # valid_chrf is widened when a run is resumed into it.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +68,22 @@ lr_rows() { grep "^train," "$1/train.csv" | awk -F, '$2 > 13 { print $2 "," $6 }
 check 'cmp -s <(lr_rows "$tmp/straight") <(lr_rows "$tmp/stopped")' \
   "learning rates after the stop differ: $(diff <(lr_rows "$tmp/straight") <(lr_rows "$tmp/stopped") | head -4)"
 
+# 2b. best.nmt keeps the best validation even when a stop's validation
+#     holds it: BLEU steered by a test hook, step 10: 5, the stop at 13: 30,
+#     20: 20 (beats the scheduled best, 5, not the stop's 30), 30: 40
+export NMT_TEST_VALID_BLEU="10:5,13:30,20:20,30:40"
+train keep --set train.valid_every=10 --set train.max_steps=13
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "^valid: step 13 .*BLEU 30.00 .*(best)$"' "stop at 13: $rc $out"
+cp "$tmp/keep/best.nmt" "$tmp/best13.nmt"
+train keep --set train.valid_every=10 --set train.max_steps=20 --resume
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "^valid: step 20 .*BLEU 20.00 .*(best of the schedule; best.nmt keeps a stop.s better validation)$"' \
+  "step 20 beats the schedule's best, not the stop's: $rc $(printf '%s\n' "$out" | grep '^valid')"
+check 'cmp -s "$tmp/keep/best.nmt" "$tmp/best13.nmt"' "best.nmt (BLEU 30, step 13) was replaced by step 20's (BLEU 20)"
+train keep --set train.valid_every=10 --set train.max_steps=30 --resume
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "^valid: step 30 .*BLEU 40.00 .*(best)$" &&
+       ! cmp -s "$tmp/keep/best.nmt" "$tmp/best13.nmt"' "step 30 (BLEU 40) saves best.nmt: $rc $(printf '%s\n' "$out" | grep '^valid')"
+unset NMT_TEST_VALID_BLEU
+
 # 3. the metric changed at a resume: the best so far is found again in it
 train switch --set train.max_steps=20
 check '[ $rc -eq 0 ]' "first part: $rc $out"
@@ -74,9 +91,35 @@ want_ppl=$(valid_rows "$tmp/switch" | awk -F, 'NR == 1 || $2 < best { best = $2;
 train switch --set train.max_steps=25 --set train.valid_metric=ppl --resume
 check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "train.valid_metric is ppl now (it was bleu): in it the best so far is step ${want_ppl}'"'"'s"' \
   "bleu to ppl (best ppl at step $want_ppl): $rc $(printf '%s\n' "$out" | grep valid_metric)"
+# a checkpoint of an nmt before format 3 has no chrF in its validation
+# records: the next validation is then the best
+cp -r "$tmp/switch" "$tmp/switch-old"
+python3 - "$tmp/switch-old/last.nmt" << 'PY' || bad "rewriting last.nmt as format 1"
+import struct, sys, zlib
+path = sys.argv[1]
+data = open(path, "rb").read()
+version, flags, content = struct.unpack_from("<IIQ", data, 8)
+assert version == 3, version
+out, pos = b"", 24
+while pos < 24 + content:  # every section as it is, HIST's records cut to 24 bytes
+    tag, length = data[pos:pos + 4], struct.unpack_from("<Q", data, pos + 4)[0]
+    body = data[pos + 12:pos + 12 + length]
+    if tag == b"HIST":
+        n = struct.unpack_from("<I", body)[0]
+        body = body[:4] + b"".join(body[4 + 32 * i:4 + 32 * i + 24] for i in range(n))
+    out += tag + struct.pack("<Q", len(body)) + body
+    pos += 12 + length
+out = data[:8] + struct.pack("<IIQ", 1, flags, len(out)) + out
+open(path, "wb").write(out + struct.pack("<I", zlib.crc32(out)))
+PY
+train switch-old --set train.max_steps=30 --set train.valid_metric=chrf --resume
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "the validation history has no chrF (its checkpoint came from an nmt before checkpoint format 3), so the next validation is the best so far" &&
+       printf "%s" "$out" | grep -q "^valid: step 30 .*(best)$"' "ppl to chrf without chrF in the history: $rc $(printf '%s\n' "$out" | grep 'valid')"
+# since format 3 the history has chrF: the best so far is found in it
+want_chrf=$(valid_rows "$tmp/switch" | awk -F, 'NR == 1 || $4 > best { best = $4; step = $1 } END { print step }')
 train switch --set train.max_steps=30 --set train.valid_metric=chrf --resume
-check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "the validation history has no chrF, so the next validation is the best so far" &&
-       printf "%s" "$out" | grep -q "^valid: step 30 .*(best)$"' "ppl to chrf: $rc $(printf '%s\n' "$out" | grep 'valid')"
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "train.valid_metric is chrf now (it was ppl): in it the best so far is step ${want_chrf}'"'"'s"' \
+  "ppl to chrf (best chrF at step $want_chrf): $rc $(printf '%s\n' "$out" | grep 'valid')"
 
 # 4. a train.csv without valid_chrf (the version before) is widened at a resume
 cut -d, -f1-11 "$tmp/switch/train.csv" > "$tmp/old.csv"

@@ -40,7 +40,8 @@ enum {
     CK_CRC_BYTES = 4,
     CK_STATE_FIELDS = 12,  /* TrainState: twelve 8-byte fields */
     CK_STATE_BYTES = 8 * CK_STATE_FIELDS,
-    CK_RECORD_BYTES = 24,  /* ValidRecord: step i64, ppl f64, bleu f64 */
+    CK_RECORD_BYTES = 24,  /* ValidRecord in formats 1 and 2: step i64, ppl f64, bleu f64 */
+    CK_RECORD_CHRF_BYTES = 32, /* in format 3: and chrf f64 */
     CK_TENSOR_FIXED = 16,  /* name length 4, count 4, rows 4, cols 4 (+ name) */
     CK_NAME_MAX = 31,      /* CheckpointTensor.name holds 31 bytes and a NUL */
     CK_N_OPTIMIZERS = 0
@@ -63,14 +64,27 @@ enum {
     SEC_OPTIMIZER,
     SEC_STATE,
     SEC_HISTORY,
-    SEC_TRAIN_PARAMS, /* format 2, optional: written when PARAMS holds the moving average */
+    SEC_TRAIN_PARAMS, /* from format 2: written when PARAMS holds the moving average */
     SEC_COUNT
 };
 
-/* The format a checkpoint is written in: 1 unless it has a section of 2
- * (the byte layout of a file without TRAIN_PARAMS is format 1's; its
- * config may still hold keys an older nmt refuses). */
-enum { CK_FIRST_VERSION = 1, CK_TRAIN_PARAMS_VERSION = 2 };
+/* The format a checkpoint is written in: the oldest that holds it. 3 when a
+ * validation record has a chrF (its records are 32 bytes; TRAIN_PARAMS is
+ * optional), else 2 when it has TRAIN_PARAMS (which format 2 requires),
+ * else 1 (its config may still hold keys an older nmt refuses). */
+enum { CK_FIRST_VERSION = 1, CK_TRAIN_PARAMS_VERSION = 2, CK_CHRF_VERSION = 3 };
+
+/* Bytes of one validation record in a file of `version`. */
+static uint64_t record_bytes(uint32_t version) {
+    return version >= CK_CHRF_VERSION ? CK_RECORD_CHRF_BYTES : CK_RECORD_BYTES;
+}
+
+/* The format `ck` is written in (above). */
+static uint32_t save_version(const Checkpoint *ck) {
+    for (int i = 0; i < ck->n_history; i++)
+        if (!isnan(ck->history[i].chrf)) return CK_CHRF_VERSION;
+    return ck->train_params ? CK_TRAIN_PARAMS_VERSION : CK_FIRST_VERSION;
+}
 
 static const struct {
     uint32_t tag;
@@ -300,9 +314,9 @@ static NmtStatus check_for_save(const Checkpoint *ck, const char *path, SaveSize
     sz->len[SEC_PARAMS] = 4 * (uint64_t)ck->n_floats;
     sz->len[SEC_OPTIMIZER] = 8 + (sz->moments ? 8 * (uint64_t)ck->n_floats : 0);
     sz->len[SEC_STATE] = CK_STATE_BYTES;
-    sz->len[SEC_HISTORY] = 4 + CK_RECORD_BYTES * (uint64_t)ck->n_history;
+    sz->version = save_version(ck);
+    sz->len[SEC_HISTORY] = 4 + record_bytes(sz->version) * (uint64_t)ck->n_history;
     sz->len[SEC_TRAIN_PARAMS] = ck->train_params ? 4 * (uint64_t)ck->n_floats : 0;
-    sz->version = ck->train_params ? CK_TRAIN_PARAMS_VERSION : CK_FIRST_VERSION;
     for (int i = 0; i < SEC_COUNT; i++)
         if (i != SEC_TRAIN_PARAMS || ck->train_params) sz->content += CK_SECTION_HEAD + sz->len[i];
     return NMT_OK;
@@ -368,6 +382,7 @@ static NmtStatus write_all(Writer *w, const Checkpoint *ck, const SaveSizes *sz)
         W(w_u64(w, (uint64_t)ck->history[i].step));
         W(w_u64(w, f64_bits(ck->history[i].ppl)));
         W(w_u64(w, f64_bits(ck->history[i].bleu)));
+        if (sz->version >= CK_CHRF_VERSION) W(w_u64(w, f64_bits(ck->history[i].chrf)));
     }
     if (ck->train_params) {
         W(w_section(w, SEC_TRAIN_PARAMS, sz->len[SEC_TRAIN_PARAMS]));
@@ -412,6 +427,7 @@ typedef struct {
     int sec;
     const uint8_t *p;
     size_t left;
+    uint32_t version; /* the file's format */
 } Reader;
 
 static NmtStatus sec_fail(const Reader *r, const char *fmt, ...)
@@ -545,19 +561,21 @@ static NmtStatus load_history(Reader *r, Checkpoint *ck) {
     if (st) return st;
     if (n > CHECKPOINT_MAX_HISTORY)
         return sec_fail(r, "%u records (at most %d)", n, CHECKPOINT_MAX_HISTORY);
-    if (r->left != (size_t)n * CK_RECORD_BYTES)
-        return sec_fail(r, "%zu bytes for %u records, expected %zu", r->left, n,
-                        (size_t)n * CK_RECORD_BYTES);
+    size_t record = (size_t)record_bytes(r->version);
+    if (r->left != (size_t)n * record)
+        return sec_fail(r, "%zu bytes for %u records of %zu bytes (format %u), expected %zu", r->left, n,
+                        record, r->version, (size_t)n * record);
     if (n > 0) {
         ck->history = nmt_calloc(n, sizeof *ck->history);
         if (!ck->history) return nmt_fail_nomem("loading a checkpoint");
     }
     ck->n_history = (int)n;
     for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *p = r->p + (size_t)i * CK_RECORD_BYTES;
+        const uint8_t *p = r->p + (size_t)i * record;
         ck->history[i].step = (int64_t)get_u64(p);
         ck->history[i].ppl = bits_f64(get_u64(p + 8));
         ck->history[i].bleu = bits_f64(get_u64(p + 16));
+        ck->history[i].chrf = record == CK_RECORD_CHRF_BYTES ? bits_f64(get_u64(p + 24)) : NAN;
     }
     r->p += r->left;
     r->left = 0;
@@ -572,6 +590,7 @@ typedef struct {
     FILE *f;            /* NULL: mem */
     const uint8_t *mem;
     uint64_t size;
+    uint32_t version; /* the file's format, once check_envelope has read it */
 } Source;
 
 static NmtStatus src_read(const Source *s, uint64_t off, void *buf, size_t n) {
@@ -681,7 +700,7 @@ static NmtStatus src_floats(const Source *s, uint64_t off, size_t n, float **out
  * resuming, like the moments). */
 static NmtStatus load_weights(const Source *s, int sec, uint64_t off, size_t len, const Checkpoint *ck,
                               float **out) {
-    Reader r = {s->path, sec, NULL, len};
+    Reader r = {s->path, sec, NULL, len, s->version};
     if (len != ck->n_floats * 4)
         return sec_fail(&r, "%zu bytes, but the tensor shapes need %zu floats (%zu bytes)", len,
                         ck->n_floats, ck->n_floats * 4);
@@ -697,7 +716,7 @@ static NmtStatus load_optimizer(const Source *s, int sec, uint64_t off, size_t l
     size_t head_len = len < sizeof head ? len : sizeof head;
     NmtStatus st = src_read(s, off, head, head_len);
     if (st) return st;
-    Reader r = {s->path, sec, head, len}; /* left counts the whole section */
+    Reader r = {s->path, sec, head, len, s->version}; /* left counts the whole section */
     uint32_t kind = 0, moments = 0;
     st = r_u32(&r, "the optimizer kind", &kind);
     if (!st) st = r_u32(&r, "the moments flag", &moments);
@@ -723,7 +742,7 @@ static NmtStatus load_small(const Source *s, int sec, uint64_t off, size_t len, 
     uint8_t *bytes = nmt_malloc(len ? len : 1); /* never NULL: parsers memchr an empty section */
     if (!bytes) return nmt_fail_nomem("loading a checkpoint");
     NmtStatus st = src_read(s, off, bytes, len);
-    Reader r = {s->path, sec, bytes, len};
+    Reader r = {s->path, sec, bytes, len, s->version};
     if (!st) st = load(&r, ck);
     if (!st) NMT_ASSERT(r.left == 0);
     nmt_free(bytes);
@@ -737,12 +756,15 @@ static NmtStatus load_tgt_tokenizer(Reader *r, Checkpoint *ck) {
     return load_blob(r, &ck->tgt_tok, &ck->tgt_tok_len);
 }
 
-static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
-    const char *path = s->path;
+static NmtStatus parse(const Source *file, bool keep_moments, Checkpoint *ck) {
+    const char *path = file->path;
     uint64_t content = 0;
     uint32_t version = 0;
-    NmtStatus st = check_envelope(s, &content, &version);
+    NmtStatus st = check_envelope(file, &content, &version);
     if (st) return st;
+    Source versioned = *file;
+    versioned.version = version;
+    const Source *s = &versioned;
 
     /* Find every section first, so that they may come in any order. */
     size_t off[SEC_COUNT] = {0}, len[SEC_COUNT] = {0};
@@ -780,7 +802,7 @@ static NmtStatus parse(const Source *s, bool keep_moments, Checkpoint *ck) {
     for (int i = 0; i < SEC_COUNT; i++)
         if (!seen[i] && i != SEC_TRAIN_PARAMS)
             return nmt_fail(NMT_ERR_FORMAT, "%s: missing section %s", path, ck_sections[i].name);
-    if (version >= CK_TRAIN_PARAMS_VERSION && !seen[SEC_TRAIN_PARAMS]) /* format 2 exists for it alone */
+    if (version == CK_TRAIN_PARAMS_VERSION && !seen[SEC_TRAIN_PARAMS]) /* format 2 exists for it alone */
         return nmt_fail(NMT_ERR_FORMAT, "%s: format 2 without its section %s", path,
                         ck_sections[SEC_TRAIN_PARAMS].name);
 
@@ -810,7 +832,7 @@ static NmtStatus load(const char *path, bool keep_moments, Checkpoint *ck) {
     FILE *f = fopen(path, "rb");
     if (!f) return nmt_fail(NMT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat info;
-    Source s = {path, f, NULL, 0};
+    Source s = {path, f, NULL, 0, 0};
     char *bytes = NULL;
     NmtStatus st = NMT_OK;
     if (fstat(fileno(f), &info) == 0 && S_ISREG(info.st_mode)) {

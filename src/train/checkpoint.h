@@ -27,14 +27,16 @@
 #include <stdint.h>
 #include "common.h"
 
-/* The newest format read and written (format 2 adds TRAIN_PARAMS; a file
- * without it is written as format 1). */
-enum { CHECKPOINT_VERSION = 2, CHECKPOINT_MAX_HISTORY = 100000 };
+/* The newest format read and written (format 2 adds TRAIN_PARAMS, format 3
+ * a chrF to each validation record; a file is written in the oldest format
+ * that holds what it carries). */
+enum { CHECKPOINT_VERSION = 3, CHECKPOINT_MAX_HISTORY = 100000 };
 
 typedef struct {
     int64_t step;        /* updates done */
     double ppl;          /* validation perplexity */
     double bleu;         /* validation BLEU (negative when not computed) */
+    double chrf;         /* validation chrF; NaN when not known (read from a format 1 or 2 file) */
 } ValidRecord;
 
 typedef struct {

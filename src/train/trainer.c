@@ -96,6 +96,22 @@ static void test_poison_after(Trainer *tr, int64_t step) {
     nmt_free(nan_values);
 }
 
+/* TEST HOOK, for tests/test_valid_metric.sh only: NMT_TEST_VALID_BLEU
+ * "STEP:BLEU,STEP:BLEU,..." puts those BLEU scores in place of what the
+ * validations at those steps measured, to steer which validation is the
+ * best (real scores of a tiny run cannot be chosen). Unset: no effect. */
+static void test_valid_bleu(int64_t step, double *bleu) {
+    const char *spec = getenv("NMT_TEST_VALID_BLEU");
+    for (const char *p = spec; p && *p;) {
+        char *end;
+        long long at = strtoll(p, &end, 10);
+        if (*end != ':') return;
+        double value = strtod(end + 1, &end);
+        if (at == step) *bleu = value;
+        p = *end == ',' ? end + 1 : "";
+    }
+}
+
 /* Updates that n batches make, accum_batches to an update (an epoch's last
  * update takes the batches left). */
 static int64_t updates_for_batches(int64_t n, int accum_batches) {
@@ -250,20 +266,43 @@ static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
     return st;
 }
 
+/* The validation history's scores in train.valid_metric `metric` (higher
+ * is better); NaN where a record has none (chrF in a record read from a
+ * checkpoint of format 1 or 2). */
+static double record_metric(int metric, const ValidRecord *h) {
+    ValidScores v = {h->ppl, h->bleu, h->chrf};
+    return valid_metric_value(metric, &v);
+}
+
+/* The best score in `metric` of the validation history, scheduled
+ * validations and those at a stop alike, records without one skipped:
+ * false when no record has one. A validation saves best.nmt only when it
+ * beats this, so best.nmt keeps the best validation's weights even when a
+ * stop's validation beat the scheduled ones. */
+static bool history_best(const Trainer *tr, int metric, double *best) {
+    bool found = false;
+    for (int i = 0; i < tr->n_history; i++) {
+        double m = record_metric(metric, &tr->history[i]);
+        if (!isnan(m) && (!found || m > *best)) *best = m, found = true;
+    }
+    return found;
+}
+
 /* train.valid_metric changed at a resume (a schedule key): the best so far
  * and the validations since it are found again in the new metric from the
- * validation history, which holds perplexity and BLEU; it holds no chrF, so
- * for chrF the next validation is the first best. */
+ * validation history (perplexity, BLEU and, since checkpoint format 3,
+ * chrF); records without a score in it are skipped, and when none has
+ * one, the next validation is the first best. */
 static void rebase_best(Trainer *tr, int old_metric) {
     int metric = tr->cfg->train.valid_metric;
     if (metric == old_metric) return;
     tr->st.best_step = -1;
     tr->st.best_metric = 0;
     tr->st.evals_since_best = 0;
-    for (int i = 0; metric != CFG_METRIC_CHRF && i < tr->n_history; i++) {
+    for (int i = 0; i < tr->n_history; i++) {
         const ValidRecord *h = &tr->history[i];
-        ValidScores v = {h->ppl, h->bleu, TRAIN_CSV_EMPTY};
-        double m = valid_metric_value(metric, &v);
+        double m = record_metric(metric, h);
+        if (isnan(m)) continue;
         if (tr->st.best_step < 0 || m > tr->st.best_metric) {
             tr->st.best_metric = m;
             tr->st.best_step = h->step;
@@ -279,10 +318,12 @@ static void rebase_best(Trainer *tr, int old_metric) {
                      valid_metric_names[metric], valid_metric_names[old_metric], (long long)tr->st.best_step,
                      (long long)tr->st.evals_since_best);
     else
-        nmt_log_info("train: train.valid_metric is %s now (it was %s): the validation history has no %s, so "
+        nmt_log_info("train: train.valid_metric is %s now (it was %s): the validation history has no %s%s, so "
                      "the next validation is the best so far",
                      valid_metric_names[metric], valid_metric_names[old_metric],
-                     metric == CFG_METRIC_CHRF ? "chrF" : "scores");
+                     metric == CFG_METRIC_CHRF ? "chrF" : "scores",
+                     metric == CFG_METRIC_CHRF && tr->n_history ? " (its checkpoint came from an nmt before "
+                                                                  "checkpoint format 3)" : "");
 }
 
 /* Restores the run from save_dir/last.nmt; refuses a checkpoint whose
@@ -575,6 +616,7 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
         st = validate_weights(tr, &v);
         if (!st) st = device_failed(tr, "validation at step %lld", (long long)tr->st.step);
         if (st) return st;
+        test_valid_bleu(tr->st.step, &v.bleu);
         if (tr->n_history == tr->cap_history) {
             int cap = tr->cap_history ? tr->cap_history * 2 : 64;
             ValidRecord *h = nmt_realloc(tr->history, (size_t)cap * sizeof *h);
@@ -582,15 +624,19 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
             tr->history = h;
             tr->cap_history = cap;
         }
-        tr->history[tr->n_history++] = (ValidRecord){tr->st.step, v.ppl, v.bleu};
+        double metric = valid_metric_value(tc->valid_metric, &v), best_saved = 0;
+        /* best.nmt: saved when this beats every earlier validation */
+        bool save_best = !history_best(tr, tc->valid_metric, &best_saved) || metric > best_saved;
+        tr->history[tr->n_history++] = (ValidRecord){tr->st.step, v.ppl, v.bleu, v.chrf};
         csv_valid_row(tr, &v);
-        double metric = valid_metric_value(tc->valid_metric, &v);
         bool improved = tr->st.best_step < 0 || metric > tr->st.best_metric;
         /* Only a scheduled validation moves the best so far, the patience and
          * the rate. The one at a stop between two of them (train.max_steps, a
          * signal) is not one an uninterrupted run makes, so it leaves them as
          * they were and a resumed run goes on as that run would; it still
-         * saves best.nmt when it beats the best so far. */
+         * saves best.nmt when it beats every earlier validation, and a
+         * later scheduled one that beats the best so far but not it keeps
+         * that best.nmt. */
         if (on_schedule && improved) {
             tr->st.best_metric = metric;
             tr->st.best_step = tr->st.step;
@@ -603,8 +649,11 @@ static NmtStatus validate_and_save(Trainer *tr, bool on_schedule, bool *stop) {
         if (!tr->opt->quiet)
             nmt_log_info("%svalid: step %lld ppl %s BLEU %.2f chrF %.2f%s", tr->tty ? "\r\033[K" : "",
                          (long long)tr->st.step, ppl_text(ppl_buf, v.ppl, 3), v.bleu, v.chrf,
-                         improved ? " (best)" : "");
-        if (improved) st = save_checkpoint(tr, "best.nmt");
+                         save_best                 ? " (best)"
+                         : improved && on_schedule ? " (best of the schedule; best.nmt keeps a stop's better "
+                                                     "validation)"
+                                                   : "");
+        if (save_best) st = save_checkpoint(tr, "best.nmt");
         if (!st && tc->patience > 0 && tr->st.evals_since_best >= tc->patience) *stop = true;
     }
     if (!st) st = save_checkpoint(tr, "last.nmt");
