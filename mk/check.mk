@@ -73,7 +73,12 @@ FUZZ_TARGETS ?= $(FUZZ_ALL)
 SAN_ENV = NMT_SAN=1 ASAN_OPTIONS=detect_leaks=1:exitcode=86:check_initialization_order=1:strict_init_order=1:log_path=$(SAN_LOGDIR)/asan \
   LSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/lsan.supp:print_suppressions=0:exitcode=86 \
   UBSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/ubsan.supp:print_stacktrace=1:halt_on_error=1:exitcode=87:log_path=$(SAN_LOGDIR)/ubsan
-SAN_LOGDIR = $(CURDIR)/$(BUILD)/logs
+# $(abspath) and not $(CURDIR)/$(BUILD): BUILD (= SAN_BUILD) may be absolute
+# (make test SAN=1 SAN_BUILD=/tmp/san, or BUILD=/abs/dir); gluing CURDIR in
+# front of it gave NMT_BIN=/repo//tmp/san/nmt (every shell test: "nmt binary
+# not found") and logs under /repo/tmp/san/logs. abspath keeps an absolute
+# path and prefixes CURDIR to a relative one, as the Makefile's test rule does.
+SAN_LOGDIR = $(abspath $(BUILD)/logs)
 FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1 \
   LSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/lsan.supp:print_suppressions=0 \
   UBSAN_OPTIONS=suppressions=$(SAN_SUPP_DIR)/ubsan.supp:print_stacktrace=1:halt_on_error=1
@@ -106,7 +111,7 @@ san-run: $(BUILD)/nmt $(SAN_RUN_BIN)
 	  echo "SKIP under SAN=1: $$t$$why; SAN_SKIP= runs it"; \
 	done
 	@start=$$(date +%s); \
-	$(SAN_ENV) NMT_BIN=$(CURDIR)/$(BUILD)/nmt scripts/run-tests.sh $(SAN_RUN_BIN) $(SAN_RUN_SH); rc=$$?; \
+	$(SAN_ENV) NMT_BIN=$(abspath $(BUILD)/nmt) scripts/run-tests.sh $(SAN_RUN_BIN) $(SAN_RUN_SH); rc=$$?; \
 	reports=$$(grep -l -E '^SUMMARY: |ERROR: [A-Za-z]+Sanitizer|runtime error:' $(SAN_LOGDIR)/* 2>/dev/null | wc -l); \
 	for f in $(SAN_LOGDIR)/*; do [ -f "$$f" ] && { echo "==== $$f"; head -c 20000 "$$f"; }; done; \
 	echo "sanitizers (address,undefined,leak): $$reports reports, $$(ls $(SAN_LOGDIR) | wc -l) log files in $(BUILD)/logs/, $$(( $$(date +%s) - start )) s"; \
