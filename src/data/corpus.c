@@ -7,7 +7,11 @@
  * overwritten by '\0'); when no newline is left, the partial line is moved to
  * the front, the buffer doubles if it is full, and more bytes are decoded. A
  * gzip file is inflated from a second buffer of compressed bytes, in[], member
- * after member; reaching the end of the file inside a member is an error. */
+ * after member; reaching the end of the file inside a member is an error.
+ * line_reader_ready decodes the same way with nowait set (lr_decode): the
+ * bytes in in[] first, a read only when poll(2) finds bytes, so compressed
+ * bytes that were read but not yet inflated never look like "nothing to
+ * read", and bytes on the descriptor never look like a whole line. */
 #include "data/corpus.h"
 
 #include <errno.h>
@@ -200,9 +204,24 @@ static NmtStatus lr_read(LineReader *r, void *dst, size_t n, size_t *got) {
     }
 }
 
-/* Moves the unread compressed bytes to the front of in[] and reads more. */
-static NmtStatus lr_refill_in(LineReader *r) {
+/* 1 when a read(2) of the descriptor would wait: poll(2) with timeout 0
+ * finds nothing there (an error of poll says 0: the read reports it). */
+static int lr_read_would_wait(const LineReader *r) {
+    struct pollfd p = {.fd = r->fd, .events = POLLIN};
+    int n;
+    while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR) {
+    }
+    return n == 0;
+}
+
+/* Moves the unread compressed bytes to the front of in[] and reads more.
+ * With nowait set, a read that would wait is not made: *would_wait = 1. */
+static NmtStatus lr_refill_in(LineReader *r, int nowait, int *would_wait) {
     if (r->raw_eof) return NMT_OK;
+    if (nowait && lr_read_would_wait(r)) {
+        *would_wait = 1;
+        return NMT_OK;
+    }
     if (r->zs.avail_in > 0 && r->zs.next_in != r->in)
         memmove(r->in, r->zs.next_in, r->zs.avail_in);
     r->zs.next_in = r->in;
@@ -215,20 +234,20 @@ static NmtStatus lr_refill_in(LineReader *r) {
 }
 
 /* Between two gzip members: skips zero padding, then either finds the magic
- * bytes of the next member (*more = 1) or the end of the file (*more = 0). */
-static NmtStatus lr_next_member(LineReader *r, int *more) {
+ * bytes of the next member (*more = 1) or the end of the file (*more = 0);
+ * with nowait set, *would_wait = 1 (and *more = 0) when that takes a read
+ * that would wait. */
+static NmtStatus lr_next_member(LineReader *r, int nowait, int *more, int *would_wait) {
+    *more = 0;
     for (;;) {
         while (r->zs.avail_in > 0 && r->zs.next_in[0] == 0) {
             r->zs.next_in++;
             r->zs.avail_in--;
         }
-        if (r->zs.avail_in == 0 && r->raw_eof) {
-            *more = 0;
-            return NMT_OK;
-        }
+        if (r->zs.avail_in == 0 && r->raw_eof) return NMT_OK;
         if (r->zs.avail_in < 2 && !r->raw_eof) {
-            NmtStatus st = lr_refill_in(r);
-            if (st != NMT_OK) return st;
+            NmtStatus st = lr_refill_in(r, nowait, would_wait);
+            if (st != NMT_OK || *would_wait) return st;
             continue;
         }
         if (r->zs.avail_in >= 2 && r->zs.next_in[0] == 0x1f && r->zs.next_in[1] == 0x8b) {
@@ -242,19 +261,34 @@ static NmtStatus lr_next_member(LineReader *r, int *more) {
 }
 
 /* Decodes more bytes into buf[end..cap) (end < cap); *produced = 0 only at
- * the end of the file. */
-static NmtStatus lr_fill(LineReader *r, size_t *produced) {
+ * the end of the file, or, with nowait set, when the bytes at hand (the
+ * compressed ones in in[] included) decode to nothing more and a read
+ * would wait: then *would_wait = 1. Without nowait it reads (and waits) as
+ * needed; would_wait may then be NULL. */
+static NmtStatus lr_decode(LineReader *r, int nowait, size_t *produced, int *would_wait) {
+    int ww = 0;
     *produced = 0;
-    if (!r->is_gz) return lr_read(r, r->buf + r->end, r->cap - r->end, produced);
+    if (would_wait) *would_wait = 0;
+    if (!r->is_gz) {
+        if (nowait && lr_read_would_wait(r)) {
+            *would_wait = 1;
+            return NMT_OK;
+        }
+        return lr_read(r, r->buf + r->end, r->cap - r->end, produced);
+    }
     for (;;) {
         NmtStatus st;
         if (r->member_end) {
             int more = 0;
-            if ((st = lr_next_member(r, &more)) != NMT_OK) return st;
+            if ((st = lr_next_member(r, nowait, &more, &ww)) != NMT_OK) return st;
+            if (ww) break;
             if (!more) return NMT_OK;
             r->member_end = 0;
         }
-        if (r->zs.avail_in == 0 && !r->raw_eof && (st = lr_refill_in(r)) != NMT_OK) return st;
+        if (r->zs.avail_in == 0 && !r->raw_eof) {
+            if ((st = lr_refill_in(r, nowait, &ww)) != NMT_OK) return st;
+            if (ww) break;
+        }
         size_t room = r->cap - r->end;
         if (room > UINT_MAX) room = UINT_MAX;
         r->zs.next_out = (Bytef *)(r->buf + r->end);
@@ -283,7 +317,12 @@ static NmtStatus lr_fill(LineReader *r, size_t *produced) {
                             r->zs.msg ? r->zs.msg : "invalid stream");
         }
     }
+    *would_wait = 1; /* only reached with nowait */
+    return NMT_OK;
 }
+
+/* lr_decode that waits for input. */
+static NmtStatus lr_fill(LineReader *r, size_t *produced) { return lr_decode(r, 0, produced, NULL); }
 
 /* Doubles buf (to at most LINE_READER_MAX_LINE + 1 bytes). */
 static NmtStatus lr_grow(LineReader *r) {
@@ -466,28 +505,27 @@ int line_reader_ready(LineReader *r) {
     for (;;) {
         if (r->scan < r->end && memchr(r->buf + r->scan, '\n', r->end - r->scan)) return 1;
         r->scan = r->end;
-        struct pollfd p = {.fd = r->fd, .events = POLLIN};
-        int n;
-        while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR) {
-        }
-        if (n == 0) return 0;
-        if (n < 0 || r->is_gz) return 1;
         if (r->pos > 0) {
             memmove(r->buf, r->buf + r->pos, r->end - r->pos);
             r->end -= r->pos;
             r->scan -= r->pos;
             r->pos = 0;
         }
-        if (r->end == r->cap && (r->end - r->pos >= LINE_READER_MAX_LINE || lr_grow(r) != NMT_OK)) return 1;
+        /* too long a line, or no memory: line_reader_next says so */
+        if (r->end == r->cap && (r->end >= LINE_READER_MAX_LINE || lr_grow(r) != NMT_OK)) return 1;
         size_t produced = 0;
-        NmtStatus st = lr_fill(r, &produced);
+        int would_wait = 0;
+        NmtStatus st = lr_decode(r, 1, &produced, &would_wait);
         if (st != NMT_OK) {
             lr_fail(r, st);
             return 1;
         }
-        if (produced == 0) r->eof = 1;
+        if (would_wait) return 0;
+        if (produced == 0) {
+            r->eof = 1;
+            return 1;
+        }
         r->end += produced;
-        if (r->eof) return 1;
     }
 }
 

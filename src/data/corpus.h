@@ -77,9 +77,13 @@ const char *line_reader_path(const LineReader *r);
 void line_reader_set_validate(LineReader *r, int on);
 /* 1 when line_reader_next would return without waiting for input: a whole
  * line is in the buffer, the input has ended, or an error is waiting; 0
- * when it would wait. Never waits: it reads what poll(2) says is there and
- * looks for a newline in it. Gzip input: 1 as soon as the descriptor has
- * bytes (`nmt translate --stream`). */
+ * when it would wait. Never waits: it decodes what it has and reads what
+ * poll(2) says is there, until it finds a newline or a read would wait.
+ * Gzip input: the compressed bytes already read are inflated first, the
+ * descriptor asked only when they are used up, so a line is ready when
+ * all of it has been inflated, wherever its bytes lie (`nmt translate
+ * --stream`; a writer sends each line with a Z_SYNC_FLUSH, or as its own
+ * gzip member). */
 int line_reader_ready(LineReader *r);
 void line_reader_close(LineReader *r); /* NULL is a no-op */
 
