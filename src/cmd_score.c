@@ -4,7 +4,9 @@
  * tokens and of the end-of-sentence token (docs/scoring.md), to rerank
  * n-best lists or filter corpora. This file parses the options, reads and
  * tokenizes the pairs, groups them by length into batches and writes the
- * scores; the scoring itself is src/model/seq2seq_score.c. */
+ * scores; the scoring itself is src/model/seq2seq_score.c. The model is
+ * named as for `nmt translate` (src/cli_model.c: --model, --config,
+ * $NMT_MODEL); the progress line is src/progress_line.c. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,17 +17,21 @@
 #include "backend.h"
 #include "backend_select.h"
 #include "cli.h"
+#include "cli_model.h"
 #include "commands.h"
 #include "data/batch.h"
 #include "data/corpus.h"
 #include "data/tokenizer.h"
 #include "model/seq2seq_score.h"
+#include "progress_line.h"
 #include "translator.h"
 
 static const char score_usage[] =
-    "usage: nmt score --model FILE [--model FILE ...] --src FILE --tgt FILE\n"
+    "usage: nmt score [--model FILE ...] [--config FILE [--set KEY=VALUE ...]]\n"
+    "                 --src FILE --tgt FILE\n"
     "                 [--normalize] [--tokens] [--full-vocab] [--batch N]\n"
-    "                 [--device auto|cpu|cuda] [--gpu N] [--threads N] > scores.txt\n\n"
+    "                 [--device auto|cpu|cuda] [--gpu N] [--threads N]\n"
+    "                 [--progress | --no-progress] > scores.txt\n\n"
     "Scores every pair of --src and --tgt (aligned line by line, plain text or gzip;\n"
     "'-' reads standard input, for one of the two) with the model: one line per pair,\n"
     "in input order, holding log p(target | source), the sum of the natural-log\n"
@@ -41,12 +47,19 @@ static const char score_usage[] =
     "alone. Files of different line counts, invalid UTF-8 and NUL bytes are errors\n"
     "naming the file and line (exit 1); for two files this is checked before anything\n"
     "is written, with '-' when the input gets there (the lines before are written).\n"
+    "The model is --model, else best.nmt in train.save_dir of --config, else the\n"
+    "file named by $NMT_MODEL, as for nmt translate. When stderr is a terminal, it\n"
+    "shows a progress line (lines, sentences/s, target tokens/s).\n"
     "See docs/scoring.md.\n\n"
     "options:\n"
     "  --model FILE          a checkpoint; several --model files make an ensemble,\n"
     "                        whose token log-probabilities are the mean of its\n"
     "                        members' (as an ensemble decodes); they must share the\n"
     "                        vocabularies\n"
+    "  --config FILE         use train.save_dir/best.nmt of this config (when no\n"
+    "                        --model), and the decode.batch and decode.maxi_batch\n"
+    "                        its file or --set states (else the model's)\n"
+    "  --set KEY=VALUE       change a key of --config (e.g. train.save_dir=runs/b)\n"
     "  --src FILE, --tgt FILE  the source and target sentences ('-': standard input)\n"
     "  --normalize           divide each score by the number of tokens scored: the\n"
     "                        target's tokens plus one for </s>\n"
@@ -65,17 +78,22 @@ static const char score_usage[] =
     "  --device auto|cpu|cuda  where to score (default auto)\n"
     "  --gpu N               which GPU when one is used, 0-based among those\n"
     "                        CUDA_VISIBLE_DEVICES shows (default 0)\n"
-    "  --threads N           CPU threads, 0..1024 (default 0: all cores)\n";
+    "  --threads N           CPU threads, 0..1024 (default 0: all cores)\n"
+    "  --progress, --no-progress  a progress line on stderr (lines, sentences/s,\n"
+    "                        target tokens/s); default: only when stderr is a terminal\n";
 
 typedef struct {
     const char *models[TRANSLATOR_MAX_MODELS];
     int n_models;
+    CliConfigArgs config; /* --config, --set */
     const char *src, *tgt;
     int normalize, tokens, full_vocab;
-    int batch;   /* 0: the model's decode.batch */
-    int threads; /* 0: all cores */
-    int device;  /* CfgDevice */
+    int batch;      /* 0: the model's decode.batch */
+    int maxi_batch; /* --config's decode.maxi_batch; 0: the model's */
+    int threads;    /* 0: all cores */
+    int device;     /* CfgDevice */
     int gpu;
+    int progress;   /* TRANSLATOR_PROGRESS_*: --progress, --no-progress, AUTO */
 } ScoreOptions;
 
 /* One pair of the block being read. */
@@ -99,7 +117,8 @@ typedef struct {
 
 typedef struct {
     ScoreOptions opt;
-    Config cfg; /* the first model's */
+    CliModel pick; /* the model --config or $NMT_MODEL named */
+    Config cfg;    /* the first model's */
     Tokenizer *src_tok, *tgt_tok;
     Checkpoint ck[TRANSLATOR_MAX_MODELS];
     ModelDims dims[TRANSLATOR_MAX_MODELS];
@@ -112,6 +131,8 @@ typedef struct {
     int *order;                      /* (block) scoring order */
     ScoreBatch sb;
     int64_t empty_src, first_empty_src; /* pairs with an empty source; the first one's line */
+    ProgressLine progress;
+    int64_t done, tokens; /* pairs scored, and their target tokens (</s> not counted) */
 } ScoreRun;
 
 /* ------------------------------------------------------------------ */
@@ -126,6 +147,9 @@ static int take_option(int argc, char **argv, int *i, ScoreOptions *o) {
     if (!strcmp(a, "--normalize")) return o->normalize = 1;
     if (!strcmp(a, "--tokens")) return o->tokens = 1;
     if (!strcmp(a, "--full-vocab")) return o->full_vocab = 1;
+    if (!strcmp(a, "--progress")) return o->progress = TRANSLATOR_PROGRESS_ON, 1; /* the last one wins */
+    if (!strcmp(a, "--no-progress")) return o->progress = TRANSLATOR_PROGRESS_OFF, 1;
+    if ((r = cli_take_config_arg(argc, argv, i, &o->config))) return r;
     if ((r = translator_take_model(argc, argv, i, o->models, &o->n_models))) return r;
     if ((r = cli_take_string(argc, argv, i, "--src", &o->src))) return r;
     if ((r = cli_take_string(argc, argv, i, "--tgt", &o->tgt))) return r;
@@ -135,9 +159,30 @@ static int take_option(int argc, char **argv, int *i, ScoreOptions *o) {
     return cli_take_int(argc, argv, i, "--gpu", 0, 1023, &o->gpu);
 }
 
+/* The model: --model, else --config's best.nmt, else $NMT_MODEL, as nmt
+ * translate names it (cli_model.h); a --config also gives the decode.batch
+ * and decode.maxi_batch it states, as translate takes them. */
+static NmtStatus pick_model(ScoreRun *r) {
+    ScoreOptions *o = &r->opt;
+    if (o->config.n_sets && !o->config.config_path)
+        return nmt_fail(NMT_ERR_USAGE, "--set needs --config (it changes that config's keys)");
+    if (!o->config.config_path) return cli_model_pick(NULL, o->models, &o->n_models, &r->pick);
+    Config cfg;
+    NmtStatus st = cli_load_config(&o->config, &cfg);
+    if (st) return st;
+    TranslatorOptions t;
+    translator_options_init(&t);
+    t.batch = o->batch;
+    translator_options_from_config(&t, &cfg);
+    o->batch = t.batch;
+    o->maxi_batch = t.maxi_batch;
+    st = cli_model_pick(&cfg, o->models, &o->n_models, &r->pick);
+    config_free(&cfg);
+    return st;
+}
+
 /* The options that must be there, and one standard input at most. */
 static NmtStatus check_options(const ScoreOptions *o) {
-    if (o->n_models == 0) return nmt_fail(NMT_ERR_USAGE, "no model: give --model FILE");
     if (!o->src || !o->tgt)
         return nmt_fail(NMT_ERR_USAGE, "give the sentences to score with --src FILE and --tgt FILE");
     if (!strcmp(o->src, "-") && !strcmp(o->tgt, "-"))
@@ -179,12 +224,13 @@ static NmtStatus open_models(ScoreRun *r) {
                                         &r->dims[k]);
         if (!st && k) config_free(&cfg_k);
     }
+    if (st) cli_model_explain(&r->pick, "score");
     if (!st) st = backend_create_for(o->device, o->gpu, o->threads, "--device", "--gpu", &r->be);
     if (st) return st;
     r->batch = o->batch > 0 ? o->batch : r->cfg.decode.batch;
     if (r->batch > TRANSLATOR_MAX_BATCH) r->batch = TRANSLATOR_MAX_BATCH;
     /* a block of maxi batches is scored longest first; a batch of one reads no line ahead */
-    r->block = r->batch == 1 ? 1 : r->batch * r->cfg.decode.maxi_batch;
+    r->block = r->batch == 1 ? 1 : r->batch * (o->maxi_batch > 0 ? o->maxi_batch : r->cfg.decode.maxi_batch);
     /* the base shape: a batch of sentences as long as nmt translate's default
      * --max-src-len; batches of longer ones hold fewer (seq2seq_score.h) */
     int len = translator_default_max_src(&r->cfg);
@@ -371,6 +417,7 @@ static NmtStatus flush_block(ScoreRun *r) {
     int n = scoring_order(r);
     for (int i = 0; i < r->n; i++)
         if (r->pairs[i].src_n == 0) score_empty_source(r, &r->pairs[i]);
+    int64_t tokens = r->tokens; /* target tokens scored so far, for the progress line */
     for (int k = 0; k < n;) {
         int B = next_batch_size(r, r->order + k, n - k);
         NmtStatus st = score_chunk(r, r->order + k, B);
@@ -379,11 +426,16 @@ static NmtStatus flush_block(ScoreRun *r) {
                              (long long)r->pairs[0].line);
             return st;
         }
+        for (int c = 0; c < B; c++) tokens += r->pairs[r->order[k + c]].tgt_n;
         k += B;
+        if (k < n) progress_line_show(&r->progress, r->done + (r->n - n) + k, tokens, false);
     }
     for (int i = 0; i < r->n; i++) write_pair(r, &r->pairs[i], stdout);
+    r->done += r->n;
+    r->tokens = tokens;
     r->n = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) return nmt_fail(NMT_ERR_IO, "standard output: write error");
+    progress_line_show(&r->progress, r->done, r->tokens, false);
     return NMT_OK;
 }
 
@@ -457,13 +509,15 @@ static void run_free(ScoreRun *r) {
     nmt_free(r->order);
     batch_free(&r->sb);
     for (int k = 0; k < r->opt.n_models; k++) checkpoint_free(&r->ck[k]);
+    cli_model_free(&r->pick);
     config_free(&r->cfg);
     tokenizer_free(r->src_tok);
     tokenizer_free(r->tgt_tok);
 }
 
 static NmtStatus score_run(ScoreRun *r) {
-    NmtStatus st = check_options(&r->opt);
+    NmtStatus st = pick_model(r);
+    if (!st) st = check_options(&r->opt);
     if (!st) st = open_models(r);
     if (!st) st = check_line_counts(r->opt.src, r->opt.tgt);
     if (st) return st;
@@ -472,7 +526,13 @@ static NmtStatus score_run(ScoreRun *r) {
     r->pairs = nmt_calloc((size_t)r->block, sizeof *r->pairs);
     r->order = nmt_calloc((size_t)r->block, sizeof *r->order);
     if (!r->pairs || !r->order) return nmt_fail_nomem("the pairs");
+    int mode = r->opt.progress;
+    progress_line_start(&r->progress,
+                        mode == TRANSLATOR_PROGRESS_AUTO ? progress_line_default() : mode == TRANSLATOR_PROGRESS_ON,
+                        "scoring", "scored");
     st = score_files(r);
+    if (st) progress_line_abort(&r->progress); /* the error comes below the line */
+    else progress_line_show(&r->progress, r->done, r->tokens, true);
     if (r->empty_src)
         nmt_log_warn("%s:%lld: %lld pair%s with an empty source (the first here) scored by convention: 0 when the "
                      "target is empty too, else -inf (nmt translate gives an empty line the empty translation)",
@@ -484,6 +544,7 @@ int cmd_score(int argc, char **argv) {
     ScoreRun r;
     memset(&r, 0, sizeof r);
     r.opt.device = CFG_DEVICE_AUTO;
+    r.opt.progress = TRANSLATOR_PROGRESS_AUTO;
     for (int i = 1; i < argc; i++) {
         int took = take_option(argc, argv, &i, &r.opt);
         if (took < 0) return cli_report("score", NMT_ERR_USAGE);

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "cli_model.h"
 #include "commands.h"
 #include "translator.h"
 
@@ -79,7 +79,7 @@ int cmd_translate(int argc, char **argv) {
                         "options are --beam, --length-penalty, ...)\n");
         return NMT_EXIT_USAGE;
     }
-    char *from_config = NULL, *last_of_config = NULL;
+    CliModel pick = {0};
     if (args.config_path) {
         /* the config (with its --set) names the model when no --model does,
          * and its decode section gives the decoding settings not on the
@@ -88,36 +88,18 @@ int cmd_translate(int argc, char **argv) {
         NmtStatus st = cli_load_config(&args, &cfg);
         if (st) return cli_report("translate", st);
         translator_options_from_config(&opt, &cfg);
-        if (opt.n_models == 0) {
-            from_config = nmt_asprintf("%s/best.nmt", cfg.train.save_dir);
-            last_of_config = nmt_asprintf("%s/last.nmt", cfg.train.save_dir);
-        }
+        st = cli_model_pick(&cfg, opt.models, &opt.n_models, &pick);
         config_free(&cfg);
-        if (opt.n_models == 0 && (!from_config || !last_of_config)) {
-            nmt_free(from_config);
-            nmt_free(last_of_config);
-            return cli_report("translate", nmt_fail_nomem("model path"));
-        }
-        if (from_config) opt.models[opt.n_models++] = from_config;
-    }
-    if (opt.n_models == 0) {
-        const char *env = getenv("NMT_MODEL");
-        if (env && env[0]) opt.models[opt.n_models++] = env;
-    }
-    if (opt.n_models == 0) {
-        fprintf(stderr, "nmt translate: no model: give --model FILE, or --config FILE (uses its "
-                        "train.save_dir/best.nmt), or set NMT_MODEL\n");
-        return NMT_EXIT_USAGE;
+        if (st) return cli_report("translate", st);
+    } else {
+        NmtStatus st = cli_model_pick(NULL, opt.models, &opt.n_models, &pick); /* --model, else $NMT_MODEL */
+        if (st) return cli_report("translate", st);
     }
     Translator *tr = NULL;
     NmtStatus st = translator_open(&opt, &tr);
-    /* a run stopped before its first validation has last.nmt but no best.nmt */
-    if (st && from_config && access(from_config, F_OK) != 0 && access(last_of_config, F_OK) == 0)
-        nmt_error_suffix(" (no validation has saved best.nmt yet; translate with the latest checkpoint: "
-                         "--model %s)", last_of_config);
+    if (st) cli_model_explain(&pick, "translate");
     if (!st) st = translator_translate_file(tr, NULL, stdout, NULL);
     translator_free(tr);
-    nmt_free(from_config);
-    nmt_free(last_of_config);
+    cli_model_free(&pick);
     return cli_report("translate", st);
 }

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -29,9 +28,8 @@
 #include "fileio.h"
 #include "model/seq2seq.h"
 #include "plot/attention_svg.h"
+#include "progress_line.h"
 #include "train/checkpoint.h"
-
-#define PROGRESS_INTERVAL_S 0.25 /* at most 4 progress updates a second */
 
 const char translator_options_help[] =
     "  --model FILE          a checkpoint; several --model files make an ensemble\n"
@@ -216,12 +214,10 @@ struct Translator {
     TranslatorLines *sink_lines;
     int64_t line_index; /* input lines written so far (n-best numbering, heatmap names) */
     int64_t tokens;     /* target tokens of the best hypotheses decoded so far */
-    bool progress;
     bool stream; /* this call streams (TranslatorOptions.stream) */
     bool folded; /* the models' target embeddings are folded (fold_when_due) */
-    double t_start, t_shown; /* progress clock (seconds) */
-    int progress_width;      /* length of the last progress line */
-    int64_t progress_lines;  /* the lines it counted */
+    ProgressLine progress;  /* progress_line.h */
+    int64_t progress_lines; /* the lines it counted */
 };
 
 int translator_nbest(const Translator *tr) {
@@ -396,30 +392,10 @@ static NmtStatus emit(Translator *tr, const char *line) {
 /* Progress                                                            */
 /* ------------------------------------------------------------------ */
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* "\r<line>" on stderr, at most every PROGRESS_INTERVAL_S; the final one
- * replaces it with a summary and a newline. */
+/* The progress line (progress_line.h) for the lines decoded so far. */
 static void progress_show(Translator *tr, bool final) {
-    if (!tr->progress) return;
-    double t = now_s();
-    if (!final && t - tr->t_shown < PROGRESS_INTERVAL_S) return;
-    tr->t_shown = t;
-    double dt = t - tr->t_start > 1e-6 ? t - tr->t_start : 1e-6;
-    char line[160];
     int64_t lines = tr->line_index + tr->block_done;
-    int w = snprintf(line, sizeof line, "%s %lld lines, %.1f sentences/s, %.0f target tokens/s%s",
-                     final ? "translated" : "translating", (long long)lines, (double)lines / dt,
-                     (double)tr->tokens / dt, final ? "" : " ...");
-    /* pad with spaces over a longer previous line (no terminal escapes) */
-    fprintf(stderr, "\r%s%*s%s", line, tr->progress_width > w ? tr->progress_width - w : 0, "", final ? "\n" : "");
-    fflush(stderr);
-    tr->progress_width = w;
-    tr->progress_lines = lines;
+    if (progress_line_show(&tr->progress, lines, tr->tokens, final)) tr->progress_lines = lines;
 }
 
 /* ------------------------------------------------------------------ */
@@ -989,11 +965,10 @@ static void start_call(Translator *tr, FILE *out, TranslatorLines *lines, bool s
     /* by default on a terminal; but not when streaming to or from one: a
      * '\r' line would land between the lines typed and their translations */
     bool term_io = stream && (isatty(0) || (out && fileno(out) >= 0 && isatty(fileno(out))));
-    tr->progress = tr->opt.progress == TRANSLATOR_PROGRESS_AUTO ? isatty(2) && !term_io
-                                                                : tr->opt.progress == TRANSLATOR_PROGRESS_ON;
-    tr->t_start = now_s();
-    tr->t_shown = tr->t_start;
-    tr->progress_width = 0;
+    progress_line_start(&tr->progress,
+                        tr->opt.progress == TRANSLATOR_PROGRESS_AUTO ? progress_line_default() && !term_io
+                                                                     : tr->opt.progress == TRANSLATOR_PROGRESS_ON,
+                        "translating", "translated");
     tr->progress_lines = 0;
 }
 
@@ -1005,10 +980,8 @@ static NmtStatus finish_call(Translator *tr, NmtStatus st) {
         st = nmt_fail(NMT_ERR_IO, "%s: write error", sink_name(tr));
     if (!st && tr->attn_out && fflush(tr->attn_out) != 0)
         st = nmt_fail(NMT_ERR_IO, "%s: write error (--attention-out)", tr->opt.attention_out);
-    if (tr->progress) {
-        if (st) fputc('\n', stderr); /* keep the last progress line above the error */
-        else progress_show(tr, true);
-    }
+    if (st) progress_line_abort(&tr->progress); /* keep the last progress line above the error */
+    else progress_show(tr, true);
     return st;
 }
 
@@ -1023,8 +996,8 @@ static NmtStatus finish_call(Translator *tr, NmtStatus st) {
 static NmtStatus stream_before_read(Translator *tr, LineReader *r, int fd) {
     if (line_reader_ready(r)) return NMT_OK;
     NmtStatus st = tr->n > 0 ? flush_block(tr) : NMT_OK;
-    if (!st && tr->progress && tr->progress_lines != tr->line_index + tr->block_done) {
-        double wait_s = tr->t_shown + PROGRESS_INTERVAL_S - now_s();
+    if (!st && tr->progress.on && tr->progress_lines != tr->line_index + tr->block_done) {
+        double wait_s = progress_line_wait_s(&tr->progress);
         if (wait_s <= 0 || !file_read_ready(fd, (int)(wait_s * 1000) + 1)) progress_show(tr, false);
     }
     return st;

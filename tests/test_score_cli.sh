@@ -19,7 +19,17 @@
 #     vocabularies, each with its exit code and message; empty sources by
 #     their documented convention;
 #  5. two runs on the CPU are byte-identical; gzip input reads as plain;
-#  6. on the CUDA emulator (when built), the CPU's scores.
+#  6. on the CUDA emulator (when built), the CPU's scores;
+#  7. the model named as nmt translate names it: --config picks best.nmt
+#     of its train.save_dir (with --set), $NMT_MODEL when neither --model
+#     nor --config is given, --model over --config over $NMT_MODEL (the
+#     scores of the model meant, byte for byte), and the errors (no model,
+#     --set without --config, a run without best.nmt yet, a bad config)
+#     with their exit codes;
+#  8. --progress: a progress line on stderr in translate's format, ended
+#     by a newline, stdout unchanged; none by default on a file or with
+#     --no-progress; on by default on a terminal; at most 4 updates a
+#     second; an error's message on a line of its own.
 # Prints "test_score_cli: N passed, N failed"; exits non-zero on failure.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -201,7 +211,8 @@ usage "unknown option '--beam'" --beam 4
 usage "unknown option '--frobnicate'" --frobnicate
 expect 2 "--tgt needs a value" "$NMT" score --model "$M" --src "$tmp/a.src" --tgt
 expect 2 "give the sentences to score with --src FILE and --tgt FILE" "$NMT" score --model "$M" --src "$tmp/a.src"
-expect 2 "no model: give --model FILE" "$NMT" score --src "$tmp/a.src" --tgt "$tmp/a.src"
+expect 2 "nmt score: no model: give --model FILE, or --config FILE (uses its train.save_dir/best.nmt), or set NMT_MODEL" \
+  env -u NMT_MODEL "$NMT" score --src "$tmp/a.src" --tgt "$tmp/a.src"
 expect 2 "would both read standard input" "$NMT" score --model "$M" --src - --tgt -
 if "$NMT" --version | grep -q -E "cuda: (not built in|built in, no GPU visible)"; then
   expect 2 "--gpu 3: GPU 3 requested (--device cuda), but" "$NMT" score --model "$M" --device cuda --gpu 3 \
@@ -261,8 +272,91 @@ else
   echo "SKIP: test_score_cli: no CUDA emulator build newer than $NMT (make build/gpu-emu/nmt): the cuda backend is not checked"
 fi
 
+# 7. the model: --model, else --config's best.nmt, else $NMT_MODEL
+#    ($tmp/ref.s and $tmp/ref2.s are the scores of $M and $M2)
+cfgscore() { "$NMT" score --threads 1 --src "$src" --tgt "$ref" "$@" 2> "$tmp/err"; }
+cfgscore --config "$tmp/toy.json" > "$tmp/cfg.s"; rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/ref.s" "$tmp/cfg.s"' \
+  "--config: not the scores of its save_dir's best.nmt: exit $rc, $(cat "$tmp/err"); $(head -2 "$tmp/cfg.s")"
+cfgscore --config "$tmp/toy.json" --set train.save_dir="$tmp/run2" > "$tmp/cfg2.s"; rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/ref2.s" "$tmp/cfg2.s"' \
+  "--config with --set train.save_dir: not that run's best.nmt: exit $rc, $(cat "$tmp/err")"
+cfgscore --model "$M2" --config "$tmp/toy.json" > "$tmp/cfg3.s"; rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/ref2.s" "$tmp/cfg3.s"' "--model should win over --config: exit $rc, $(cat "$tmp/err")"
+NMT_MODEL="$M2" cfgscore > "$tmp/env.s"; rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/ref2.s" "$tmp/env.s"' "\$NMT_MODEL: not its scores: exit $rc, $(cat "$tmp/err")"
+NMT_MODEL="$M2" cfgscore --model "$M" > "$tmp/env2.s"; rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/ref.s" "$tmp/env2.s"' "--model should win over \$NMT_MODEL: exit $rc, $(cat "$tmp/err")"
+NMT_MODEL="$M2" cfgscore --config "$tmp/toy.json" > "$tmp/env3.s"; rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$tmp/ref.s" "$tmp/env3.s"' "--config should win over \$NMT_MODEL: exit $rc, $(cat "$tmp/err")"
+# the config's decode.batch is the default --batch, as for translate (the
+# scores do not depend on it beyond rounding); the config is checked
+cfgscore --config "$tmp/toy.json" --set decode.batch=1 --set decode.maxi_batch=1 > "$tmp/cfgb1.s"; rc=$?
+out=$(close "$tmp/ref.s" "$tmp/cfgb1.s" 1e-5); crc=$?
+check '[ $rc -eq 0 ] && [ $crc -eq 0 ]' "--config with decode.batch 1: exit $rc, $(cat "$tmp/err"), $out"
+expect 2 "nmt score: no model: give --model FILE, or --config FILE (uses its train.save_dir/best.nmt), or set NMT_MODEL" \
+  env NMT_MODEL= "$NMT" score --src "$src" --tgt "$ref"
+expect 2 "nmt score: --set needs --config" "$NMT" score --model "$M" --set decode.batch=2 --src "$src" --tgt "$ref"
+expect 2 "--config needs a file name" "$NMT" score --src "$src" --tgt "$ref" --config
+expect 1 "$tmp/nope.json: cannot open" "$NMT" score --config "$tmp/nope.json" --src "$src" --tgt "$ref"
+expect 2 "decode.batch: must be in" "$NMT" score --config "$tmp/toy.json" --set decode.batch=0 --src "$src" --tgt "$ref"
+expect 2 "unknown" "$NMT" score --config "$tmp/toy.json" --set decode.bean=2 --src "$src" --tgt "$ref"
+expect 1 "$tmp/nope.nmt" env NMT_MODEL="$tmp/nope.nmt" "$NMT" score --src "$src" --tgt "$ref"
+# a run stopped before its first validation: last.nmt, no best.nmt
+mkdir -p "$tmp/nobest" && cp "$tmp/run/last.nmt" "$tmp/nobest/"
+expect 1 "$tmp/nobest/best.nmt: cannot open: No such file or directory (no validation has saved best.nmt yet; score with the latest checkpoint: --model $tmp/nobest/last.nmt)" \
+  "$NMT" score --config "$tmp/toy.json" --set train.save_dir="$tmp/nobest" --src "$src" --tgt "$ref"
+# nmt translate names the model by the same code (src/cli_model.c)
+expect 1 "(no validation has saved best.nmt yet; translate with the latest checkpoint: --model $tmp/nobest/last.nmt)" \
+  "$NMT" translate --config "$tmp/toy.json" --set train.save_dir="$tmp/nobest" < "$src"
+expect 2 "nmt translate: no model: give --model FILE, or --config FILE (uses its train.save_dir/best.nmt), or set NMT_MODEL" \
+  env -u NMT_MODEL "$NMT" translate < "$src"
+
+# 8. --progress: translate's line ("scored" for "translated") on stderr
+cfgscore --model "$M" --progress > "$tmp/prog.s"; rc=$?
+cp "$tmp/err" "$tmp/prog.err"
+check '[ $rc -eq 0 ] && cmp -s "$tmp/ref.s" "$tmp/prog.s"' "--progress changed stdout or failed: exit $rc, $(cat "$tmp/prog.err")"
+check "grep -q \$'\\r' '$tmp/prog.err'" "progress line not rewritten with \\r: $(cat -A "$tmp/prog.err")"
+check "tr '\\r' '\\n' < '$tmp/prog.err' | grep -qE '^scored 60 lines, [0-9.]+ sentences/s, [0-9]+ target tokens/s *\$'" \
+  "no final progress line 'scored 60 lines, S sentences/s, T target tokens/s': $(cat -A "$tmp/prog.err")"
+check "[ \"\$(tail -c 1 '$tmp/prog.err' | od -An -c | tr -d ' ')\" = '\\n' ]" "progress output must end with a newline"
+score --src "$src" --tgt "$ref" > /dev/null
+check "! grep -q 'sentences/s' '$tmp/err'" "progress line printed although stderr is a file: $(cat "$tmp/err")"
+score --src "$src" --tgt "$ref" --progress --no-progress > /dev/null
+check "! grep -q 'sentences/s' '$tmp/err'" "--no-progress (last) still printed progress"
+# at most 4 updates a second: 3000 pairs, one a batch
+t0=$(date +%s.%N)
+score --src "$tmp/data/train.src" --tgt "$tmp/data/train.tgt" --batch 1 --progress > "$tmp/big.s"
+t1=$(date +%s.%N)
+n_upd=$(tr '\r' '\n' < "$tmp/err" | grep -c '^scoring ')
+check 'awk -v n="$n_upd" -v a="$t0" -v b="$t1" "BEGIN { exit !(n <= 4 * (b - a) + 2) }"' \
+  "$n_upd progress updates in $(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}') s (at most 4 a second)"
+check '[ "$(wc -l < "$tmp/big.s")" -eq 3000 ] && tr "\r" "\n" < "$tmp/err" | grep -q "^scored 3000 lines"' \
+  "3000 pairs: $(wc -l < "$tmp/big.s") lines, final progress line: $(tail -c 200 "$tmp/err" | cat -A)"
+# an error: its message on a line of its own, below the progress line
+out=$(score --src - --tgt "$tmp/a.tgt" --progress < "$tmp/a.src"); rc=$?
+check '[ $rc -eq 1 ] && tr "\r" "\n" < "$tmp/err" | grep -q "^nmt score: .*<stdin> has 5 lines"' \
+  "--progress and an error: exit $rc, $(cat -A "$tmp/err")"
+# on a terminal (a pty from util-linux script) it is on by default
+if command -v script > /dev/null 2>&1 && script -qec true /dev/null > /dev/null 2>&1 < /dev/null; then
+  script -qec "'$NMT' score --model '$M' --threads 1 --src '$src' --tgt '$ref' > '$tmp/pty.s'" /dev/null \
+    > "$tmp/pty.log" 2>&1 < /dev/null
+  rc=$?
+  check '[ $rc -eq 0 ] && cmp -s "$tmp/ref.s" "$tmp/pty.s"' "score under a pty: exit $rc, $(cat "$tmp/pty.log")"
+  check "tr '\\r' '\\n' < '$tmp/pty.log' | grep -q '^scored 60 lines, .*sentences/s'" \
+    "no progress line on a terminal: $(cat -A "$tmp/pty.log")"
+  script -qec "'$NMT' score --model '$M' --threads 1 --src '$src' --tgt '$ref' --no-progress > /dev/null" /dev/null \
+    > "$tmp/pty2.log" 2>&1 < /dev/null
+  check "! grep -q 'sentences/s' '$tmp/pty2.log'" "--no-progress on a terminal still printed progress"
+else
+  echo "SKIP: test_score_cli pty checks: util-linux script not usable"
+fi
+
 expect 0 "--normalize" "$NMT" score --help
 check '"$NMT" score --help | grep -qF "scored as <unk>" && "$NMT" --help | grep -qE "^  score "' \
   "the help does not describe unknown words, or nmt --help does not list score"
+check '"$NMT" score --help | grep -qF -- "--config FILE" && "$NMT" score --help | grep -qF "\$NMT_MODEL" &&
+       "$NMT" score --help | grep -qF -- "--progress, --no-progress"' \
+  "nmt score --help does not describe --config, \$NMT_MODEL or --progress"
 
 test_end
