@@ -60,6 +60,8 @@ typedef struct {
     int spm_model_type; /* CfgSpmModelType */
     bool spm_joint;
     double spm_character_coverage;
+    int spm_max_sentences; /* 0: train SentencePiece on every sentence */
+    int spm_threads;
     int word_vocab_size;
     int word_min_freq;
     int max_len;

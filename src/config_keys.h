@@ -41,6 +41,10 @@
       "one SentencePiece model trained on both sides instead of one per language")                 \
     X("data.spm_character_coverage", data.spm_character_coverage, CFG_FLOAT, "1.0", 0.9, 1.0, 0,   \
       NULL, CFG_TOKENIZER, "share of characters SentencePiece must cover (1.0 for small alphabets; with tokenizer spm at least 0.98, SentencePiece's least)")\
+    X("data.spm_max_sentences", data.spm_max_sentences, CFG_INT, "2000000", 0, NOLIMIT, 0, NULL,   \
+      CFG_TOKENIZER, "SentencePiece trains on a uniform sample of at most this many training sentences per model (seeded; a joint model counts both sides); 0: all of them") \
+    X("data.spm_threads", data.spm_threads, CFG_INT, "1", 1, 1024, 0, NULL, CFG_TOKENIZER,       \
+      "SentencePiece trainer threads (faster on a large corpus; the model depends on the count, the same for the same count on any machine)") \
     X("data.word_vocab_size", data.word_vocab_size, CFG_INT, "50000", 8, 10000000, 0, NULL, CFG_TOKENIZER, \
       "word tokenizer: most frequent words kept per side, special tokens included")                \
     X("data.word_min_freq", data.word_min_freq, CFG_INT, "1", 1, NOLIMIT, 0, NULL, CFG_TOKENIZER,  \

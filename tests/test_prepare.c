@@ -221,7 +221,48 @@ static void test_spm_cache(void) {
     prepared_data_free(&p);
     CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_OK);
     CHECK(p.from_cache, "spm cache reused");
+    uint8_t *all_bytes = NULL;
+    size_t all_len = 0;
+    tokenizer_serialize(p.src_tok, &all_bytes, &all_len);
     prepared_data_free(&p);
+    config_free(&cfg);
+    /* data.spm_max_sentences and data.spm_threads shape the model: a
+     * changed value rebuilds the cache; a sample smaller than the corpus
+     * (the 399 non-empty sentences of both sides, for the joint model) trains
+     * another model */
+    const char *sampled[] = {", \"spm_max_sentences\": 200", ", \"spm_max_sentences\": 0",
+                             ", \"spm_threads\": 2"};
+    for (size_t i = 0; i < NMT_ARRAY_LEN(sampled); i++) {
+        char extra[256];
+        snprintf(extra, sizeof extra, ", \"tokenizer\": \"spm\", \"spm_vocab_size\": 30, \"spm_joint\": true%s",
+                 sampled[i]);
+        CHECK_EQ_INT(load_cfg_files(dir, "train.src", "train.tgt", "spm-cache", extra, &cfg), NMT_OK);
+        st = prepare_data(&cfg, 0, &p);
+        CHECK(st == NMT_OK && !p.from_cache, "%s rebuilds the cache: %s", sampled[i], nmt_error_message());
+        if (!st) {
+            uint8_t *bytes = NULL;
+            size_t len = 0;
+            tokenizer_serialize(p.src_tok, &bytes, &len);
+            bool same = bytes && all_bytes && len == all_len && !memcmp(bytes, all_bytes, len);
+            /* all sentences (0, or a cap above the count) train the same
+             * model; the thread count may change it (not checked) */
+            if (i < 2)
+                CHECK(same == (i == 1), "%s: the model should %sbe the one of every sentence", sampled[i],
+                      i == 1 ? "" : "not ");
+            nmt_free(bytes);
+            prepared_data_free(&p);
+        }
+        config_free(&cfg);
+    }
+    nmt_free(all_bytes);
+    /* a sample too small for the vocabulary says so */
+    CHECK_EQ_INT(load_cfg_files(dir, "train.src", "train.tgt", "spm-cache3",
+                                ", \"spm_vocab_size\": 30, \"spm_joint\": true, \"spm_max_sentences\": 3", &cfg),
+                 NMT_OK);
+    st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_ERR_CONFIG, "3 sentences for 30 pieces: status %d", st);
+    CHECK_CONTAINS(nmt_error_message(), "data.spm_vocab_size = 30 does not fit");
+    CHECK_CONTAINS(nmt_error_message(), "(it saw a sample of 3 of the 399 sentences: data.spm_max_sentences)");
     config_free(&cfg);
     /* a vocabulary the corpus cannot fill names the key */
     CHECK_EQ_INT(load_cfg_files(dir, "train.src", "train.tgt", "spm-cache2", ", \"spm_vocab_size\": 5000", &cfg), NMT_OK);

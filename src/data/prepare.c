@@ -42,6 +42,8 @@ char *prepare_manifest(const Config *cfg) {
         fprintf(out, "data.spm_model_type = %s\n", spm_model_type_names[d->spm_model_type]);
         fprintf(out, "data.spm_joint = %s\n", d->spm_joint ? "true" : "false");
         fprintf(out, "data.spm_character_coverage = %.17g\n", d->spm_character_coverage);
+        fprintf(out, "data.spm_max_sentences = %d\n", d->spm_max_sentences);
+        fprintf(out, "data.spm_threads = %d\n", d->spm_threads);
     } else {
         fprintf(out, "data.word_vocab_size = %d\n", d->word_vocab_size);
         fprintf(out, "data.word_min_freq = %d\n", d->word_min_freq);
@@ -182,6 +184,8 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
         spec.vocab_size_key = "data.spm_vocab_size";
         spec.spm_model_type = spm_model_type_names[d->spm_model_type];
         spec.character_coverage = d->spm_character_coverage;
+        spec.spm_max_sentences = d->spm_max_sentences;
+        spec.spm_threads = d->spm_threads;
     } else {
         tokenizer_spec_init(&spec, TOKENIZER_WORD);
         spec.vocab_size = d->word_vocab_size;
@@ -396,8 +400,15 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
         nmt_log_info("prepare: the tokenizers of train.init_from (%s)", init_from);
         st = init_from_tokenizers(init_from, &out->src_tok, &out->tgt_tok);
     } else if (!st) {
-        nmt_log_info("prepare: training %s tokenizer%s on %s and %s", tokenizer_kind_names[d->tokenizer],
-                     joint ? " (joint)" : "s", d->train_src, d->train_tgt);
+        char how[160] = "", sample[64] = "every sentence";
+        if (d->spm_max_sentences > 0)
+            snprintf(sample, sizeof sample, "a sample of at most %d sentences%s", d->spm_max_sentences,
+                     joint ? "" : " a side");
+        if (d->tokenizer == CFG_TOKENIZER_SPM)
+            snprintf(how, sizeof how, " (%s, data.spm_max_sentences; %d thread%s, data.spm_threads)", sample,
+                     d->spm_threads, d->spm_threads == 1 ? "" : "s");
+        nmt_log_info("prepare: training %s tokenizer%s on %s and %s%s", tokenizer_kind_names[d->tokenizer],
+                     joint ? " (joint)" : "s", d->train_src, d->train_tgt, how);
         st = train_tokenizer(cfg, joint ? -1 : 0, &out->src_tok);
     }
     if (!st && !init_from) {

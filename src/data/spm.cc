@@ -301,10 +301,14 @@ extern "C" NmtStatus spm_train(const TokenizerSpec *spec, SentenceSourceFn next,
             return nmt_fail(NMT_ERR_RUNTIME, "spm training: no non-empty sentences to train on");
         if (!st.ok()) {
             const char *msg = st.error_message();
-            if (std::strstr(msg, "Vocabulary size"))
-                return nmt_fail(NMT_ERR_CONFIG,
-                                "%s = %d does not fit this corpus (%s model): sentencepiece: %s",
-                                key, spec->vocab_size, type, msg);
+            if (std::strstr(msg, "Vocabulary size")) {
+                nmt_fail(NMT_ERR_CONFIG, "%s = %d does not fit this corpus (%s model): sentencepiece: %s",
+                         key, spec->vocab_size, type, msg);
+                if (spec->spm_max_sentences > 0 && it.n_nonempty() > spec->spm_max_sentences)
+                    nmt_error_suffix(" (it saw a sample of %lld of the %lld sentences: data.spm_max_sentences)",
+                                     (long long)spec->spm_max_sentences, it.n_nonempty());
+                return NMT_ERR_CONFIG;
+            }
             return nmt_fail(NMT_ERR_RUNTIME, "spm training failed: %s", msg);
         }
         m = create("spm training");
