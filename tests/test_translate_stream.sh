@@ -17,7 +17,9 @@
 # a change of the default is noticed); a terminal as standard input (a pty)
 # streams by default. --stream on a regular file writes what the default
 # writes (whole blocks: the n-best scores of batches of one differ here).
-# `nmt eval` refuses --stream (it scores a whole output: nothing to give early).
+# A pipe in non-blocking mode is waited on, not an error (with and without
+# --stream). `nmt eval` refuses --stream (it scores a whole output:
+# nothing to give early).
 # Prints "test_translate_stream: N passed, N failed"; exits non-zero on failure.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -281,7 +283,29 @@ check 'cmp -s "$tmp/file.hyp" "$tmp/file-stream.hyp"' "--stream on a regular fil
 "$NMT" translate --model "$M" --beam 5 --nbest 5 --batch 1 < "$in" > "$tmp/file-b1.hyp" 2> "$tmp/file.err"
 check '! cmp -s "$tmp/file.hyp" "$tmp/file-b1.hyp"' "the n-best scores of --batch 1 equal batches of 8: the check above proves nothing"
 
-# 6. an option of translate alone: eval scores a whole output (nothing to give early)
+# 6. standard input a pipe in non-blocking mode (O_NONBLOCK on the pipe,
+# as some parent processes leave it): nmt waits for input as on a blocking
+# one, streamed or not, instead of failing with EAGAIN
+cat > "$tmp/nonblock.py" << 'PY'
+import os, subprocess, sys, time
+lines = open(sys.argv[1], "rb").read().splitlines(keepends=True)[:3]
+r, w = os.pipe()
+os.set_blocking(r, False)
+p = subprocess.Popen(sys.argv[2:], stdin=r, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+os.close(r)
+for line in lines:  # nothing to read at first, and between the lines
+    time.sleep(0.3)
+    os.write(w, line)
+os.close(w)
+out, err = p.communicate(timeout=120)
+sys.stdout.write("rc %d lines %d %s\n" % (p.returncode, out.count(b"\n"), err.decode(errors="replace").strip()))
+PY
+for mode in --stream --no-stream; do
+  got=$(python3 "$tmp/nonblock.py" "$tmp/data/test.src" "$NMT" translate --model "$M" $mode 2>&1)
+  check '[ "$got" = "rc 0 lines 3 " ]' "non-blocking standard input, $mode: $got"
+done
+
+# 7. an option of translate alone: eval scores a whole output (nothing to give early)
 expect 2 "unknown option '--stream'" "$NMT" eval --stream
 
 test_end

@@ -191,13 +191,20 @@ static NmtStatus lr_fail(LineReader *r, NmtStatus status) {
     return status;
 }
 
-/* read() that retries on EINTR; *got = 0 at the end of the file. */
+/* read() that retries on EINTR, and on a descriptor in non-blocking mode
+ * (a pipe whose other end set O_NONBLOCK, which its flags share: some
+ * parent processes do) waits for input with poll(2) instead of failing
+ * with EAGAIN; *got = 0 at the end of the file. */
 static NmtStatus lr_read(LineReader *r, void *dst, size_t n, size_t *got) {
     for (;;) {
         ssize_t k = read(r->fd, dst, n);
         if (k >= 0) {
             *got = (size_t)k;
             return NMT_OK;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            struct pollfd p = {.fd = r->fd, .events = POLLIN};
+            if (poll(&p, 1, -1) >= 0 || errno == EINTR) continue;
         }
         if (errno != EINTR)
             return nmt_fail(NMT_ERR_IO, "%s: read error: %s", r->path, strerror(errno));
