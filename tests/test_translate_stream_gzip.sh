@@ -27,22 +27,8 @@ set -u
 test_begin test_translate_stream_gzip
 cd "$ROOT" || exit 2
 
-if ! command -v python3 > /dev/null 2>&1 || [ ! -r /proc/self/stat ]; then
-  echo "SKIP test_translate_stream_gzip: needs python3 and /proc"
-  test_end
-  exit $?
-fi
-
-# the tiny model of test_translate_stream.sh (2 s)
-"$NMT" demo-corpus --out "$tmp/data" --train 2000 --valid 40 --test 40 --seed 7 > /dev/null 2>&1 || bad "demo-corpus"
-demo_config "$tmp/tiny.json" \
-  '{"emb_dim": 32, "hidden": 48, "enc_layers": 1, "dec_layers": 1, "attention": {"heads": 1}}' \
-  '{"optimizer": "adam", "lr": 0.01, "batch_sentences": 32, "max_steps": 300, "valid_every": 300, "seed": 3, "threads": 1, "save_dir": "run"}' \
-  '{"beam": 1, "batch": 8}'
-out=$("$NMT" train --config "$tmp/tiny.json" --quiet 2>&1) || bad "train: $out"
-M="$tmp/run/best.nmt"
-# ten lines, the third empty
-{ head -2 "$tmp/data/test.src"; echo; sed -n 3,9p "$tmp/data/test.src"; } > "$tmp/lines.src"
+# the tiny model both stream tests drive, and $tmp/lines.src
+. "$ROOT/tests/stream_setup.sh"
 # three lines (not the empty one), then one of 200000 characters (random words: about 120 KiB
 # compressed; translate truncates it to --max-src-len tokens)
 python3 - "$tmp/lines.src" > "$tmp/long.src" <<'PY'
