@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd_info.h"
 #include "commands.h"
 #include "common.h"
 #include "cpu/cpu_env.h"
@@ -20,9 +21,10 @@ static const Subcommand subcommands[] = {
     {"train", cmd_train, "train a model from a JSON config"},
     {"translate", cmd_translate, "translate stdin to stdout with a trained model"},
     {"score", cmd_score, "score given translations with a trained model (log-probabilities)"},
-    {"eval", cmd_eval, "score translations (sacreBLEU-compatible BLEU, chrF)"},
+    {"eval", cmd_eval, "score translations (sacreBLEU-compatible BLEU, chrF, TER)"},
     {"prepare", cmd_prepare, "train tokenizers and encode the corpora into the cache"},
     {"average", cmd_average, "average the weights of several checkpoints of one run"},
+    {"info", cmd_info, "describe a checkpoint: model, tokenizers, training state, validations"},
     {"shortlist", cmd_shortlist, "build the output-vocabulary shortlist of a training corpus"},
     {"gradcheck", cmd_gradcheck, "check hand-written gradients against finite differences"},
     {"plot", cmd_plot, "draw the training curves of a run as SVG"},

@@ -1,0 +1,452 @@
+/* cmd_info.c: `nmt info`: describes a checkpoint (docs/checkpoint-format.md)
+ * without loading more of it than that needs: checkpoint_load_weights
+ * (every check of the loader, but neither the optimizer's moments nor the
+ * training weights), then a walk over the section headers of the same
+ * file for what that load leaves out: the format version, whether the
+ * moments are stored (OPTIMIZER's flag) and whether TRAIN_PARAMS is.
+ * Prints one fact a line (text), the stored config as it is (--config),
+ * the validation history (--history), or all of it as one JSON object
+ * (--json, cJSON; a value that is not known or not finite is null). */
+#include "cmd_info.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "config.h"
+#include "data/tokenizer.h"
+#include "train/checkpoint.h"
+
+static const char info_usage[] =
+    "usage: nmt info CHECKPOINT.nmt [--json] [--config] [--history]\n\n"
+    "Describes a checkpoint, one fact a line: its file, size and format;\n"
+    "what it holds (the weights or their moving average, the training\n"
+    "weights, the optimizer and whether its moments are stored); the model's\n"
+    "sizes and attention from its stored config; its tokenizers and\n"
+    "vocabulary sizes; the number of parameters and tensors; the training\n"
+    "state (step, epoch, batch, tokens seen, training time, learning-rate\n"
+    "scale, the best scheduled validation so far in train.valid_metric) and\n"
+    "the number of validations. The optimizer's moments are not loaded.\n\n"
+    "  --history   also the validation history: step, perplexity, BLEU, chrF\n"
+    "              ('-' where a record has none)\n"
+    "  --config    the resolved config stored in the checkpoint, as stored\n"
+    "              (alone; with --json, its \"config\" member)\n"
+    "  --json      everything as one JSON object, the history included\n"
+    "              (null where a value is not known)\n\n"
+    "A missing, corrupt or truncated file is refused with the loader's\n"
+    "message (exit code 1).\n";
+
+/* What `nmt info` reports of one checkpoint file. */
+typedef struct {
+    const char *path;
+    uint64_t size_bytes;
+    uint32_t format;          /* the file's format version (header, offset 8) */
+    bool moments_stored;      /* OPTIMIZER's moments flag */
+    bool train_params_stored; /* a TRAIN_PARAMS section: PARAMS holds their moving average */
+    Checkpoint ck;            /* checkpoint_load_weights: no moments, no training weights */
+    Config cfg;               /* ck.config_json, loaded */
+    int src_kind, tgt_kind;   /* TokenizerKind; -1: no tokenizer stored */
+    int src_vocab, tgt_vocab; /* ids of each tokenizer; 0: none stored */
+} CheckpointInfo;
+
+/* ---- the facts the weights-only load leaves out --------------------------- */
+
+/* Byte positions of the layout (docs/checkpoint-format.md, "Envelope"). */
+enum {
+    INFO_VERSION_AT = 8,
+    INFO_CONTENT_LENGTH_AT = 16,
+    INFO_HEADER_BYTES = 24,
+    INFO_SECTION_HEAD_BYTES = 12, /* tag 4, length 8 */
+    INFO_OPTIMIZER_HEAD_BYTES = 8 /* kind 4, moments flag 4 */
+};
+
+/* The n-byte little-endian unsigned integer at p. */
+static uint64_t little_endian(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static bool read_at(FILE *f, uint64_t offset, void *buf, size_t n) {
+    return fseeko(f, (off_t)offset, SEEK_SET) == 0 && fread(buf, 1, n, f) == n;
+}
+
+/* The format version, the moments flag and whether TRAIN_PARAMS is there,
+ * from the section headers of `f`, a file checkpoint_load_weights has just
+ * accepted (every length was checked then; they are bounded again here
+ * all the same). */
+static NmtStatus scan_sections(FILE *f, CheckpointInfo *info) {
+    uint8_t head[INFO_HEADER_BYTES];
+    if (!read_at(f, 0, head, sizeof head)) goto unreadable;
+    info->format = (uint32_t)little_endian(head + INFO_VERSION_AT, 4);
+    uint64_t end = INFO_HEADER_BYTES + little_endian(head + INFO_CONTENT_LENGTH_AT, 8);
+    for (uint64_t pos = INFO_HEADER_BYTES; pos < end;) {
+        uint8_t section[INFO_SECTION_HEAD_BYTES], optimizer[INFO_OPTIMIZER_HEAD_BYTES];
+        if (end - pos < sizeof section || !read_at(f, pos, section, sizeof section)) goto unreadable;
+        uint64_t len = little_endian(section + 4, 8), data = pos + sizeof section;
+        if (len > end - data) goto unreadable;
+        if (!memcmp(section, "OPTM", 4)) {
+            if (len < sizeof optimizer || !read_at(f, data, optimizer, sizeof optimizer)) goto unreadable;
+            info->moments_stored = little_endian(optimizer + 4, 4) == 1;
+        }
+        if (!memcmp(section, "TPRM", 4)) info->train_params_stored = true;
+        pos = data + len;
+    }
+    return NMT_OK;
+unreadable:
+    return nmt_fail(NMT_ERR_IO,
+                    "%s: its section headers could not be read again after loading (changed meanwhile?)",
+                    info->path);
+}
+
+/* Kind and number of ids of a serialized tokenizer (-1 and 0: none stored). */
+static NmtStatus tokenizer_facts(const CheckpointInfo *info, const uint8_t *bytes, size_t n, const char *side,
+                                 int *kind, int *vocab) {
+    *kind = -1;
+    *vocab = 0;
+    if (!n) return NMT_OK;
+    Tokenizer *t = NULL;
+    NmtStatus st = tokenizer_deserialize(bytes, n, &t);
+    if (st) {
+        nmt_error_prefix("%s: %s tokenizer", info->path, side);
+        return st;
+    }
+    *kind = (int)tokenizer_kind(t);
+    *vocab = tokenizer_vocab_size(t);
+    tokenizer_free(t);
+    return NMT_OK;
+}
+
+/* Loads what `nmt info` reports. The file is held open across the load
+ * (which opens it by name) and the scan, and a file replaced meanwhile (a
+ * training run saving last.nmt over it) is read again, so that every fact
+ * comes from one file. need_details: the config and tokenizers too (not
+ * for --config alone, which prints the stored text). */
+static NmtStatus info_load(const char *path, bool need_details, CheckpointInfo *info) {
+    memset(info, 0, sizeof *info);
+    info->path = path;
+    enum { ATTEMPTS = 3 };
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+        FILE *f = fopen(path, "rb");
+        if (!f) return checkpoint_load_weights(path, &info->ck); /* the loader's own message */
+        struct stat held, now;
+        if (fstat(fileno(f), &held) != 0 || !S_ISREG(held.st_mode)) {
+            fclose(f);
+            return nmt_fail(NMT_ERR_IO, "%s: not a regular file (nmt info reads a checkpoint where it lies)",
+                            path);
+        }
+        NmtStatus st = checkpoint_load_weights(path, &info->ck);
+        bool same = !st && stat(path, &now) == 0 && now.st_dev == held.st_dev && now.st_ino == held.st_ino;
+        if (same) {
+            info->size_bytes = (uint64_t)held.st_size;
+            st = scan_sections(f, info);
+        }
+        fclose(f);
+        if (st) return st;
+        if (same) break;
+        checkpoint_free(&info->ck);
+        if (attempt == ATTEMPTS - 1)
+            return nmt_fail(NMT_ERR_IO,
+                            "%s: replaced by another file while being read, %d times (a run saving it?)", path,
+                            ATTEMPTS);
+    }
+    if (!need_details) return NMT_OK;
+    const Checkpoint *ck = &info->ck;
+    NmtStatus st = config_load_string(ck->config_json, path, "/", NULL, 0, &info->cfg);
+    if (st) { /* a runtime failure of this file (exit 1), not a usage error */
+        char *message = nmt_strdup(nmt_error_message());
+        st = message ? nmt_fail(NMT_ERR_FORMAT, "%s", message) : nmt_fail_nomem("reading the stored config");
+        nmt_free(message);
+        return st;
+    }
+    st = tokenizer_facts(info, ck->src_tok, ck->src_tok_len, "source", &info->src_kind, &info->src_vocab);
+    if (!st) st = tokenizer_facts(info, ck->tgt_tok, ck->tgt_tok_len, "target", &info->tgt_kind, &info->tgt_vocab);
+    return st;
+}
+
+static void info_free(CheckpointInfo *info) {
+    checkpoint_free(&info->ck);
+    config_free(&info->cfg);
+}
+
+/* ---- derived facts, shared by the text and the JSON ------------------------ */
+
+/* A BLEU below 0 is one that was not computed (docs/checkpoint-format.md). */
+static double known_bleu(double bleu) { return bleu < 0 ? NAN : bleu; }
+
+/* The best scheduled validation's score (the one patience and the rate
+ * decay follow) in train.valid_metric's own units (the state keeps minus
+ * the perplexity, so that higher is better); NaN before any. */
+static double best_score(const CheckpointInfo *info) {
+    const TrainState *s = &info->ck.state;
+    if (s->best_step < 0) return NAN;
+    return info->cfg.train.valid_metric == CFG_METRIC_PPL ? -s->best_metric : s->best_metric;
+}
+
+static const char *tokenizer_name(int kind) { return kind < 0 ? "none" : tokenizer_kind_names[kind]; }
+
+/* Whether PARAMS holds a moving average of the training weights. */
+static bool weights_are_average(const CheckpointInfo *info) {
+    return info->train_params_stored || info->cfg.train.ema_decay > 0;
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+/* A number in `decimals` places, or "-" when it is not known (NaN). */
+static const char *number_text(char buf[32], double v, int decimals) {
+    if (isnan(v)) snprintf(buf, 32, "-");
+    else if (isfinite(v) && fabs(v) >= 1e6) snprintf(buf, 32, "%.4g", v); /* a diverged perplexity */
+    else snprintf(buf, 32, "%.*f", decimals, v);
+    return buf;
+}
+
+/* Places of each score, as the training log prints them. */
+enum { PPL_DECIMALS = 3, SCORE_DECIMALS = 2 };
+
+static int metric_decimals(int metric) { return metric == CFG_METRIC_PPL ? PPL_DECIMALS : SCORE_DECIMALS; }
+
+/* One line of the text: the label in a column, then the fact. */
+static void fact(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fact(const char *label, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%-19s ", label);
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+}
+
+static void print_model(const CheckpointInfo *info) {
+    const ModelConfig *m = &info->cfg.model;
+    const AttentionConfig *a = &m->attention;
+    fact("emb_dim:", "%d", m->emb_dim);
+    fact("hidden:", "%d (decoder); encoder output %d", m->hidden, config_key_size(&info->cfg));
+    fact("layers:", "%d encoder, %d decoder", m->enc_layers, m->dec_layers);
+    fact("bidirectional:", "%s", m->bidirectional ? "yes" : "no");
+    fact("input_feed:", "%s", m->input_feed ? "yes" : "no");
+    if (a->style == ATTN_STYLE_NONE)
+        fact("attention:", "none");
+    else if (a->mode == ATTN_MODE_GLOBAL)
+        fact("attention:", "%s, %s, global, %d head%s", attn_style_names[a->style], attn_score_names[a->score],
+             a->heads, a->heads == 1 ? "" : "s");
+    else
+        fact("attention:", "%s, %s, %s (window %d), %d head%s", attn_style_names[a->style],
+             attn_score_names[a->score], attn_mode_names[a->mode], a->window, a->heads, a->heads == 1 ? "" : "s");
+    fact("tie_embeddings:", "%s", m->tie_embeddings ? "yes" : "no");
+    const char *src = tokenizer_name(info->src_kind), *tgt = tokenizer_name(info->tgt_kind);
+    if (info->src_kind == info->tgt_kind)
+        fact("tokenizer:", "%s%s%s", src, info->src_kind == TOKENIZER_SPM ? " " : "",
+             info->src_kind == TOKENIZER_SPM ? spm_model_type_names[info->cfg.data.spm_model_type] : "");
+    else
+        fact("tokenizer:", "%s (source), %s (target)", src, tgt);
+    fact("source vocabulary:", "%d", info->src_vocab);
+    fact("target vocabulary:", "%d", info->tgt_vocab);
+    fact("parameters:", "%zu in %d tensors", info->ck.n_floats, info->ck.n_tensors);
+}
+
+static void print_state(const CheckpointInfo *info) {
+    const TrainState *s = &info->ck.state;
+    int metric = info->cfg.train.valid_metric;
+    char buf[32];
+    fact("step:", "%lld", (long long)s->step);
+    fact("epoch:", "%lld (from 0: the epoch of the next batch)", (long long)s->epoch);
+    fact("batch:", "%lld (from 0: the next batch of that epoch)", (long long)s->batch_index);
+    fact("tokens seen:", "%.0f (target tokens)", s->tokens_seen);
+    fact("training time:", "%.1f s", s->seconds);
+    fact("lr scale:", "%g", s->lr_scale);
+    fact("valid metric:", "%s (train.valid_metric)", valid_metric_names[metric]);
+    if (s->best_step < 0 && !info->ck.n_history)
+        fact("best:", "none (no validation yet)");
+    else if (s->best_step < 0) /* validations at a stop (train.max_steps, a signal) do not count */
+        fact("best:", "none of the scheduled validations yet");
+    else
+        fact("best:", "step %lld, %s %s", (long long)s->best_step, valid_metric_names[metric],
+             number_text(buf, best_score(info), metric_decimals(metric)));
+    fact("validations:", "%d", info->ck.n_history);
+}
+
+static void print_history(const CheckpointInfo *info) {
+    char ppl[32], bleu[32], chrf[32];
+    printf("\nvalidation history ('-': not recorded):\n%10s %12s %8s %8s\n", "step", "ppl", "BLEU", "chrF");
+    for (int i = 0; i < info->ck.n_history; i++) {
+        const ValidRecord *r = &info->ck.history[i];
+        printf("%10lld %12s %8s %8s\n", (long long)r->step, number_text(ppl, r->ppl, PPL_DECIMALS),
+               number_text(bleu, known_bleu(r->bleu), SCORE_DECIMALS),
+               number_text(chrf, r->chrf, SCORE_DECIMALS));
+    }
+}
+
+static void print_text(const CheckpointInfo *info, bool history) {
+    const Checkpoint *ck = &info->ck;
+    fact("file:", "%s", info->path);
+    fact("size:", "%llu bytes (%.1f MB)", (unsigned long long)info->size_bytes, info->size_bytes / 1e6);
+    fact("format:", "%u", info->format);
+    if (weights_are_average(info)) {
+        fact("weights:", "moving average of the training weights (train.ema_decay %g)", info->cfg.train.ema_decay);
+        fact("training weights:", "%s", info->train_params_stored ? "stored" : "not stored");
+    } else {
+        fact("weights:", "the training weights");
+    }
+    fact("optimizer:", "%s, %s", optimizer_names[ck->optimizer],
+         info->moments_stored ? "moments stored" : "no moments stored");
+    print_model(info);
+    print_state(info);
+    if (history) print_history(info);
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+/* A number, or null when it is not known or not finite (JSON has no NaN). */
+static cJSON *json_number(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+static cJSON *json_model(const CheckpointInfo *info) {
+    const ModelConfig *m = &info->cfg.model;
+    const AttentionConfig *a = &m->attention;
+    cJSON *model = cJSON_CreateObject(), *attention = cJSON_CreateObject();
+    cJSON_AddNumberToObject(model, "emb_dim", m->emb_dim);
+    cJSON_AddNumberToObject(model, "hidden", m->hidden);
+    cJSON_AddNumberToObject(model, "encoder_output", config_key_size(&info->cfg));
+    cJSON_AddNumberToObject(model, "enc_layers", m->enc_layers);
+    cJSON_AddNumberToObject(model, "dec_layers", m->dec_layers);
+    cJSON_AddBoolToObject(model, "bidirectional", m->bidirectional);
+    cJSON_AddBoolToObject(model, "input_feed", m->input_feed);
+    cJSON_AddBoolToObject(model, "tie_embeddings", m->tie_embeddings);
+    cJSON_AddStringToObject(attention, "style", attn_style_names[a->style]);
+    cJSON_AddStringToObject(attention, "score", attn_score_names[a->score]);
+    cJSON_AddStringToObject(attention, "mode", attn_mode_names[a->mode]);
+    cJSON_AddItemToObject(attention, "window", /* global attention has none */
+                          a->mode == ATTN_MODE_GLOBAL ? cJSON_CreateNull() : cJSON_CreateNumber(a->window));
+    cJSON_AddNumberToObject(attention, "heads", a->heads);
+    cJSON_AddItemToObject(model, "attention", attention);
+    return model;
+}
+
+static cJSON *json_state(const CheckpointInfo *info) {
+    const TrainState *s = &info->ck.state;
+    cJSON *state = cJSON_CreateObject();
+    cJSON_AddNumberToObject(state, "step", (double)s->step);
+    cJSON_AddNumberToObject(state, "epoch", (double)s->epoch);
+    cJSON_AddNumberToObject(state, "batch", (double)s->batch_index);
+    cJSON_AddNumberToObject(state, "tokens_seen", s->tokens_seen);
+    cJSON_AddNumberToObject(state, "seconds", s->seconds);
+    cJSON_AddNumberToObject(state, "lr_scale", s->lr_scale);
+    cJSON_AddStringToObject(state, "valid_metric", valid_metric_names[info->cfg.train.valid_metric]);
+    cJSON_AddItemToObject(state, "best_step",
+                          s->best_step < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)s->best_step));
+    cJSON_AddItemToObject(state, "best_metric", json_number(best_score(info)));
+    return state;
+}
+
+static cJSON *json_history(const CheckpointInfo *info) {
+    cJSON *history = cJSON_CreateArray();
+    for (int i = 0; i < info->ck.n_history; i++) {
+        const ValidRecord *r = &info->ck.history[i];
+        cJSON *record = cJSON_CreateObject();
+        cJSON_AddNumberToObject(record, "step", (double)r->step);
+        cJSON_AddItemToObject(record, "ppl", json_number(r->ppl));
+        cJSON_AddItemToObject(record, "bleu", json_number(known_bleu(r->bleu)));
+        cJSON_AddItemToObject(record, "chrf", json_number(r->chrf));
+        cJSON_AddItemToArray(history, record);
+    }
+    return history;
+}
+
+/* The whole description as one object. cJSON drops an item it cannot
+ * allocate, so the caller asks nmt_alloc_failures (cJSON allocates through
+ * nmt_malloc) whether it is whole. */
+static cJSON *json_info(const CheckpointInfo *info, bool with_config) {
+    const Checkpoint *ck = &info->ck;
+    cJSON *root = cJSON_CreateObject(), *tokenizer = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "file", info->path);
+    cJSON_AddNumberToObject(root, "size_bytes", (double)info->size_bytes);
+    cJSON_AddNumberToObject(root, "format", info->format);
+    cJSON_AddStringToObject(root, "weights", weights_are_average(info) ? "moving_average" : "training");
+    cJSON_AddNumberToObject(root, "ema_decay", info->cfg.train.ema_decay);
+    cJSON_AddBoolToObject(root, "training_weights_stored", info->train_params_stored);
+    cJSON_AddStringToObject(root, "optimizer", optimizer_names[ck->optimizer]);
+    cJSON_AddBoolToObject(root, "moments_stored", info->moments_stored);
+    cJSON_AddItemToObject(root, "model", json_model(info));
+    cJSON_AddStringToObject(tokenizer, "src_kind", tokenizer_name(info->src_kind));
+    cJSON_AddStringToObject(tokenizer, "tgt_kind", tokenizer_name(info->tgt_kind));
+    bool spm = info->src_kind == TOKENIZER_SPM || info->tgt_kind == TOKENIZER_SPM;
+    const char *spm_type = spm_model_type_names[info->cfg.data.spm_model_type];
+    cJSON_AddItemToObject(tokenizer, "spm_model_type", spm ? cJSON_CreateString(spm_type) : cJSON_CreateNull());
+    cJSON_AddNumberToObject(tokenizer, "src_vocab_size", info->src_vocab);
+    cJSON_AddNumberToObject(tokenizer, "tgt_vocab_size", info->tgt_vocab);
+    cJSON_AddItemToObject(root, "tokenizer", tokenizer);
+    cJSON_AddNumberToObject(root, "parameters", (double)ck->n_floats);
+    cJSON_AddNumberToObject(root, "tensors", ck->n_tensors);
+    cJSON_AddItemToObject(root, "state", json_state(info));
+    cJSON_AddNumberToObject(root, "validations", ck->n_history);
+    cJSON_AddItemToObject(root, "history", json_history(info));
+    if (with_config) cJSON_AddItemToObject(root, "config", cJSON_Parse(ck->config_json));
+    return root;
+}
+
+static NmtStatus print_json(const CheckpointInfo *info, bool with_config) {
+    long failures = nmt_alloc_failures();
+    cJSON *root = json_info(info, with_config);
+    char *text = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    bool whole = text && nmt_alloc_failures() == failures;
+    if (whole) printf("%s\n", text);
+    cJSON_free(text);
+    return whole ? NMT_OK : nmt_fail_nomem("writing the JSON description");
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+/* The stored config text, as stored, and a newline if it has none. */
+static void print_config(const CheckpointInfo *info) {
+    const char *text = info->ck.config_json;
+    size_t n = strlen(text);
+    fputs(text, stdout);
+    if (!n || text[n - 1] != '\n') putchar('\n');
+}
+
+/* "nmt info: " and the message on stderr, then the usage: exit code 2. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("nmt info: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n%s", info_usage);
+    va_end(ap);
+    return NMT_EXIT_USAGE;
+}
+
+int cmd_info(int argc, char **argv) {
+    const char *path = NULL;
+    bool json = false, config = false, history = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(info_usage, stdout);
+            return NMT_EXIT_OK;
+        }
+        if (!strcmp(a, "--json")) json = true;
+        else if (!strcmp(a, "--config")) config = true;
+        else if (!strcmp(a, "--history")) history = true;
+        else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
+        else if (path) return usage_error("one checkpoint at a time ('%s' and '%s' given)", path, a);
+        else path = a;
+    }
+    if (!path) return usage_error("no checkpoint given");
+    if (config && history && !json)
+        return usage_error("--config prints the stored config alone; --json holds it with the history");
+    CheckpointInfo info;
+    NmtStatus st = info_load(path, json || !config, &info);
+    if (!st) {
+        if (json) st = print_json(&info, config);
+        else if (config) print_config(&info);
+        else print_text(&info, history);
+    }
+    info_free(&info);
+    return cli_report("info", st);
+}
