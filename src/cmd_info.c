@@ -7,7 +7,7 @@
  * Prints one fact a line (text), the stored config as it is (--config),
  * the validation history (--history), or all of it as one JSON object
  * (--json, cJSON; a value that is not known or not finite is null). */
-#include "cmd_info.h"
+#include "commands.h"
 
 #include <cJSON.h>
 #include <math.h>

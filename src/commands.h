@@ -16,5 +16,6 @@ int cmd_config(int argc, char **argv);      /* src/cmd_config.c */
 int cmd_plot(int argc, char **argv);        /* src/cmd_plot.c */
 int cmd_shortlist(int argc, char **argv);   /* src/cmd_shortlist.c */
 int cmd_average(int argc, char **argv);     /* src/cmd_average.c */
+int cmd_info(int argc, char **argv);        /* src/cmd_info.c */
 
 #endif

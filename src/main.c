@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd_info.h"
 #include "commands.h"
 #include "common.h"
 #include "cpu/cpu_env.h"
