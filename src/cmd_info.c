@@ -1,9 +1,7 @@
 /* cmd_info.c: `nmt info`: describes a checkpoint (docs/checkpoint-format.md)
  * without loading more of it than that needs: checkpoint_load_weights
  * (every check of the loader, but neither the optimizer's moments nor the
- * training weights), then a walk over the section headers of the same
- * file for what that load leaves out: the format version, whether the
- * moments are stored (OPTIMIZER's flag) and whether TRAIN_PARAMS is.
+ * training weights, which it says are stored or not).
  * Prints one fact a line (text), the stored config as it is (--config),
  * the validation history (--history), or all of it as one JSON object
  * (--json, cJSON; a value that is not known or not finite is null). */
@@ -45,64 +43,12 @@ static const char info_usage[] =
 typedef struct {
     const char *path;
     uint64_t size_bytes;
-    uint32_t format;          /* the file's format version (header, offset 8) */
-    bool moments_stored;      /* OPTIMIZER's moments flag */
-    bool train_params_stored; /* a TRAIN_PARAMS section: PARAMS holds their moving average */
-    Checkpoint ck;            /* checkpoint_load_weights: no moments, no training weights */
+    Checkpoint ck;            /* checkpoint_load_weights: no moments, no training weights
+                                 (ck.moments_stored, ck.train_params_stored say whether stored) */
     Config cfg;               /* ck.config_json, loaded */
     int src_kind, tgt_kind;   /* TokenizerKind; -1: no tokenizer stored */
     int src_vocab, tgt_vocab; /* ids of each tokenizer; 0: none stored */
 } CheckpointInfo;
-
-/* ---- the facts the weights-only load leaves out --------------------------- */
-
-/* Byte positions of the layout (docs/checkpoint-format.md, "Envelope"). */
-enum {
-    INFO_VERSION_AT = 8,
-    INFO_CONTENT_LENGTH_AT = 16,
-    INFO_HEADER_BYTES = 24,
-    INFO_SECTION_HEAD_BYTES = 12, /* tag 4, length 8 */
-    INFO_OPTIMIZER_HEAD_BYTES = 8 /* kind 4, moments flag 4 */
-};
-
-/* The n-byte little-endian unsigned integer at p. */
-static uint64_t little_endian(const uint8_t *p, int n) {
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static bool read_at(FILE *f, uint64_t offset, void *buf, size_t n) {
-    return fseeko(f, (off_t)offset, SEEK_SET) == 0 && fread(buf, 1, n, f) == n;
-}
-
-/* The format version, the moments flag and whether TRAIN_PARAMS is there,
- * from the section headers of `f`, a file checkpoint_load_weights has just
- * accepted (every length was checked then; they are bounded again here
- * all the same). */
-static NmtStatus scan_sections(FILE *f, CheckpointInfo *info) {
-    uint8_t head[INFO_HEADER_BYTES];
-    if (!read_at(f, 0, head, sizeof head)) goto unreadable;
-    info->format = (uint32_t)little_endian(head + INFO_VERSION_AT, 4);
-    uint64_t end = INFO_HEADER_BYTES + little_endian(head + INFO_CONTENT_LENGTH_AT, 8);
-    for (uint64_t pos = INFO_HEADER_BYTES; pos < end;) {
-        uint8_t section[INFO_SECTION_HEAD_BYTES], optimizer[INFO_OPTIMIZER_HEAD_BYTES];
-        if (end - pos < sizeof section || !read_at(f, pos, section, sizeof section)) goto unreadable;
-        uint64_t len = little_endian(section + 4, 8), data = pos + sizeof section;
-        if (len > end - data) goto unreadable;
-        if (!memcmp(section, "OPTM", 4)) {
-            if (len < sizeof optimizer || !read_at(f, data, optimizer, sizeof optimizer)) goto unreadable;
-            info->moments_stored = little_endian(optimizer + 4, 4) == 1;
-        }
-        if (!memcmp(section, "TPRM", 4)) info->train_params_stored = true;
-        pos = data + len;
-    }
-    return NMT_OK;
-unreadable:
-    return nmt_fail(NMT_ERR_IO,
-                    "%s: its section headers could not be read again after loading (changed meanwhile?)",
-                    info->path);
-}
 
 /* Kind and number of ids of a serialized tokenizer (-1 and 0: none stored). */
 static NmtStatus tokenizer_facts(const CheckpointInfo *info, const uint8_t *bytes, size_t n, const char *side,
@@ -122,39 +68,17 @@ static NmtStatus tokenizer_facts(const CheckpointInfo *info, const uint8_t *byte
     return NMT_OK;
 }
 
-/* Loads what `nmt info` reports. The file is held open across the load
- * (which opens it by name) and the scan, and a file replaced meanwhile (a
- * training run saving last.nmt over it) is read again, so that every fact
- * comes from one file. need_details: the config and tokenizers too (not
+/* Loads what `nmt info` reports: checkpoint_load_weights, which also says
+ * what it did not load (the format, whether the moments and the training
+ * weights are stored). need_details: the config and tokenizers too (not
  * for --config alone, which prints the stored text). */
 static NmtStatus info_load(const char *path, bool need_details, CheckpointInfo *info) {
     memset(info, 0, sizeof *info);
     info->path = path;
-    enum { ATTEMPTS = 3 };
-    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-        FILE *f = fopen(path, "rb");
-        if (!f) return checkpoint_load_weights(path, &info->ck); /* the loader's own message */
-        struct stat held, now;
-        if (fstat(fileno(f), &held) != 0 || !S_ISREG(held.st_mode)) {
-            fclose(f);
-            return nmt_fail(NMT_ERR_IO, "%s: not a regular file (nmt info reads a checkpoint where it lies)",
-                            path);
-        }
-        NmtStatus st = checkpoint_load_weights(path, &info->ck);
-        bool same = !st && stat(path, &now) == 0 && now.st_dev == held.st_dev && now.st_ino == held.st_ino;
-        if (same) {
-            info->size_bytes = (uint64_t)held.st_size;
-            st = scan_sections(f, info);
-        }
-        fclose(f);
-        if (st) return st;
-        if (same) break;
-        checkpoint_free(&info->ck);
-        if (attempt == ATTEMPTS - 1)
-            return nmt_fail(NMT_ERR_IO,
-                            "%s: replaced by another file while being read, %d times (a run saving it?)", path,
-                            ATTEMPTS);
-    }
+    NmtStatus loaded = checkpoint_load_weights(path, &info->ck); /* the loader's own messages */
+    if (loaded) return loaded;
+    struct stat file;
+    if (stat(path, &file) == 0 && S_ISREG(file.st_mode)) info->size_bytes = (uint64_t)file.st_size;
     if (!need_details) return NMT_OK;
     const Checkpoint *ck = &info->ck;
     NmtStatus st = config_load_string(ck->config_json, path, "/", NULL, 0, &info->cfg);
@@ -192,7 +116,7 @@ static const char *tokenizer_name(int kind) { return kind < 0 ? "none" : tokeniz
 
 /* Whether PARAMS holds a moving average of the training weights. */
 static bool weights_are_average(const CheckpointInfo *info) {
-    return info->train_params_stored || info->cfg.train.ema_decay > 0;
+    return info->ck.train_params_stored || info->cfg.train.ema_decay > 0;
 }
 
 /* ---- text ------------------------------------------------------------------ */
@@ -285,15 +209,15 @@ static void print_text(const CheckpointInfo *info, bool history) {
     const Checkpoint *ck = &info->ck;
     fact("file:", "%s", info->path);
     fact("size:", "%llu bytes (%.1f MB)", (unsigned long long)info->size_bytes, info->size_bytes / 1e6);
-    fact("format:", "%u", info->format);
+    fact("format:", "%u", info->ck.format);
     if (weights_are_average(info)) {
         fact("weights:", "moving average of the training weights (train.ema_decay %g)", info->cfg.train.ema_decay);
-        fact("training weights:", "%s", info->train_params_stored ? "stored" : "not stored");
+        fact("training weights:", "%s", info->ck.train_params_stored ? "stored" : "not stored");
     } else {
         fact("weights:", "the training weights");
     }
     fact("optimizer:", "%s, %s", optimizer_names[ck->optimizer],
-         info->moments_stored ? "moments stored" : "no moments stored");
+         info->ck.moments_stored ? "moments stored" : "no moments stored");
     print_model(info);
     print_state(info);
     if (history) print_history(info);
@@ -364,12 +288,12 @@ static cJSON *json_info(const CheckpointInfo *info, bool with_config) {
     cJSON *root = cJSON_CreateObject(), *tokenizer = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "file", info->path);
     cJSON_AddNumberToObject(root, "size_bytes", (double)info->size_bytes);
-    cJSON_AddNumberToObject(root, "format", info->format);
+    cJSON_AddNumberToObject(root, "format", info->ck.format);
     cJSON_AddStringToObject(root, "weights", weights_are_average(info) ? "moving_average" : "training");
     cJSON_AddNumberToObject(root, "ema_decay", info->cfg.train.ema_decay);
-    cJSON_AddBoolToObject(root, "training_weights_stored", info->train_params_stored);
+    cJSON_AddBoolToObject(root, "training_weights_stored", info->ck.train_params_stored);
     cJSON_AddStringToObject(root, "optimizer", optimizer_names[ck->optimizer]);
-    cJSON_AddBoolToObject(root, "moments_stored", info->moments_stored);
+    cJSON_AddBoolToObject(root, "moments_stored", info->ck.moments_stored);
     cJSON_AddItemToObject(root, "model", json_model(info));
     cJSON_AddStringToObject(tokenizer, "src_kind", tokenizer_name(info->src_kind));
     cJSON_AddStringToObject(tokenizer, "tgt_kind", tokenizer_name(info->tgt_kind));

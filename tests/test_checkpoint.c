@@ -310,6 +310,8 @@ static void test_round_trip(void) {
     NmtStatus st = checkpoint_load(path, &back);
     CHECK(st == NMT_OK, "load: %s", nmt_error_message());
     if (st == NMT_OK) check_same(&back, &ck, "adam round trip");
+    CHECK(back.format == 1 && back.moments_stored && !back.train_params_stored,
+          "a format-1 file with moments: format %u", back.format);
     CHECK(isnan(back.params ? back.params[5] : 0.0f), "NaN weight kept");
     checkpoint_free(&back);
     CHECK(is_zeroed(&back), "checkpoint_free zeroes the struct");
@@ -812,6 +814,13 @@ static void test_chrf_history(void) {
     CHECK(checkpoint_load(path, &back) == NMT_OK, "load: %s", nmt_error_message());
     check_same(&back, &ck, "format 3 with TRAIN_PARAMS");
     CHECK(back.train_params && memcmp(back.train_params, ex_train, sizeof ex_train) == 0, "training weights back");
+    CHECK(back.format == 3 && back.moments_stored && back.train_params_stored, "what the file holds: format %u",
+          back.format);
+    checkpoint_free(&back);
+    /* the weights-only load says what it left out */
+    CHECK(checkpoint_load_weights(path, &back) == NMT_OK, "load weights: %s", nmt_error_message());
+    CHECK(back.format == 3 && back.moments_stored && back.train_params_stored && !back.adam_m && !back.train_params,
+          "the weights-only load: format %u, moments and training weights stored but not loaded", back.format);
     checkpoint_free(&back);
     check_mutant(b, n, "chrf-v2.nmt", "96 bytes for 3 records of 24 bytes (format 2), expected 72", set_version_2, 1);
     free(b);

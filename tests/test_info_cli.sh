@@ -158,7 +158,7 @@ expect 1 "$tmp/truncated.nmt: truncated" "$NMT" info "$tmp/truncated.nmt"
 cp "$tmp/run/last.nmt" "$tmp/corrupt.nmt"
 printf '\x55' | dd of="$tmp/corrupt.nmt" bs=1 seek=3000 conv=notrunc status=none
 expect 1 "$tmp/corrupt.nmt: corrupt" "$NMT" info --json "$tmp/corrupt.nmt"
-expect 1 "not a regular file" "$NMT" info "$tmp"
+expect 1 "$tmp: read error: Is a directory" "$NMT" info "$tmp"
 expect 2 "no checkpoint given" "$NMT" info
 expect 2 "usage: nmt info" "$NMT" info --json
 expect 2 "unknown option '--bogus'" "$NMT" info --bogus "$tmp/run/last.nmt"

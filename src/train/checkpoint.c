@@ -725,6 +725,7 @@ static NmtStatus load_optimizer(const Source *s, int sec, uint64_t off, size_t l
         return sec_fail(&r, "unknown optimizer kind %d", (int32_t)kind);
     ck->optimizer = (int32_t)kind;
     if (moments > 1) return sec_fail(&r, "moments flag %u (0 or 1)", moments);
+    ck->moments_stored = moments == 1;
     size_t want = moments ? ck->n_floats * 8 : 0;
     if (r.left != want)
         return sec_fail(&r, "%zu bytes of moments, expected %zu (%s)", r.left, want,
@@ -765,6 +766,7 @@ static NmtStatus parse(const Source *file, bool keep_moments, Checkpoint *ck) {
     Source versioned = *file;
     versioned.version = version;
     const Source *s = &versioned;
+    ck->format = version;
 
     /* Find every section first, so that they may come in any order. */
     size_t off[SEC_COUNT] = {0}, len[SEC_COUNT] = {0};
@@ -805,6 +807,7 @@ static NmtStatus parse(const Source *file, bool keep_moments, Checkpoint *ck) {
     if (version == CK_TRAIN_PARAMS_VERSION && !seen[SEC_TRAIN_PARAMS]) /* format 2 exists for it alone */
         return nmt_fail(NMT_ERR_FORMAT, "%s: format 2 without its section %s", path,
                         ck_sections[SEC_TRAIN_PARAMS].name);
+    ck->train_params_stored = seen[SEC_TRAIN_PARAMS];
 
     /* Parse in dependency order: PARAMS and OPTIMIZER need TENSORS' n_floats. */
     for (int i = 0; i < SEC_COUNT && !st; i++) {

@@ -23,6 +23,7 @@
 #ifndef NMT_TRAIN_CHECKPOINT_H
 #define NMT_TRAIN_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "common.h"
@@ -74,6 +75,11 @@ typedef struct {
     TrainState state;
     int n_history;
     ValidRecord *history;           /* (n_history) */
+    /* What the loaders found in the file, whether they loaded it or not
+     * (checkpoint_save ignores these): its format version, whether it
+     * stores the optimizer's moments, whether it stores TRAIN_PARAMS. */
+    uint32_t format;
+    bool moments_stored, train_params_stored;
 } Checkpoint;
 
 /* Writes `ck` to `path` atomically. Errors (a full disk) name the file and
