@@ -28,8 +28,10 @@ static const char info_usage[] =
     "sizes and attention from its stored config; its tokenizers and\n"
     "vocabulary sizes; the number of parameters and tensors; the training\n"
     "state (step, epoch, batch, tokens seen, training time, learning-rate\n"
-    "scale, the best scheduled validation so far in train.valid_metric) and\n"
-    "the number of validations. The optimizer's moments are not loaded.\n\n"
+    "scale, the best scheduled validation so far in train.valid_metric, the\n"
+    "best validation of the history, scheduled or at a stop: the one the\n"
+    "run's best.nmt holds) and the number of validations. The optimizer's\n"
+    "moments are not loaded.\n\n"
     "  --history   also the validation history: step, perplexity, BLEU, chrF\n"
     "              ('-' where a record has none)\n"
     "  --config    the resolved config stored in the checkpoint, as stored\n"
@@ -112,6 +114,18 @@ static double best_score(const CheckpointInfo *info) {
     return info->cfg.train.valid_metric == CFG_METRIC_PPL ? -s->best_metric : s->best_metric;
 }
 
+/* The validation history's best record in train.valid_metric, scheduled
+ * validations and those at a stop alike (the one best.nmt holds), or NULL;
+ * its score in the metric's own units. */
+static const ValidRecord *history_best(const CheckpointInfo *info, double *score) {
+    int metric = info->cfg.train.valid_metric;
+    int i = valid_history_best(info->ck.history, info->ck.n_history, metric);
+    if (i < 0) return NULL;
+    const ValidRecord *r = &info->ck.history[i];
+    *score = metric == CFG_METRIC_BLEU ? r->bleu : metric == CFG_METRIC_CHRF ? r->chrf : r->ppl;
+    return r;
+}
+
 static const char *tokenizer_name(int kind) { return kind < 0 ? "none" : tokenizer_kind_names[kind]; }
 
 /* Whether PARAMS holds a moving average of the training weights. */
@@ -191,6 +205,11 @@ static void print_state(const CheckpointInfo *info) {
     else
         fact("best:", "step %lld, %s %s", (long long)s->best_step, valid_metric_names[metric],
              number_text(buf, best_score(info), metric_decimals(metric)));
+    double top_score;
+    const ValidRecord *top = history_best(info, &top_score);
+    if (top)
+        fact("history best:", "step %lld, %s %s (what the run's best.nmt holds)", (long long)top->step,
+             valid_metric_names[metric], number_text(buf, top_score, metric_decimals(metric)));
     fact("validations:", "%d", info->ck.n_history);
 }
 
@@ -263,6 +282,10 @@ static cJSON *json_state(const CheckpointInfo *info) {
     cJSON_AddItemToObject(state, "best_step",
                           s->best_step < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)s->best_step));
     cJSON_AddItemToObject(state, "best_metric", json_number(best_score(info)));
+    double top_score = NAN;
+    const ValidRecord *top = history_best(info, &top_score);
+    cJSON_AddItemToObject(state, "history_best_step", top ? cJSON_CreateNumber((double)top->step) : cJSON_CreateNull());
+    cJSON_AddItemToObject(state, "history_best_metric", json_number(top_score));
     return state;
 }
 

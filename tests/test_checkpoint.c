@@ -827,6 +827,18 @@ static void test_chrf_history(void) {
     for (int i = 0; i < EX_HIST; i++) ex_hist[i].chrf = NAN;
 }
 
+/* valid_history_best: the highest BLEU or chrF, the lowest perplexity,
+ * the first of equal ones, NaN skipped, -1 for none. */
+static void test_history_best(void) {
+    ValidRecord h[4] = {{10, 50.0, 20.0, NAN}, {20, 40.0, 25.0, 30.0}, {30, 45.0, 25.0, 28.0}, {40, 60.0, 10.0, NAN}};
+    CHECK_EQ_INT(valid_history_best(h, 4, CFG_METRIC_BLEU), 1);
+    CHECK_EQ_INT(valid_history_best(h, 4, CFG_METRIC_CHRF), 1);
+    CHECK_EQ_INT(valid_history_best(h, 4, CFG_METRIC_PPL), 1);
+    CHECK_EQ_INT(valid_history_best(h + 2, 2, CFG_METRIC_CHRF), 0);
+    CHECK_EQ_INT(valid_history_best(h + 3, 1, CFG_METRIC_CHRF), -1);
+    CHECK_EQ_INT(valid_history_best(h, 0, CFG_METRIC_BLEU), -1);
+}
+
 /* ---- allocation failures ------------------------------------------------------------ */
 
 static void test_alloc_walk(void) {
@@ -1151,6 +1163,7 @@ int main(int argc, char **argv) {
     test_structure();
     test_train_params();
     test_chrf_history();
+    test_history_best();
     test_alloc_walk();
     test_unwritable();
     test_failed_save_keeps_previous();

@@ -6,6 +6,7 @@
 # checkpoint does not have); --config prints the CONF section byte for
 # byte; a run with train.ema_decay shows the moving average and its stored
 # training weights, and `nmt average`'s copy neither them nor the moments;
+# the best scheduled validation and the history's best (best.nmt's) apart;
 # a missing, truncated or corrupt file exits 1 naming it; bad usage exits 2.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -150,6 +151,19 @@ check '[ "$(fact format "$tmp/f1.txt")" = 1 ] && [ "$(awk "/^ *step  *ppl/ { on 
   "format 1: chrF should print '-': $(cat "$tmp/f1.txt")"
 check '"$NMT" info --json "$tmp/format1.nmt" | python3 -c "import json, sys; h = json.load(sys.stdin)[\"history\"]; assert h and all(r[\"chrf\"] is None for r in h), h"' \
   "format 1: chrF should be null in --json"
+
+# 5b. the best scheduled validation and the history's best (what best.nmt
+#     holds) apart: BLEU steered by the test hook of trainer.c, step 10: 5,
+#     a stop at 13: 30 (best.nmt), 20: 20 (the schedule's best)
+NMT_TEST_VALID_BLEU="10:5,13:30,20:20" train stop --set train.max_steps=13
+NMT_TEST_VALID_BLEU="10:5,13:30,20:20" train stop --set train.max_steps=20 --resume
+"$NMT" info "$tmp/stop/last.nmt" > "$tmp/stop.txt" 2>&1
+check '[ "$(fact best "$tmp/stop.txt")" = "step 20, bleu 20.00" ] &&
+       [ "$(fact "history best" "$tmp/stop.txt")" = "step 13, bleu 30.00 (what the run'"'"'s best.nmt holds)" ]' \
+  "best and history best: $(grep best "$tmp/stop.txt")"
+check '"$NMT" info "$tmp/stop/best.nmt" | grep -q "^step: *13$"' "best.nmt should be step 13's"
+check '"$NMT" info --json "$tmp/stop/last.nmt" | python3 -c "import json, sys; s = json.load(sys.stdin)[\"state\"]; sys.exit(not (s[\"best_step\"] == 20 and s[\"history_best_step\"] == 13 and s[\"history_best_metric\"] == 30))"' \
+  "--json history_best: $("$NMT" info --json "$tmp/stop/last.nmt" | grep -o '"history_best[^,]*' | tr '\n' ' ')"
 
 # 6. refusals: exit 1 naming the file; usage errors exit 2
 expect 1 "$tmp/missing.nmt: cannot open" "$NMT" info "$tmp/missing.nmt"

@@ -101,6 +101,17 @@ static const struct {
     [SEC_TRAIN_PARAMS] = {CK_TAG('T', 'P', 'R', 'M'), "TRAIN_PARAMS"},
 };
 
+int valid_history_best(const ValidRecord *history, int n, int metric) {
+    int best = -1;
+    double best_score = 0;
+    for (int i = 0; i < n; i++) {
+        const ValidRecord *h = &history[i];
+        double score = metric == CFG_METRIC_BLEU ? h->bleu : metric == CFG_METRIC_CHRF ? h->chrf : -h->ppl;
+        if (!isnan(score) && (best < 0 || score > best_score)) best = i, best_score = score;
+    }
+    return best;
+}
+
 /* ---- little-endian encoding ------------------------------------------------ */
 
 static int host_is_little_endian(void) {

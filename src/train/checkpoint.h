@@ -82,6 +82,14 @@ typedef struct {
     bool moments_stored, train_params_stored;
 } Checkpoint;
 
+/* The record of history[0..n) with the best score in train.valid_metric
+ * `metric` (CfgValidMetric: the highest BLEU or chrF, the lowest
+ * perplexity; the first of equal ones), records without a score in it
+ * (NaN: chrF from a format 1 or 2 file) skipped; -1 when none has one. A
+ * validation saves best.nmt only when it beats that record, so best.nmt
+ * holds its weights (unless train.valid_metric changed during the run). */
+int valid_history_best(const ValidRecord *history, int n, int metric);
+
 /* Writes `ck` to `path` atomically. Errors (a full disk) name the file and
  * leave an existing file at `path` untouched. */
 NmtStatus checkpoint_save(const Checkpoint *ck, const char *path);

@@ -275,17 +275,14 @@ static double record_metric(int metric, const ValidRecord *h) {
 }
 
 /* The best score in `metric` of the validation history, scheduled
- * validations and those at a stop alike, records without one skipped:
- * false when no record has one. A validation saves best.nmt only when it
- * beats this, so best.nmt keeps the best validation's weights even when a
- * stop's validation beat the scheduled ones. */
+ * validations and those at a stop alike (valid_history_best): false when
+ * no record has one. A validation saves best.nmt only when it beats this,
+ * so best.nmt keeps the best validation's weights even when a stop's
+ * validation beat the scheduled ones. */
 static bool history_best(const Trainer *tr, int metric, double *best) {
-    bool found = false;
-    for (int i = 0; i < tr->n_history; i++) {
-        double m = record_metric(metric, &tr->history[i]);
-        if (!isnan(m) && (!found || m > *best)) *best = m, found = true;
-    }
-    return found;
+    int i = valid_history_best(tr->history, tr->n_history, metric);
+    if (i >= 0) *best = record_metric(metric, &tr->history[i]);
+    return i >= 0;
 }
 
 /* train.valid_metric changed at a resume (a schedule key): the best so far
