@@ -105,13 +105,17 @@ static void info_free(CheckpointInfo *info) {
 /* A BLEU below 0 is one that was not computed (docs/checkpoint-format.md). */
 static double known_bleu(double bleu) { return bleu < 0 ? NAN : bleu; }
 
+/* A higher-is-better score (the state's best_metric, valid_record_score)
+ * in train.valid_metric's own units: a perplexity is kept negated. */
+static double metric_units(const CheckpointInfo *info, double higher_better) {
+    return info->cfg.train.valid_metric == CFG_METRIC_PPL ? -higher_better : higher_better;
+}
+
 /* The best scheduled validation's score (the one patience and the rate
- * decay follow) in train.valid_metric's own units (the state keeps minus
- * the perplexity, so that higher is better); NaN before any. */
+ * decay follow) in train.valid_metric's own units; NaN before any. */
 static double best_score(const CheckpointInfo *info) {
     const TrainState *s = &info->ck.state;
-    if (s->best_step < 0) return NAN;
-    return info->cfg.train.valid_metric == CFG_METRIC_PPL ? -s->best_metric : s->best_metric;
+    return s->best_step < 0 ? NAN : metric_units(info, s->best_metric);
 }
 
 /* The validation history's best record in train.valid_metric, scheduled
@@ -122,7 +126,7 @@ static const ValidRecord *history_best(const CheckpointInfo *info, double *score
     int i = valid_history_best(info->ck.history, info->ck.n_history, metric);
     if (i < 0) return NULL;
     const ValidRecord *r = &info->ck.history[i];
-    *score = metric == CFG_METRIC_BLEU ? r->bleu : metric == CFG_METRIC_CHRF ? r->chrf : r->ppl;
+    *score = metric_units(info, valid_record_score(r, metric));
     return r;
 }
 

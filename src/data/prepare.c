@@ -400,13 +400,15 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
         nmt_log_info("prepare: the tokenizers of train.init_from (%s)", init_from);
         st = init_from_tokenizers(init_from, &out->src_tok, &out->tgt_tok);
     } else if (!st) {
-        char how[160] = "", sample[64] = "every sentence";
-        if (d->spm_max_sentences > 0)
-            snprintf(sample, sizeof sample, "a sample of at most %d sentences%s", d->spm_max_sentences,
-                     joint ? "" : " a side");
-        if (d->tokenizer == CFG_TOKENIZER_SPM)
+        char how[160] = ""; /* SentencePiece's sample and threads */
+        if (d->tokenizer == CFG_TOKENIZER_SPM) {
+            char sample[64] = "every sentence";
+            if (d->spm_max_sentences > 0)
+                snprintf(sample, sizeof sample, "a sample of at most %d sentences%s", d->spm_max_sentences,
+                         joint ? "" : " a side");
             snprintf(how, sizeof how, " (%s, data.spm_max_sentences; %d thread%s, data.spm_threads)", sample,
                      d->spm_threads, d->spm_threads == 1 ? "" : "s");
+        }
         nmt_log_info("prepare: training %s tokenizer%s on %s and %s%s", tokenizer_kind_names[d->tokenizer],
                      joint ? " (joint)" : "s", d->train_src, d->train_tgt, how);
         st = train_tokenizer(cfg, joint ? -1 : 0, &out->src_tok);

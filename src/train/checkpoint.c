@@ -101,12 +101,19 @@ static const struct {
     [SEC_TRAIN_PARAMS] = {CK_TAG('T', 'P', 'R', 'M'), "TRAIN_PARAMS"},
 };
 
+double valid_record_score(const ValidRecord *r, int metric) {
+    switch (metric) {
+    case CFG_METRIC_BLEU: return r->bleu;
+    case CFG_METRIC_CHRF: return r->chrf;
+    default: return -r->ppl;
+    }
+}
+
 int valid_history_best(const ValidRecord *history, int n, int metric) {
     int best = -1;
     double best_score = 0;
     for (int i = 0; i < n; i++) {
-        const ValidRecord *h = &history[i];
-        double score = metric == CFG_METRIC_BLEU ? h->bleu : metric == CFG_METRIC_CHRF ? h->chrf : -h->ppl;
+        double score = valid_record_score(&history[i], metric);
         if (!isnan(score) && (best < 0 || score > best_score)) best = i, best_score = score;
     }
     return best;

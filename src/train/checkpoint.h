@@ -82,6 +82,11 @@ typedef struct {
     bool moments_stored, train_params_stored;
 } Checkpoint;
 
+/* A validation's score in train.valid_metric `metric` (CfgValidMetric),
+ * higher is better: BLEU, chrF, or minus the perplexity; NaN where the
+ * record has none (chrF from a format 1 or 2 file). */
+double valid_record_score(const ValidRecord *r, int metric);
+
 /* The record of history[0..n) with the best score in train.valid_metric
  * `metric` (CfgValidMetric: the highest BLEU or chrF, the lowest
  * perplexity; the first of equal ones), records without a score in it

@@ -74,13 +74,9 @@ typedef struct {
     double ppl, bleu, chrf;
 } ValidScores;
 
-/* train.valid_metric of a validation, higher is better. */
+/* train.valid_metric of a validation, higher is better (valid_record_score). */
 static double valid_metric_value(int metric, const ValidScores *v) {
-    switch (metric) {
-    case CFG_METRIC_BLEU: return v->bleu;
-    case CFG_METRIC_CHRF: return v->chrf;
-    default: return -v->ppl;
-    }
+    return valid_record_score(&(ValidRecord){0, v->ppl, v->bleu, v->chrf}, metric);
 }
 
 /* TEST HOOK, for tests/test_train_e2e.sh and test_accumulation.sh only:
@@ -266,14 +262,6 @@ static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
     return st;
 }
 
-/* The validation history's scores in train.valid_metric `metric` (higher
- * is better); NaN where a record has none (chrF in a record read from a
- * checkpoint of format 1 or 2). */
-static double record_metric(int metric, const ValidRecord *h) {
-    ValidScores v = {h->ppl, h->bleu, h->chrf};
-    return valid_metric_value(metric, &v);
-}
-
 /* The best score in `metric` of the validation history, scheduled
  * validations and those at a stop alike (valid_history_best): false when
  * no record has one. A validation saves best.nmt only when it beats this,
@@ -281,7 +269,7 @@ static double record_metric(int metric, const ValidRecord *h) {
  * validation beat the scheduled ones. */
 static bool history_best(const Trainer *tr, int metric, double *best) {
     int i = valid_history_best(tr->history, tr->n_history, metric);
-    if (i >= 0) *best = record_metric(metric, &tr->history[i]);
+    if (i >= 0) *best = valid_record_score(&tr->history[i], metric);
     return i >= 0;
 }
 
@@ -298,7 +286,7 @@ static void rebase_best(Trainer *tr, int old_metric) {
     tr->st.evals_since_best = 0;
     for (int i = 0; i < tr->n_history; i++) {
         const ValidRecord *h = &tr->history[i];
-        double m = record_metric(metric, h);
+        double m = valid_record_score(h, metric);
         if (isnan(m)) continue;
         if (tr->st.best_step < 0 || m > tr->st.best_metric) {
             tr->st.best_metric = m;
