@@ -28,7 +28,7 @@ if /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
 else
   echo "test_gpu_check_dry: /usr/bin/python3 has no torch: the PyTorch rows are not checked"
 fi
-# the limit only stops a hang: the dry run takes 2-3 minutes on 2 quiet
+# the limit only stops a hang: the whole test took 44 s on 2 quiet
 # cores, and went past 300 s on 2 cores shared with two other builds
 GPU_CHECK_PACK=0 GPU_CHECK_DEVICE=cpu GPU_CHECK_QUICK=1 GPU_CHECK_PYTHON=$py OUT="$out" NMT_BIN="$NMT" \
   timeout -k 5 1200 bash scripts/gpu-check.sh > "$tmp/run.log" 2>&1
