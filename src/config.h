@@ -82,7 +82,7 @@ typedef struct {
 typedef struct {
     int emb_dim, hidden, enc_hidden;
     int enc_layers, dec_layers;
-    bool bidirectional, input_feed, tie_embeddings;
+    bool bidirectional, input_feed, tie_embeddings, residual;
     int bridge; /* CfgBridge */
     double dropout;
     double init_range;

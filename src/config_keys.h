@@ -73,6 +73,9 @@
       "Luong input feeding: the previous attentional vector joins the decoder input")              \
     X("model.tie_embeddings", model.tie_embeddings, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL,  \
       0, "share the target embedding matrix with the output layer")                                \
+    X("model.residual", model.residual, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL, 0,           \
+      "residual connections: every LSTM layer above the first adds its input to its output "       \
+      "(encoder and decoder; deep stacks train better)")                                           \
     X("model.bridge", model.bridge, CFG_ENUM, "\"learned\"", NOLIMIT, NOLIMIT, 0, bridge_names, 0, \
       "decoder initial state: learned from the final encoder states, or zero")                     \
     X("model.dropout", model.dropout, CFG_FLOAT, "0.3", 0, 1, CFG_HI_OPEN, NULL,                   \

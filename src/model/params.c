@@ -27,6 +27,7 @@ NmtStatus model_dims_from_config(const Config *cfg, int src_vocab, int tgt_vocab
     d->A = d->H;
     d->input_feed = m->input_feed && d->style == ATTN_STYLE_LUONG;
     d->tie_embeddings = m->tie_embeddings;
+    d->residual = m->residual;
     d->bridge_learned = m->bridge == CFG_BRIDGE_LEARNED;
     d->dropout = (float)m->dropout;
     d->attn_dropout = (float)m->attention.dropout;

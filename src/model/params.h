@@ -24,6 +24,7 @@ typedef struct {
     int window;
     int style, score, mode; /* AttnStyle, AttnScore (resolved), AttnMode */
     bool bidirectional, input_feed, tie_embeddings, bridge_learned;
+    bool residual;  /* layers above the first add their input to their output */
     float dropout, attn_dropout;
     float label_smoothing; /* train.label_smoothing */
     int dec_in;     /* input size of decoder layer 0 */
