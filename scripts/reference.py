@@ -80,6 +80,7 @@ class Dims:
         if self.tie and self.E != self.H:
             raise ValueError("model.tie_embeddings: needs emb_dim == hidden")
         self.bridge = m.get("bridge", "learned")
+        self.residual = m.get("residual", False)   # layers above the first: out = h + input
         self.eps = cfg.get("train", {}).get("label_smoothing", 0.1)
         if self.style != "none" and self.score in ("dot", "scaled_dot"):
             if self.heads == 1 and self.H != self.K:
@@ -177,7 +178,10 @@ def encode(d, P, src, src_len):
         c = torch.cat([c, cb], dim=1)
     for l in range(1, d.L_e):
         p = "enc%d_fwd" % l
+        below = out
         out, h, c = lstm_layer(out, src_len, P[p + "_W_ih"], P[p + "_W_hh"], P[p + "_b"])
+        if d.residual:          # the output, not the state h, gains the input
+            out = out + below
     return out, h, c
 
 
@@ -252,26 +256,30 @@ def forward(d, P, src, src_len, tgt_in):
     out_W = P["tgt_emb"] if d.tie else P["out_W"]
 
     def stack(inp):
+        """Runs the layers on inp; returns the top output (with model.residual,
+        layers above the first add their input to their state h)."""
         for l in range(d.L_d):
             pre = "dec%d" % l
             h[l], c[l] = lstm_cell(inp @ P[pre + "_W_ih"].t() + P[pre + "_b"], h[l], c[l],
                                    P[pre + "_W_hh"])
-            inp = h[l]
+            inp = h[l] + inp if d.residual and l > 0 else h[l]
+        return inp
 
     logits = []
+    top = h[-1]       # the top output before step 0: the start state
     for t in range(tgt_in.shape[0]):
         w = P["tgt_emb"][tgt_in[t]]
         if d.style == "luong":
-            stack(torch.cat([w, hh], dim=1) if d.input_feed else w)
-            ctx, _ = attention(d, P, h[-1], keys, src_len, t)
-            hh = torch.tanh(torch.cat([ctx, h[-1]], dim=1) @ P["out_Wc"].t())
+            top = stack(torch.cat([w, hh], dim=1) if d.input_feed else w)
+            ctx, _ = attention(d, P, top, keys, src_len, t)
+            hh = torch.tanh(torch.cat([ctx, top], dim=1) @ P["out_Wc"].t())
         elif d.style == "bahdanau":
-            ctx, _ = attention(d, P, h[-1], keys, src_len, t)                    # query s_{t-1}
-            stack(torch.cat([w, ctx], dim=1))
-            hh = torch.tanh(torch.cat([h[-1], ctx, w], dim=1) @ P["out_Wc"].t())
+            ctx, _ = attention(d, P, top, keys, src_len, t)                      # query s_{t-1}
+            top = stack(torch.cat([w, ctx], dim=1))
+            hh = torch.tanh(torch.cat([top, ctx, w], dim=1) @ P["out_Wc"].t())
         else:
-            stack(w)
-            hh = h[-1]
+            top = stack(w)
+            hh = top
         logits.append(hh @ out_W.t() + P["out_b"])
     return torch.stack(logits)
 
@@ -293,10 +301,12 @@ def loss_of(d, logits, tgt_out):
 # ----------------------------------------------------------------------------
 
 def make_config(emb, hidden, enc_hidden, enc_layers, dec_layers, bidirectional, input_feed,
-                tie, bridge, style, score, mode, window, heads, label_smoothing, lr=0.01):
+                tie, bridge, style, score, mode, window, heads, label_smoothing, lr=0.01,
+                residual=False):
+    model_extra = {"residual": True} if residual else {}
     return {
         "model": {"emb_dim": emb, "hidden": hidden, "enc_hidden": enc_hidden,
-                  "enc_layers": enc_layers, "dec_layers": dec_layers,
+                  "enc_layers": enc_layers, "dec_layers": dec_layers, **model_extra,
                   "bidirectional": bidirectional, "input_feed": input_feed,
                   "tie_embeddings": tie, "bridge": bridge, "dropout": 0.0,
                   "attention": {"style": style, "score": score, "mode": mode,
@@ -327,6 +337,15 @@ FIXTURES = {
         6, 8, 10, 1, 1, False, False, False, "learned", "luong", "concat", "local-m", 1, 1, 0.2), 108),
     "i_luong_dot_heads2_bidir2": (make_config(
         6, 8, 8, 2, 1, True, True, False, "learned", "luong", "dot", "global", 2, 2, 0.1), 109),
+    "j_luong_general_residual3": (make_config(
+        6, 8, 8, 3, 3, True, True, False, "learned", "luong", "general", "global", 2, 1, 0.1,
+        residual=True), 110),
+    "k_bahdanau_additive_residual": (make_config(
+        6, 8, 6, 2, 2, False, False, False, "learned", "bahdanau", "additive", "global", 2, 1, 0.1,
+        residual=True), 111),
+    "l_none_residual": (make_config(
+        6, 8, 6, 2, 3, True, False, False, "learned", "none", "general", "global", 2, 1, 0.1,
+        residual=True), 112),
 }
 
 FIX_V_S, FIX_V_T = 13, 11

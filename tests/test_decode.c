@@ -232,8 +232,11 @@ static void check_beam1_is_greedy(const char *const *sets, int n_sets, const cha
  * find the best of all 40 possible outputs, scored independently here by
  * teacher forcing. With a strong length penalty (alpha 2) the best output
  * is long: stopping at the first finished hypothesis would miss it. */
-static void check_exhaustive(double alpha) {
-    const char *base = "{\"model\": {\"emb_dim\": 6, \"hidden\": 8, \"enc_layers\": 1, \"dec_layers\": 1}}";
+static const char *const EXHAUSTIVE_BASE =
+    "{\"model\": {\"emb_dim\": 6, \"hidden\": 8, \"enc_layers\": 1, \"dec_layers\": 1}}";
+/* base: the model's config (EXHAUSTIVE_BASE, or deeper ones whose beam
+ * reorders carry more state) */
+static void check_exhaustive(double alpha, const char *base, const char *label) {
     ModelDims d = dims_of(base, NULL, 0, 9, 6);
     enum { L = 3, N = 40, S = 4 };
     const int words[3] = {NMT_UNK_ID, 4, 5};
@@ -273,7 +276,7 @@ static void check_exhaustive(double alpha) {
     int V = d.V_t;
     float *logits = malloc((size_t)L * N * V * sizeof(float));
     seq2seq_download_logits(m, logits);
-    double best = -INFINITY;
+    double best = -INFINITY, scores[N];
     int best_b = -1;
     for (int b = 0; b < N; b++) {
         double lp = 0;
@@ -287,6 +290,7 @@ static void check_exhaustive(double alpha) {
             lp += row[seqs[b][t]] - mx - log(sum);
         }
         double score = lp / pow((5.0 + lens[b]) / 6.0, alpha);
+        scores[b] = score;
         if (score > best) best = score, best_b = b;
     }
     /* beam search on one copy of the source */
@@ -297,14 +301,30 @@ static void check_exhaustive(double alpha) {
     int32_t out[9 * 8];
     int out_len[9], count;
     double score[9];
-    BeamSpec spec = {9, 1, alpha, 0.0, 0.0, L};
+    BeamSpec spec = {9, 9, alpha, 0.0, 0.0, L};
     CHECK_EQ_INT(seq2seq_beam_search(m, &one, &spec, out, 8, out_len, score, &count, NULL), NMT_OK);
+    /* every hypothesis of the n-best list scores as teacher forcing scores
+     * it: the long ones went through beam reorders */
+    double worst = 0;
+    int matched = 0;
+    for (int i = 0; i < count; i++)
+        for (int b = 0; b < N; b++) {
+            int n_out = seqs[b][lens[b] - 1] == NMT_EOS_ID ? lens[b] - 1 : lens[b];
+            if (n_out != out_len[i] || memcmp(out + (size_t)i * 8, seqs[b], (size_t)n_out * 4)) continue;
+            worst = fmax(worst, fabs(score[i] - scores[b]) / fabs(scores[b]));
+            matched++;
+        }
+    CHECK(count >= 2 && matched == count && worst < 1e-6,
+          "%s, alpha %g: %d of %d n-best hypotheses found among all outputs, worst relative score error %.3g",
+          label, alpha, matched, count, worst);
     int want_len = seqs[best_b][lens[best_b] - 1] == NMT_EOS_ID ? lens[best_b] - 1 : lens[best_b];
-    CHECK(count == 1 && fabs(score[0] - best) < 1e-4 * fabs(best), "alpha %g: beam score %.6f, exhaustive best %.6f",
-          alpha, count ? score[0] : NAN, best);
+    CHECK(count >= 1 && fabs(score[0] - best) < 1e-4 * fabs(best), "%s, alpha %g: beam score %.6f, exhaustive best %.6f",
+          label, alpha, count ? score[0] : NAN, best);
     CHECK(out_len[0] == want_len && !memcmp(out, seqs[best_b], (size_t)want_len * 4),
-          "alpha %g: beam output differs from the exhaustive optimum (length %d vs %d)", alpha, out_len[0], want_len);
-    if (alpha >= 2) CHECK(want_len >= 2, "alpha %g: the optimum should be long, got %d tokens", alpha, want_len);
+          "%s, alpha %g: beam output differs from the exhaustive optimum (length %d vs %d)", label, alpha, out_len[0],
+          want_len);
+    if (alpha >= 2 && base == EXHAUSTIVE_BASE)
+        CHECK(want_len >= 2, "alpha %g: the optimum should be long, got %d tokens", alpha, want_len);
     free(logits);
     seq2seq_free(m);
 }
@@ -874,10 +894,16 @@ int main(void) {
     check_beam1_is_greedy(lp1, 1, "local-p");
     const char *none1[] = {"model.attention.style=none"};
     check_beam1_is_greedy(none1, 1, "none");
-    const char *const *sets[] = {luong1, bahd1, lm1, lp1, none1};
-    const int n_sets[] = {1, 3, 2, 1, 1};
-    const char *labels[] = {"luong", "bahdanau additive 2 heads", "local-m dot", "local-p", "none"};
-    for (int i = 0; i < 5; i++) {
+    const char *res_bahd[] = {"model.residual=true", "model.attention.style=bahdanau",
+                              "model.attention.score=additive", "model.dec_layers=3"};
+    check_beam1_is_greedy(res_bahd, 4, "residual bahdanau 2+3 layers");
+    const char *res_none[] = {"model.residual=true", "model.attention.style=none"};
+    check_beam1_is_greedy(res_none, 2, "residual none");
+    const char *const *sets[] = {luong1, bahd1, lm1, lp1, none1, res_bahd, res_none};
+    const int n_sets[] = {1, 3, 2, 1, 1, 4, 2};
+    const char *labels[] = {"luong", "bahdanau additive 2 heads", "local-m dot", "local-p", "none",
+                            "residual bahdanau 2+3 layers", "residual none"};
+    for (int i = 0; i < 7; i++) {
         const int quanta[] = {1, 4, 6}; /* 6: the whole batch, never compacted */
         for (int k = 0; k < 3; k++)
             for (int pipelined = 0; pipelined < 2; pipelined++)
@@ -899,9 +925,20 @@ int main(void) {
         }
     check_sampling(luong1, 1, "sampling, luong");
     check_sampling(bahd1, 3, "sampling, bahdanau additive 2 heads");
-    check_exhaustive(0.0);
-    check_exhaustive(1.0);
-    check_exhaustive(2.0);
+    check_exhaustive(0.0, EXHAUSTIVE_BASE, "1+1 layers");
+    check_exhaustive(1.0, EXHAUSTIVE_BASE, "1+1 layers");
+    check_exhaustive(2.0, EXHAUSTIVE_BASE, "1+1 layers");
+    /* residual connections: a beam reorder also carries the top layer's
+     * output (Bahdanau's next query; hh without attention) */
+    const char *residual_bases[] = {
+        "{\"model\": {\"emb_dim\": 6, \"hidden\": 8, \"enc_layers\": 2, \"dec_layers\": 3, \"residual\": true,"
+        " \"attention\": {\"style\": \"bahdanau\", \"score\": \"additive\"}}}",
+        "{\"model\": {\"emb_dim\": 6, \"hidden\": 8, \"enc_layers\": 3, \"dec_layers\": 2, \"residual\": true}}",
+        "{\"model\": {\"emb_dim\": 6, \"hidden\": 8, \"enc_layers\": 2, \"dec_layers\": 2, \"residual\": true,"
+        " \"attention\": {\"style\": \"none\"}}}"};
+    const char *residual_labels[] = {"residual bahdanau 2+3 layers", "residual luong 3+2 layers",
+                                     "residual none 2+2 layers"};
+    for (int i = 0; i < 3; i++) check_exhaustive(2.0, residual_bases[i], residual_labels[i]);
     check_attention_stats();
     const char *luong[] = {"model.attention.style=luong"};
     check_style(luong, 1, "luong general");
@@ -913,6 +950,10 @@ int main(void) {
     check_style(localp, 2, "luong local-p heads 2");
     const char *localm[] = {"model.attention.mode=local-m", "model.attention.score=dot"};
     check_style(localm, 2, "luong dot local-m");
+    const char *residual[] = {"model.residual=true", "model.dec_layers=3", "model.enc_layers=3"};
+    check_style(residual, 3, "residual luong general 3+3 layers");
+    check_style(res_bahd, 4, "residual bahdanau additive 2+3 layers");
+    check_style(res_none, 2, "residual none");
     be->destroy(be);
     return test_summary("test_decode");
 }

@@ -1,7 +1,8 @@
 /* test_model_grad.c: gradient checks of the whole model by central
  * differences, for every attention style x score x mode, heads 1 and 2,
  * input feeding on and off, bidirectional on and off, with padding in the
- * batch; plus deeper models, dropout, tied embeddings and the zero bridge. */
+ * batch; plus deeper models, dropout, tied embeddings, the zero bridge and
+ * residual connections. */
 #include "backend.h"
 #include "config.h"
 #include "model/gradcheck.h"
@@ -310,6 +311,36 @@ static void special_models(void) {
     check_config("no label smoothing", smooth0, 2, 12);
 }
 
+/* model.residual: layers above the first add their input to their output;
+ * deep stacks with every style, the top decoder output feeding attention
+ * (Luong's query, Bahdanau's next query from the start state on), the
+ * output layer without attention, dropout on the layer inputs (the
+ * residual path itself is not dropped), a learned bridge from the top
+ * encoder states (not the residual output) and a bidirectional or not
+ * first layer. */
+static void residual_models(void) {
+    const char *luong[] = {"model.residual=true", "model.enc_layers=3", "model.dec_layers=3",
+                           "model.enc_hidden=4", "model.attention.score=general"};
+    check_config("residual, luong general, 3+3 layers, bidirectional", luong, 5, 12);
+    const char *bahdanau[] = {"model.residual=true", "model.attention.style=bahdanau",
+                              "model.attention.score=additive", "model.enc_layers=2", "model.dec_layers=3",
+                              "model.bidirectional=false"};
+    check_config("residual, bahdanau additive, 2+3 layers, unidirectional", bahdanau, 6, 12);
+    const char *none[] = {"model.residual=true", "model.attention.style=none", "model.enc_layers=2",
+                          "model.dec_layers=2"};
+    check_config("residual, none, 2+2 layers", none, 4, 12);
+    const char *drop[] = {"model.residual=true", "model.dropout=0.3", "model.enc_layers=3",
+                          "model.dec_layers=2", "model.attention.mode=local-p", "model.attention.heads=2"};
+    check_config("residual, dropout, local-p, 2 heads, 3+2 layers", drop, 6, 12);
+    const char *drop_b[] = {"model.residual=true", "model.dropout=0.3", "model.attention.style=bahdanau",
+                            "model.attention.score=general", "model.enc_layers=2", "model.dec_layers=2",
+                            "model.bridge=zero"};
+    check_config("residual, dropout, bahdanau general, zero bridge", drop_b, 7, 12);
+    /* one layer each: nothing to connect, the model of residual=false */
+    const char *one[] = {"model.residual=true", "model.bidirectional=false"};
+    check_config("residual, 1+1 layers", one, 2, 12);
+}
+
 int main(void) {
     be = cpu_backend_create(1);
     if (!be) {
@@ -317,6 +348,7 @@ int main(void) {
         return test_summary("test_model_grad");
     }
     special_models();
+    residual_models();
     output_chunks();
     accumulations();
     memory_bounds();

@@ -32,8 +32,9 @@ static LstmWeights lstm_weights(const Seq2Seq *m, LstmParamIndex x, int in, int 
 }
 
 /* One layer's buffers for a sequence of `len` steps (ring > 0: `len` is
- * at most the ring's size, see LstmCache). */
-static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, int ring) {
+ * at most the ring's size, see LstmCache); out_floats: the size of its
+ * residual output (Layer.out), 0 for none. */
+static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, int ring, size_t out_floats) {
     int states = ring ? ring : len + 1; /* state slots */
     L->cache.ring = ring;
     L->cache.phase = 0;
@@ -41,6 +42,7 @@ static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, i
     L->cache.h = takef(ar, (size_t)states * B * size);
     L->cache.c = takef(ar, (size_t)states * B * size);
     L->x = in ? takef(ar, (size_t)len * B * in) : NULL;
+    L->out = out_floats ? takef(ar, out_floats) : NULL;
 }
 /* in == 0: the layer shares its input gradient (set by the caller) */
 static void carve_layer_grads(Arena *ar, Layer *L, int len, int B, int in, int size) {
@@ -82,12 +84,13 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->centers = takef(ar, (size_t)T * R);
     for (int l = 0; l < d->L_e; l++) {
         int in = l == 0 ? E : K, size = l == 0 ? d->D_e : K;
-        carve_layer(ar, &a->enc[l], S, B, in, size, 0);
+        size_t out = residual_layer(m, l) ? (size_t)S * B * K : 0; /* the output of time s at s */
+        carve_layer(ar, &a->enc[l], S, B, in, size, 0, out);
         a->enc[l].w = lstm_weights(m, m->layout.idx.enc_fwd[l], in, size);
     }
     if (d->bidirectional) {
         /* the backward direction reads the same input as the forward one */
-        carve_layer(ar, &a->enc_bwd, S, B, 0, d->D_e, 0);
+        carve_layer(ar, &a->enc_bwd, S, B, 0, d->D_e, 0, 0);
         a->enc_bwd.x = a->enc[0].x;
         a->enc_bwd.w = lstm_weights(m, m->layout.idx.enc0_bwd, E, d->D_e);
         a->e0 = takef(ar, (size_t)S * B * K);
@@ -95,7 +98,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
         a->e0 = a->enc[0].cache.h ? a->enc[0].cache.h + (size_t)B * K : NULL;
     }
     Layer *top = &a->enc[d->L_e - 1];
-    a->keys = d->L_e == 1 ? a->e0 : (top->cache.h ? top->cache.h + (size_t)B * K : NULL);
+    a->keys = d->L_e == 1 ? a->e0 : top->out ? top->out : (top->cache.h ? top->cache.h + (size_t)B * K : NULL);
     a->hfin = takef(ar, (size_t)B * K);
     a->cfin = takef(ar, (size_t)B * K);
     a->h0all = takef(ar, (size_t)B * d->L_d * H);
@@ -103,7 +106,9 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->w = takef(ar, (size_t)Ts * R * E);
     for (int l = 0; l < d->L_d; l++) {
         int in = l == 0 ? d->dec_in : H;
-        carve_layer(ar, &a->dec[l], Ts, R, in, H, m->stepwise ? DECODE_RING : 0);
+        int ring = m->stepwise ? DECODE_RING : 0;
+        size_t out = residual_layer(m, l) ? (size_t)(ring ? ring : Ts + 1) * R * H : 0; /* as cache.h */
+        carve_layer(ar, &a->dec[l], Ts, R, in, H, ring, out);
         a->dec[l].w = lstm_weights(m, m->layout.idx.dec[l], in, H);
     }
     /* attention */
@@ -151,7 +156,8 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     } else {
         a->cat_all = a->wcin = NULL;
         Layer *dtop = &a->dec[d->L_d - 1];
-        a->hh = dtop->cache.h ? dtop->cache.h + (size_t)R * H : NULL; /* hh_t = h_t^top */
+        float *dtop_out = dtop->out ? dtop->out : dtop->cache.h; /* hh_t = the top output of step t */
+        a->hh = dtop_out ? dtop_out + (size_t)R * H : NULL;
     }
     a->hd = drop ? takef(ar, (size_t)T * R * H) : a->hh;
     a->logits = takef(ar, (size_t)(m->stepwise ? R : output_chunk_rows(m, T * R)) * d->V_t);
@@ -192,6 +198,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     a->dpre = takef(ar, (size_t)(attn ? T : 1) * B * H);
     a->dh_top = takef(ar, (size_t)B * H);
     a->dh_tmp = takef(ar, (size_t)B * H);
+    a->dres = d->residual ? takef(ar, (size_t)B * H) : NULL;
     a->dq_carry = takef(ar, (size_t)B * H);
     a->dw = takef(ar, (size_t)T * B * E);
     a->dh0all = takef(ar, (size_t)B * d->L_d * H);

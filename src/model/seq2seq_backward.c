@@ -15,8 +15,10 @@ static float *dwcin_at(const Seq2Seq *m, int t) {
 }
 
 /* dh (B, H) (=) the gradient into layer l's output at step t from above
- * (the next layer's input gradient through its dropout mask, or dtop for
- * the top layer) plus the recurrent gradient of step t + 1. dtop is the
+ * (the next layer's input gradient through its dropout mask, plus with a
+ * residual connection the gradient into the next layer's output; or dtop
+ * for the top layer), then plus the recurrent gradient of step t + 1 (into
+ * h only: the recurrence reads h, not the residual output). dtop is the
  * top layer's dh itself: it is changed. */
 static void dec_stack_step_backward(Seq2Seq *m, int t, float *dtop) {
     Backend *be = m->be;
@@ -29,7 +31,10 @@ static void dec_stack_step_backward(Seq2Seq *m, int t, float *dtop) {
             const Layer *up = &a->dec[l + 1];
             const float *dx_up = up->dx + (size_t)t * B * H;
             apply_dropout(m, dh, dx_up, (size_t)B * H, DROP_DEC_LAYER + l + 1, (uint64_t)t * B * H);
+            if (up->out) be->add_cols(be, dh, H, a->dres, H, B, H);
         }
+        if (L->out) /* out = h + the output below: its gradient passes down as it is */
+            be->copy(be, a->dres, dh, (size_t)B * H * sizeof(float));
         be->add_cols(be, dh, H, L->dh_rec, H, B, H);
         /* layer 0's input is [w_t; feed or context]: the step needs the
          * gradient of the second part only; decoder_backward adds the
@@ -125,17 +130,28 @@ static void encoder_backward(Seq2Seq *m) {
     Acts *a = &m->a;
     int B = m->B, S = m->S, K = d->K, De = d->D_e;
     bool fin = d->bridge_learned; /* final states feed the bridge */
-    /* the top layer's final state (slot S of a forward layer) is its output at S-1 */
-    if (fin && !(d->L_e == 1 && d->bidirectional))
-        be->add_cols(be, a->dE[d->L_e - 1] + (size_t)(S - 1) * B * K, K, a->dhfin, K, B, K);
-    for (int l = d->L_e - 1; l >= 1; l--) {
+    int top = d->L_e - 1;
+    for (int l = top; l >= 1; l--) {
         Layer *L = &a->enc[l];
+        size_t n = (size_t)S * B * K;
+        /* a residual output (out = h + the output below) passes its
+         * gradient down as it is; dE[l] then becomes h's gradient */
+        if (L->out) be->copy(be, a->dE[l - 1], a->dE[l], n * sizeof(float));
+        /* the top layer's final state (slot S) is its state h at S-1 */
+        if (fin && l == top) be->add_cols(be, a->dE[l] + (size_t)(S - 1) * B * K, K, a->dhfin, K, B, K);
         lstm_seq_backward(be, &L->w, S, B, L->x, a->keep_src, false, &L->cache, a->dE[l],
-                          fin && l == d->L_e - 1 ? a->dcfin : NULL, L->dx, NULL, NULL, L->dc,
-                          L->dh_rec);
+                          fin && l == top ? a->dcfin : NULL, L->dx, NULL, NULL, L->dc, L->dh_rec);
         /* layer l's input was dropout(output of l - 1) */
-        apply_dropout(m, a->dE[l - 1], L->dx, (size_t)S * B * K, DROP_ENC_LAYER + l, 0);
+        if (L->out) {
+            apply_dropout(m, L->dx, L->dx, n, DROP_ENC_LAYER + l, 0);
+            be->add_cols(be, a->dE[l - 1], K, L->dx, K, S * B, K);
+        } else {
+            apply_dropout(m, a->dE[l - 1], L->dx, n, DROP_ENC_LAYER + l, 0);
+        }
     }
+    /* a single unidirectional layer: its final state is its output at S-1 */
+    if (fin && d->L_e == 1 && !d->bidirectional)
+        be->add_cols(be, a->dE[0] + (size_t)(S - 1) * B * K, K, a->dhfin, K, B, K);
     Layer *L0 = &a->enc[0];
     const float *dc_fwd = fin && d->L_e == 1 ? a->dcfin : NULL;
     if (d->bidirectional) {

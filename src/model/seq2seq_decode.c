@@ -236,14 +236,18 @@ void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_
         Layer *L = &a->dec[l];
         bool turn = ring_gather(m, L->cache.h, from, to, R_old, R);
         ring_gather(m, L->cache.c, from, to, R_old, R); /* the same decision */
+        /* a residual output is read at the next step only at the top
+         * (Bahdanau's query, hh without attention); laid out as h */
+        if (L->out && l == m->d.L_d - 1) ring_gather(m, L->out, from, to, R_old, R);
         /* the gather wrote slot t, which step t + 1 is to read as its slot
          * t + 1: the phase goes back one (mod 2, forward one) */
         if (turn) L->cache.phase = (L->cache.phase + L->cache.ring - 1) % L->cache.ring;
     }
     if (m->d.style != ATTN_STYLE_NONE) {
         if (ring_gather(m, a->hh, ds(m, t), ds(m, t + 1), R_old, R)) m->ring_phase = (m->ring_phase + 1) % DECODE_RING;
-    } else { /* hh_t is h_t^top: slot t + 1 of the top layer, at the new row count */
-        a->hh = a->dec[m->d.L_d - 1].cache.h + (size_t)R * H;
+    } else { /* hh_t is the top output: slot t + 1 of the top layer, at the new row count */
+        const Layer *top = &a->dec[m->d.L_d - 1];
+        a->hh = (top->out ? top->out : top->cache.h) + (size_t)R * H;
         a->hd = a->hh; /* decoding never drops */
     }
     if (n_keep < m->B) compact_sources(m, keep, n_keep);

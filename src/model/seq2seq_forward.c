@@ -77,8 +77,9 @@ void seq2seq_encoder_forward(Seq2Seq *m) {
         Layer *L = &a->enc[l];
         int size = L->w.H;
         const float *x = L->x;
+        const float *below = NULL;
         if (l > 0) {
-            const float *below = l == 1 ? a->e0 : a->enc[l - 1].cache.h + (size_t)B * K;
+            below = l == 1 ? a->e0 : enc_output(m, l - 1);
             x = layer_input(m, L->x, below, (size_t)S * B * K, DROP_ENC_LAYER + l, 0);
         }
         bool both = l == 0 && d->bidirectional;
@@ -101,6 +102,10 @@ void seq2seq_encoder_forward(Seq2Seq *m) {
         if (both) {
             be->copy_cols(be, a->e0, K, L->cache.h + (size_t)B * size, size, S * B, size);
             be->join(be);
+        }
+        if (L->out) { /* residual: out = h + the output below (not dropped out) */
+            be->copy(be, L->out, L->cache.h + (size_t)B * K, (size_t)S * B * K * sizeof(float));
+            be->add_cols(be, L->out, K, below, K, S * B, K);
         }
     }
     /* final states: slot S of the top forward layer; slot 0 of the reverse one */
@@ -136,6 +141,7 @@ void seq2seq_bridge_forward(Seq2Seq *m) {
     }
     const float *h0 = a->h0all, *c0 = a->c0all;
     int rows = B;
+    Layer *top = &a->dec[d->L_d - 1];
     if (m->G > 1) {
         /* every hypothesis row of a sentence starts from the sentence's state */
         rows = B * m->G;
@@ -145,12 +151,16 @@ void seq2seq_bridge_forward(Seq2Seq *m) {
         be->embedding_forward(be, a->gather_tmp, a->c0all, a->row_sent, rows, LH);
         for (int l = 0; l < d->L_d; l++)
             be->copy_cols(be, a->dec[l].cache.c, H, a->gather_tmp + l * H, LH, rows, H);
-        return;
+    } else {
+        for (int l = 0; l < d->L_d; l++) {
+            be->copy_cols(be, a->dec[l].cache.h, H, h0 + l * H, LH, rows, H);
+            be->copy_cols(be, a->dec[l].cache.c, H, c0 + l * H, LH, rows, H);
+        }
     }
-    for (int l = 0; l < d->L_d; l++) {
-        be->copy_cols(be, a->dec[l].cache.h, H, h0 + l * H, LH, rows, H);
-        be->copy_cols(be, a->dec[l].cache.c, H, c0 + l * H, LH, rows, H);
-    }
+    /* a residual top layer's output slot 0 is its start state (Bahdanau's
+     * first query); the layers below have no output before step 0 */
+    if (top->out) be->copy(be, dec_top(m, 0), top->cache.h + lstm_slot(&top->cache, 0) * rows * H,
+                           (size_t)rows * H * sizeof(float));
 }
 
 /* The decoder LSTM stack at step t; layer 0's input is already in place. */
@@ -170,13 +180,19 @@ static void dec_stack_step(Seq2Seq *m, int t, const int32_t *folded) {
             continue;
         }
         const float *x_t = L->x + ds(m, t) * B * L->w.in;
+        const float *below = NULL;
         if (l > 0) {
-            const float *below = lstm_output(&a->dec[l - 1].cache, t, B, H, false);
+            below = dec_output(m, l - 1, t + 1);
             /* one mask stream per layer over the batch's (T, B, H) inputs */
             x_t = layer_input(m, L->x + ds(m, t) * B * L->w.in, below, (size_t)B * H, DROP_DEC_LAYER + l,
                               (uint64_t)t * B * H);
         }
         lstm_step_forward(be, &L->w, t, B, x_t, m->ones, &L->cache);
+        if (L->out) { /* residual: out = h + the output below (not dropped out) */
+            float *out = dec_output(m, l, t + 1);
+            be->copy(be, out, lstm_output(&L->cache, t, B, H, false), (size_t)B * H * sizeof(float));
+            be->add_cols(be, out, H, below, H, B, H);
+        }
     }
 }
 

@@ -20,6 +20,13 @@ typedef struct {
     float *x;    /* (len, B, in) the layer's input sequence (after dropout) */
     float *dx;   /* (len, B, in) gradient of x */
     float *dc, *dh_rec; /* (B, size) */
+    /* model.residual, layers above the first: the layer's output, its
+     * states h plus the output of the layer below (the recurrence reads h,
+     * the layer above and attention read out). Encoder: (S, B, K), output
+     * of time s at s. Decoder: laid out as cache.h (slots, ring and phase
+     * with it): slot t + 1 is step t's output, slot 0 the start state h_0.
+     * NULL without a residual connection: the output is h itself. */
+    float *out;
     LstmWeights w;
 } Layer;
 
@@ -71,6 +78,8 @@ typedef struct {
                             (one dW_c GEMM after the steps) */
     float *dh_top;       /* (B, H) */
     float *dh_tmp;       /* (B, H) */
+    float *dres;         /* (B, H) model.residual: the gradient into a decoder layer's
+                            output, which passes on to the layer below as it is */
     float *dq_carry;     /* (B, H) bahdanau: query gradient for the previous step */
     float *dw;           /* (T, B, E) */
     float *dh0all, *dc0all, *dpre_bridge; /* (B, L_d H) */
@@ -191,11 +200,26 @@ static inline void apply_dropout(Seq2Seq *m, float *y, const float *x, size_t n,
     else if (y != x) be->copy(be, y, x, n * sizeof(float));
 }
 
-/* Top decoder state at slot `s` (slot t + 1 is the output of step t). */
-static inline float *dec_top(const Seq2Seq *m, int s) {
-    const Layer *top = &m->a.dec[m->d.L_d - 1];
-    return top->cache.h + lstm_slot(&top->cache, (size_t)s) * m->B * m->G * m->d.H;
+/* Layer l has a residual connection (model.residual: every layer above
+ * the first, encoder and decoder; their input and output sizes agree). */
+static inline bool residual_layer(const Seq2Seq *m, int l) { return m->d.residual && l > 0; }
+
+/* Encoder layer l's output (S, B, K), l > 0 (layer 0's is a->e0). */
+static inline float *enc_output(const Seq2Seq *m, int l) {
+    const Layer *L = &m->a.enc[l];
+    return L->out ? L->out : L->cache.h + (size_t)m->B * m->d.K;
 }
+
+/* Decoder layer l's output at slot `s` (R, H) (slot t + 1: step t's): its
+ * state h, or with a residual connection h plus the output below. */
+static inline float *dec_output(const Seq2Seq *m, int l, int s) {
+    const Layer *L = &m->a.dec[l];
+    return (L->out ? L->out : L->cache.h) + lstm_slot(&L->cache, (size_t)s) * m->B * m->G * m->d.H;
+}
+
+/* Top decoder output at slot `s` (slot t + 1 is the output of step t;
+ * slot 0 the start state h_0^top). */
+static inline float *dec_top(const Seq2Seq *m, int s) { return dec_output(m, m->d.L_d - 1, s); }
 
 /* The attentional vector hh_t of step t (R, H): its own buffer, or the top
  * decoder state itself without attention. */
