@@ -25,6 +25,7 @@ const char *const bridge_names[] = {BRIDGES(CONFIG_ENUM_NAME) NULL};
 const char *const device_names[] = {DEVICES(CONFIG_ENUM_NAME) NULL};
 const char *const optimizer_names[] = {OPTIMIZERS(CONFIG_ENUM_NAME) NULL};
 const char *const valid_metric_names[] = {VALID_METRICS(CONFIG_ENUM_NAME) NULL};
+const char *const lr_schedule_names[] = {LR_SCHEDULES(CONFIG_ENUM_NAME) NULL};
 const char *const sample_side_names[] = {SAMPLE_SIDES(CONFIG_ENUM_NAME) NULL};
 #undef CONFIG_ENUM_NAME
 
@@ -514,6 +515,10 @@ static NmtStatus validate(Config *cfg) {
     if (cfg->train.batch_sentences == 0 && cfg->train.batch_tokens == 0)
         return nmt_fail(NMT_ERR_CONFIG,
                         "train.batch_sentences: batch_sentences and batch_tokens cannot both be 0");
+    if (cfg->train.lr_schedule == CFG_LR_RSQRT && cfg->train.rsqrt_steps == 0 && cfg->train.warmup_steps == 0)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "train.rsqrt_steps: train.lr_schedule rsqrt needs train.rsqrt_steps or "
+                        "train.warmup_steps above 0 (rsqrt_steps 0 takes warmup_steps), both are 0");
     if (cfg->decode.max_len_a == 0 && cfg->decode.max_len_b == 0)
         return nmt_fail(NMT_ERR_CONFIG, "decode.max_len_b: max_len_a and max_len_b cannot both be 0");
     const char *key_size_name = m->enc_hidden ? "model.enc_hidden" : "model.hidden";

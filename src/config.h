@@ -27,6 +27,7 @@
 #define OPTIMIZERS(X) X(CFG_OPT_ADAM, "adam") X(CFG_OPT_SGD, "sgd")
 #define SAMPLE_SIDES(X) X(CFG_SAMPLE_BOTH, "both") X(CFG_SAMPLE_SRC, "src") X(CFG_SAMPLE_TGT, "tgt")
 #define VALID_METRICS(X) X(CFG_METRIC_BLEU, "bleu") X(CFG_METRIC_PPL, "ppl") X(CFG_METRIC_CHRF, "chrf")
+#define LR_SCHEDULES(X) X(CFG_LR_CONSTANT, "constant") X(CFG_LR_RSQRT, "rsqrt")
 
 #define CONFIG_ENUM_MEMBER(name, text) name,
 typedef enum { TOKENIZER_KINDS(CONFIG_ENUM_MEMBER) } CfgTokenizer;
@@ -39,6 +40,7 @@ typedef enum { DEVICES(CONFIG_ENUM_MEMBER) } CfgDevice;
 typedef enum { OPTIMIZERS(CONFIG_ENUM_MEMBER) } CfgOptimizer;
 typedef enum { VALID_METRICS(CONFIG_ENUM_MEMBER) } CfgValidMetric;
 typedef enum { SAMPLE_SIDES(CONFIG_ENUM_MEMBER) } CfgSampleSides;
+typedef enum { LR_SCHEDULES(CONFIG_ENUM_MEMBER) } CfgLrSchedule;
 #undef CONFIG_ENUM_MEMBER
 
 /* String tables of the enums above (NULL-terminated), e.g. attn_score_names[ATTN_SCORE_DOT]. */
@@ -52,6 +54,7 @@ extern const char *const device_names[];
 extern const char *const optimizer_names[];
 extern const char *const valid_metric_names[];
 extern const char *const sample_side_names[];
+extern const char *const lr_schedule_names[];
 
 typedef struct {
     char *train_src, *train_tgt, *valid_src, *valid_tgt, *test_src, *test_tgt;
@@ -96,6 +99,8 @@ typedef struct {
     int optimizer; /* CfgOptimizer */
     double lr, adam_beta1, adam_beta2, adam_eps;
     int warmup_steps;
+    int lr_schedule; /* CfgLrSchedule (0, constant, in a zeroed TrainConfig) */
+    int rsqrt_steps; /* N of rsqrt; 0: warmup_steps */
     double lr_decay;
     int decay_start_epoch;
     int batch_sentences, batch_tokens;

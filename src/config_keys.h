@@ -118,6 +118,14 @@
       "Adam epsilon")                                                                              \
     X("train.warmup_steps", train.warmup_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, 0,              \
       "linear learning-rate warmup over this many steps")                                          \
+    X("train.lr_schedule", train.lr_schedule, CFG_ENUM, "\"constant\"", NOLIMIT, NOLIMIT, 0,        \
+      lr_schedule_names, CFG_SCHEDULE, "the rate after warmup: constant keeps lr; rsqrt (inverse square root, "  \
+      "Marian's --lr-decay-inv-sqrt, fairseq's inverse_sqrt) multiplies it by sqrt(N / max(t, N)) at update t, " \
+      "N = rsqrt_steps (half the rate at 4N); it multiplies the warmup ramp and the plateau/epoch decay: the " \
+      "rate is lr * s * min(1, t / warmup_steps) * sqrt(N / max(t, N)), s the product of the lr_decay "          \
+      "factors applied so far")                                                                                 \
+    X("train.rsqrt_steps", train.rsqrt_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,     \
+      "N of lr_schedule rsqrt, the update after which the rate falls; 0: warmup_steps (both 0 is an error)") \
     X("train.lr_decay", train.lr_decay, CFG_FLOAT, "0.5", 0, 1, CFG_LO_OPEN, NULL, CFG_SCHEDULE,   \
       "factor applied to the rate at each validation that does not improve (and each epoch from decay_start_epoch); 1: never") \
     X("train.decay_start_epoch", train.decay_start_epoch, CFG_INT, "0", 0, NOLIMIT, 0, NULL,       \

@@ -165,6 +165,10 @@ static void test_bad_files(void) {
                  "model.tie_embeddings: needs model.emb_dim (256) equal to model.hidden (512)");
     expect_error("{\"decode\": {\"max_len_a\": 0, \"max_len_b\": 0}}", NULL, 0, NMT_ERR_CONFIG,
                  "max_len_a and max_len_b cannot both be 0");
+    expect_error("{\"train\": {\"lr_schedule\": \"rsqrt\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: train.rsqrt_steps: train.lr_schedule rsqrt needs train.rsqrt_steps or "
+                 "train.warmup_steps above 0");
+    expect_error("{\"train\": {\"lr_schedule\": \"rsqrt\", \"warmup_steps\": 4}}", NULL, 0, NMT_OK, "");
     /* the file name leads every message */
     expect_error("{\"model\": {\"hidden\": 0}}", NULL, 0, NMT_ERR_CONFIG, "cfg.json: model.hidden:");
 

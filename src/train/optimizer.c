@@ -1,4 +1,4 @@
-/* optimizer.c: Adam/SGD updates, warmup, clipping (optimizer.h). */
+/* optimizer.c: Adam/SGD updates, warmup and the rate schedule, clipping (optimizer.h). */
 #include "train/optimizer.h"
 
 #include <math.h>
@@ -15,6 +15,10 @@ NmtStatus optimizer_create(Backend *be, const TrainConfig *tc, size_t n, Optimiz
     o->beta2 = (float)tc->adam_beta2;
     o->eps = (float)tc->adam_eps;
     o->warmup = tc->warmup_steps;
+    o->schedule = tc->lr_schedule;
+    o->rsqrt_steps = tc->rsqrt_steps > 0 ? tc->rsqrt_steps : tc->warmup_steps;
+    /* config validation refuses rsqrt with both 0 */
+    NMT_ASSERT(o->schedule != CFG_LR_RSQRT || o->rsqrt_steps > 0);
     o->clip_norm = tc->clip_norm;
     if (o->kind == CFG_OPT_ADAM) {
         o->m = be->alloc(be, n * sizeof(float)); /* zeroed */
@@ -38,7 +42,9 @@ void optimizer_free(Optimizer *o) {
 
 double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale) {
     double warm = o->warmup > 0 && t < o->warmup ? (double)t / o->warmup : 1.0;
-    return o->lr * lr_scale * warm;
+    double rate = o->lr * lr_scale * warm;
+    if (o->schedule == CFG_LR_RSQRT && t > o->rsqrt_steps) rate *= sqrt((double)o->rsqrt_steps / (double)t);
+    return rate;
 }
 
 double optimizer_ema_decay(double decay, int64_t t) {

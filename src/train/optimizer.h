@@ -2,7 +2,12 @@
  * warmup, a decay factor (lr_scale, kept by the trainer), clipping by the
  * global gradient norm, and the NaN/Inf guard.
  *
- * Learning rate at update t (1-based): lr * lr_scale * min(1, t / warmup). */
+ * Learning rate at update t (1-based), train.lr_schedule constant:
+ *     lr * lr_scale * min(1, t / warmup)
+ * and rsqrt (inverse square root after N = rsqrt_steps updates):
+ *     lr * lr_scale * min(1, t / warmup) * sqrt(N / max(t, N))
+ * (min(1, t / 0) is 1). The rate is a function of t and lr_scale alone, so
+ * a resumed run follows the schedule of an uninterrupted one. */
 #ifndef NMT_TRAIN_OPTIMIZER_H
 #define NMT_TRAIN_OPTIMIZER_H
 
@@ -18,6 +23,8 @@ typedef struct {
     double lr;       /* base rate */
     float beta1, beta2, eps;
     int warmup;
+    int schedule;    /* CfgLrSchedule */
+    int rsqrt_steps; /* N of rsqrt, resolved (train.rsqrt_steps, else train.warmup_steps) */
     double clip_norm; /* 0: none */
 } Optimizer;
 
@@ -27,7 +34,7 @@ void optimizer_free(Optimizer *o); /* NULL is a no-op */
 /* Bytes of optimizer state on the backend (Adam's two moments; 0 for SGD). */
 size_t optimizer_state_bytes(const Optimizer *o);
 
-/* The rate of update t (1-based) with the decay factor lr_scale. */
+/* The rate of update t (1-based) with the decay factor lr_scale (above). */
 double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale);
 
 /* The decay of the weights' moving average at update t (1-based), for
