@@ -1022,6 +1022,13 @@ static void test_models(void) {
     test_model("luong scaled_dot local-m attn-dropout", local_m, 4, MB);
     test_model("luong concat global K != H", concat, 4, MB);
     test_model("style none", none, 1, MB);
+    /* residual connections (the top decoder output as Bahdanau's next
+     * query), deeper stacks with dropout between layers */
+    const char *res_bahdanau[] = {"model.residual=true", "model.attention.style=bahdanau",
+                                  "model.attention.score=additive", "model.enc_layers=3", "model.dec_layers=3"};
+    const char *res_luong[] = {"model.residual=true", "model.enc_layers=3", "model.bidirectional=false"};
+    test_model("residual bahdanau additive 3+3 layers", res_bahdanau, 5, MB);
+    test_model("residual luong general 3+2 layers unidirectional", res_luong, 3, MB);
 }
 
 /* every attention combination, as test_model_grad.c sweeps them: Luong
