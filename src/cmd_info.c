@@ -168,7 +168,8 @@ static void print_model(const CheckpointInfo *info) {
     const AttentionConfig *a = &m->attention;
     fact("emb_dim:", "%d", m->emb_dim);
     fact("hidden:", "%d (decoder); encoder output %d", m->hidden, config_key_size(&info->cfg));
-    fact("layers:", "%d encoder, %d decoder", m->enc_layers, m->dec_layers);
+    fact("layers:", "%d encoder, %d decoder%s", m->enc_layers, m->dec_layers,
+         m->residual ? ", residual connections" : "");
     fact("bidirectional:", "%s", m->bidirectional ? "yes" : "no");
     fact("input_feed:", "%s", m->input_feed ? "yes" : "no");
     if (a->style == ATTN_STYLE_NONE)
@@ -260,6 +261,7 @@ static cJSON *json_model(const CheckpointInfo *info) {
     cJSON_AddNumberToObject(model, "encoder_output", config_key_size(&info->cfg));
     cJSON_AddNumberToObject(model, "enc_layers", m->enc_layers);
     cJSON_AddNumberToObject(model, "dec_layers", m->dec_layers);
+    cJSON_AddBoolToObject(model, "residual", m->residual);
     cJSON_AddBoolToObject(model, "bidirectional", m->bidirectional);
     cJSON_AddBoolToObject(model, "input_feed", m->input_feed);
     cJSON_AddBoolToObject(model, "tie_embeddings", m->tie_embeddings);
