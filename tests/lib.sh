@@ -65,6 +65,15 @@ demo_config() {
 JSON
 }
 
+# train_into CONFIG DIR SETTINGS...: nmt train --config CONFIG into
+# $tmp/DIR with the settings (--set K=V, --resume, --quiet ...); its output
+# (stdout and stderr) in out, its exit status in rc
+train_into() {
+  local config=$1 dir=$2
+  shift 2
+  out=$("$NMT" train --config "$config" --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
+}
+
 test_end() {
   echo "$TEST_NAME: $pass passed, $fail failed"
   [ "$fail" -eq 0 ]

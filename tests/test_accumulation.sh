@@ -19,11 +19,7 @@ demo_config "$tmp/tiny.json" \
               "max_steps": 20, "valid_every": 100000, "log_every": 5, "seed": 5, "threads": 1,
               "save_dir": "run"}' \
   '{"beam": 1, "batch": 16}'
-train() { # DIR SETTINGS...: nmt train into $tmp/DIR; its output in out, exit status in rc
-  local dir=$1
-  shift
-  out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
-}
+train() { train_into "$tmp/tiny.json" "$@"; } # DIR SETTINGS...: lib.sh's train_into with tiny.json
 train_rows() { grep '^train,' "$1/train.csv" | cut -d, -f2,3,4,5; } # step, epoch, loss, ppl
 
 # 1. two epochs of updates of 3 batches: the log counts them, the run ends

@@ -23,11 +23,7 @@ demo_config "$tmp/tiny.json" \
               "max_steps": 20, "valid_every": 10, "log_every": 5, "seed": 5, "threads": 1,
               "patience": 0, "save_dir": "run"}' \
   '{"beam": 1, "batch": 16}'
-train() { # DIR SETTINGS...: nmt train into $tmp/DIR; its output in out, exit status in rc
-  local dir=$1
-  shift
-  out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
-}
+train() { train_into "$tmp/tiny.json" "$@"; } # DIR SETTINGS...: lib.sh's train_into with tiny.json
 rows() { grep "^$2," "$1/train.csv" | cut -d, -f2,4,5,7,10,11; } # DIR KIND: step, loss, ppl, gnorm, valid ppl, BLEU
 # ckpt.py: what tests need of a checkpoint (docs/checkpoint-format.md), standard library only
 cat > "$tmp/ckpt.py" <<'PY'

@@ -19,11 +19,7 @@ demo_config "$tmp/tiny.json" \
   '{"optimizer": "adam", "lr": 0.01, "batch_sentences": 32, "max_steps": 40,
               "valid_every": 10, "log_every": 10, "seed": 3, "threads": 1, "save_dir": "run"}' \
   '{"beam": 1, "batch": 64}'
-train() { # DIR SETTINGS...: nmt train into $tmp/DIR; its log in out, exit status in rc
-  local dir=$1
-  shift
-  out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
-}
+train() { train_into "$tmp/tiny.json" "$@"; } # DIR SETTINGS...: lib.sh's train_into with tiny.json
 fact() { sed -n "s/^$1: *//p" "$2"; } # LABEL FILE: the fact of a text description
 valid_rows() { grep "^valid," "$1/train.csv" | cut -d, -f2,10,11,12; } # DIR: step, ppl, BLEU, chrF
 # the last validation the log marks (best): "STEP SCORE", the score in METRIC (BLEU or ppl)

@@ -19,11 +19,7 @@ demo_config "$tmp/tiny.json" \
               "max_steps": 16, "valid_every": 100000, "log_every": 1, "seed": 5, "threads": 1,
               "save_dir": "run"}' \
   '{"beam": 1, "batch": 16}'
-train() { # DIR SETTINGS...: nmt train into $tmp/DIR; its output in out, exit status in rc
-  local dir=$1
-  shift
-  out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
-}
+train() { train_into "$tmp/tiny.json" "$@"; } # DIR SETTINGS...: lib.sh's train_into with tiny.json
 train_rows() { grep '^train,' "$1/train.csv" | cut -d, -f2,4,5,6; } # step, loss, ppl, lr
 # rates CSV LR W N SCALE [FROM [TO]]: "ok K" (K train rows checked, steps
 # FROM to TO) when every train row's lr is LR * SCALE * min(1, t / W) * (N > 0 ?

@@ -18,11 +18,7 @@ demo_config "$tmp/deep.json" \
   '{"optimizer": "adam", "lr": 0.003, "batch_sentences": 32, "max_steps": 40,
               "valid_every": 20, "log_every": 10, "seed": 2, "threads": 1, "save_dir": "run"}' \
   '{"beam": 3, "batch": 16}'
-train() { # DIR SETTINGS...: nmt train into $tmp/DIR; its log in out, exit status in rc
-  local dir=$1
-  shift
-  out=$("$NMT" train --config "$tmp/deep.json" --quiet --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
-}
+train() { train_into "$tmp/deep.json" "$1" --quiet "${@:2}"; } # DIR SETTINGS...: lib.sh's train_into with deep.json
 losses() { grep '^train,' "$1/train.csv" | cut -d, -f2,4,5; } # DIR: step, loss, ppl
 
 # 1. trains; loss falls; another model than without the connections

@@ -22,11 +22,7 @@ demo_config "$tmp/tiny.json" \
               "patience": 0, "save_dir": "run"}' \
   '{"beam": 1, "batch": 16}'
 spm=(--set data.tokenizer=spm --set data.spm_vocab_size=200 --set data.max_len=100)
-train() { # DIR SETTINGS...: nmt train into $tmp/DIR; its output in out, exit status in rc
-  local dir=$1
-  shift
-  out=$("$NMT" train --config "$tmp/tiny.json" "${spm[@]}" --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
-}
+train() { train_into "$tmp/tiny.json" "$1" "${spm[@]}" "${@:2}"; } # DIR SETTINGS...: lib.sh's train_into with tiny.json
 rows() { grep "^train," "$1/train.csv" | cut -d, -f2,4,5,7; } # DIR: step, loss, ppl, gnorm
 sampled() { printf '%s\n' "$out" | grep -c "subword sampling (data.spm_sample_alpha"; }
 

@@ -23,11 +23,7 @@ demo_config "$tmp/tiny.json" \
               "valid_every": 5, "log_every": 5, "seed": 3, "threads": 1,
               "patience": 0, "save_dir": "run"}' \
   '{"beam": 1, "batch": 64}'
-train() { # DIR SETTINGS...: nmt train into $tmp/DIR; its output in out, exit status in rc
-  local dir=$1
-  shift
-  out=$("$NMT" train --config "$tmp/tiny.json" --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
-}
+train() { train_into "$tmp/tiny.json" "$@"; } # DIR SETTINGS...: lib.sh's train_into with tiny.json
 valid_rows() { grep "^valid," "$1/train.csv" | cut -d, -f2,10,11,12; } # DIR: step, ppl, BLEU, chrF
 best_steps() { printf '%s\n' "$out" | sed -n 's/^valid: step \([0-9]*\) .*(best)$/\1/p' | tr '\n' ' '; }
 
