@@ -98,7 +98,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
         a->e0 = a->enc[0].cache.h ? a->enc[0].cache.h + (size_t)B * K : NULL;
     }
     Layer *top = &a->enc[d->L_e - 1];
-    a->keys = d->L_e == 1 ? a->e0 : top->out ? top->out : (top->cache.h ? top->cache.h + (size_t)B * K : NULL);
+    a->keys = d->L_e == 1 ? a->e0 : (top->cache.h ? enc_layer_output(top, B, K) : NULL);
     a->hfin = takef(ar, (size_t)B * K);
     a->cfin = takef(ar, (size_t)B * K);
     a->h0all = takef(ar, (size_t)B * d->L_d * H);
@@ -156,8 +156,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     } else {
         a->cat_all = a->wcin = NULL;
         Layer *dtop = &a->dec[d->L_d - 1];
-        float *dtop_out = dtop->out ? dtop->out : dtop->cache.h; /* hh_t = the top output of step t */
-        a->hh = dtop_out ? dtop_out + (size_t)R * H : NULL;
+        a->hh = dtop->cache.h ? dec_layer_outputs(dtop) + (size_t)R * H : NULL; /* hh_t = the top output of step t */
     }
     a->hd = drop ? takef(ar, (size_t)T * R * H) : a->hh;
     a->logits = takef(ar, (size_t)(m->stepwise ? R : output_chunk_rows(m, T * R)) * d->V_t);

@@ -246,8 +246,7 @@ void seq2seq_decode_reorder(Seq2Seq *m, int t, const int32_t *rows, const int32_
     if (m->d.style != ATTN_STYLE_NONE) {
         if (ring_gather(m, a->hh, ds(m, t), ds(m, t + 1), R_old, R)) m->ring_phase = (m->ring_phase + 1) % DECODE_RING;
     } else { /* hh_t is the top output: slot t + 1 of the top layer, at the new row count */
-        const Layer *top = &a->dec[m->d.L_d - 1];
-        a->hh = (top->out ? top->out : top->cache.h) + (size_t)R * H;
+        a->hh = dec_layer_outputs(&a->dec[m->d.L_d - 1]) + (size_t)R * H;
         a->hd = a->hh; /* decoding never drops */
     }
     if (n_keep < m->B) compact_sources(m, keep, n_keep);

@@ -79,7 +79,7 @@ void seq2seq_encoder_forward(Seq2Seq *m) {
         const float *x = L->x;
         const float *below = NULL;
         if (l > 0) {
-            below = l == 1 ? a->e0 : enc_output(m, l - 1);
+            below = l == 1 ? a->e0 : enc_layer_output(&a->enc[l - 1], B, K);
             x = layer_input(m, L->x, below, (size_t)S * B * K, DROP_ENC_LAYER + l, 0);
         }
         bool both = l == 0 && d->bidirectional;

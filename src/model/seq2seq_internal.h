@@ -204,17 +204,22 @@ static inline void apply_dropout(Seq2Seq *m, float *y, const float *x, size_t n,
  * the first, encoder and decoder; their input and output sizes agree). */
 static inline bool residual_layer(const Seq2Seq *m, int l) { return m->d.residual && l > 0; }
 
-/* Encoder layer l's output (S, B, K), l > 0 (layer 0's is a->e0). */
-static inline float *enc_output(const Seq2Seq *m, int l) {
-    const Layer *L = &m->a.enc[l];
-    return L->out ? L->out : L->cache.h + (size_t)m->B * m->d.K;
+/* An encoder layer's output (S, B, K) for a batch of B sentences, layer 0
+ * of a bidirectional encoder excepted (a->e0): its residual output, or its
+ * states h from slot 1 on. */
+static inline float *enc_layer_output(const Layer *L, int B, int K) {
+    return L->out ? L->out : L->cache.h + (size_t)B * K;
 }
+
+/* A decoder layer's outputs, laid out as its state slots cache.h: its
+ * residual output, or the states h themselves. */
+static inline float *dec_layer_outputs(const Layer *L) { return L->out ? L->out : L->cache.h; }
 
 /* Decoder layer l's output at slot `s` (R, H) (slot t + 1: step t's): its
  * state h, or with a residual connection h plus the output below. */
 static inline float *dec_output(const Seq2Seq *m, int l, int s) {
     const Layer *L = &m->a.dec[l];
-    return (L->out ? L->out : L->cache.h) + lstm_slot(&L->cache, (size_t)s) * m->B * m->G * m->d.H;
+    return dec_layer_outputs(L) + lstm_slot(&L->cache, (size_t)s) * m->B * m->G * m->d.H;
 }
 
 /* Top decoder output at slot `s` (slot t + 1 is the output of step t;
