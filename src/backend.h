@@ -168,6 +168,20 @@ struct Backend {
                                          float *gates, const float *c, const float *keep,
                                          bool reverse, float *dh, float *dc, float *dh_rec);
 
+    /* ---- layer normalisation (model.layer_norm) ----
+     * Each row r of x (rows, cols) normalised (kernels/layer_norm_math.h):
+     * y[r, j] (=) gain[j] (x[r, j] - mean_r) rstd_r, or += when accumulate.
+     * stats (rows, 2) (=) mean_r, rstd_r (NULL: not kept). y does not
+     * overlap x. */
+    void (*layer_norm_forward)(Backend *be, int rows, int cols, const float *x, const float *gain,
+                               bool accumulate, float *y, float *stats);
+    /* Its backward, with xhat = (x - mean) rstd from the forward's stats
+     * and g = dy * gain: dgain (cols) += sum over rows of dy * xhat; dx
+     * (rows, cols) (=) rstd (g - mean_j(g) - xhat mean_j(g xhat)). dx may
+     * be x (in place: dgain reads x first); dy overlaps neither. */
+    void (*layer_norm_backward)(Backend *be, int rows, int cols, const float *x, const float *stats,
+                                const float *gain, const float *dy, float *dx, float *dgain);
+
     /* ---- embeddings ---- */
     /* out (N, E) (=) table[ids[i]] */
     void (*embedding_forward)(Backend *be, float *out, const float *table, const int32_t *ids,

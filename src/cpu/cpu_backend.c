@@ -137,6 +137,8 @@ Backend *cpu_backend_create(int threads) {
     be->tanh_backward = cpu_tanh_backward;
     be->dropout = cpu_dropout;
 
+    be->layer_norm_forward = cpu_layer_norm_forward;
+    be->layer_norm_backward = cpu_layer_norm_backward;
     be->lstm_forward = cpu_lstm_forward;
     be->lstm_backward = cpu_lstm_backward;
     be->lstm_seq_recurrence = backend_lstm_recurrence_steps;

@@ -38,6 +38,12 @@ void cpu_embedding_forward(Backend *be, float *out, const float *table, const in
 void cpu_embedding_backward(Backend *be, float *dtable, const float *dout,
                             const int32_t *ids, int N, int E);
 
+/* cpu_ops.c: layer normalisation */
+void cpu_layer_norm_forward(Backend *be, int rows, int cols, const float *x, const float *gain,
+                            bool accumulate, float *y, float *stats);
+void cpu_layer_norm_backward(Backend *be, int rows, int cols, const float *x, const float *stats,
+                             const float *gain, const float *dy, float *dx, float *dgain);
+
 /* cpu_ops.c: attention */
 void cpu_additive_score_forward(Backend *be, int B, int S, int A, const float *kproj,
                                 const float *qproj, const float *v, float *scores);

@@ -14,6 +14,7 @@
 
 #include "kernels/attention_math.h"
 #include "kernels/dropout_math.h"
+#include "kernels/layer_norm_math.h"
 #include "kernels/loss_math.h"
 #include "kernels/lstm_math.h"
 #include "kernels/optim_math.h"
@@ -199,6 +200,77 @@ void cpu_lstm_backward(Backend *be, int B, int H, float *gz, const float *c_prev
         size_t o = (size_t)b * H;
         lstm_backward_row(H, gz + (size_t)b * 4 * H, c_prev + o, c + o, dh + o, dc + o, dh_carry + o,
                           lstm_math_active(keep[b]));
+    }
+}
+
+/* ---- layer normalisation ---- */
+
+/* One row: its sums in a fixed order (the result does not depend on the
+ * thread count). */
+NMT_CPU_ROW static void layer_norm_forward_row(int n, const float *restrict x, const float *restrict gain,
+                                               int accumulate, float *restrict y, float *restrict stats) {
+    float sum = 0.0f;
+    for (int j = 0; j < n; j++) sum += x[j];
+    float mean = sum / (float)n, sq = 0.0f;
+    for (int j = 0; j < n; j++) sq += (x[j] - mean) * (x[j] - mean);
+    float rstd = layer_norm_math_rstd(sq, n);
+    if (accumulate)
+        for (int j = 0; j < n; j++) y[j] += gain[j] * layer_norm_math_xhat(x[j], mean, rstd);
+    else
+        for (int j = 0; j < n; j++) y[j] = gain[j] * layer_norm_math_xhat(x[j], mean, rstd);
+    if (stats) {
+        stats[0] = mean;
+        stats[1] = rstd;
+    }
+}
+
+void cpu_layer_norm_forward(Backend *be, int rows, int cols, const float *x, const float *gain,
+                            bool accumulate, float *y, float *stats) {
+    (void)be;
+#pragma omp parallel for schedule(static) if ((long)rows * cols > CPU_PAR_MIN / 4)
+    for (int r = 0; r < rows; r++)
+        layer_norm_forward_row(cols, x + (size_t)r * cols, gain, accumulate, y + (size_t)r * cols,
+                               stats ? stats + 2 * (size_t)r : NULL);
+}
+
+/* dx of one row; x and dx may be the same row (each element is read
+ * before it is written), so no restrict on them */
+NMT_CPU_ROW static void layer_norm_backward_row(int n, const float *x, const float *restrict gain,
+                                                const float *restrict dy, float mean, float rstd,
+                                                float *dx) {
+    float sum_g = 0.0f, sum_gx = 0.0f;
+    for (int j = 0; j < n; j++) {
+        float g = dy[j] * gain[j];
+        sum_g += g;
+        sum_gx += g * layer_norm_math_xhat(x[j], mean, rstd);
+    }
+    float mean_g = sum_g / (float)n, mean_gx = sum_gx / (float)n;
+    for (int j = 0; j < n; j++)
+        dx[j] = layer_norm_math_dx(dy[j] * gain[j], layer_norm_math_xhat(x[j], mean, rstd), rstd, mean_g,
+                                   mean_gx);
+}
+
+void cpu_layer_norm_backward(Backend *be, int rows, int cols, const float *x, const float *stats,
+                             const float *gain, const float *dy, float *dx, float *dgain) {
+    (void)be;
+    /* dgain first, by blocks of columns (as bias_backward): it reads x, which dx may overwrite */
+    int nblk = (cols + CPU_COL_BLOCK - 1) / CPU_COL_BLOCK;
+#pragma omp parallel for schedule(static) if ((long)rows * cols > CPU_PAR_MIN)
+    for (int blk = 0; blk < nblk; blk++) {
+        int c0 = blk * CPU_COL_BLOCK, c1 = cpu_min_int(cols, c0 + CPU_COL_BLOCK);
+        float acc[CPU_COL_BLOCK] = {0};
+        for (int r = 0; r < rows; r++) {
+            const float *xr = x + (size_t)r * cols, *dyr = dy + (size_t)r * cols;
+            float mean = stats[2 * (size_t)r], rstd = stats[2 * (size_t)r + 1];
+            for (int c = c0; c < c1; c++) acc[c - c0] += dyr[c] * layer_norm_math_xhat(xr[c], mean, rstd);
+        }
+        for (int c = c0; c < c1; c++) dgain[c] += acc[c - c0];
+    }
+#pragma omp parallel for schedule(static) if ((long)rows * cols > CPU_PAR_MIN / 4)
+    for (int r = 0; r < rows; r++) {
+        size_t o = (size_t)r * cols;
+        layer_norm_backward_row(cols, x + o, gain, dy + o, stats[2 * (size_t)r], stats[2 * (size_t)r + 1],
+                                dx + o);
     }
 }
 
