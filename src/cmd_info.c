@@ -168,8 +168,8 @@ static void print_model(const CheckpointInfo *info) {
     const AttentionConfig *a = &m->attention;
     fact("emb_dim:", "%d", m->emb_dim);
     fact("hidden:", "%d (decoder); encoder output %d", m->hidden, config_key_size(&info->cfg));
-    fact("layers:", "%d encoder, %d decoder%s", m->enc_layers, m->dec_layers,
-         m->residual ? ", residual connections" : "");
+    fact("layers:", "%d encoder, %d decoder%s%s", m->enc_layers, m->dec_layers,
+         m->residual ? ", residual connections" : "", m->layer_norm ? ", layer normalisation" : "");
     fact("bidirectional:", "%s", m->bidirectional ? "yes" : "no");
     fact("input_feed:", "%s", m->input_feed ? "yes" : "no");
     if (a->style == ATTN_STYLE_NONE)
@@ -262,6 +262,7 @@ static cJSON *json_model(const CheckpointInfo *info) {
     cJSON_AddNumberToObject(model, "enc_layers", m->enc_layers);
     cJSON_AddNumberToObject(model, "dec_layers", m->dec_layers);
     cJSON_AddBoolToObject(model, "residual", m->residual);
+    cJSON_AddBoolToObject(model, "layer_norm", m->layer_norm);
     cJSON_AddBoolToObject(model, "bidirectional", m->bidirectional);
     cJSON_AddBoolToObject(model, "input_feed", m->input_feed);
     cJSON_AddBoolToObject(model, "tie_embeddings", m->tie_embeddings);

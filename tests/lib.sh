@@ -74,6 +74,33 @@ train_into() {
   out=$("$NMT" train --config "$config" --set train.save_dir="$tmp/$dir" "$@" 2>&1); rc=$?
 }
 
+# checkpoint_without_key IN OUT SECTION KEY VALUE: OUT is checkpoint IN
+# with SECTION.KEY (e.g. model residual false) taken out of its stored
+# config (CONF), as a binary from before the key wrote it; fails unless
+# the key held VALUE (a JSON literal). Its output (python's) in out.
+checkpoint_without_key() {
+  out=$(python3 - "$@" 2>&1 <<'PY'
+import json, struct, sys, zlib
+src, dst, section, key, value = sys.argv[1:6]
+data = open(src, "rb").read()
+version, flags, content = struct.unpack_from("<IIQ", data, 8)
+out, pos, found = b"", 24, False
+while pos < 24 + content:  # every section as it is, CONF without the key
+    tag, length = data[pos:pos + 4], struct.unpack_from("<Q", data, pos + 4)[0]
+    body = data[pos + 12:pos + 12 + length]
+    if tag == b"CONF":
+        conf = json.loads(body)
+        found = conf[section].pop(key) == json.loads(value)
+        body = json.dumps(conf, indent=2).encode()
+    out += tag + struct.pack("<Q", len(body)) + body
+    pos += 12 + length
+assert found, "no %s.%s %s in CONF" % (section, key, value)
+out = data[:8] + struct.pack("<IIQ", version, flags, len(out)) + out
+open(dst, "wb").write(out + struct.pack("<I", zlib.crc32(out)))
+PY
+)
+}
+
 test_end() {
   echo "$TEST_NAME: $pass passed, $fail failed"
   [ "$fail" -eq 0 ]

@@ -901,11 +901,19 @@ int main(void) {
     check_beam1_is_greedy(res_bahd, 4, "residual bahdanau 2+3 layers");
     const char *res_none[] = {"model.residual=true", "model.attention.style=none"};
     check_beam1_is_greedy(res_none, 2, "residual none");
-    const char *const *sets[] = {luong1, bahd1, lm1, lp1, none1, res_bahd, res_none};
-    const int n_sets[] = {1, 3, 2, 1, 1, 4, 2};
+    /* layer normalisation: the decoder's input products (the folded
+     * embeddings' rows too) and recurrent products normalised per step */
+    const char *ln_luong[] = {"model.layer_norm=true", "model.dec_layers=2", "model.attention.heads=2"};
+    check_beam1_is_greedy(ln_luong, 3, "layer norm luong 2 heads 1+2 layers");
+    const char *ln_bahd[] = {"model.layer_norm=true", "model.residual=true", "model.attention.style=bahdanau",
+                             "model.attention.score=additive", "model.enc_layers=2", "model.dec_layers=2"};
+    check_beam1_is_greedy(ln_bahd, 6, "layer norm residual bahdanau 2+2 layers");
+    const char *const *sets[] = {luong1, bahd1, lm1, lp1, none1, res_bahd, res_none, ln_luong, ln_bahd};
+    const int n_sets[] = {1, 3, 2, 1, 1, 4, 2, 3, 6};
     const char *labels[] = {"luong", "bahdanau additive 2 heads", "local-m dot", "local-p", "none",
-                            "residual bahdanau 2+3 layers", "residual none"};
-    for (int i = 0; i < 7; i++) {
+                            "residual bahdanau 2+3 layers", "residual none",
+                            "layer norm luong 2 heads 1+2 layers", "layer norm residual bahdanau 2+2 layers"};
+    for (int i = 0; i < 9; i++) {
         const int quanta[] = {1, 4, 6}; /* 6: the whole batch, never compacted */
         for (int k = 0; k < 3; k++)
             for (int pipelined = 0; pipelined < 2; pipelined++)
@@ -941,6 +949,10 @@ int main(void) {
     const char *residual_labels[] = {"residual bahdanau 2+3 layers", "residual luong 3+2 layers",
                                      "residual none 2+2 layers"};
     for (int i = 0; i < 3; i++) check_exhaustive(2.0, residual_bases[i], residual_labels[i]);
+    check_exhaustive(1.0,
+                     "{\"model\": {\"emb_dim\": 6, \"hidden\": 8, \"enc_layers\": 2, \"dec_layers\": 2,"
+                     " \"layer_norm\": true, \"residual\": true}}",
+                     "layer norm residual luong 2+2 layers");
     check_attention_stats();
     const char *luong[] = {"model.attention.style=luong"};
     check_style(luong, 1, "luong general");
@@ -956,6 +968,8 @@ int main(void) {
     check_style(residual, 3, "residual luong general 3+3 layers");
     check_style(res_bahd, 4, "residual bahdanau additive 2+3 layers");
     check_style(res_none, 2, "residual none");
+    check_style(ln_luong, 3, "layer norm luong general 2 heads 1+2 layers");
+    check_style(ln_bahd, 6, "layer norm residual bahdanau additive 2+2 layers");
     be->destroy(be);
     return test_summary("test_decode");
 }

@@ -341,6 +341,30 @@ static void residual_models(void) {
     check_config("residual, 1+1 layers", one, 2, 12);
 }
 
+/* model.layer_norm: every LSTM normalises its input and recurrent
+ * products (with gains); the encoder's layers (both directions) run their
+ * recurrence step by step in lstm.c, the decoder's layers step by step
+ * with the products kept for backward; with residual connections, dropout
+ * and each attention style. */
+static void layer_norm_models(void) {
+    const char *luong[] = {"model.layer_norm=true", "model.enc_layers=2", "model.dec_layers=2",
+                           "model.enc_hidden=4", "model.attention.score=general"};
+    check_config("layer norm, luong general, 2+2 layers, bidirectional", luong, 5, 12);
+    const char *bahdanau[] = {"model.layer_norm=true", "model.attention.style=bahdanau",
+                              "model.attention.score=additive", "model.enc_layers=2", "model.dec_layers=2",
+                              "model.bidirectional=false", "model.residual=true"};
+    check_config("layer norm, residual, bahdanau additive, 2+2 layers, unidirectional", bahdanau, 7, 12);
+    const char *none[] = {"model.layer_norm=true", "model.attention.style=none"};
+    check_config("layer norm, none, 1+1 layers", none, 2, 12);
+    const char *drop[] = {"model.layer_norm=true", "model.dropout=0.3", "model.enc_layers=2",
+                          "model.dec_layers=2", "model.attention.mode=local-p", "model.attention.heads=2",
+                          "model.residual=true"};
+    check_config("layer norm, residual, dropout, local-p, 2 heads, 2+2 layers", drop, 7, 12);
+    const char *zero[] = {"model.layer_norm=true", "model.bridge=zero", "model.attention.score=dot",
+                          "model.input_feed=false"};
+    check_config("layer norm, zero bridge, luong dot, no input feeding", zero, 4, 12);
+}
+
 int main(void) {
     be = cpu_backend_create(1);
     if (!be) {
@@ -349,6 +373,7 @@ int main(void) {
     }
     special_models();
     residual_models();
+    layer_norm_models();
     output_chunks();
     accumulations();
     memory_bounds();

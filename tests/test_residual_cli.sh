@@ -73,25 +73,8 @@ check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "model.residual: differs fr
 # 6. a checkpoint of a binary before model.residual (its stored config
 # without the key) is a model without the connections: it translates as
 # the checkpoint it was made from
-python3 - "$tmp/plain/last.nmt" "$tmp/old.nmt" <<'PY' > "$tmp/py.txt" 2>&1
-import json, struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-version, flags, content = struct.unpack_from("<IIQ", data, 8)
-out, pos, found = b"", 24, False
-while pos < 24 + content:  # every section as it is, CONF without model.residual
-    tag, length = data[pos:pos + 4], struct.unpack_from("<Q", data, pos + 4)[0]
-    body = data[pos + 12:pos + 12 + length]
-    if tag == b"CONF":
-        conf = json.loads(body)
-        found = conf["model"].pop("residual") is False
-        body = json.dumps(conf, indent=2).encode()
-    out += tag + struct.pack("<Q", len(body)) + body
-    pos += 12 + length
-assert found, "no model.residual false in CONF"
-out = data[:8] + struct.pack("<IIQ", version, flags, len(out)) + out
-open(sys.argv[2], "wb").write(out + struct.pack("<I", zlib.crc32(out)))
-PY
-check '[ $? -eq 0 ]' "rewriting a checkpoint without model.residual: $(cat "$tmp/py.txt")"
+checkpoint_without_key "$tmp/plain/last.nmt" "$tmp/old.nmt" model residual false
+check '[ $? -eq 0 ]' "rewriting a checkpoint without model.residual: $out"
 check '! grep -q residual <("$NMT" info --config "$tmp/old.nmt")' "the rewritten CONF still names model.residual"
 check '"$NMT" info "$tmp/old.nmt" | grep -q "^layers: *3 encoder, 3 decoder$"' "info of the old checkpoint: $("$NMT" info "$tmp/old.nmt" 2>&1 | head -5)"
 "$NMT" translate --model "$tmp/plain/last.nmt" < "$tmp/data/test.src" > "$tmp/plain.hyp" 2>&1

@@ -7,7 +7,16 @@
  * slot T and writes slot t at time t. So the previous state of time t is
  * slot t (forward) or t + 1 (reverse), and both runs of previous states are
  * contiguous, which makes dW_hh one GEMM. Padding rows (keep = 0) carry the
- * state unchanged. */
+ * state unchanged.
+ *
+ * Layer normalisation (model.layer_norm, when LstmWeights.g_ih is set):
+ * the pre-activations are z = LN(x W_ih^T) g_ih + LN(h_prev W_hh^T) g_hh + b,
+ * each product normalised over its whole row of 4H (Backend
+ * layer_norm_forward). The products themselves are kept (LstmCache.u, r)
+ * for the backward, which turns them into their gradients: the weight and
+ * input gradients then read u and r where they read dz without it
+ * (lstm_dz_in, lstm_dz_rec). The encoder's recurrence runs step by step
+ * in lstm.c instead of the Backend's lstm_seq_recurrence. */
 #ifndef NMT_MODEL_LSTM_H
 #define NMT_MODEL_LSTM_H
 
@@ -18,12 +27,19 @@ typedef struct {
     const float *W_ih, *W_hh, *b; /* (4H, in), (4H, H), (4H) */
     float *dW_ih, *dW_hh, *db;    /* gradients, same shapes (+=) */
     int in, H;
+    const float *g_ih, *g_hh;     /* (4H) layer-norm gains; NULL: no layer normalisation */
+    float *dg_ih, *dg_hh;         /* their gradients (+=) */
 } LstmWeights;
 
 typedef struct {
     float *gates; /* (T, B, 4H) activated gates, by time; backward turns each
                      step's gates into its dz (the pre-activation gradient) */
     float *h, *c; /* (T + 1, B, H) state slots */
+    /* layer normalisation only (else NULL), by time as gates: the input
+     * products x W_ih^T and the recurrent products h_prev W_hh^T (T, B, 4H),
+     * which backward turns into their gradients; their rows' mean and rstd
+     * (T, B, 2) */
+    float *u, *r, *u_stats, *r_stats;
     /* 0: one slot per time step (training: backward reads them all). n > 0:
      * step-by-step decoding keeps only the last n: time t's gates and state
      * slot s live at (t + phase) % n and (s + phase) % n (h and c hold n
@@ -36,6 +52,11 @@ typedef struct {
 static inline size_t lstm_slot(const LstmCache *c, size_t s) {
     return c->ring ? (s + (size_t)c->phase) % (size_t)c->ring : s;
 }
+
+/* The gradient of the input products (T*B, 4H) after backward: dz, or
+ * with layer normalisation the gradient of x W_ih^T (in u). dW_ih and the
+ * input gradient read it. */
+static inline const float *lstm_dz_in(const LstmCache *c) { return c->u ? c->u : c->gates; }
 
 /* Output at time t: slot t + 1 (forward) or t (reverse). */
 static inline float *lstm_output(const LstmCache *c, int t, int B, int H, bool reverse) {
@@ -62,7 +83,7 @@ void lstm_seq_backward(Backend *be, const LstmWeights *w, int T, int B, const fl
                        const float *dc_final, float *dx, float *dh0, float *dc0, float *dc,
                        float *dh_rec);
 
-/* After lstm_seq_backward (cache->gates hold dz), the gradient into the
+/* After lstm_seq_backward (lstm_dz_in holds the input products' gradient), the gradient into the
  * inputs: dx (T, B, in) +=. What lstm_seq_backward does when given dx; a
  * caller that runs two layers concurrently into one dx calls it after
  * both. */
@@ -80,10 +101,10 @@ void lstm_input_grad_cols(Backend *be, const LstmWeights *w, int rows, const flo
 void lstm_step_forward(Backend *be, const LstmWeights *w, int t, int B, const float *x_t,
                        const float *keep_t, LstmCache *cache);
 /* lstm_step_forward in two halves, for a caller that forms the input
- * product x_t W_ih^T its own way: the gates slot of time t (B, 4H), where
- * the caller writes that product; then the rest of the step (z +=
- * h_prev W_hh^T, the cell with the bias). */
-float *lstm_step_gates(const LstmCache *cache, int t, int B, int H);
+ * product x_t W_ih^T its own way: where the caller writes that product
+ * for time t (B, 4H): the gates slot, or u's with layer normalisation;
+ * then the rest of the step (z += h_prev W_hh^T, the cell with the bias). */
+float *lstm_step_input(const LstmCache *cache, int t, int B, int H);
 void lstm_step_forward_rest(Backend *be, const LstmWeights *w, int t, int B, const float *keep_t,
                             LstmCache *cache);
 
@@ -100,7 +121,8 @@ void lstm_step_backward(Backend *be, const LstmWeights *w, int t, int B, const f
                         float *dh_prev);
 
 /* Once every step's backward has run (cache->gates hold dz):
- * dW_ih += dz^T x, dW_hh += dz^T h_prev, db += sum dz over T steps. */
+ * dW_ih += dz^T x, dW_hh += dz^T h_prev, db += sum dz over T steps (with
+ * layer normalisation, dW_ih and dW_hh read u's and r's gradients). */
 void lstm_weight_grads(Backend *be, const LstmWeights *w, int T, int B, const float *x,
                        bool reverse, const LstmCache *cache);
 

@@ -28,6 +28,7 @@ NmtStatus model_dims_from_config(const Config *cfg, int src_vocab, int tgt_vocab
     d->input_feed = m->input_feed && d->style == ATTN_STYLE_LUONG;
     d->tie_embeddings = m->tie_embeddings;
     d->residual = m->residual;
+    d->layer_norm = m->layer_norm;
     d->bridge_learned = m->bridge == CFG_BRIDGE_LEARNED;
     d->dropout = (float)m->dropout;
     d->attn_dropout = (float)m->attention.dropout;
@@ -65,15 +66,21 @@ static int add(ParamLayout *l, const char *name, int count, int rows, int cols, 
     return l->n++;
 }
 
-static LstmParamIndex add_lstm(ParamLayout *l, const char *prefix, int in, int size) {
+static LstmParamIndex add_lstm(ParamLayout *l, const char *prefix, int in, int size, bool layer_norm) {
     char name[32];
-    LstmParamIndex idx;
+    LstmParamIndex idx = {-1, -1, -1, -1, -1};
     snprintf(name, sizeof name, "%s_W_ih", prefix);
     idx.W_ih = add(l, name, 1, 4 * size, in, INIT_UNIFORM);
     snprintf(name, sizeof name, "%s_W_hh", prefix);
     idx.W_hh = add(l, name, 1, 4 * size, size, INIT_UNIFORM);
     snprintf(name, sizeof name, "%s_b", prefix);
     idx.b = add(l, name, 1, 1, 4 * size, INIT_LSTM_BIAS);
+    if (layer_norm) {
+        snprintf(name, sizeof name, "%s_ln_ih", prefix);
+        idx.ln_ih = add(l, name, 1, 1, 4 * size, INIT_ONE);
+        snprintf(name, sizeof name, "%s_ln_hh", prefix);
+        idx.ln_hh = add(l, name, 1, 1, 4 * size, INIT_ONE);
+    }
     return idx;
 }
 
@@ -86,12 +93,12 @@ void param_layout_build(const ModelDims *d, ParamLayout *l) {
     char prefix[32];
     for (int i = 0; i < d->L_e; i++) {
         snprintf(prefix, sizeof prefix, "enc%d_fwd", i);
-        x->enc_fwd[i] = add_lstm(l, prefix, i == 0 ? d->E : d->K, i == 0 ? d->D_e : d->K);
-        if (i == 0 && d->bidirectional) x->enc0_bwd = add_lstm(l, "enc0_bwd", d->E, d->D_e);
+        x->enc_fwd[i] = add_lstm(l, prefix, i == 0 ? d->E : d->K, i == 0 ? d->D_e : d->K, d->layer_norm);
+        if (i == 0 && d->bidirectional) x->enc0_bwd = add_lstm(l, "enc0_bwd", d->E, d->D_e, d->layer_norm);
     }
     for (int i = 0; i < d->L_d; i++) {
         snprintf(prefix, sizeof prefix, "dec%d", i);
-        x->dec[i] = add_lstm(l, prefix, i == 0 ? d->dec_in : d->H, d->H);
+        x->dec[i] = add_lstm(l, prefix, i == 0 ? d->dec_in : d->H, d->H, d->layer_norm);
     }
     if (d->bridge_learned) {
         x->bridge_h_W = add(l, "bridge_h_W", 1, d->L_d * d->H, d->K, INIT_UNIFORM);
@@ -180,6 +187,9 @@ void param_init_host(const ParamLayout *l, float init_range, uint64_t seed, floa
             for (size_t k = 0; k < p->size; k++) w[k] = (2 * rng_uniform(&rng) - 1) * 0.01f;
             break;
         case INIT_ZERO: memset(w, 0, p->size * sizeof *w); break;
+        case INIT_ONE:
+            for (size_t k = 0; k < p->size; k++) w[k] = 1.0f;
+            break;
         case INIT_LSTM_BIAS: {
             int size = p->cols / 4; /* gates i, f, g, o */
             for (int k = 0; k < p->cols; k++) w[k] = (k >= size && k < 2 * size) ? 1.0f : 0.0f;

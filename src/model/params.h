@@ -12,7 +12,9 @@
 #include "common.h"
 #include "config.h"
 
-enum { MODEL_MAX_LAYERS = 64, MODEL_MAX_PARAMS = 4 * 3 * MODEL_MAX_LAYERS + 32 };
+/* parameters: at most 5 per LSTM (weights, bias, two layer-norm gains),
+ * 2 * MODEL_MAX_LAYERS + 1 LSTMs, and fewer than 32 others */
+enum { MODEL_MAX_LAYERS = 64, MODEL_MAX_PARAMS = 5 * (2 * MODEL_MAX_LAYERS + 1) + 32 };
 
 typedef struct {
     int V_s, V_t;   /* vocabulary sizes */
@@ -25,6 +27,7 @@ typedef struct {
     int style, score, mode; /* AttnStyle, AttnScore (resolved), AttnMode */
     bool bidirectional, input_feed, tie_embeddings, bridge_learned;
     bool residual;  /* layers above the first add their input to their output */
+    bool layer_norm; /* every LSTM normalises its input and recurrent products (lstm.h) */
     float dropout, attn_dropout;
     float label_smoothing; /* train.label_smoothing */
     int dec_in;     /* input size of decoder layer 0 */
@@ -40,7 +43,8 @@ typedef enum {
     INIT_ZERO,
     INIT_LSTM_BIAS,  /* 0, forget-gate quarter 1 */
     INIT_ORTHOGONAL, /* each (rows, cols) matrix orthogonal rows/cols */
-    INIT_SMALL       /* uniform(-0.01, 0.01) */
+    INIT_SMALL,      /* uniform(-0.01, 0.01) */
+    INIT_ONE         /* 1 (layer-norm gains) */
 } ParamInit;
 
 typedef struct {
@@ -54,6 +58,7 @@ typedef struct {
 /* Indices into ParamLayout.info; -1 when the model has no such parameter. */
 typedef struct {
     int W_ih, W_hh, b;
+    int ln_ih, ln_hh; /* model.layer_norm: the gains of the input and recurrent products (4H) */
 } LstmParamIndex;
 
 typedef struct {

@@ -27,18 +27,25 @@ static void *take(Arena *ar, size_t n_bytes) {
 static float *takef(Arena *ar, size_t n) { return take(ar, n * sizeof(float)); }
 
 static LstmWeights lstm_weights(const Seq2Seq *m, LstmParamIndex x, int in, int size) {
-    LstmWeights w = {P(m, x.W_ih), P(m, x.W_hh), P(m, x.b), G(m, x.W_ih), G(m, x.W_hh), G(m, x.b), in, size};
+    LstmWeights w = {P(m, x.W_ih), P(m, x.W_hh), P(m, x.b), G(m, x.W_ih), G(m, x.W_hh), G(m, x.b), in, size,
+                     P(m, x.ln_ih), P(m, x.ln_hh), G(m, x.ln_ih), G(m, x.ln_hh)};
     return w;
 }
 
 /* One layer's buffers for a sequence of `len` steps (ring > 0: `len` is
  * at most the ring's size, see LstmCache); out_floats: the size of its
- * residual output (Layer.out), 0 for none. */
-static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, int ring, size_t out_floats) {
+ * residual output (Layer.out), 0 for none; layer_norm: the products and
+ * their statistics (LstmCache.u, r) too. */
+static void carve_layer(Arena *ar, Layer *L, int len, int B, int in, int size, int ring, size_t out_floats,
+                        bool layer_norm) {
     int states = ring ? ring : len + 1; /* state slots */
     L->cache.ring = ring;
     L->cache.phase = 0;
     L->cache.gates = takef(ar, (size_t)len * B * 4 * size);
+    L->cache.u = layer_norm ? takef(ar, (size_t)len * B * 4 * size) : NULL;
+    L->cache.r = layer_norm ? takef(ar, (size_t)len * B * 4 * size) : NULL;
+    L->cache.u_stats = layer_norm ? takef(ar, (size_t)len * B * 2) : NULL;
+    L->cache.r_stats = layer_norm ? takef(ar, (size_t)len * B * 2) : NULL;
     L->cache.h = takef(ar, (size_t)states * B * size);
     L->cache.c = takef(ar, (size_t)states * B * size);
     L->x = in ? takef(ar, (size_t)len * B * in) : NULL;
@@ -85,12 +92,12 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     for (int l = 0; l < d->L_e; l++) {
         int in = l == 0 ? E : K, size = l == 0 ? d->D_e : K;
         size_t out = residual_layer(m, l) ? (size_t)S * B * K : 0; /* the output of time s at s */
-        carve_layer(ar, &a->enc[l], S, B, in, size, 0, out);
+        carve_layer(ar, &a->enc[l], S, B, in, size, 0, out, d->layer_norm);
         a->enc[l].w = lstm_weights(m, m->layout.idx.enc_fwd[l], in, size);
     }
     if (d->bidirectional) {
         /* the backward direction reads the same input as the forward one */
-        carve_layer(ar, &a->enc_bwd, S, B, 0, d->D_e, 0, 0);
+        carve_layer(ar, &a->enc_bwd, S, B, 0, d->D_e, 0, 0, d->layer_norm);
         a->enc_bwd.x = a->enc[0].x;
         a->enc_bwd.w = lstm_weights(m, m->layout.idx.enc0_bwd, E, d->D_e);
         a->e0 = takef(ar, (size_t)S * B * K);
@@ -108,7 +115,7 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
         int in = l == 0 ? d->dec_in : H;
         int ring = m->stepwise ? DECODE_RING : 0;
         size_t out = residual_layer(m, l) ? (size_t)(ring ? ring : Ts + 1) * R * H : 0; /* as cache.h */
-        carve_layer(ar, &a->dec[l], Ts, R, in, H, ring, out);
+        carve_layer(ar, &a->dec[l], Ts, R, in, H, ring, out, d->layer_norm);
         a->dec[l].w = lstm_weights(m, m->layout.idx.dec[l], in, H);
     }
     /* attention */

@@ -91,10 +91,11 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
                                     attn_drop_offset(m, t), dwcin + H, wc, a->dq_carry, &a->as);
         }
     }
-    /* every step at once: dWc += dpre^T wcin, dw += dz W_ih[:, :E] of layer 0 */
+    /* every step at once: dWc += dpre^T wcin, dw += dz W_ih[:, :E] of layer 0
+     * (with layer normalisation the input product's gradient for dz) */
     if (d->style != ATTN_STYLE_NONE)
         be->gemm(be, true, false, H, wc, T * B, 1.0f, a->dpre, H, a->wcin, wc, 1.0f, dWc, wc);
-    lstm_input_grad_cols(be, &L0->w, T * B, L0->cache.gates, 0, E, a->dw, E);
+    lstm_input_grad_cols(be, &L0->w, T * B, lstm_dz_in(&L0->cache), 0, E, a->dw, E);
     int LH = d->L_d * H;
     for (int l = 0; l < d->L_d; l++) {
         Layer *L = &a->dec[l];

@@ -171,7 +171,7 @@ static void dec_stack_step(Seq2Seq *m, int t, const int32_t *folded) {
     for (int l = 0; l < m->d.L_d; l++) {
         Layer *L = &a->dec[l];
         if (l == 0 && folded) { /* x_t W_ih^T = [w_t, hh_{t-1}] W_ih^T: a row of emb_proj + the rest */
-            float *z = lstm_step_gates(&L->cache, t, B, H);
+            float *z = lstm_step_input(&L->cache, t, B, H);
             be->embedding_forward(be, z, m->emb_proj, folded, B, 4 * H);
             if (m->d.input_feed && t > 0) /* hh_{-1} is zeros */
                 be->gemm(be, false, true, B, 4 * H, H, 1.0f, hh_at(m, t - 1), H, L->w.W_ih + m->d.E, L->w.in,
