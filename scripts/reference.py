@@ -10,6 +10,8 @@ Owns four modes (see docs/reference.md):
             must reproduce them.
   check     validates this reference: explicit LSTM against nn.LSTM
             (packed, so padding carry and the backward start are checked),
+            the layer-normalised LSTM (model.layer_norm) against a loop
+            over F.layer_norm,
             the loss against F.cross_entropy, a padded batch against its
             sentences run one by one, torch.autograd.gradcheck, local-p
             gradients reaching attn_Wp/attn_vp, and (if present) that the
@@ -81,6 +83,7 @@ class Dims:
             raise ValueError("model.tie_embeddings: needs emb_dim == hidden")
         self.bridge = m.get("bridge", "learned")
         self.residual = m.get("residual", False)   # layers above the first: out = h + input
+        self.layer_norm = m.get("layer_norm", False)   # every LSTM: LN of both gate products
         self.eps = cfg.get("train", {}).get("label_smoothing", 0.1)
         if self.style != "none" and self.score in ("dot", "scaled_dot"):
             if self.heads == 1 and self.H != self.K:
@@ -95,13 +98,16 @@ class Dims:
 
 def param_shapes(d):
     """[(name, shape)] in the order of docs/model.md's table, as the C code
-    (src/model/params.c) lists them: enc0_bwd_* right after enc0_fwd_*."""
+    (src/model/params.c) lists them: enc0_bwd_* right after enc0_fwd_*; with
+    model.layer_norm each LSTM's gains _ln_ih, _ln_hh right after its _b."""
     out = [("src_emb", (d.V_s, d.E)), ("tgt_emb", (d.V_t, d.E))]
 
     def lstm(prefix, inp, size):
         out.extend([(prefix + "_W_ih", (4 * size, inp)),
                     (prefix + "_W_hh", (4 * size, size)),
                     (prefix + "_b", (4 * size,))])
+        if d.layer_norm:
+            out.extend([(prefix + "_ln_ih", (4 * size,)), (prefix + "_ln_hh", (4 * size,))])
 
     for l in range(d.L_e):
         lstm("enc%d_fwd" % l, d.E if l == 0 else d.K, d.D_e if l == 0 else d.K)
@@ -137,28 +143,58 @@ def param_shapes(d):
 # The model, explicit per-step code (reference mode, any dtype)
 # ----------------------------------------------------------------------------
 
-def lstm_cell(x_proj, h, c, W_hh):
-    """One step; x_proj = W_ih x + b precomputed. Gate order i, f, g, o."""
-    z = x_proj + h @ W_hh.t()
+LN_EPS = 1e-5
+
+
+def layer_norm(v, g):
+    """model.layer_norm: each row of v (..., 4D) normalised over all its 4D
+    values at once (the four gates together), biased variance, times the gain
+    g (4D,); no bias (the LSTM's b follows)."""
+    mu = v.mean(dim=-1, keepdim=True)
+    var = ((v - mu) ** 2).mean(dim=-1, keepdim=True)
+    return g * (v - mu) / torch.sqrt(var + LN_EPS)
+
+
+def lstm_weights(d, P, prefix):
+    """(W_ih, W_hh, b, g_ih, g_hh) of one LSTM; the gains are None without
+    model.layer_norm."""
+    ln = d.layer_norm
+    return (P[prefix + "_W_ih"], P[prefix + "_W_hh"], P[prefix + "_b"],
+            P[prefix + "_ln_ih"] if ln else None, P[prefix + "_ln_hh"] if ln else None)
+
+
+def lstm_input(x, W_ih, b, g_ih=None):
+    """The input part of the gate pre-activations: W_ih x + b, or with layer
+    normalisation LN(W_ih x; g_ih) + b."""
+    v = x @ W_ih.t()
+    return (v if g_ih is None else layer_norm(v, g_ih)) + b
+
+
+def lstm_cell(x_proj, h, c, W_hh, g_hh=None):
+    """One step; x_proj = lstm_input(x, ...) precomputed. Gate order i, f, g, o.
+    With layer normalisation (g_hh given) the recurrent product is LN(W_hh h; g_hh)."""
+    v = h @ W_hh.t()
+    z = x_proj + (v if g_hh is None else layer_norm(v, g_hh))
     i, f, g, o = z.chunk(4, dim=1)
     c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
     h_new = torch.sigmoid(o) * torch.tanh(c_new)
     return h_new, c_new
 
 
-def lstm_layer(x, lens, W_ih, W_hh, b, reverse=False):
+def lstm_layer(x, lens, W_ih, W_hh, b, g_ih=None, g_hh=None, reverse=False):
     """x (S, B, in), lens (B,) long. Returns outputs (S, B, D) and the final
     (h, c) (B, D). Steps t >= lens[b] carry the state unchanged; the reverse
     direction starts from zeros at each sentence's own last token, and its
-    outputs at padded positions are the (zero) carried state."""
+    outputs at padded positions are the (zero) carried state. g_ih, g_hh:
+    the layer-norm gains (model.layer_norm), or None."""
     S, B, _ = x.shape
     D = W_hh.shape[1]
     h = x.new_zeros(B, D)
     c = x.new_zeros(B, D)
-    xp = x @ W_ih.t() + b
+    xp = lstm_input(x, W_ih, b, g_ih)
     outs = [None] * S
     for t in (range(S - 1, -1, -1) if reverse else range(S)):
-        hn, cn = lstm_cell(xp[t], h, c, W_hh)
+        hn, cn = lstm_cell(xp[t], h, c, W_hh, g_hh)
         m = (t < lens).unsqueeze(1)
         h = torch.where(m, hn, h)
         c = torch.where(m, cn, c)
@@ -169,17 +205,16 @@ def lstm_layer(x, lens, W_ih, W_hh, b, reverse=False):
 def encode(d, P, src, src_len):
     """src (S, B). Returns keys (S, B, K) and the bridge inputs h_fin, c_fin (B, K)."""
     x = P["src_emb"][src]
-    out, h, c = lstm_layer(x, src_len, P["enc0_fwd_W_ih"], P["enc0_fwd_W_hh"], P["enc0_fwd_b"])
+    out, h, c = lstm_layer(x, src_len, *lstm_weights(d, P, "enc0_fwd"))
     if d.bidirectional:
-        ob, hb, cb = lstm_layer(x, src_len, P["enc0_bwd_W_ih"], P["enc0_bwd_W_hh"],
-                                P["enc0_bwd_b"], reverse=True)
+        ob, hb, cb = lstm_layer(x, src_len, *lstm_weights(d, P, "enc0_bwd"), reverse=True)
         out = torch.cat([out, ob], dim=2)
         h = torch.cat([h, hb], dim=1)
         c = torch.cat([c, cb], dim=1)
     for l in range(1, d.L_e):
         p = "enc%d_fwd" % l
         below = out
-        out, h, c = lstm_layer(out, src_len, P[p + "_W_ih"], P[p + "_W_hh"], P[p + "_b"])
+        out, h, c = lstm_layer(out, src_len, *lstm_weights(d, P, p))
         if d.residual:          # the output, not the state h, gains the input
             out = out + below
     return out, h, c
@@ -259,9 +294,8 @@ def forward(d, P, src, src_len, tgt_in):
         """Runs the layers on inp; returns the top output (with model.residual,
         layers above the first add their input to their state h)."""
         for l in range(d.L_d):
-            pre = "dec%d" % l
-            h[l], c[l] = lstm_cell(inp @ P[pre + "_W_ih"].t() + P[pre + "_b"], h[l], c[l],
-                                   P[pre + "_W_hh"])
+            W_ih, W_hh, b, g_ih, g_hh = lstm_weights(d, P, "dec%d" % l)
+            h[l], c[l] = lstm_cell(lstm_input(inp, W_ih, b, g_ih), h[l], c[l], W_hh, g_hh)
             inp = h[l] + inp if d.residual and l > 0 else h[l]
         return inp
 
@@ -302,8 +336,10 @@ def loss_of(d, logits, tgt_out):
 
 def make_config(emb, hidden, enc_hidden, enc_layers, dec_layers, bidirectional, input_feed,
                 tie, bridge, style, score, mode, window, heads, label_smoothing, lr=0.01,
-                residual=False):
+                residual=False, layer_norm=False):
     model_extra = {"residual": True} if residual else {}
+    if layer_norm:                  # absent when off: the older fixtures' bytes stay
+        model_extra["layer_norm"] = True
     return {
         "model": {"emb_dim": emb, "hidden": hidden, "enc_hidden": enc_hidden,
                   "enc_layers": enc_layers, "dec_layers": dec_layers, **model_extra,
@@ -346,6 +382,15 @@ FIXTURES = {
     "l_none_residual": (make_config(
         6, 8, 6, 2, 3, True, False, False, "learned", "none", "general", "global", 2, 1, 0.1,
         residual=True), 112),
+    "m_luong_general_ln_bidir2": (make_config(
+        6, 10, 6, 2, 2, True, True, False, "learned", "luong", "general", "global", 2, 1, 0.1,
+        layer_norm=True), 113),
+    "n_bahdanau_additive_ln_residual3": (make_config(
+        6, 8, 6, 3, 2, True, False, False, "learned", "bahdanau", "additive", "global", 2, 1, 0.1,
+        residual=True, layer_norm=True), 114),
+    "o_luong_additive_localp_heads2_ln": (make_config(
+        5, 7, 8, 1, 1, True, False, False, "zero", "luong", "additive", "local-p", 2, 2, 0.1,
+        layer_norm=True), 1215),
 }
 
 FIX_V_S, FIX_V_T = 13, 11
@@ -383,9 +428,18 @@ WIDE_INIT = {k: 2.0 for k in ("attn_Wq", "attn_Wk", "attn_Wa", "attn_W1", "attn_
                               "attn_Wp", "attn_vp")}
 
 
+# Layer-norm gains (model.layer_norm; 1 in the C model's initialisation) are
+# 1 + uniform(-0.3, 0.3): none is 1, so code that ignores a gain is caught,
+# and each stays well away from 0.
+LN_GAIN_SPREAD = 0.3
+
+
 def random_params(d, rng):
-    return {name: torch.tensor(rng.uniform(-1, 1, size=shape) * WIDE_INIT.get(name, INIT_SCALE),
-                               dtype=torch.float64)
+    def draw(name, shape):
+        if name.endswith(("_ln_ih", "_ln_hh")):
+            return 1.0 + rng.uniform(-LN_GAIN_SPREAD, LN_GAIN_SPREAD, size=shape)
+        return rng.uniform(-1, 1, size=shape) * WIDE_INIT.get(name, INIT_SCALE)
+    return {name: torch.tensor(draw(name, shape), dtype=torch.float64)
             for name, shape in param_shapes(d)}
 
 
@@ -562,6 +616,61 @@ def check_lstm(ck):
         last = of[lens - 1, torch.arange(B)]
         ck.close("lstm carry", of[S - 1], last, 0)
         ck.close("lstm backward padding is zero", ob * (1 - mask), torch.zeros_like(ob), 0)
+    check_lstm_layer_norm(ck)
+
+
+def check_lstm_layer_norm(ck):
+    """The layer-normalised lstm_layer (model.layer_norm) against a separate
+    per-sentence loop over F.layer_norm (normalised_shape (4D,): all four
+    gates at once, biased variance, eps 1e-5, weight = gain, no bias), each
+    sentence alone and unpadded, the backward direction on the reversed
+    sentence; then that the gains matter and the normalisation is over the
+    four gates together."""
+    g = torch.Generator().manual_seed(7)
+    S, B, E, D = 6, 4, 5, 7
+    u = lambda *shape, lo=-1.0, hi=1.0: torch.rand(*shape, generator=g, dtype=torch.float64) * (hi - lo) + lo
+    W = {k: (u(4 * D, E), u(4 * D, D), u(4 * D), u(4 * D, lo=0.7, hi=1.3), u(4 * D, lo=0.7, hi=1.3))
+         for k in ("f", "b")}
+    x = u(S, B, E)
+    lens = torch.tensor([6, 2, 4, 1])
+
+    def ref_run(xs, W_ih, W_hh, b, g_ih, g_hh):
+        """xs (T, in), one sentence: outputs (T, D), final h, c."""
+        h = xs.new_zeros(D)
+        c = xs.new_zeros(D)
+        outs = []
+        for t in range(xs.shape[0]):
+            z = (F.layer_norm(W_ih @ xs[t], (4 * D,), weight=g_ih, bias=None, eps=1e-5)
+                 + F.layer_norm(W_hh @ h, (4 * D,), weight=g_hh, bias=None, eps=1e-5) + b)
+            i, f, gg, o = torch.sigmoid(z[:D]), torch.sigmoid(z[D:2 * D]), torch.tanh(z[2 * D:3 * D]), \
+                torch.sigmoid(z[3 * D:])
+            c = f * c + i * gg
+            h = o * torch.tanh(c)
+            outs.append(h)
+        return torch.stack(outs), h, c
+
+    with torch.no_grad():
+        of, hf, cf = lstm_layer(x, lens, *W["f"])
+        ob, hb, cb = lstm_layer(x, lens, *W["b"], reverse=True)
+        for b in range(B):
+            n = int(lens[b])
+            rf, rhf, rcf = ref_run(x[:n, b], *W["f"])
+            rb, rhb, rcb = ref_run(x[:n, b].flip(0), *W["b"])
+            ck.close("lstm layer_norm sentence %d outputs" % b,
+                     torch.cat([of[:n, b], ob[:n, b]], 1), torch.cat([rf, rb.flip(0)], 1), 1e-12)
+            ck.close("lstm layer_norm sentence %d final h, c" % b,
+                     torch.stack([hf[b], cf[b], hb[b], cb[b]]), torch.stack([rhf, rcf, rhb, rcb]), 1e-12)
+        ck.close("lstm layer_norm carry", of[S - 1], of[lens - 1, torch.arange(B)], 0)
+        # a gain of 1 or a normalisation per gate would give other outputs
+        W_ih, W_hh, b, g_ih, g_hh = W["f"]
+        for what, args in (("g_ih", (W_ih, W_hh, b, torch.ones_like(g_ih), g_hh)),
+                           ("g_hh", (W_ih, W_hh, b, g_ih, torch.ones_like(g_hh)))):
+            o1 = lstm_layer(x, lens, *args)[0]
+            ck.ok("lstm layer_norm " + what + " matters", (o1 - of).abs().max().item() > 1e-3)
+        v = x[0] @ W_ih.t()
+        per_gate = torch.cat([F.layer_norm(q, (D,), eps=1e-5) for q in v.chunk(4, 1)], 1) * g_ih
+        ck.ok("lstm layer_norm over the four gates together",
+              (layer_norm(v, g_ih) - per_gate).abs().max().item() > 1e-3)
 
 
 def check_loss(ck):
@@ -1138,7 +1247,8 @@ def bench_args_of(cfg, V_s, V_t):
         ("mode %s" % d.mode, d.mode != "global"),
         ("no input feeding", not d.input_feed),
         ("tied embeddings", d.tie),
-        ("bridge %s" % d.bridge, d.bridge != "learned")) if bad]
+        ("bridge %s" % d.bridge, d.bridge != "learned"),
+        ("layer-normalised LSTMs (model.layer_norm)", d.layer_norm)) if bad]
     if unsupported:
         raise SystemExit("decode: the PyTorch decoder has Luong general global attention (any number "
                          "of heads) with input feeding and a learned bridge only; this model has "
@@ -1152,7 +1262,11 @@ def bench_args_of(cfg, V_s, V_t):
 def load_nmt_weights(model, d, tensors, params):
     """Copies the checkpoint's weights into a BenchModel. Names, order and
     sizes must be those of param_shapes (i.e. src/model/params.c). The C
-    LSTM has one bias: nn.LSTM's bias_ih takes it, bias_hh is zero."""
+    LSTM has one bias: nn.LSTM's bias_ih takes it, bias_hh is zero. nn.LSTM
+    has no layer normalisation: a model.layer_norm checkpoint is refused."""
+    if d.layer_norm:
+        raise SystemExit("decode: the checkpoint's model has layer-normalised LSTMs (model.layer_norm); "
+                         "the PyTorch decoder (nn.LSTM) has none")
     want = param_shapes(d)
     got = [(n, c * r * k) for n, c, r, k in tensors]
     if [(n, int(np.prod(s))) for n, s in want] != got:
