@@ -1248,6 +1248,7 @@ def bench_args_of(cfg, V_s, V_t):
         ("no input feeding", not d.input_feed),
         ("tied embeddings", d.tie),
         ("bridge %s" % d.bridge, d.bridge != "learned"),
+        ("residual connections (model.residual)", d.residual and (d.L_e > 1 or d.L_d > 1)),
         ("layer-normalised LSTMs (model.layer_norm)", d.layer_norm)) if bad]
     if unsupported:
         raise SystemExit("decode: the PyTorch decoder has Luong general global attention (any number "
