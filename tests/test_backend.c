@@ -1029,6 +1029,137 @@ static void test_log_softmax(void) {
     free(hl); free(ref); free(o); free(oi);
 }
 
+/* ======================= layer normalisation ======================= */
+
+/* ref (rows, cols) (=) prior + gain (x - mean) rstd (prior NULL: 0) and
+ * stats (rows, 2) (=) mean, rstd, in double; eps 1e-5 (PyTorch's LayerNorm
+ * default, kernels/layer_norm_math.h), the variance biased */
+static void ref_layer_norm(int rows, int cols, const float *x, const float *gain, const float *prior,
+                           double *ref, double *stats) {
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * cols;
+        double mean = 0.0, var = 0.0;
+        for (int j = 0; j < cols; j++) mean += xr[j];
+        mean /= cols;
+        for (int j = 0; j < cols; j++) var += (xr[j] - mean) * (xr[j] - mean);
+        double rstd = 1.0 / sqrt(var / cols + 1e-5);
+        for (int j = 0; j < cols; j++) {
+            size_t i = (size_t)r * cols + j;
+            ref[i] = (prior ? prior[i] : 0.0) + gain[j] * (xr[j] - mean) * rstd;
+        }
+        stats[2 * r] = mean;
+        stats[2 * r + 1] = rstd;
+    }
+}
+
+typedef struct {
+    int rows, cols;
+    float *x, *gain, *y; /* backend memory: the inputs, and y (rows, cols) */
+    float *R;            /* host (rows, cols) */
+} LnCtx;
+
+static double ln_loss(void *p) {
+    LnCtx *C = p;
+    be->layer_norm_forward(be, C->rows, C->cols, C->x, C->gain, false, C->y, NULL);
+    return dot_out(C->y, C->R, (size_t)C->rows * C->cols);
+}
+
+/* a (n) holds the same bits as b (n) in backend memory */
+static int same_f(const float *a, const float *b, size_t n) {
+    float *ha = get_f(a, n), *hb = get_f(b, n);
+    int same = memcmp(ha, hb, n * sizeof *ha) == 0;
+    free(ha);
+    free(hb);
+    return same;
+}
+
+/* layer_norm_forward ((=), +=, stats, stats NULL) against the double
+ * reference; layer_norm_backward's dx ((=)) and dgain (+=) against central
+ * differences of sum(R * y); dx in place (dx == x) against out of place. x
+ * is offset (mean near 1) so that a missing mean shows. */
+static void test_layer_norm(int rows, int cols) {
+    char name[96];
+    int first = n_allocs;
+    size_t n = (size_t)rows * cols;
+    float *hx = test_hrand(n, -1, 3), *hg = test_hrand((size_t)cols, 0.5f, 1.5f);
+    float *hprior = test_hrand(n, -1, 1);
+    float *x = dup_f(hx, n), *gain = dup_f(hg, (size_t)cols);
+    double *ref = malloc(n * sizeof *ref), *rstats = malloc(2 * (size_t)rows * sizeof *rstats);
+
+    /* forward (=) over garbage, with stats */
+    float *y = drand(n, -9, 9), *stats = drand(2 * (size_t)rows, -9, 9);
+    be->layer_norm_forward(be, rows, cols, x, gain, false, y, stats);
+    ref_layer_norm(rows, cols, hx, hg, NULL, ref, rstats);
+    float *o = get_f(y, n), *os = get_f(stats, 2 * (size_t)rows);
+    snprintf(name, sizeof name, "layer_norm_forward %d x %d", rows, cols);
+    report(name, rel_err(o, ref, n), FWD_TOL);
+    /* mean and rstd apart: each relative to its own scale */
+    float *om = malloc((size_t)rows * sizeof *om), *orr = malloc((size_t)rows * sizeof *orr);
+    double *rm = malloc((size_t)rows * sizeof *rm), *rr = malloc((size_t)rows * sizeof *rr);
+    for (int r = 0; r < rows; r++) {
+        om[r] = os[2 * r], orr[r] = os[2 * r + 1];
+        rm[r] = rstats[2 * r], rr[r] = rstats[2 * r + 1];
+    }
+    snprintf(name, sizeof name, "layer_norm_forward %d x %d: stats (mean, rstd)", rows, cols);
+    report(name, fmax(rel_err(om, rm, (size_t)rows), rel_err(orr, rr, (size_t)rows)), FWD_TOL);
+    free(om); free(orr); free(rm); free(rr);
+
+    /* accumulate: onto the prior contents */
+    float *ya = dup_f(hprior, n), *sa = drand(2 * (size_t)rows, -9, 9);
+    be->layer_norm_forward(be, rows, cols, x, gain, true, ya, sa);
+    ref_layer_norm(rows, cols, hx, hg, hprior, ref, rstats);
+    float *oa = get_f(ya, n);
+    snprintf(name, sizeof name, "layer_norm_forward %d x %d accumulate", rows, cols);
+    report(name, rel_err(oa, ref, n), FWD_TOL);
+    CHECK(same_f(sa, stats, 2 * (size_t)rows), "layer_norm_forward %d x %d: accumulate gives the same stats",
+          rows, cols);
+
+    /* stats NULL: the same y, (=) and += */
+    float *yn = drand(n, -9, 9), *yna = dup_f(hprior, n);
+    be->layer_norm_forward(be, rows, cols, x, gain, false, yn, NULL);
+    be->layer_norm_forward(be, rows, cols, x, gain, true, yna, NULL);
+    CHECK(same_f(yn, y, n) && same_f(yna, ya, n), "layer_norm_forward %d x %d: stats NULL gives the same y",
+          rows, cols);
+
+    /* backward: dx (=) over garbage, dgain += onto prior contents */
+    LnCtx C = {rows, cols, x, gain, dalloc(n * sizeof(float)), test_hrand(n, -1, 1)};
+    float *R = dup_f(C.R, n), *dx = drand(n, -9, 9);
+    float *before = test_hrand((size_t)cols, -1, 1), *dgain = dup_f(before, (size_t)cols);
+    be->layer_norm_backward(be, rows, cols, x, stats, gain, R, dx, dgain);
+    /* not for 2 columns: there xhat is +-1 but for the eps, so dx is the
+     * size of float rounding (4e-5 here) and central differences measure
+     * only noise (rel err 0.05 at 1 x 2); 1 column gives 0 both ways */
+    snprintf(name, sizeof name, "layer_norm_backward %d x %d: dx", rows, cols);
+    if (cols != 2) report(name, grad_err(ln_loss, &C, x, n, dx, NULL), GRAD_TOL);
+    snprintf(name, sizeof name, "layer_norm_backward %d x %d: dgain (+=)", rows, cols);
+    report(name, grad_err(ln_loss, &C, gain, (size_t)cols, dgain, before), GRAD_TOL);
+
+    /* in place: dx == x gives the same dx and dgain as out of place */
+    float *xi = dup_f(hx, n), *dgi = dup_f(before, (size_t)cols);
+    be->layer_norm_backward(be, rows, cols, xi, stats, gain, R, xi, dgi);
+    CHECK(same_f(xi, dx, n) && same_f(dgi, dgain, (size_t)cols),
+          "layer_norm_backward %d x %d: in place (dx == x) == out of place", rows, cols);
+
+    free(hx); free(hg); free(hprior); free(ref); free(rstats);
+    free(o); free(os); free(oa); free(C.R); free(before);
+    while (n_allocs > first) be->release(be, allocs[--n_allocs]);
+}
+
+/* rows 0: nothing is written */
+static void test_layer_norm_empty(void) {
+    int first = n_allocs;
+    float *x = drand(8, -1, 1), *g = drand(4, -1, 1), *y = drand(8, -1, 1), *st = drand(4, -1, 1);
+    float *dy = drand(8, -1, 1), *dg = drand(4, -1, 1);
+    float *hy = get_f(y, 8), *hst = get_f(st, 4), *hg = get_f(dg, 4);
+    be->layer_norm_forward(be, 0, 4, x, g, false, y, st);
+    be->layer_norm_backward(be, 0, 4, x, st, g, dy, y, dg);
+    float *ay = get_f(y, 8), *ast = get_f(st, 4), *ag = get_f(dg, 4);
+    CHECK(!memcmp(ay, hy, 8 * 4) && !memcmp(ast, hst, 4 * 4) && !memcmp(ag, hg, 4 * 4),
+          "layer_norm rows 0: nothing written");
+    free(hy); free(hst); free(hg); free(ay); free(ast); free(ag);
+    while (n_allocs > first) be->release(be, allocs[--n_allocs]);
+}
+
 /* ======================= small backward ops ======================= */
 
 typedef struct {
@@ -1094,7 +1225,8 @@ static void test_threads(void) {
     float *hx = test_hrand(n, -1, 1);
     int32_t *hids = malloc((size_t)rows * sizeof *hids);
     for (int i = 0; i < rows; i++) hids[i] = (int32_t)(test_urand() * V);
-    float *res[2][3];
+    float *hg = test_hrand((size_t)cols, 0.5f, 1.5f), *hdy = test_hrand(n, -1, 1);
+    float *res[2][3], *ln[2][4]; /* layer norm: y, stats, dx, dgain */
     double ss[2];
     Backend *two = be, *one = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -1109,6 +1241,14 @@ static void test_threads(void) {
         float *dt = dalloc((size_t)V * cols * 4);
         int32_t *ids = dup_i(hids, (size_t)rows);
         float *lo = dalloc((size_t)rows * 4), *nl = dalloc((size_t)rows * 4);
+        float *g = dup_f(hg, (size_t)cols), *dy = dup_f(hdy, n), *y = dalloc(n * 4);
+        float *st = dalloc((size_t)rows * 2 * 4), *dx = dalloc(n * 4), *dg = dalloc((size_t)cols * 4);
+        be->layer_norm_forward(be, rows, cols, x, g, false, y, st);
+        be->layer_norm_backward(be, rows, cols, x, st, g, dy, dx, dg);
+        ln[pass][0] = get_f(y, n);
+        ln[pass][1] = get_f(st, (size_t)rows * 2);
+        ln[pass][2] = get_f(dx, n);
+        ln[pass][3] = get_f(dg, (size_t)cols);
         be->bias_backward(be, db, x, rows, cols);
         be->embedding_backward(be, dt, x, ids, rows, cols);
         ss[pass] = be->sum_squares(be, x, n);
@@ -1125,9 +1265,15 @@ static void test_threads(void) {
           "embedding_backward: 2 threads == 1");
     CHECK(memcmp(res[0][2], res[1][2], n * 4) == 0, "softmax_xent: 2 threads == 1");
     CHECK(ss[0] == ss[1], "sum_squares: 2 threads == 1");
-    for (int p = 0; p < 2; p++)
+    CHECK(memcmp(ln[0][0], ln[1][0], n * 4) == 0 && memcmp(ln[0][1], ln[1][1], (size_t)rows * 2 * 4) == 0,
+          "layer_norm_forward: 2 threads == 1");
+    CHECK(memcmp(ln[0][2], ln[1][2], n * 4) == 0 && memcmp(ln[0][3], ln[1][3], (size_t)cols * 4) == 0,
+          "layer_norm_backward: 2 threads == 1");
+    for (int p = 0; p < 2; p++) {
         for (int i = 0; i < 3; i++) free(res[p][i]);
-    free(hx); free(hids);
+        for (int i = 0; i < 4; i++) free(ln[p][i]);
+    }
+    free(hx); free(hids); free(hg); free(hdy);
 }
 
 static int slots_set(const Backend *b) {
@@ -1137,7 +1283,7 @@ static int slots_set(const Backend *b) {
            SLOT_SET(copy) && SLOT_SET(zero) && SLOT_SET(copy_cols) && SLOT_SET(add_cols) &&
            SLOT_SET(gemm) && SLOT_SET(gemm_batched) && SLOT_SET(add_bias) &&
            SLOT_SET(bias_backward) && SLOT_SET(tanh_forward) && SLOT_SET(tanh_backward) &&
-           SLOT_SET(dropout) &&
+           SLOT_SET(dropout) && SLOT_SET(layer_norm_forward) && SLOT_SET(layer_norm_backward) &&
            SLOT_SET(lstm_forward) && SLOT_SET(lstm_backward) && SLOT_SET(lstm_seq_recurrence) &&
            SLOT_SET(lstm_seq_recurrence_backward) && SLOT_SET(embedding_forward) &&
            SLOT_SET(embedding_backward) && SLOT_SET(additive_score_forward) &&
@@ -1194,6 +1340,15 @@ int main(void) {
     test_xent(0.0f);
     test_xent(0.1f);
     test_log_softmax();
+    test_layer_norm(1, 1);
+    test_layer_norm(1, 2);
+    test_layer_norm(37, 2);
+    test_layer_norm(3, 1);
+    test_layer_norm(2, 3);
+    test_layer_norm(5, 70);
+    test_layer_norm(1, 4 * 33);
+    test_layer_norm(37, 4 * 33);
+    test_layer_norm_empty();
     test_small_backward();
     test_threads();
 

@@ -661,6 +661,54 @@ static void test_log_softmax(int N, int V) {
     free(hl);
 }
 
+/* ======================= layer normalisation ======================= */
+
+/* layer_norm_forward ((=) over garbage with stats; += with stats NULL) and
+ * its backward (dx (=) over garbage, dgain += onto prior contents), then
+ * the backward in place (dx == x): each GPU against CPU, and the GPU's in
+ * place against its out of place, bit for bit (dgain from the same prior). x is
+ * offset (row means near 1). Shapes: a warp per row up to 256 columns,
+ * a block per row above (gpu_layer_norm.cu). */
+static void test_layer_norm(int rows, int cols) {
+    char name[128];
+    size_t n = (size_t)rows * cols;
+    float *hx = test_hrand(n, -1, 3), *hdg = test_hrand((size_t)cols, -1, 1);
+    Buf x = buf_from(hx, n), gain = buf_rand((size_t)cols, 0.5f, 1.5f);
+    Buf y = buf_rand(n, -9, 9), stats = buf_rand(2 * (size_t)rows, -9, 9);
+    BOTH(be->layer_norm_forward(be, rows, cols, P(x), P(gain), false, P(y), P(stats)));
+    snprintf(name, sizeof name, "layer_norm_forward %d x %d: y, stats", rows, cols);
+    report(name, fmax(buf_err(y), buf_err(stats)), OP_TOL);
+    Buf ya = buf_rand(n, -1, 1);
+    BOTH(be->layer_norm_forward(be, rows, cols, P(x), P(gain), true, P(ya), NULL));
+    snprintf(name, sizeof name, "layer_norm_forward %d x %d: accumulate, stats NULL", rows, cols);
+    cmp(name, ya, OP_TOL);
+    Buf dy = buf_rand(n, -1, 1), dx = buf_rand(n, -9, 9), dg = buf_from(hdg, (size_t)cols);
+    BOTH(be->layer_norm_backward(be, rows, cols, P(x), P(stats), P(gain), P(dy), P(dx), P(dg)));
+    snprintf(name, sizeof name, "layer_norm_backward %d x %d: dx, dgain (+=)", rows, cols);
+    report(name, fmax(buf_err(dx), buf_err(dg)), OP_TOL);
+    Buf xi = buf_from(hx, n), dgi = buf_from(hdg, (size_t)cols);
+    BOTH(be->layer_norm_backward(be, rows, cols, P(xi), P(stats), P(gain), P(dy), P(xi), P(dgi)));
+    snprintf(name, sizeof name, "layer_norm_backward %d x %d in place: dx, dgain", rows, cols);
+    report(name, fmax(buf_err(xi), buf_err(dgi)), OP_TOL);
+    snprintf(name, sizeof name, "layer_norm_backward %d x %d: in place == out of place", rows, cols);
+    gpu_twice_same(name, dx.g, xi.g, n * sizeof(float));
+    snprintf(name, sizeof name, "layer_norm_backward %d x %d: dgain in place == out", rows, cols);
+    gpu_twice_same(name, dg.g, dgi.g, (size_t)cols * sizeof(float));
+    free(hx);
+    free(hdg);
+}
+
+/* rows 0: neither slot writes anything */
+static void test_layer_norm_empty(void) {
+    Buf x = buf_rand(8, -1, 1), g = buf_rand(4, -1, 1), y = buf_rand(8, -1, 1);
+    Buf st = buf_rand(4, -1, 1), dy = buf_rand(8, -1, 1), dg = buf_rand(4, -1, 1);
+    BOTH(be->layer_norm_forward(be, 0, 4, P(x), P(g), false, P(y), P(st));
+         be->layer_norm_backward(be, 0, 4, P(x), P(st), P(g), P(dy), P(y), P(dg)));
+    cmp_exact("layer_norm rows 0: y untouched", y.c, y.g, 8 * sizeof(float));
+    cmp_exact("layer_norm rows 0: stats untouched", st.c, st.g, 4 * sizeof(float));
+    cmp_exact("layer_norm rows 0: dgain untouched", dg.c, dg.g, 4 * sizeof(float));
+}
+
 /* ======================= lanes ======================= */
 
 /* fork, lane, join (backend.h): lane 1 reads what lane 0 wrote just before
@@ -1307,6 +1355,13 @@ int main(void) {
     test_xent(1, 7, 0.1f);
     test_log_softmax(7, 1001);
     test_log_softmax(3, 5);
+    test_layer_norm(1, 4 * 37);
+    test_layer_norm(301, 4 * 37);
+    test_layer_norm(9, 1);
+    test_layer_norm(1, 4 * 300);
+    test_layer_norm(301, 4 * 300);
+    test_layer_norm(3, 4 * 65536);
+    test_layer_norm_empty();
     test_lanes();
     const char *ge = cuda_backend_error(gpu);
     CHECK(ge == NULL, "no CUDA error in the slot tests: %s", ge ? ge : "");

@@ -2,7 +2,7 @@
  * destruction, the table of slots, the error record, and the memory slots
  * (cudaMalloc, and copies and memsets queued on the backend's one stream).
  * The dense algebra is in gpu_gemm.cu (cuBLAS), the other kernels in
- * gpu_ops.cu and gpu_rows.cu. Design and choices: docs/gpu.md.
+ * gpu_ops.cu, gpu_rows.cu and gpu_layer_norm.cu. Design and choices: docs/gpu.md.
  *
  * Ordering: all work goes to one non-blocking stream (lane 1 of a fork to
  * a second one, gpu_lanes.cu), in call order, as
@@ -490,6 +490,8 @@ static void fill_table(Backend *be) {
     be->tanh_backward = gpu_tanh_backward;
     be->dropout = gpu_dropout;
 
+    be->layer_norm_forward = gpu_layer_norm_forward;
+    be->layer_norm_backward = gpu_layer_norm_backward;
     be->lstm_forward = gpu_lstm_forward;
     be->lstm_backward = gpu_lstm_backward;
     be->lstm_seq_recurrence = gpu_lstm_seq_recurrence;

@@ -6,8 +6,9 @@
  * fills the table and owns memory; gpu_gemm.cu the dense algebra;
  * gpu_ops.cu the elementwise, LSTM, embedding and optimizer kernels;
  * gpu_rows.cu the row-wise kernels with reductions: attention, loss, sum
- * of squares, top-k; gpu_graph.cu the op recorder and graph cache of
- * NMT_CUDA_GRAPHS). Contracts of the slots: backend.h. */
+ * of squares, top-k; gpu_layer_norm.cu layer normalisation; gpu_graph.cu
+ * the op recorder and graph cache of NMT_CUDA_GRAPHS). Contracts of the
+ * slots: backend.h. */
 #ifndef NMT_GPU_INTERNAL_CUH
 #define NMT_GPU_INTERNAL_CUH
 
@@ -491,6 +492,12 @@ void gpu_adam_update(Backend *be, float *w, const float *g, float *m, float *v, 
                      float lr, float beta1, float beta2, float eps, int t);
 void gpu_sgd_update(Backend *be, float *w, const float *g, size_t n, float lr);
 void gpu_ema_update(Backend *be, float *avg, const float *w, size_t n, float decay);
+
+/* gpu_layer_norm.cu: layer normalisation */
+void gpu_layer_norm_forward(Backend *be, int rows, int cols, const float *x, const float *gain,
+                            bool accumulate, float *y, float *stats);
+void gpu_layer_norm_backward(Backend *be, int rows, int cols, const float *x, const float *stats,
+                             const float *gain, const float *dy, float *dx, float *dgain);
 
 /* gpu_persist.cu: the LSTM recurrence over a sequence; at creation, the
  * device's limits and NMT_CUDA_PERSISTENT (false and an error on failure) */
