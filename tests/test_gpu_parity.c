@@ -1077,6 +1077,14 @@ static void test_models(void) {
     const char *res_luong[] = {"model.residual=true", "model.enc_layers=3", "model.bidirectional=false"};
     test_model("residual bahdanau additive 3+3 layers", res_bahdanau, 5, MB);
     test_model("residual luong general 3+2 layers unidirectional", res_luong, 3, MB);
+    /* layer normalisation: the encoder's recurrence step by step in the
+     * model code (both directions on two lanes), the decoder's products
+     * kept for backward, the gains' gradients; with residual connections */
+    const char *ln_luong[] = {"model.layer_norm=true", "model.enc_layers=2", "model.dec_layers=2"};
+    const char *ln_bahdanau[] = {"model.layer_norm=true", "model.residual=true", "model.attention.style=bahdanau",
+                                 "model.attention.score=additive", "model.dec_layers=2", "model.bridge=zero"};
+    test_model("layer norm luong general 2+2 layers", ln_luong, 3, MB);
+    test_model("layer norm residual bahdanau additive 1+2 layers zero bridge", ln_bahdanau, 6, MB);
 }
 
 /* every attention combination, as test_model_grad.c sweeps them: Luong
