@@ -101,6 +101,54 @@ PY
 )
 }
 
+# losses DIR: the step, loss and ppl columns of DIR's train.csv training rows
+losses() { grep '^train,' "$1/train.csv" | cut -d, -f2,4,5; }
+
+# check_model_key KEY: what every CLI test of a boolean model key (e.g.
+# model.residual) checks, with the test's train (train DIR SETTINGS...),
+# whose config turns KEY on and makes 40 updates (log_every 10) from a
+# test set in $tmp/data/test.src:
+# 1. the run ($tmp/run) trains: its loss falls by 0.3; and it is another
+#    model than the run with KEY false ($tmp/plain)
+# 2. resume is exact: 20 updates, then --resume to 40 ($tmp/half), equals it
+# 3. the key is part of the model: a resume that changes it, or a
+#    fine-tuning run from a checkpoint without it, is refused naming it
+# 4. a checkpoint whose stored config lacks KEY (an nmt from before it;
+#    $tmp/old.nmt from plain's) is a model with KEY false: it translates
+#    as plain's
+check_model_key() {
+  local key=$1 section=${1%%.*} name=${1#*.} first last
+  train run
+  check '[ $rc -eq 0 ] && [ -s "$tmp/run/best.nmt" ]' "training with $key: $rc $out"
+  first=$(losses "$tmp/run" | head -1 | cut -d, -f2)
+  last=$(losses "$tmp/run" | tail -1 | cut -d, -f2)
+  check "awk 'BEGIN{exit !($last < $first - 0.3)}'" "$key: loss did not fall: $first -> $last"
+  train plain --set "$key=false"
+  check '[ $rc -eq 0 ]' "training without $key: $rc $out"
+  check '! cmp -s <(losses "$tmp/run") <(losses "$tmp/plain")' "$key changed no loss"
+
+  train half --set train.max_steps=20
+  check '[ $rc -eq 0 ]' "first half: $out"
+  train half --resume
+  check '[ $rc -eq 0 ]' "resumed half: $out"
+  check 'cmp -s <(losses "$tmp/run") <(losses "$tmp/half")' \
+    "$key: resumed losses differ: $(diff <(losses "$tmp/run") <(losses "$tmp/half") | head -4)"
+
+  train half --resume --set "$key=false" --set train.max_steps=50
+  check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "$key"' "resume with another $key: $rc $out"
+  train tuned --set train.init_from="$tmp/plain/last.nmt" --set train.max_steps=5
+  check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "$key: differs from the model of train.init_from"' \
+    "init_from a model without $key: $rc $out"
+
+  checkpoint_without_key "$tmp/plain/last.nmt" "$tmp/old.nmt" "$section" "$name" false
+  check '[ $? -eq 0 ]' "rewriting a checkpoint without $key: $out"
+  check '! grep -q "\"$name\"" <("$NMT" info --config "$tmp/old.nmt")' "the rewritten CONF still names $key"
+  "$NMT" translate --model "$tmp/plain/last.nmt" < "$tmp/data/test.src" > "$tmp/plain.hyp" 2>&1
+  "$NMT" translate --model "$tmp/old.nmt" < "$tmp/data/test.src" > "$tmp/old.hyp" 2>&1
+  check '[ -s "$tmp/old.hyp" ] && cmp -s "$tmp/plain.hyp" "$tmp/old.hyp"' \
+    "a checkpoint without $key translates otherwise: $(diff "$tmp/plain.hyp" "$tmp/old.hyp" | head -3)"
+}
+
 test_end() {
   echo "$TEST_NAME: $pass passed, $fail failed"
   [ "$fail" -eq 0 ]
