@@ -19,6 +19,7 @@
 #include "config.h"
 #include "data/tokenizer.h"
 #include "train/checkpoint.h"
+#include "train/optimizer.h"
 
 static const char info_usage[] =
     "usage: nmt info CHECKPOINT.nmt [--json] [--config] [--history]\n\n"
@@ -28,7 +29,8 @@ static const char info_usage[] =
     "sizes and attention from its stored config; its tokenizers and\n"
     "vocabulary sizes; the number of parameters and tensors; the training\n"
     "state (step, epoch, batch, tokens seen, training time, learning-rate\n"
-    "scale, the best scheduled validation so far in train.valid_metric, the\n"
+    "scale, the rate of the next update and its schedule, the best\n"
+    "scheduled validation so far in train.valid_metric, the\n"
     "best validation of the history, scheduled or at a stop: the one the\n"
     "run's best.nmt holds) and the number of validations. The optimizer's\n"
     "moments are not loaded.\n\n"
@@ -202,6 +204,15 @@ static void print_state(const CheckpointInfo *info) {
     fact("tokens seen:", "%.0f (target tokens)", s->tokens_seen);
     fact("training time:", "%.1f s", s->seconds);
     fact("lr scale:", "%g", s->lr_scale);
+    LrSchedule sched = lr_schedule_of(&info->cfg.train);
+    char how[96] = "";
+    if (sched.schedule == CFG_LR_RSQRT)
+        snprintf(how, sizeof how, ", falling as 1/sqrt(t) after update %d", sched.rsqrt_steps);
+    if (sched.warmup > 0)
+        snprintf(how + strlen(how), sizeof how - strlen(how), ", warmup %d updates", sched.warmup);
+    fact("learning rate:", "%g at update %lld (train.lr %g x lr scale %g; %s%s)",
+         lr_schedule_rate(&sched, s->step + 1, s->lr_scale), (long long)s->step + 1, sched.lr, s->lr_scale,
+         lr_schedule_names[sched.schedule], how);
     fact("valid metric:", "%s (train.valid_metric)", valid_metric_names[metric]);
     if (s->best_step < 0 && !info->ck.n_history)
         fact("best:", "none (no validation yet)");
@@ -285,6 +296,9 @@ static cJSON *json_state(const CheckpointInfo *info) {
     cJSON_AddNumberToObject(state, "tokens_seen", s->tokens_seen);
     cJSON_AddNumberToObject(state, "seconds", s->seconds);
     cJSON_AddNumberToObject(state, "lr_scale", s->lr_scale);
+    LrSchedule sched = lr_schedule_of(&info->cfg.train);
+    cJSON_AddStringToObject(state, "lr_schedule", lr_schedule_names[sched.schedule]);
+    cJSON_AddNumberToObject(state, "next_lr", lr_schedule_rate(&sched, s->step + 1, s->lr_scale));
     cJSON_AddStringToObject(state, "valid_metric", valid_metric_names[info->cfg.train.valid_metric]);
     cJSON_AddItemToObject(state, "best_step",
                           s->best_step < 0 ? cJSON_CreateNull() : cJSON_CreateNumber((double)s->best_step));

@@ -40,7 +40,7 @@ static void test_constant(Backend *be) {
     const char *sets[] = {"train.optimizer=sgd", "train.lr=0.5", "train.warmup_steps=100"};
     Optimizer *o = optimizer_for(be, sets, 3);
     if (!o) return;
-    CHECK_EQ_INT(o->schedule, CFG_LR_CONSTANT);
+    CHECK_EQ_INT(o->sched.schedule, CFG_LR_CONSTANT);
     CHECK(optimizer_rate(o, 1, 1.0) == 0.5 * 1.0 * (1.0 / 100), "t = 1: %.17g", optimizer_rate(o, 1, 1.0));
     CHECK(optimizer_rate(o, 50, 1.0) == 0.5 * (50.0 / 100), "t = 50");
     CHECK(optimizer_rate(o, 100, 1.0) == 0.5, "t = warmup: %.17g", optimizer_rate(o, 100, 1.0));
@@ -61,8 +61,8 @@ static void test_rsqrt(Backend *be) {
                           "train.lr_schedule=rsqrt"};
     Optimizer *o = optimizer_for(be, sets, 4);
     if (!o) return;
-    CHECK_EQ_INT(o->schedule, CFG_LR_RSQRT);
-    CHECK_EQ_INT(o->rsqrt_steps, 100);
+    CHECK_EQ_INT(o->sched.schedule, CFG_LR_RSQRT);
+    CHECK_EQ_INT(o->sched.rsqrt_steps, 100);
     CHECK_RATE(optimizer_rate(o, 1, 1.0), 0.5 / 100);   /* warmup ramp as before */
     CHECK_RATE(optimizer_rate(o, 50, 1.0), 0.5 / 2);
     CHECK_RATE(optimizer_rate(o, 100, 1.0), 0.5);       /* the peak at t = warmup */
@@ -87,7 +87,7 @@ static void test_rsqrt(Backend *be) {
                          "train.lr_schedule=rsqrt", "train.rsqrt_steps=400"};
     o = optimizer_for(be, own, 5);
     if (!o) return;
-    CHECK_EQ_INT(o->rsqrt_steps, 400);
+    CHECK_EQ_INT(o->sched.rsqrt_steps, 400);
     CHECK_RATE(optimizer_rate(o, 1, 1.0), 0.5 / 100);
     CHECK_RATE(optimizer_rate(o, 100, 1.0), 0.5);
     CHECK_RATE(optimizer_rate(o, 400, 1.0), 0.5);

@@ -6,7 +6,8 @@
 # nothing), the plateau/epoch decay multiplies it, resume is exact under
 # rsqrt, the schedule may change on resume, and rsqrt with neither
 # rsqrt_steps nor warmup_steps is refused naming the key. The rate itself
-# is unit-tested in tests/test_lr_schedule.c.
+# is unit-tested in tests/test_lr_schedule.c; nmt info gives the rate of
+# the next update and the schedule.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_lr_schedule
@@ -83,7 +84,20 @@ check '[ "$res" = "ok 8" ]' "before the switch (constant): $res"
 res=$(rates "$tmp/switch/train.csv" 0.003 4 6 1 9)
 check '[ "$res" = "ok 8" ]' "after the switch to rsqrt (N 6): $res"
 
-# 6. rsqrt with neither rsqrt_steps nor warmup_steps is refused, naming the key
+# 6. nmt info gives the rate of the next update and its schedule: after
+# 16 steps, update 17 runs at 0.003 (constant) and 0.003 * 0.5 * sqrt(2 / 17)
+# (rsqrt2: N 2, lr_scale 0.5)
+"$NMT" info "$tmp/const/last.nmt" > "$tmp/info-const.txt" 2>&1
+check 'grep -qx "learning rate: *0.003 at update 17 (train.lr 0.003 x lr scale 1; constant, warmup 4 updates)" "$tmp/info-const.txt"' \
+  "info, constant: $(grep 'learning rate' "$tmp/info-const.txt")"
+"$NMT" info "$tmp/rsqrt2/last.nmt" > "$tmp/info-rsqrt.txt" 2>&1
+check 'grep -qx "learning rate: *0.000514496 at update 17 (train.lr 0.003 x lr scale 0.5; rsqrt, falling as 1/sqrt(t) after update 2, warmup 4 updates)" "$tmp/info-rsqrt.txt"' \
+  "info, rsqrt: $(grep 'learning rate' "$tmp/info-rsqrt.txt")"
+"$NMT" info --json "$tmp/rsqrt2/last.nmt" > "$tmp/info-rsqrt.json"
+check 'python3 -c "import json, math, sys; s = json.load(open(sys.argv[1]))[\"state\"]; sys.exit(not (s[\"lr_schedule\"] == \"rsqrt\" and abs(s[\"next_lr\"] / (0.0015 * math.sqrt(2 / 17)) - 1) < 1e-7))" "$tmp/info-rsqrt.json"' \
+  "info --json, rsqrt: $(grep -E 'lr' "$tmp/info-rsqrt.json")"
+
+# 7. rsqrt with neither rsqrt_steps nor warmup_steps is refused, naming the key
 expect 2 "train.rsqrt_steps: train.lr_schedule rsqrt needs train.rsqrt_steps or train.warmup_steps above 0" \
   "$NMT" config --config "$tmp/tiny.json" --set train.lr_schedule=rsqrt --set train.warmup_steps=0
 expect 0 "" "$NMT" config --config "$tmp/tiny.json" --set train.lr_schedule=rsqrt --set train.warmup_steps=0 \

@@ -3,6 +3,21 @@
 
 #include <math.h>
 
+LrSchedule lr_schedule_of(const TrainConfig *tc) {
+    LrSchedule s = {tc->lr, tc->warmup_steps, tc->lr_schedule,
+                    tc->rsqrt_steps > 0 ? tc->rsqrt_steps : tc->warmup_steps};
+    /* config validation refuses rsqrt with both 0 */
+    NMT_ASSERT(s.schedule != CFG_LR_RSQRT || s.rsqrt_steps > 0);
+    return s;
+}
+
+double lr_schedule_rate(const LrSchedule *s, int64_t t, double lr_scale) {
+    double warm = s->warmup > 0 && t < s->warmup ? (double)t / s->warmup : 1.0;
+    double rate = s->lr * lr_scale * warm;
+    if (s->schedule == CFG_LR_RSQRT && t > s->rsqrt_steps) rate *= sqrt((double)s->rsqrt_steps / (double)t);
+    return rate;
+}
+
 NmtStatus optimizer_create(Backend *be, const TrainConfig *tc, size_t n, Optimizer **out) {
     *out = NULL;
     Optimizer *o = nmt_calloc(1, sizeof *o);
@@ -10,15 +25,10 @@ NmtStatus optimizer_create(Backend *be, const TrainConfig *tc, size_t n, Optimiz
     o->be = be;
     o->kind = tc->optimizer;
     o->n = n;
-    o->lr = tc->lr;
+    o->sched = lr_schedule_of(tc);
     o->beta1 = (float)tc->adam_beta1;
     o->beta2 = (float)tc->adam_beta2;
     o->eps = (float)tc->adam_eps;
-    o->warmup = tc->warmup_steps;
-    o->schedule = tc->lr_schedule;
-    o->rsqrt_steps = tc->rsqrt_steps > 0 ? tc->rsqrt_steps : tc->warmup_steps;
-    /* config validation refuses rsqrt with both 0 */
-    NMT_ASSERT(o->schedule != CFG_LR_RSQRT || o->rsqrt_steps > 0);
     o->clip_norm = tc->clip_norm;
     if (o->kind == CFG_OPT_ADAM) {
         o->m = be->alloc(be, n * sizeof(float)); /* zeroed */
@@ -41,10 +51,7 @@ void optimizer_free(Optimizer *o) {
 }
 
 double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale) {
-    double warm = o->warmup > 0 && t < o->warmup ? (double)t / o->warmup : 1.0;
-    double rate = o->lr * lr_scale * warm;
-    if (o->schedule == CFG_LR_RSQRT && t > o->rsqrt_steps) rate *= sqrt((double)o->rsqrt_steps / (double)t);
-    return rate;
+    return lr_schedule_rate(&o->sched, t, lr_scale);
 }
 
 double optimizer_ema_decay(double decay, int64_t t) {

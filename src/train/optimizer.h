@@ -15,16 +15,25 @@
 #include "backend.h"
 #include "config.h"
 
+/* The rate's schedule (above), from the train.* keys. */
+typedef struct {
+    double lr;       /* base rate */
+    int warmup;
+    int schedule;    /* CfgLrSchedule */
+    int rsqrt_steps; /* N of rsqrt, resolved (train.rsqrt_steps, else train.warmup_steps) */
+} LrSchedule;
+
+LrSchedule lr_schedule_of(const TrainConfig *tc);
+/* The rate of update t (1-based) with the decay factor lr_scale (above). */
+double lr_schedule_rate(const LrSchedule *s, int64_t t, double lr_scale);
+
 typedef struct {
     Backend *be;
     int kind;        /* CfgOptimizer */
     size_t n;        /* parameters */
     float *m, *v;    /* Adam moments on the backend (NULL for SGD) */
-    double lr;       /* base rate */
+    LrSchedule sched;
     float beta1, beta2, eps;
-    int warmup;
-    int schedule;    /* CfgLrSchedule */
-    int rsqrt_steps; /* N of rsqrt, resolved (train.rsqrt_steps, else train.warmup_steps) */
     double clip_norm; /* 0: none */
 } Optimizer;
 
@@ -34,7 +43,7 @@ void optimizer_free(Optimizer *o); /* NULL is a no-op */
 /* Bytes of optimizer state on the backend (Adam's two moments; 0 for SGD). */
 size_t optimizer_state_bytes(const Optimizer *o);
 
-/* The rate of update t (1-based) with the decay factor lr_scale (above). */
+/* lr_schedule_rate of the optimizer's schedule */
 double optimizer_rate(const Optimizer *o, int64_t t, double lr_scale);
 
 /* The decay of the weights' moving average at update t (1-based), for
