@@ -71,12 +71,11 @@ void lstm_weight_grads(Backend *be, const LstmWeights *w, int T, int B, const fl
                        bool reverse, const LstmCache *cache) {
     int H = w->H, G = 4 * H;
     const float *dz = cache->gates; /* (T*B, 4H) after backward */
-    const float *dz_rec = cache->r ? cache->r : dz;
     /* dW_ih (4H, in) += dz^T (4H, T*B) x (T*B, in) */
     be->gemm(be, true, false, G, w->in, T * B, 1.0f, lstm_dz_in(cache), G, x, w->in, 1.0f, w->dW_ih, w->in);
     /* previous states of times 0..T-1 are slots 0..T-1 (forward) or 1..T (reverse) */
     const float *h_prev = cache->h + (reverse ? (size_t)B * H : 0);
-    be->gemm(be, true, false, G, H, T * B, 1.0f, dz_rec, G, h_prev, H, 1.0f, w->dW_hh, H);
+    be->gemm(be, true, false, G, H, T * B, 1.0f, lstm_dz_rec(cache), G, h_prev, H, 1.0f, w->dW_hh, H);
     be->bias_backward(be, w->db, dz, T * B, G);
 }
 

@@ -57,6 +57,9 @@ static inline size_t lstm_slot(const LstmCache *c, size_t s) {
  * with layer normalisation the gradient of x W_ih^T (in u). dW_ih and the
  * input gradient read it. */
 static inline const float *lstm_dz_in(const LstmCache *c) { return c->u ? c->u : c->gates; }
+/* The gradient of the recurrent products after backward: dz, or the
+ * gradient of h_prev W_hh^T (in r). dW_hh reads it. */
+static inline const float *lstm_dz_rec(const LstmCache *c) { return c->r ? c->r : c->gates; }
 
 /* Output at time t: slot t + 1 (forward) or t (reverse). */
 static inline float *lstm_output(const LstmCache *c, int t, int B, int H, bool reverse) {
