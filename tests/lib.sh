@@ -104,6 +104,22 @@ PY
 # losses DIR: the step, loss and ppl columns of DIR's train.csv training rows
 losses() { grep '^train,' "$1/train.csv" | cut -d, -f2,4,5; }
 
+# check_resume_exact ROWS WHOLE HALF STEPS [SETTINGS...]: with the test's
+# train (train DIR SETTINGS...), trains $tmp/HALF for STEPS updates, then
+# --resume to the config's end, both with SETTINGS; checks that ROWS (a
+# function of a run folder, e.g. losses) gives the same for it as for the
+# uninterrupted run $tmp/WHOLE
+check_resume_exact() {
+  local rows=$1 whole=$2 half=$3 steps=$4
+  shift 4
+  train "$half" "$@" --set train.max_steps="$steps"
+  check '[ $rc -eq 0 ]' "first $steps steps of $half: $rc $out"
+  train "$half" "$@" --resume
+  check '[ $rc -eq 0 ]' "resumed $half: $rc $out"
+  check 'cmp -s <($rows "$tmp/$whole") <($rows "$tmp/$half")' \
+    "$half: resumed rows differ from the uninterrupted run $whole: $(diff <($rows "$tmp/$whole") <($rows "$tmp/$half") | head -4)"
+}
+
 # check_model_key KEY: what every CLI test of a boolean model key (e.g.
 # model.residual) checks, with the test's train (train DIR SETTINGS...),
 # whose config turns KEY on and makes 40 updates (log_every 10) from a
@@ -127,12 +143,7 @@ check_model_key() {
   check '[ $rc -eq 0 ]' "training without $key: $rc $out"
   check '! cmp -s <(losses "$tmp/run") <(losses "$tmp/plain")' "$key changed no loss"
 
-  train half --set train.max_steps=20
-  check '[ $rc -eq 0 ]' "first half: $out"
-  train half --resume
-  check '[ $rc -eq 0 ]' "resumed half: $out"
-  check 'cmp -s <(losses "$tmp/run") <(losses "$tmp/half")' \
-    "$key: resumed losses differ: $(diff <(losses "$tmp/run") <(losses "$tmp/half") | head -4)"
+  check_resume_exact losses run half 20
 
   train half --resume --set "$key=false" --set train.max_steps=50
   check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -qF "$key"' "resume with another $key: $rc $out"

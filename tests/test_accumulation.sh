@@ -44,12 +44,7 @@ check '! printf "%s" "$out" | grep -q "train.accum_batches"' "accum_batches 1 sh
 # 2. resume is exact with K = 3: 10 steps, then resume to 20, equals 20 steps
 train whole
 check '[ $rc -eq 0 ]' "20 steps: $rc $out"
-train halves --set train.max_steps=10
-check '[ $rc -eq 0 ]' "first 10 steps: $rc $out"
-train halves --resume
-check '[ $rc -eq 0 ]' "resumed to 20: $rc $out"
-check 'cmp -s <(train_rows "$tmp/whole") <(train_rows "$tmp/halves")' \
-  "resumed rows differ from the uninterrupted run: $(diff <(train_rows "$tmp/whole") <(train_rows "$tmp/halves") | head -4)"
+check_resume_exact train_rows whole halves 10
 check '[ $(train_rows "$tmp/halves" | wc -l) -eq 4 ]' "want 4 rows (steps 5 to 20): $(train_rows "$tmp/halves")"
 # K changes the training: the same 20 steps with K = 2 differ
 train k2 --set train.accum_batches=2

@@ -66,12 +66,7 @@ check '[ "$res" = "ok 16" ]' "rsqrt_steps 2, lr_scale 0.5: $res"
 
 # 4. resume is exact under rsqrt: 8 steps, then --resume to 16, equals the
 # 16-step run (losses and rates)
-train half --set train.lr_schedule=rsqrt --set train.max_steps=8
-check '[ $rc -eq 0 ]' "first 8 steps: $rc $out"
-train half --set train.lr_schedule=rsqrt --resume
-check '[ $rc -eq 0 ]' "resumed to 16: $rc $out"
-check 'cmp -s <(train_rows "$tmp/rsqrt") <(train_rows "$tmp/half")' \
-  "resumed rsqrt rows differ from the uninterrupted run: $(diff <(train_rows "$tmp/rsqrt") <(train_rows "$tmp/half") | head -4)"
+check_resume_exact train_rows rsqrt half 8 --set train.lr_schedule=rsqrt
 
 # 5. the schedule may change on resume: 8 steps constant, then rsqrt from
 # step 9 on, at the rates of rsqrt
