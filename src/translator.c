@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alignment.h"
 #include "backend.h"
 #include "backend_select.h"
 #include "cli.h"
@@ -62,6 +63,14 @@ const char translator_options_help[] =
     "  --attention-out FILE  each line's attention matrix as JSON lines (\"line\" from 0)\n"
     "  --attention-svg DIR   one attention heatmap per input line, DIR/line-NNNNNN.svg\n"
     "                        (NNNNNN the line number from 1)\n"
+    "  --alignment hard|P    word alignment read off the attention, after the output:\n"
+    "                        'translation ||| 0-0 1-2 2-1' (source-output word\n"
+    "                        positions from 0, Pharaoh format; with --nbest\n"
+    "                        'i ||| translation ||| alignment ||| score'); hard: each\n"
+    "                        output token to the source token it attends to most;\n"
+    "                        P in (0, 1]: to every source token weighted >= P\n"
+    "  --alignment-units words|tokens  count words (the line split at spaces, as\n"
+    "                        given and as written; the default) or the model's tokens\n"
     "  --progress, --no-progress  a progress line on stderr (lines, sentences/s,\n"
     "                        target tokens/s); default: only when stderr is a terminal\n"
     "  --shortlist FILE      score only a shortlist of output tokens per batch: the\n"
@@ -90,6 +99,7 @@ void translator_options_init(TranslatorOptions *o) {
     o->shortlist_per_source = 10;
     o->temperature = NAN;
     o->seed = 1;
+    o->alignment_tokens = -1;
 }
 
 int translator_take_model(int argc, char **argv, int *i, const char **models, int *n_models) {
@@ -139,6 +149,17 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
     if ((r = cli_take_choice(argc, argv, i, "--device", device_names, &o->device))) return r;
     if ((r = cli_take_int(argc, argv, i, "--gpu", 0, 1023, &o->gpu))) return r;
     if ((r = cli_take_string(argc, argv, i, "--attention-out", &o->attention_out))) return r;
+    const char *aln;
+    if ((r = cli_take_string(argc, argv, i, "--alignment", &aln))) {
+        if (r > 0 && alignment_parse(aln, &o->alignment_threshold) < 0) {
+            nmt_fail(NMT_ERR_USAGE, "--alignment must be hard or a threshold in (0, 1], got '%s'", aln);
+            return -1;
+        }
+        if (r > 0) o->alignment = 1;
+        return r;
+    }
+    static const char *const units[] = {"words", "tokens", NULL};
+    if ((r = cli_take_choice(argc, argv, i, "--alignment-units", units, &o->alignment_tokens))) return r;
     if ((r = cli_take_string(argc, argv, i, "--shortlist", &o->shortlist))) return r;
     if ((r = cli_take_int(argc, argv, i, "--shortlist-frequent", 0, INT_MAX, &o->shortlist_frequent)) ||
         (r = cli_take_int(argc, argv, i, "--shortlist-per-source", 0, INT_MAX, &o->shortlist_per_source))) {
@@ -196,7 +217,8 @@ struct Translator {
     int32_t **ids;   /* (block) encoded lines (length 0: output an empty line) */
     int *len;        /* (block) */
     int *cap;        /* (block) */
-    char **text;     /* (block) the input lines (--replace-unk: surface words) */
+    char **text;     /* (block) the input lines (--replace-unk: surface words; --alignment) */
+    TokenSpan **spans; /* (block) --alignment: where each of ids[i] came from in text[i] */
     int *order;      /* (block) the order in which they are decoded */
     uint64_t *sort_keys; /* (block) scratch of decoding_order */
     char **result;   /* (block) each line's output lines, joined by '\n' */
@@ -225,7 +247,7 @@ int translator_nbest(const Translator *tr) {
 }
 
 static bool wants_attention(const Translator *tr) {
-    return tr->attn_out || tr->opt.attention_svg || tr->opt.replace_unk;
+    return tr->attn_out || tr->opt.attention_svg || tr->opt.replace_unk || tr->opt.alignment;
 }
 
 /* ------------------------------------------------------------------ */
@@ -261,10 +283,13 @@ static char *surface_word(const char *line, int n) {
 }
 
 /* The output text of ids; with --replace-unk every UNK becomes the source
- * token it attends to most (or that token's --unk-dict entry). */
+ * token it attends to most (or that token's --unk-dict entry). spans (NULL:
+ * not wanted) gets the bytes of *text that each of the len ids became. */
 static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, const int32_t *src, int src_n,
-                             const char *line, const float *attn, int S, char **text) {
-    if (!tr->opt.replace_unk || !tr->attention) return tokenizer_decode(tr->tgt_tok, ids, len, text);
+                             const char *line, const float *attn, int S, char **text, TokenSpan *spans) {
+    if (!tr->opt.replace_unk || !tr->attention)
+        return spans ? tokenizer_decode_spans(tr->tgt_tok, ids, len, text, spans)
+                     : tokenizer_decode(tr->tgt_tok, ids, len, text);
     char *buf = NULL;
     size_t blen = 0;
     FILE *f = open_memstream(&buf, &blen);
@@ -275,8 +300,14 @@ static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, 
         if (t < len && ids[t] != NMT_UNK_ID) continue;
         if (t > start) { /* the known stretch before this UNK */
             char *part = NULL;
-            st = tokenizer_decode(tr->tgt_tok, ids + start, t - start, &part);
-            if (!st) fprintf(f, "%s%s", ftell(f) ? " " : "", part);
+            st = spans ? tokenizer_decode_spans(tr->tgt_tok, ids + start, t - start, &part, spans + start)
+                       : tokenizer_decode(tr->tgt_tok, ids + start, t - start, &part);
+            if (!st) {
+                if (ftell(f)) fputc(' ', f);
+                size_t at = (size_t)ftell(f);
+                for (int k = start; spans && k < t; k++) spans[k].begin += at, spans[k].end += at;
+                fputs(part, f);
+            }
             nmt_free(part);
         }
         if (t < len && !st) {
@@ -289,8 +320,13 @@ static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, 
             const char *word = surface ? surface : !src_n ? "" : piece_text(tr->src_tok, src[best]);
             char **hit = tr->dict_n ? bsearch(word, tr->dict_src, (size_t)tr->dict_n, sizeof(char *), dict_cmp) : NULL;
             if (hit) word = tr->dict_tgt[hit - tr->dict_src];
-            if (by_word && !surface) st = nmt_fail_nomem("replacing unknown words");
-            else fprintf(f, "%s%s", ftell(f) ? " " : "", word);
+            if (by_word && !surface) {
+                st = nmt_fail_nomem("replacing unknown words");
+            } else {
+                if (ftell(f)) fputc(' ', f);
+                if (spans) spans[t].begin = (size_t)ftell(f), spans[t].end = spans[t].begin + strlen(word);
+                fputs(word, f);
+            }
             nmt_free(surface);
         }
         start = t + 1;
@@ -303,6 +339,27 @@ static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, 
     *text = nmt_strdup(buf ? buf : "");
     free(buf);
     return *text ? NMT_OK : nmt_fail_nomem("replacing unknown words");
+}
+
+/* --alignment: the pairs (alignment.h) of hypothesis hyp (len tokens,
+ * attention rows attn of stride S) of block line i, written as `text`
+ * with the output spans tgt_spans, into a new *out. */
+static NmtStatus render_alignment(const Translator *tr, int i, int len, const float *attn, int S, const char *text,
+                                  const TokenSpan *tgt_spans, char **out) {
+    AlignSpec spec = {tr->opt.alignment_threshold, tr->opt.alignment_tokens == 1};
+    int src_n = tr->len[i];
+    if (spec.tokens || src_n == 0 || len == 0)
+        return alignment_render(&spec, attn, src_n ? len : 0, S, src_n, NULL, 0, NULL, 0, out);
+    WordRange *sw = nmt_malloc((size_t)src_n * sizeof *sw), *tw = nmt_malloc((size_t)len * sizeof *tw);
+    NmtStatus st = sw && tw ? NMT_OK : nmt_fail_nomem("alignment");
+    if (!st) {
+        int n_sw = alignment_token_words(tr->text[i], strlen(tr->text[i]), tr->spans[i], src_n, sw);
+        int n_tw = alignment_token_words(text, strlen(text), tgt_spans, len, tw);
+        st = alignment_render(&spec, attn, len, S, src_n, sw, n_sw, tw, n_tw, out);
+    }
+    nmt_free(sw);
+    nmt_free(tw);
+    return st;
 }
 
 /* Writes a JSON string (escaped) to f. */
@@ -600,6 +657,7 @@ static NmtStatus alloc_buffers(Translator *tr) {
     tr->len = nmt_calloc(L, sizeof *tr->len);
     tr->cap = nmt_calloc(L, sizeof *tr->cap);
     tr->text = nmt_calloc(L, sizeof *tr->text);
+    tr->spans = nmt_calloc(L, sizeof *tr->spans);
     tr->order = nmt_calloc(L, sizeof *tr->order);
     tr->sort_keys = nmt_calloc(L, sizeof *tr->sort_keys);
     tr->result = nmt_calloc(L, sizeof *tr->result);
@@ -610,7 +668,7 @@ static NmtStatus alloc_buffers(Translator *tr) {
     tr->out_score = nmt_malloc(B * per * sizeof *tr->out_score);
     tr->out_count = nmt_malloc(B * sizeof *tr->out_count);
     if (wants_attention(tr)) tr->out_attn = nmt_malloc(B * per * stride * (size_t)tr->max_src * sizeof(float));
-    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->order || !tr->sort_keys || !tr->result || !tr->src || !tr->src_len ||
+    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->spans || !tr->order || !tr->sort_keys || !tr->result || !tr->src || !tr->src_len ||
         !tr->out || !tr->out_len ||
         !tr->out_score || !tr->out_count || (wants_attention(tr) && !tr->out_attn))
         return nmt_fail_nomem("translation buffers");
@@ -629,11 +687,15 @@ NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
     if (o->sample > 0) {
         const char *clash = o->beam > 1 ? "--beam" : o->nbest > 1 ? "--nbest" : o->n_models > 1 ? "a second --model"
                           : o->unk_dict ? "--unk-dict" : o->replace_unk ? "--replace-unk"
-                          : o->attention_out ? "--attention-out" : o->attention_svg ? "--attention-svg" : NULL;
+                          : o->attention_out ? "--attention-out" : o->attention_svg ? "--attention-svg"
+                          : o->alignment ? "--alignment" : NULL;
         if (clash)
             return nmt_fail(NMT_ERR_USAGE, "--sample draws one translation a line, token by token; it does not go "
                             "with %s (a beam search, n-best lists, ensembles and attention output)", clash);
     }
+    if (o->alignment_tokens >= 0 && !o->alignment)
+        return nmt_fail(NMT_ERR_USAGE, "--alignment-units sets what --alignment counts: give --alignment hard "
+                        "(or a threshold) too");
     if (o->shortlist && o->shortlist_frequent == 0 && o->shortlist_per_source == 0)
         return nmt_fail(NMT_ERR_USAGE, "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK "
                         "to choose from; give one of them a value above 0");
@@ -642,6 +704,9 @@ NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
     tr->opt = *o;
     NmtStatus st = NMT_OK;
     for (int k = 0; !st && k < o->n_models; k++) st = load_model(o->models[k], tr);
+    if (!st && o->alignment && !tr->attention)
+        st = nmt_fail(NMT_ERR_USAGE, "%s has no attention (model.attention.style none): --alignment reads the "
+                      "attention of the first --model", o->models[0]);
     if (!st && o->unk_dict) st = load_dict(o->unk_dict, tr);
     if (!st && o->shortlist) {
         st = shortlist_load(o->shortlist, tr->src_tok, tr->tgt_tok, &tr->shortlist);
@@ -678,6 +743,7 @@ void translator_free(Translator *tr) {
     nmt_free(tr->dict_tgt);
     for (int i = 0; i < tr->block && tr->ids; i++) nmt_free(tr->ids[i]);
     for (int i = 0; i < tr->block && tr->text; i++) nmt_free(tr->text[i]);
+    for (int i = 0; i < tr->block && tr->spans; i++) nmt_free(tr->spans[i]);
     for (int i = 0; i < tr->block && tr->result; i++) nmt_free(tr->result[i]);
     nmt_free(tr->ids);
     nmt_free(tr->order);
@@ -686,6 +752,7 @@ void translator_free(Translator *tr) {
     nmt_free(tr->len);
     nmt_free(tr->cap);
     nmt_free(tr->text);
+    nmt_free(tr->spans);
     nmt_free(tr->src);
     nmt_free(tr->src_len);
     nmt_free(tr->out);
@@ -792,23 +859,38 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
             nmt_log_warn("input line %lld: the search found %d hypothes%s, fewer than --nbest %d; the last is repeated",
                          (long long)line_no + 1, n_hyp, n_hyp == 1 ? "is" : "es", nbest);
         for (int h = 0; h < nbest; h++) {
-            char *text = NULL;
+            char *text = NULL, *aln = NULL;
             int from = h < n_hyp ? h : n_hyp - 1; /* the hypothesis this line shows, -1: none */
             if (from >= 0) {
-                NmtStatus st = render_text(tr, hyp + (size_t)from * stride, tr->out_len[c * per + from], tr->ids[i],
-                                           tr->len[i], tr->text[i], attn_c + (size_t)from * stride * S, S, &text);
-                if (st) return st;
+                int len = tr->out_len[c * per + from];
+                const float *attn = attn_c + (size_t)from * stride * S;
+                TokenSpan *spans = tr->opt.alignment ? nmt_malloc((size_t)(len + 1) * sizeof *spans) : NULL;
+                NmtStatus st = tr->opt.alignment && !spans ? nmt_fail_nomem("alignment") : NMT_OK;
+                if (!st) st = render_text(tr, hyp + (size_t)from * stride, len, tr->ids[i], tr->len[i], tr->text[i],
+                                          attn, S, &text, spans);
+                if (!st && tr->opt.alignment) st = render_alignment(tr, i, len, attn, S, text, spans, &aln);
+                nmt_free(spans);
+                if (st) {
+                    nmt_free(text);
+                    return st;
+                }
             }
+            /* the translation, and --alignment's pairs after ' ||| ' */
+            char *shown = tr->opt.alignment ? nmt_asprintf("%s ||| %s", text ? text : "", aln ? aln : "")
+                                            : nmt_strdup(text ? text : "");
+            nmt_free(text);
+            nmt_free(aln);
+            if (!shown) return nmt_fail_nomem("output line");
             NmtStatus st;
             if (nbest > 1) {
                 double score = from >= 0 ? tr->out_score[c * per + from] : tr->len[i] > 0 ? -INFINITY : 0.0;
-                char *line = nmt_asprintf("%lld ||| %s ||| %.6f", (long long)line_no, text ? text : "", score);
+                char *line = nmt_asprintf("%lld ||| %s ||| %.6f", (long long)line_no, shown, score);
                 st = line ? append_line(&tr->result[i], line) : nmt_fail_nomem("n-best line");
                 nmt_free(line);
             } else {
-                st = append_line(&tr->result[i], text ? text : "");
+                st = append_line(&tr->result[i], shown);
             }
-            nmt_free(text);
+            nmt_free(shown);
             if (st) return st;
         }
         if (tr->len[i] > 0) c++;
@@ -910,7 +992,8 @@ static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, co
     tr->len[i] = 0;
     nmt_free(tr->text[i]);
     tr->text[i] = NULL;
-    if (tr->opt.replace_unk && !(tr->text[i] = nmt_strndup(line, len))) return nmt_fail_nomem("translating");
+    if ((tr->opt.replace_unk || tr->opt.alignment) && !(tr->text[i] = nmt_strndup(line, len)))
+        return nmt_fail_nomem("translating");
     size_t bad;
     if (!utf8_validate(line, len, &bad) || memchr(line, '\0', len)) {
         nmt_log_warn("%s:%lld: invalid UTF-8 or NUL byte; writing an empty line", name, (long long)line_no);
@@ -928,7 +1011,16 @@ static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, co
             prefix = cap;
             while (prefix > 0 && ((unsigned char)line[prefix] & 0xC0) == 0x80) prefix--;
         }
-        NmtStatus st = tokenizer_encode_buf(tr->src_tok, line, prefix, &tr->ids[i], &tr->len[i], &tr->cap[i]);
+        NmtStatus st;
+        if (tr->opt.alignment) { /* and where each token came from */
+            nmt_free(tr->ids[i]);
+            nmt_free(tr->spans[i]);
+            tr->ids[i] = NULL, tr->spans[i] = NULL;
+            st = tokenizer_encode_spans(tr->src_tok, line, prefix, &tr->ids[i], &tr->spans[i], &tr->len[i]);
+            tr->cap[i] = tr->len[i];
+        } else {
+            st = tokenizer_encode_buf(tr->src_tok, line, prefix, &tr->ids[i], &tr->len[i], &tr->cap[i]);
+        }
         if (st) return st;
         if (cut && tr->len[i] <= tr->max_src) /* a run of unknown characters: fewer ids */
             nmt_log_warn("%s:%lld: %zu bytes; only its first %zu are translated (--max-src-len %d: at most %d "

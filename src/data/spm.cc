@@ -411,6 +411,41 @@ extern "C" NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,
     }
 }
 
+extern "C" NmtStatus spm_encode_spans(const SpmModel *m, const char *text, size_t len, int32_t **ids,
+                                     TokenSpan **spans, int *n_ids) {
+    *ids = nullptr;
+    *spans = nullptr;
+    *n_ids = 0;
+    try {
+        spm::ImmutableSentencePieceText spt = m->proc.EncodeAsImmutableProto(absl::string_view(text, len));
+        size_t n = spt.pieces_size();
+        if (n > (size_t)INT_MAX) return nmt_fail(NMT_ERR_RUNTIME, "spm encode: too many tokens");
+        *ids = (int32_t *)nmt_malloc((n ? n : 1) * sizeof(int32_t));
+        *spans = (TokenSpan *)nmt_malloc((n ? n : 1) * sizeof(TokenSpan));
+        if (!*ids || !*spans) {
+            nmt_free(*ids);
+            nmt_free(*spans);
+            *ids = nullptr;
+            *spans = nullptr;
+            return nmt_fail_nomem("spm encode");
+        }
+        for (size_t i = 0; i < n; i++) {
+            auto piece = spt.pieces((int)i);
+            (*ids)[i] = (int32_t)piece.id();
+            (*spans)[i].begin = piece.begin();
+            (*spans)[i].end = piece.end();
+        }
+        *n_ids = (int)n;
+        return NMT_OK;
+    } catch (...) {
+        nmt_free(*ids);
+        nmt_free(*spans);
+        *ids = nullptr;
+        *spans = nullptr;
+        return fail_from_exception("spm encode");
+    }
+}
+
 extern "C" NmtStatus spm_sample_encode(const SpmModel *m, const char *text, size_t len, double alpha,
                                        uint64_t key, int32_t **ids, int *n_ids, int *capacity) {
     *n_ids = 0;
@@ -428,13 +463,14 @@ extern "C" NmtStatus spm_sample_encode(const SpmModel *m, const char *text, size
     }
 }
 
-extern "C" NmtStatus spm_decode(const SpmModel *m, const int32_t *ids, int n, char **text) {
+extern "C" NmtStatus spm_decode_spans(const SpmModel *m, const int32_t *ids, int n, char **text, TokenSpan *spans) {
     *text = nullptr;
     try {
         int v = m->proc.GetPieceSize();
         thread_local std::vector<int> tl_ids;
-        thread_local std::string tl_text;
+        thread_local std::vector<int> tl_from;  // the position in ids of each id decoded
         tl_ids.clear();
+        tl_from.clear();
         for (int i = 0; i < n; i++) {
             int32_t id = ids[i];
             if (id < 0 || id >= v)
@@ -442,18 +478,45 @@ extern "C" NmtStatus spm_decode(const SpmModel *m, const int32_t *ids, int n, ch
                                 "spm decode: id %d at position %d is outside the vocabulary "
                                 "[0, %d)",
                                 (int)id, i, v);
+            if (spans) spans[i].begin = spans[i].end = 0;
             if (id == NMT_PAD_ID || id == NMT_BOS_ID || id == NMT_EOS_ID) continue;
             tl_ids.push_back(id);
+            tl_from.push_back(i);
         }
-        spm::util::Status st = m->proc.Decode(tl_ids, &tl_text);
-        if (!st.ok()) return nmt_fail(NMT_ERR_RUNTIME, "spm decode: %s", st.error_message());
-        char *buf = (char *)nmt_malloc(tl_text.size() + 1);
+        thread_local std::string tl_text;
+        const std::string *decoded = &tl_text;
+        spm::ImmutableSentencePieceText spt;
+        if (spans) {  // SentencePieceText: the text and where each piece went in it
+            spt = m->proc.DecodeIdsAsImmutableProto(tl_ids);
+            if (spt.pieces_size() != tl_ids.size())
+                return nmt_fail(NMT_ERR_RUNTIME, "spm decode: %zu pieces for %zu ids", spt.pieces_size(),
+                                tl_ids.size());
+            size_t end = 0;  // a skipped id: an empty span where the text stands
+            for (int i = 0, k = 0; i < n; i++) {
+                if (k < (int)tl_from.size() && tl_from[k] == i) {
+                    auto piece = spt.pieces(k++);
+                    spans[i].begin = piece.begin();
+                    spans[i].end = end = piece.end();
+                } else {
+                    spans[i].begin = spans[i].end = end;
+                }
+            }
+            decoded = &spt.text();
+        } else {
+            spm::util::Status st = m->proc.Decode(tl_ids, &tl_text);
+            if (!st.ok()) return nmt_fail(NMT_ERR_RUNTIME, "spm decode: %s", st.error_message());
+        }
+        char *buf = (char *)nmt_malloc(decoded->size() + 1);
         if (!buf) return nmt_fail_nomem("spm decode");
-        std::memcpy(buf, tl_text.data(), tl_text.size());
-        buf[tl_text.size()] = '\0';
+        std::memcpy(buf, decoded->data(), decoded->size());
+        buf[decoded->size()] = '\0';
         *text = buf;
         return NMT_OK;
     } catch (...) {
         return fail_from_exception("spm decode");
     }
+}
+
+extern "C" NmtStatus spm_decode(const SpmModel *m, const int32_t *ids, int n, char **text) {
+    return spm_decode_spans(m, ids, n, text, nullptr);
 }

@@ -50,6 +50,11 @@ int spm_pieces_within_words(const SpmModel *m);
 NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,
                      int32_t **ids, int *n_ids, int *capacity);
 NmtStatus spm_decode(const SpmModel *m, const int32_t *ids, int n, char **text);
+/* As tokenizer_encode_spans / tokenizer_decode_spans (SentencePieceText:
+ * each piece's bytes in the input, or in the decoded text). */
+NmtStatus spm_encode_spans(const SpmModel *m, const char *text, size_t len, int32_t **ids, TokenSpan **spans,
+                           int *n_ids);
+NmtStatus spm_decode_spans(const SpmModel *m, const int32_t *ids, int n, char **text, TokenSpan *spans);
 /* As spm_encode, but one segmentation drawn at random (subword
  * regularization): unigram models sample from the whole segmentation
  * lattice with inverse temperature alpha (Kudo 2018, l = infinity), BPE

@@ -210,6 +210,54 @@ NmtStatus tokenizer_decode(const Tokenizer *t, const int32_t *ids, int n, char *
     return word_vocab_decode(t->word, ids, n, text);
 }
 
+NmtStatus tokenizer_encode_spans(const Tokenizer *t, const char *text, size_t len, int32_t **ids,
+                                 TokenSpan **spans, int *n_ids) {
+    if (t->kind == TOKENIZER_SPM) return spm_encode_spans(t->spm, text, len, ids, spans, n_ids);
+    *spans = NULL;
+    NmtStatus s = tokenizer_encode(t, text, len, ids, n_ids);
+    if (s != NMT_OK) return s;
+    *spans = nmt_malloc((size_t)(*n_ids ? *n_ids : 1) * sizeof **spans);
+    if (!*spans) {
+        nmt_free(*ids);
+        *ids = NULL;
+        *n_ids = 0;
+        return nmt_fail_nomem("word encode");
+    }
+    /* the words as word_vocab_encode splits them, one id each */
+    size_t i = 0;
+    for (int k = 0; i < len && k < *n_ids;) {
+        size_t sp = word_space_len(text + i, len - i);
+        if (sp) {
+            i += sp;
+            continue;
+        }
+        size_t wl = word_len(text + i, len - i);
+        (*spans)[k].begin = i;
+        (*spans)[k++].end = i + wl;
+        i += wl;
+    }
+    return NMT_OK;
+}
+
+NmtStatus tokenizer_decode_spans(const Tokenizer *t, const int32_t *ids, int n, char **text, TokenSpan *spans) {
+    if (t->kind == TOKENIZER_SPM) return spm_decode_spans(t->spm, ids, n, text, spans);
+    NmtStatus s = word_vocab_decode(t->word, ids, n, text);
+    if (s != NMT_OK) return s;
+    /* word_vocab_decode joins the words with one space */
+    size_t pos = 0;
+    for (int k = 0; k < n; k++) {
+        if (ids[k] == NMT_PAD_ID || ids[k] == NMT_BOS_ID || ids[k] == NMT_EOS_ID) {
+            spans[k].begin = spans[k].end = pos;
+            continue;
+        }
+        if (pos) pos++;
+        spans[k].begin = pos;
+        pos += strlen(word_vocab_piece(t->word, ids[k]));
+        spans[k].end = pos;
+    }
+    return NMT_OK;
+}
+
 /* ---- serialized form -------------------------------------------------------- */
 
 /* The payload (spm proto or word text) in a new buffer. */

@@ -193,6 +193,23 @@ NmtStatus tokenizer_sample_encode_buf(const Tokenizer *t, const char *text, size
  * NMT_ERR_RUNTIME error. */
 NmtStatus tokenizer_decode(const Tokenizer *t, const int32_t *ids, int n, char **text);
 
+/* The bytes of a text that a token stands for: text[begin..end). */
+typedef struct {
+    size_t begin, end;
+} TokenSpan;
+/* As tokenizer_encode (new arrays *ids and *spans of *n_ids; nmt_free
+ * both), and where each id came from in text[0..len): spm: the bytes of
+ * the input (before normalization) that SentencePiece aligns to the piece,
+ * the space before a word included; words: the word. Spans follow one
+ * another, in order. (`nmt translate --alignment` maps tokens to words.) */
+NmtStatus tokenizer_encode_spans(const Tokenizer *t, const char *text, size_t len, int32_t **ids,
+                                 TokenSpan **spans, int *n_ids);
+/* As tokenizer_decode, and spans[k] (the caller's array of n) the bytes of
+ * *text that ids[k] became: spm: SentencePiece's alignment (the space
+ * before a word and UNK's " \u2047 " included); words: the word. PAD, BOS
+ * and EOS get an empty span where they stand. */
+NmtStatus tokenizer_decode_spans(const Tokenizer *t, const int32_t *ids, int n, char **text, TokenSpan *spans);
+
 /* The serialized form described above, in a new buffer (nmt_free it). */
 NmtStatus tokenizer_serialize(const Tokenizer *t, uint8_t **bytes, size_t *n);
 /* *same = 1 when t serializes to exactly bytes[0..n) (a checkpoint's

@@ -1,0 +1,124 @@
+/* alignment.c: word alignments from attention (alignment.h). */
+#include "alignment.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/word_vocab.h"
+
+int alignment_parse(const char *value, double *threshold) {
+    if (!strcmp(value, "hard")) {
+        *threshold = 0;
+        return 0;
+    }
+    char *end;
+    double x = strtod(value, &end);
+    if (end == value || *end || !(x > 0 && x <= 1)) return -1;
+    *threshold = x;
+    return 0;
+}
+
+int alignment_token_words(const char *text, size_t len, const TokenSpan *spans, int n, WordRange *words) {
+    /* word_at[i]: the word of byte i, -1 for a space byte */
+    int *word_at = nmt_malloc((len ? len : 1) * sizeof *word_at);
+    int n_words = 0;
+    if (word_at) {
+        for (size_t i = 0; i < len;) {
+            size_t sp = word_space_len(text + i, len - i);
+            if (sp) {
+                for (size_t k = 0; k < sp; k++) word_at[i + k] = -1;
+                i += sp;
+                continue;
+            }
+            size_t wl = word_len(text + i, len - i);
+            for (size_t k = 0; k < wl; k++) word_at[i + k] = n_words;
+            n_words++;
+            i += wl;
+        }
+    }
+    for (int t = 0; t < n; t++) {
+        words[t].first = -1, words[t].last = -2;
+        size_t b = spans[t].begin, e = spans[t].end < len ? spans[t].end : len;
+        for (size_t i = b; word_at && i < e; i++) {
+            if (word_at[i] < 0) continue;
+            if (words[t].first < 0) words[t].first = word_at[i];
+            words[t].last = word_at[i];
+        }
+    }
+    nmt_free(word_at);
+    /* tokens without a word of their own: the next token's first, else the previous one's last */
+    int next = -1;
+    for (int t = n - 1; t >= 0; t--) {
+        if (words[t].first >= 0) next = words[t].first;
+        else if (next >= 0) words[t].first = words[t].last = next;
+    }
+    int prev = 0;
+    for (int t = 0; t < n; t++) {
+        if (words[t].first < 0) words[t].first = words[t].last = prev;
+        prev = words[t].last;
+    }
+    return n_words;
+}
+
+/* Marks in row (ns source units) the source units of the tokens chosen in attention row a. */
+static void mark_row(const AlignSpec *spec, const float *a, int src_n, const WordRange *src_words,
+                     unsigned char *row) {
+    if (src_n <= 0) return;
+    int best = 0;
+    for (int s = 0; s < src_n; s++) {
+        bool chosen;
+        if (spec->threshold > 0) {
+            chosen = a[s] >= spec->threshold;
+        } else {
+            if (a[s] > a[best]) best = s;
+            chosen = false;
+        }
+        if (chosen)
+            for (int w = src_words[s].first; w <= src_words[s].last; w++) row[w] = 1;
+    }
+    if (spec->threshold <= 0)
+        for (int w = src_words[best].first; w <= src_words[best].last; w++) row[w] = 1;
+}
+
+NmtStatus alignment_render(const AlignSpec *spec, const float *attn, int T, int S, int src_n,
+                           const WordRange *src_words, int n_src_words, const WordRange *tgt_words,
+                           int n_tgt_words, char **out) {
+    *out = NULL;
+    WordRange *ident = NULL;
+    if (spec->tokens) { /* token units: every token its own "word" */
+        int m = src_n > T ? src_n : T;
+        ident = nmt_malloc((size_t)(m > 0 ? m : 1) * sizeof *ident);
+        if (!ident) return nmt_fail_nomem("alignment");
+        for (int k = 0; k < m; k++) ident[k].first = ident[k].last = k;
+        src_words = tgt_words = ident;
+        n_src_words = src_n;
+        n_tgt_words = T;
+    }
+    unsigned char *row = nmt_malloc((size_t)(n_src_words > 0 ? n_src_words : 1));
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *f = row ? open_memstream(&buf, &blen) : NULL;
+    if (!f) {
+        nmt_free(row);
+        nmt_free(ident);
+        return nmt_fail_nomem("alignment");
+    }
+    /* output word j: the tokens whose range holds it (ranges ascend with t) */
+    int lo = 0;
+    for (int j = 0; j < n_tgt_words; j++) {
+        memset(row, 0, (size_t)n_src_words);
+        while (lo < T && tgt_words[lo].last < j) lo++;
+        for (int t = lo; t < T && tgt_words[t].first <= j; t++)
+            mark_row(spec, attn + (size_t)t * S, src_n, src_words, row);
+        for (int s = 0; s < n_src_words; s++)
+            if (row[s]) fprintf(f, "%s%d-%d", ftell(f) ? " " : "", s, j);
+    }
+    fclose(f);
+    nmt_free(row);
+    nmt_free(ident);
+    *out = nmt_strdup(buf ? buf : "");
+    free(buf);
+    return *out ? NMT_OK : nmt_fail_nomem("alignment");
+}

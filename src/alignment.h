@@ -1,0 +1,57 @@
+/* alignment.h: word alignments read off the attention (`nmt translate
+ * --alignment`), in the Pharaoh format of Moses and fast_align: pairs
+ * "s-t" of a source and an output position, counted from 0.
+ *
+ * A target token is aligned to the source token it attends to most (hard)
+ * or to every source token whose weight reaches a threshold. In word units
+ * (the default) a source word and an output word are aligned when any of
+ * their tokens are (the rule of Garg et al. 2019 for subwords); words are
+ * the text split at spaces (word_space_len: ASCII and Unicode spaces), of
+ * the input line as given and of the output line as written, so the
+ * indices count what a script sees. Token units count the model's tokens
+ * instead (the pieces of `--attention-out`).
+ *
+ * Pairs come in output order, then source order ("0-0 2-1 1-2 3-2"); no
+ * pair twice. EOS is not aligned (it has no word); an output token whose
+ * weights all stay under the threshold is left unaligned. */
+#ifndef NMT_ALIGNMENT_H
+#define NMT_ALIGNMENT_H
+
+#include <stddef.h>
+
+#include "common.h"
+#include "data/tokenizer.h"
+
+/* The words a token covers: first..last (inclusive). */
+typedef struct {
+    int first, last;
+} WordRange;
+
+/* How pairs are chosen and counted. */
+typedef struct {
+    double threshold; /* 0: hard (the argmax of each row); else every weight >= threshold */
+    int tokens;       /* 1: token positions; 0: word positions */
+} AlignSpec;
+
+/* Parses --alignment's value: "hard", or a threshold in (0, 1]. 0 ok, -1
+ * bad (spec untouched). */
+int alignment_parse(const char *value, double *threshold);
+
+/* The words of text[0..len) (maximal runs of non-space bytes, numbered from
+ * 0) that each of the n tokens covers: those its span's non-space bytes
+ * touch. A token whose span holds no such byte (a lone word-start piece
+ * "▁", an empty span) takes the first word of the next token that has
+ * one, else the last word of the previous one, else word 0. Returns the
+ * number of words. */
+int alignment_token_words(const char *text, size_t len, const TokenSpan *spans, int n, WordRange *words);
+
+/* The pairs of one translation as "s-t s-t ..." (a new string; "" for no
+ * pairs): attn holds T rows (output tokens) of stride S, row t's weights
+ * over source tokens 0..src_n. In word units src_words (src_n ranges,
+ * n_src_words words) and tgt_words (T ranges, n_tgt_words words) map tokens
+ * to words; in token units they are not read (may be NULL). */
+NmtStatus alignment_render(const AlignSpec *spec, const float *attn, int T, int S, int src_n,
+                           const WordRange *src_words, int n_src_words, const WordRange *tgt_words,
+                           int n_tgt_words, char **out);
+
+#endif
