@@ -6,7 +6,8 @@
  * tokenizes the pairs, groups them by length into batches and writes the
  * scores; the scoring itself is src/model/seq2seq_score.c. The model is
  * named as for `nmt translate` (src/cli_model.c: --model, --config,
- * $NMT_MODEL); the progress line is src/progress_line.c. */
+ * $NMT_MODEL); the progress line is src/progress_line.c; --alignment's
+ * pairs are src/alignment.c's. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "alignment.h"
 #include "backend.h"
 #include "backend_select.h"
 #include "cli.h"
@@ -30,6 +32,7 @@ static const char score_usage[] =
     "usage: nmt score [--model FILE ...] [--config FILE [--set KEY=VALUE ...]]\n"
     "                 --src FILE --tgt FILE\n"
     "                 [--normalize] [--tokens] [--full-vocab] [--batch N]\n"
+    "                 [--alignment hard|P [--alignment-units words|tokens]]\n"
     "                 [--device auto|cpu|cuda] [--gpu N] [--threads N]\n"
     "                 [--progress | --no-progress] > scores.txt\n\n"
     "Scores every pair of --src and --tgt (aligned line by line, plain text or gzip;\n"
@@ -67,6 +70,13 @@ static const char score_usage[] =
     "                        tokenizer's pieces (an unknown one as <unk>) and </s>,\n"
     "                        separated by spaces, then a tab and each token's\n"
     "                        log-probability, separated by spaces, in the same order\n"
+    "  --alignment hard|P    last, after a tab: the word alignment of the pair read\n"
+    "                        off the attention (as nmt translate --alignment gives\n"
+    "                        it: 'source-target' positions from 0; hard: each\n"
+    "                        target token to the source token it attends to most;\n"
+    "                        P in (0, 1]: to every one weighted >= P)\n"
+    "  --alignment-units words|tokens  count the words of the two lines (split at\n"
+    "                        spaces; the default) or the model's tokens\n"
     "  --full-vocab          each step's softmax over the whole target vocabulary,\n"
     "                        PAD and BOS included, as the training loss and the\n"
     "                        validation perplexity (train.csv's valid_ppl) have it;\n"
@@ -88,6 +98,9 @@ typedef struct {
     CliConfigArgs config; /* --config, --set */
     const char *src, *tgt;
     int normalize, tokens, full_vocab;
+    int alignment;           /* --alignment given */
+    double alignment_threshold; /* 0: hard */
+    int alignment_tokens;    /* --alignment-units: 1 tokens, 0 words, -1 not given */
     int batch;      /* 0: the model's decode.batch */
     int maxi_batch; /* --config's decode.maxi_batch; 0: the model's */
     int threads;    /* 0: all cores */
@@ -103,6 +116,10 @@ typedef struct {
     int src_n, tgt_n, src_cap, tgt_cap;
     float *logp;         /* (tgt_n + 1) the tokens' log-probabilities, </s> last */
     int logp_cap;
+    /* --alignment: the lines, where each token came from, and the attention */
+    char *src_text, *tgt_text;
+    TokenSpan *src_spans, *tgt_spans; /* (src_n), (tgt_n) */
+    float *attn;                      /* (tgt_n, src_n) target token t's weights */
 } ScorePair;
 
 /* Host arrays of one batch, grown as batches need (data/batch.h layout). */
@@ -111,6 +128,8 @@ typedef struct {
     int32_t *src, *tgt_in, *tgt_out; /* (S, B), (T, B), (T, B) */
     int *src_len, *tgt_len;          /* (B) */
     float *logp;                     /* (T, B) */
+    float *attn;                     /* --alignment: (B, T, S) */
+    size_t attn_cap;                 /* floats it holds */
     size_t src_cap, tgt_cap;         /* cells held */
     int cols_cap;
 } ScoreBatch;
@@ -154,6 +173,17 @@ static int take_option(int argc, char **argv, int *i, ScoreOptions *o) {
     if ((r = cli_take_string(argc, argv, i, "--src", &o->src))) return r;
     if ((r = cli_take_string(argc, argv, i, "--tgt", &o->tgt))) return r;
     if ((r = cli_take_int(argc, argv, i, "--batch", 1, TRANSLATOR_MAX_BATCH, &o->batch))) return r;
+    const char *aln;
+    if ((r = cli_take_string(argc, argv, i, "--alignment", &aln))) {
+        if (r > 0 && alignment_parse(aln, &o->alignment_threshold) < 0) {
+            nmt_fail(NMT_ERR_USAGE, "--alignment must be hard or a threshold in (0, 1], got '%s'", aln);
+            return -1;
+        }
+        if (r > 0) o->alignment = 1;
+        return r;
+    }
+    static const char *const units[] = {"words", "tokens", NULL};
+    if ((r = cli_take_choice(argc, argv, i, "--alignment-units", units, &o->alignment_tokens))) return r;
     if ((r = cli_take_int(argc, argv, i, "--threads", 0, 1024, &o->threads))) return r;
     if ((r = cli_take_choice(argc, argv, i, "--device", device_names, &o->device))) return r;
     return cli_take_int(argc, argv, i, "--gpu", 0, 1023, &o->gpu);
@@ -188,6 +218,9 @@ static NmtStatus check_options(const ScoreOptions *o) {
     if (!strcmp(o->src, "-") && !strcmp(o->tgt, "-"))
         return nmt_fail(NMT_ERR_USAGE, "--src - and --tgt - would both read standard input, which holds one "
                         "file: give one of them as a file");
+    if (o->alignment_tokens >= 0 && !o->alignment)
+        return nmt_fail(NMT_ERR_USAGE, "--alignment-units sets what --alignment counts: give --alignment hard "
+                        "(or a threshold) too");
     return NMT_OK;
 }
 
@@ -225,6 +258,9 @@ static NmtStatus open_models(ScoreRun *r) {
         if (!st && k) config_free(&cfg_k);
     }
     if (st) cli_model_explain(&r->pick, "score");
+    if (!st && o->alignment && r->dims[0].style == ATTN_STYLE_NONE)
+        st = nmt_fail(NMT_ERR_USAGE, "%s has no attention (model.attention.style none): --alignment reads the "
+                      "attention of the first --model", o->models[0]);
     if (!st) st = backend_create_for(o->device, o->gpu, o->threads, "--device", "--gpu", &r->be);
     if (st) return st;
     r->batch = o->batch > 0 ? o->batch : r->cfg.decode.batch;
@@ -322,6 +358,7 @@ static NmtStatus fill_batch(ScoreRun *r, const int *idx, int B) {
 }
 
 static void batch_free(ScoreBatch *sb) {
+    nmt_free(sb->attn);
     nmt_free(sb->src), nmt_free(sb->tgt_in), nmt_free(sb->tgt_out);
     nmt_free(sb->src_len), nmt_free(sb->tgt_len), nmt_free(sb->logp);
 }
@@ -329,7 +366,14 @@ static void batch_free(ScoreBatch *sb) {
 /* Scores pairs idx[0..B) and keeps each one's log-probabilities. */
 static NmtStatus score_chunk(ScoreRun *r, const int *idx, int B) {
     NmtStatus st = fill_batch(r, idx, B);
-    if (!st) st = seq2seq_score_batch(r->sc, &r->sb.b, r->sb.logp);
+    ScoreBatch *sb = &r->sb;
+    size_t attn_cells = (size_t)B * sb->b.T * sb->b.S;
+    if (!st && r->opt.alignment && attn_cells > sb->attn_cap) {
+        float *a = nmt_realloc(sb->attn, attn_cells * sizeof *a);
+        if (!a) st = nmt_fail_nomem("the attention of a batch");
+        else sb->attn = a, sb->attn_cap = attn_cells;
+    }
+    if (!st) st = seq2seq_score_batch(r->sc, &sb->b, sb->logp, r->opt.alignment ? sb->attn : NULL);
     const ScorePair *first = &r->pairs[idx[0]]; /* the longest source */
     if (st == NMT_ERR_NOMEM) {
         char hint[128];
@@ -344,7 +388,10 @@ static NmtStatus score_chunk(ScoreRun *r, const int *idx, int B) {
     if (e) return nmt_fail(NMT_ERR_RUNTIME, "the %s device failed: %s", r->be->name, e);
     for (int c = 0; c < B; c++) {
         ScorePair *p = &r->pairs[idx[c]];
-        for (int t = 0; t <= p->tgt_n; t++) p->logp[t] = r->sb.logp[(size_t)t * B + c];
+        for (int t = 0; t <= p->tgt_n; t++) p->logp[t] = sb->logp[(size_t)t * B + c];
+        for (int t = 0; r->opt.alignment && t < p->tgt_n; t++) /* the target tokens' rows, </s>'s left out */
+            memcpy(p->attn + (size_t)t * p->src_n, sb->attn + ((size_t)c * sb->b.T + t) * sb->b.S,
+                   (size_t)p->src_n * sizeof(float));
     }
     return NMT_OK;
 }
@@ -389,8 +436,25 @@ static int next_batch_size(const ScoreRun *r, const int *order, int n) {
 /* Output                                                              */
 /* ------------------------------------------------------------------ */
 
-/* The pair's line: score [TAB tokens TAB log-probabilities]. */
-static void write_pair(const ScoreRun *r, const ScorePair *p, FILE *out) {
+/* --alignment: the pair's alignment (alignment.h) into a new *out. */
+static NmtStatus pair_alignment(const ScoreRun *r, const ScorePair *p, char **out) {
+    AlignSpec spec = {r->opt.alignment_threshold, r->opt.alignment_tokens == 1};
+    if (spec.tokens || p->src_n == 0 || p->tgt_n == 0)
+        return alignment_render(&spec, p->attn, p->src_n ? p->tgt_n : 0, p->src_n, p->src_n, NULL, 0, NULL, 0, out);
+    WordRange *sw = nmt_malloc((size_t)p->src_n * sizeof *sw), *tw = nmt_malloc((size_t)p->tgt_n * sizeof *tw);
+    NmtStatus st = sw && tw ? NMT_OK : nmt_fail_nomem("alignment");
+    if (!st) {
+        int n_sw = alignment_token_words(p->src_text, strlen(p->src_text), p->src_spans, p->src_n, sw);
+        int n_tw = alignment_token_words(p->tgt_text, strlen(p->tgt_text), p->tgt_spans, p->tgt_n, tw);
+        st = alignment_render(&spec, p->attn, p->tgt_n, p->src_n, p->src_n, sw, n_sw, tw, n_tw, out);
+    }
+    nmt_free(sw);
+    nmt_free(tw);
+    return st;
+}
+
+/* The pair's line: score [TAB tokens TAB log-probabilities] [TAB alignment]. */
+static NmtStatus write_pair(const ScoreRun *r, const ScorePair *p, FILE *out) {
     double sum = 0;
     int n = p->tgt_n + 1; /* the tokens and </s> */
     for (int t = 0; t < n; t++) sum += p->logp[t];
@@ -400,7 +464,15 @@ static void write_pair(const ScoreRun *r, const ScorePair *p, FILE *out) {
             fprintf(out, "%s%s", t ? " " : "\t", tokenizer_piece(r->tgt_tok, t < p->tgt_n ? p->tgt[t] : NMT_EOS_ID));
         for (int t = 0; t < n; t++) fprintf(out, "%s%.6f", t ? " " : "\t", p->logp[t]);
     }
+    if (r->opt.alignment) {
+        char *pairs = NULL;
+        NmtStatus st = pair_alignment(r, p, &pairs);
+        if (st) return st;
+        fprintf(out, "\t%s", pairs);
+        nmt_free(pairs);
+    }
     fputc('\n', out);
+    return NMT_OK;
 }
 
 /* An empty source cannot be encoded: the empty translation, as nmt
@@ -430,7 +502,10 @@ static NmtStatus flush_block(ScoreRun *r) {
         k += B;
         if (k < n) progress_line_show(&r->progress, r->done + (r->n - n) + k, tokens, false);
     }
-    for (int i = 0; i < r->n; i++) write_pair(r, &r->pairs[i], stdout);
+    for (int i = 0; i < r->n; i++) {
+        NmtStatus st = write_pair(r, &r->pairs[i], stdout);
+        if (st) return st;
+    }
     r->done += r->n;
     r->tokens = tokens;
     r->n = 0;
@@ -443,17 +518,47 @@ static NmtStatus flush_block(ScoreRun *r) {
 /* Reading                                                             */
 /* ------------------------------------------------------------------ */
 
+/* Frees what --alignment keeps of a pair. */
+static void pair_free_alignment(ScorePair *p) {
+    nmt_free(p->src_text), nmt_free(p->tgt_text);
+    nmt_free(p->src_spans), nmt_free(p->tgt_spans);
+    nmt_free(p->attn);
+    p->src_text = p->tgt_text = NULL;
+    p->src_spans = p->tgt_spans = NULL;
+    p->attn = NULL;
+}
+
 /* Tokenizes one pair into the block (scoring it when the block is full). */
 static NmtStatus push_pair(ScoreRun *r, int64_t line, const char *src, size_t src_len, const char *tgt,
                            size_t tgt_len) {
     ScorePair *p = &r->pairs[r->n];
     p->line = line;
-    NmtStatus st = tokenizer_encode_buf(r->src_tok, src, src_len, &p->src, &p->src_n, &p->src_cap);
+    NmtStatus st;
+    if (r->opt.alignment) { /* the lines and where each token came from */
+        pair_free_alignment(p);
+        nmt_free(p->src), nmt_free(p->tgt);
+        p->src = p->tgt = NULL;
+        p->src_cap = p->tgt_cap = 0;
+        st = tokenizer_encode_spans(r->src_tok, src, src_len, &p->src, &p->src_spans, &p->src_n);
+        if (!st) st = (p->src_text = nmt_strndup(src, src_len)) ? NMT_OK : nmt_fail_nomem("the pairs");
+    } else {
+        st = tokenizer_encode_buf(r->src_tok, src, src_len, &p->src, &p->src_n, &p->src_cap);
+    }
     if (st) {
         nmt_error_prefix("%s:%lld", r->src_name, (long long)line);
         return st;
     }
-    st = tokenizer_encode_buf(r->tgt_tok, tgt, tgt_len, &p->tgt, &p->tgt_n, &p->tgt_cap);
+    if (r->opt.alignment) {
+        st = tokenizer_encode_spans(r->tgt_tok, tgt, tgt_len, &p->tgt, &p->tgt_spans, &p->tgt_n);
+        if (!st) st = (p->tgt_text = nmt_strndup(tgt, tgt_len)) ? NMT_OK : nmt_fail_nomem("the pairs");
+        if (!st) {
+            p->src_cap = p->src_n, p->tgt_cap = p->tgt_n;
+            p->attn = nmt_calloc((size_t)p->tgt_n * p->src_n + 1, sizeof *p->attn);
+            if (!p->attn) st = nmt_fail_nomem("the attention of the pairs");
+        }
+    } else {
+        st = tokenizer_encode_buf(r->tgt_tok, tgt, tgt_len, &p->tgt, &p->tgt_n, &p->tgt_cap);
+    }
     if (!st && p->tgt_n + 1 > p->logp_cap) {
         float *lp = nmt_realloc(p->logp, (size_t)(p->tgt_n + 1) * sizeof *lp);
         if (!lp) st = nmt_fail_nomem("the scores");
@@ -504,6 +609,7 @@ static void run_free(ScoreRun *r) {
     }
     for (int i = 0; i < r->block && r->pairs; i++) {
         nmt_free(r->pairs[i].src), nmt_free(r->pairs[i].tgt), nmt_free(r->pairs[i].logp);
+        pair_free_alignment(&r->pairs[i]);
     }
     nmt_free(r->pairs);
     nmt_free(r->order);
@@ -545,6 +651,7 @@ int cmd_score(int argc, char **argv) {
     memset(&r, 0, sizeof r);
     r.opt.device = CFG_DEVICE_AUTO;
     r.opt.progress = TRANSLATOR_PROGRESS_AUTO;
+    r.opt.alignment_tokens = -1;
     for (int i = 1; i < argc; i++) {
         int took = take_option(argc, argv, &i, &r.opt);
         if (took < 0) return cli_report("score", NMT_ERR_USAGE);

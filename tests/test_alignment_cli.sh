@@ -8,6 +8,7 @@
 # (tests/alignment_check.py); --nbest's 'i ||| text ||| pairs ||| score';
 # an ensemble reads the first model's attention; --replace-unk with a
 # two-word --unk-dict entry aligns both words to the source word looked up;
+# `nmt score --alignment` on the greedy translations gives translate's pairs;
 # usage errors (exit 2) name the option.
 # Prints "test_alignment_cli: N passed, N failed"; exits non-zero on failure.
 set -u
@@ -85,6 +86,38 @@ check 'cmp -s words.out ens.out' "an ensemble of the model with itself: $(diff w
 "$NMT" translate --model "$M" --alignment hard --stream < in.txt > stream.out 2> /dev/null
 check 'cmp -s words.out stream.out' "--stream: $(diff words.out stream.out | head -4)"
 
+# nmt score --alignment: teacher-forced on the greedy translations, the attention of the
+# same steps, so the same pairs wherever the translation re-encodes to the tokens decoded
+head -n 12 in.txt > valid.txt
+"$NMT" translate --model "$M" --beam 1 --alignment hard --alignment-units tokens --attention-out g.jsonl < valid.txt > g_tok.out 2> /dev/null
+"$NMT" translate --model "$M" --beam 1 --alignment hard < valid.txt > g_words.out 2> /dev/null
+sed 's/ ||| [-0-9 ]*$//' g_words.out > g.hyp
+"$NMT" score --model "$M" --src valid.txt --tgt g.hyp --tokens --alignment hard --alignment-units tokens > s_tok.out 2> err.txt \
+  || bad "score --alignment: $(cat err.txt)"
+"$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment hard > s_words.out 2> err.txt || bad "score --alignment words: $(cat err.txt)"
+check '[ $(wc -l < s_tok.out) -eq 12 ] && awk -F "\t" "NF != 4 { exit 1 }" s_tok.out' "score --tokens --alignment: 4 tab fields a line: $(head -2 s_tok.out)"
+out=$(python3 - g.jsonl g_tok.out g_words.out s_tok.out s_words.out <<'PY' 2>&1
+import json, sys
+att = [json.loads(l) for l in open(sys.argv[1])]
+g_tok = [l.rstrip("\n").rpartition(" ||| ")[2] for l in open(sys.argv[2])]
+g_words = [l.rstrip("\n").rpartition(" ||| ")[2] for l in open(sys.argv[3])]
+s_tok = [l.rstrip("\n").split("\t") for l in open(sys.argv[4])]
+s_words = [l.rstrip("\n").split("\t")[1] for l in open(sys.argv[5])]
+same = 0
+for k, rec in enumerate(att):
+    if s_tok[k][1].split() != rec["target"] + ["</s>"]:
+        continue  # the text re-encodes to other tokens than those decoded
+    same += 1
+    assert s_tok[k][3] == g_tok[k], f"line {k}: score's token pairs {s_tok[k][3]} vs translate's {g_tok[k]}"
+    assert s_words[k] == g_words[k], f"line {k}: score's word pairs {s_words[k]} vs translate's {g_words[k]}"
+assert same >= 6, f"only {same} of {len(att)} lines re-encode to the tokens decoded"
+print(same)
+PY
+)
+check '[ $? -eq 0 ]' "score --alignment vs translate --alignment: $out"
+expect 2 "--alignment must be hard or a threshold in (0, 1], got 'x'" "$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment x
+expect 2 "--alignment-units sets what --alignment counts" "$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment-units words
+
 # usage errors
 expect 2 "--alignment must be hard or a threshold in (0, 1], got 'soft'" "$NMT" translate --model "$M" --alignment soft
 expect 2 "--alignment must be hard or a threshold in (0, 1], got '0'" "$NMT" translate --model "$M" --alignment 0
@@ -101,6 +134,7 @@ demo_config none.json '{"emb_dim": 8, "hidden": 8, "enc_layers": 1, "dec_layers"
   '{"max_steps": 2, "valid_every": 2, "threads": 1, "save_dir": "runnone"}' '{"beam": 1}'
 "$NMT" train --config none.json --quiet > /dev/null 2>&1 || bad "train the model without attention"
 expect 2 "runnone/best.nmt has no attention" "$NMT" translate --model runnone/best.nmt --alignment hard
+expect 2 "runnone/best.nmt has no attention" "$NMT" score --model runnone/best.nmt --src valid.txt --tgt g.hyp --alignment hard
 
 # words: --replace-unk with a two-word dictionary entry: both words aligned to the source word looked up
 demo_config words.json '{"emb_dim": 16, "hidden": 24, "enc_layers": 1, "dec_layers": 1, "dropout": 0.0}' \

@@ -32,6 +32,8 @@ struct Seq2SeqScorer {
     float *h_vals;             /* (cap) host: one model's values */
     int32_t *prev, *sent, *keep; /* (lim.B) a step's input tokens; batch column of each column (-1:
                                     ended); the columns kept */
+    float *h_attn;             /* (heads, cols, S) host: one step's attention (seq2seq_score_batch's attn) */
+    size_t h_attn_cap;         /* floats it holds */
 };
 
 static size_t shape_cells(ScoreShape s) {
@@ -148,6 +150,7 @@ NmtStatus seq2seq_scorer_create(Backend *be, const ModelDims *const *dims, const
 void seq2seq_scorer_free(Seq2SeqScorer *sc) {
     if (!sc) return;
     if (sc->models) release_models(sc);
+    nmt_free(sc->h_attn);
     nmt_free(sc->dims);
     nmt_free(sc->weights);
     nmt_free(sc->models);
@@ -190,10 +193,38 @@ static int drop_ended(Seq2SeqScorer *sc, const Batch *batch, int t, int cols) {
     return n;
 }
 
-NmtStatus seq2seq_score_batch(Seq2SeqScorer *sc, const Batch *batch, float *logp) {
+/* attn (B, T, S) row (b, t) = the first model's attention of column j
+ * (sentence b) at step t, heads averaged. */
+static void keep_attention(Seq2SeqScorer *sc, const Batch *batch, int t, int cols, float *attn) {
+    int S = batch->S, T = batch->T, heads = sc->dims[0].heads;
+    seq2seq_decode_attention(sc->models[0], t, sc->h_attn);
+    for (int j = 0; j < cols; j++) {
+        int b = sc->sent[j];
+        if (b < 0) continue;
+        float *row = attn + ((size_t)b * T + t) * S;
+        for (int x = 0; x < S; x++) {
+            float sum = 0;
+            for (int h = 0; h < heads; h++) sum += sc->h_attn[((size_t)h * cols + j) * S + x];
+            row[x] = sum / heads;
+        }
+    }
+}
+
+NmtStatus seq2seq_score_batch(Seq2SeqScorer *sc, const Batch *batch, float *logp, float *attn) {
     ScoreShape need = {batch->B, batch->S, batch->T};
     NmtStatus st = fit_models(sc, need);
     if (st) return st;
+    if (attn) {
+        NMT_ASSERT(sc->dims[0].style != ATTN_STYLE_NONE);
+        size_t cells = (size_t)sc->dims[0].heads * batch->B * batch->S;
+        if (cells > sc->h_attn_cap) {
+            float *p = nmt_realloc(sc->h_attn, cells * sizeof *p);
+            if (!p) return nmt_fail_nomem("the attention of a batch");
+            sc->h_attn = p;
+            sc->h_attn_cap = cells;
+        }
+        memset(attn, 0, (size_t)batch->B * batch->T * batch->S * sizeof *attn);
+    }
     Backend *be = sc->be;
     int B = batch->B, T = batch->T;
     for (int m = 0; m < sc->n; m++) {
@@ -215,6 +246,7 @@ NmtStatus seq2seq_score_batch(Seq2SeqScorer *sc, const Batch *batch, float *logp
             const float *lp = seq2seq_decode_scores(sc->models[m]); /* (cols, V) log-probabilities */
             be->embedding_forward(be, sc->d_vals + (size_t)m * sc->cap + off, lp, sc->d_idx + off, cols, 1);
         }
+        if (attn) keep_attention(sc, batch, t, cols, attn);
         off += (size_t)cols;
         cols = drop_ended(sc, batch, t, cols);
     }

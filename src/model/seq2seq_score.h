@@ -24,7 +24,7 @@
  *
  *   Seq2SeqScorer *sc;
  *   seq2seq_scorer_create(be, dims, weights, n_models, base, &sc);
- *   seq2seq_score_batch(sc, &batch, logp);   // per batch
+ *   seq2seq_score_batch(sc, &batch, logp, NULL);   // per batch
  *   seq2seq_scorer_free(sc);
  */
 #ifndef NMT_MODEL_SEQ2SEQ_SCORE_H
@@ -63,7 +63,10 @@ bool seq2seq_scorer_within_budget(const Seq2SeqScorer *sc, ScoreShape shape);
  * again first when the batch does not fit them (NMT_ERR_NOMEM when that
  * fails: the scorer is then unusable). As with decoding, a device that
  * failed leaves logp void: the caller checks backend_error before it
- * trusts the values. */
-NmtStatus seq2seq_score_batch(Seq2SeqScorer *sc, const Batch *batch, float *logp);
+ * trusts the values. attn (NULL: not wanted; the first model must have
+ * attention) (B, T, S) host: attn[(b * T + t) * S + s] = the first model's
+ * attention weight of step t on source token s, heads averaged (as
+ * decoding records it; 0 past tgt_len[b]); one download a step. */
+NmtStatus seq2seq_score_batch(Seq2SeqScorer *sc, const Batch *batch, float *logp, float *attn);
 
 #endif
