@@ -294,7 +294,7 @@ int main(int argc, char **argv) {
     } else {
         st = prepare_data(&cfg, 0, &data);
         if (st) return cli_report("bench", st);
-        BatchSpec spec = {cfg.train.batch_sentences, cfg.train.batch_tokens, (uint64_t)cfg.train.seed, 1};
+        BatchSpec spec = {cfg.train.batch_sentences, cfg.train.batch_tokens, (uint64_t)cfg.train.seed, 1, 0};
         st = batcher_create(data.train, &spec, &batches);
         if (st) return cli_report("bench", st);
         lim = batcher_limits(batches);

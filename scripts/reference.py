@@ -1249,7 +1249,8 @@ def bench_args_of(cfg, V_s, V_t):
         ("tied embeddings", d.tie),
         ("bridge %s" % d.bridge, d.bridge != "learned"),
         ("residual connections (model.residual)", d.residual and (d.L_e > 1 or d.L_d > 1)),
-        ("layer-normalised LSTMs (model.layer_norm)", d.layer_norm)) if bad]
+        ("layer-normalised LSTMs (model.layer_norm)", d.layer_norm),
+        ("a right-to-left target (model.right_to_left)", cfg["model"].get("right_to_left", False))) if bad]
     if unsupported:
         raise SystemExit("decode: the PyTorch decoder has Luong general global attention (any number "
                          "of heads) with input feeding and a learned bridge only; this model has "

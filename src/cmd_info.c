@@ -174,6 +174,7 @@ static void print_model(const CheckpointInfo *info) {
          m->residual ? ", residual connections" : "", m->layer_norm ? ", layer normalisation" : "");
     fact("bidirectional:", "%s", m->bidirectional ? "yes" : "no");
     fact("input_feed:", "%s", m->input_feed ? "yes" : "no");
+    if (m->right_to_left) fact("target order:", "right to left (for reranking n-best lists)");
     if (a->style == ATTN_STYLE_NONE)
         fact("attention:", "none");
     else if (a->mode == ATTN_MODE_GLOBAL)
@@ -274,6 +275,7 @@ static cJSON *json_model(const CheckpointInfo *info) {
     cJSON_AddNumberToObject(model, "dec_layers", m->dec_layers);
     cJSON_AddBoolToObject(model, "residual", m->residual);
     cJSON_AddBoolToObject(model, "layer_norm", m->layer_norm);
+    cJSON_AddBoolToObject(model, "right_to_left", m->right_to_left);
     cJSON_AddBoolToObject(model, "bidirectional", m->bidirectional);
     cJSON_AddBoolToObject(model, "input_feed", m->input_feed);
     cJSON_AddBoolToObject(model, "tie_embeddings", m->tie_embeddings);

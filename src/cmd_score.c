@@ -150,6 +150,7 @@ typedef struct {
     int *order;                      /* (block) scoring order */
     ScoreBatch sb;
     int64_t empty_src, first_empty_src; /* pairs with an empty source; the first one's line */
+    bool right_to_left;                 /* the models' model.right_to_left */
     ProgressLine progress;
     int64_t done, tokens; /* pairs scored, and their target tokens (</s> not counted) */
 } ScoreRun;
@@ -255,8 +256,13 @@ static NmtStatus open_models(ScoreRun *r) {
         Config cfg_k;
         st = translator_read_checkpoint(o->models[k], &r->src_tok, &r->tgt_tok, &r->ck[k], k ? &cfg_k : &r->cfg,
                                         &r->dims[k]);
+        if (!st && k && cfg_k.model.right_to_left != r->cfg.model.right_to_left)
+            st = nmt_fail(NMT_ERR_USAGE, "%s: model.right_to_left is %s, the first --model's %s: an ensemble's "
+                          "models must read the target in one direction", o->models[k],
+                          cfg_k.model.right_to_left ? "true" : "false", r->cfg.model.right_to_left ? "true" : "false");
         if (!st && k) config_free(&cfg_k);
     }
+    r->right_to_left = !st && r->cfg.model.right_to_left;
     if (st) cli_model_explain(&r->pick, "score");
     if (!st && o->alignment && r->dims[0].style == ATTN_STYLE_NONE)
         st = nmt_fail(NMT_ERR_USAGE, "%s has no attention (model.attention.style none): --alignment reads the "
@@ -337,9 +343,10 @@ static NmtStatus fill_batch(ScoreRun *r, const int *idx, int B) {
         const ScorePair *p = &r->pairs[idx[c]];
         for (int s = 0; s < p->src_n; s++) sb->src[(size_t)s * B + c] = p->src[s];
         sb->tgt_in[c] = NMT_BOS_ID;
-        for (int t = 0; t < p->tgt_n; t++) {
-            sb->tgt_in[(size_t)(t + 1) * B + c] = p->tgt[t];
-            sb->tgt_out[(size_t)t * B + c] = p->tgt[t];
+        for (int t = 0; t < p->tgt_n; t++) { /* a right-to-left model's steps read the target backwards */
+            int32_t id = p->tgt[r->right_to_left ? p->tgt_n - 1 - t : t];
+            sb->tgt_in[(size_t)(t + 1) * B + c] = id;
+            sb->tgt_out[(size_t)t * B + c] = id;
         }
         sb->tgt_out[(size_t)p->tgt_n * B + c] = NMT_EOS_ID;
         sb->src_len[c] = p->src_n;
@@ -388,10 +395,14 @@ static NmtStatus score_chunk(ScoreRun *r, const int *idx, int B) {
     if (e) return nmt_fail(NMT_ERR_RUNTIME, "the %s device failed: %s", r->be->name, e);
     for (int c = 0; c < B; c++) {
         ScorePair *p = &r->pairs[idx[c]];
-        for (int t = 0; t <= p->tgt_n; t++) p->logp[t] = sb->logp[(size_t)t * B + c];
-        for (int t = 0; r->opt.alignment && t < p->tgt_n; t++) /* the target tokens' rows, </s>'s left out */
-            memcpy(p->attn + (size_t)t * p->src_n, sb->attn + ((size_t)c * sb->b.T + t) * sb->b.S,
-                   (size_t)p->src_n * sizeof(float));
+        /* in text order: token t was step t, or step tgt_n - 1 - t right to left; </s> is last */
+        for (int t = 0; t <= p->tgt_n; t++) {
+            int step = r->right_to_left && t < p->tgt_n ? p->tgt_n - 1 - t : t;
+            p->logp[t] = sb->logp[(size_t)step * B + c];
+            if (r->opt.alignment && t < p->tgt_n) /* the target tokens' rows, </s>'s left out */
+                memcpy(p->attn + (size_t)t * p->src_n, sb->attn + ((size_t)c * sb->b.T + step) * sb->b.S,
+                       (size_t)p->src_n * sizeof(float));
+        }
     }
     return NMT_OK;
 }

@@ -85,7 +85,7 @@ typedef struct {
 typedef struct {
     int emb_dim, hidden, enc_hidden;
     int enc_layers, dec_layers;
-    bool bidirectional, input_feed, tie_embeddings, residual, layer_norm;
+    bool bidirectional, input_feed, tie_embeddings, residual, layer_norm, right_to_left;
     int bridge; /* CfgBridge */
     double dropout;
     double init_range;

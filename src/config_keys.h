@@ -79,6 +79,9 @@
     X("model.layer_norm", model.layer_norm, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL, 0,       \
       "layer normalisation in every LSTM: the input and the recurrent products of the gates are "   \
       "each normalised over the 4 gates, with learned gains (Marian's layer-normalised LSTM)")     \
+    X("model.right_to_left", model.right_to_left, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL, 0, \
+      "the decoder writes each target from its last token to its first (Marian's --right-left); "  \
+      "such a model reranks a left-to-right model's n-best lists (scripts/rerank.sh)")             \
     X("model.bridge", model.bridge, CFG_ENUM, "\"learned\"", NOLIMIT, NOLIMIT, 0, bridge_names, 0, \
       "decoder initial state: learned from the final encoder states, or zero")                     \
     X("model.dropout", model.dropout, CFG_FLOAT, "0.3", 0, 1, CFG_HI_OPEN, NULL,                   \

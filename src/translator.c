@@ -21,6 +21,7 @@
 #include "backend_select.h"
 #include "cli.h"
 #include "config.h"
+#include "data/batch.h"
 #include "data/corpus.h"
 #include "data/rng.h"
 #include "data/shortlist.h"
@@ -571,6 +572,11 @@ static NmtStatus load_model(const char *path, Translator *tr) {
     } else {
         seq2seq_free(model);
     }
+    if (!st && !first && cfg_k.model.right_to_left != tr->cfg.model.right_to_left)
+        st = nmt_fail(NMT_ERR_USAGE, "%s: model.right_to_left is %s, the first --model's %s: an ensemble's models "
+                      "must write their targets in one direction (rerank with a right-to-left model instead: "
+                      "scripts/rerank.sh)", path, cfg_k.model.right_to_left ? "true" : "false",
+                      tr->cfg.model.right_to_left ? "true" : "false");
     if (!first) config_free(&cfg_k);
     checkpoint_free(&ck);
     return st;
@@ -776,6 +782,25 @@ static NmtStatus append_line(char **acc, const char *line) {
     return NMT_OK;
 }
 
+/* A right-to-left model's hypotheses (model.right_to_left) in text order:
+ * the tokens of each, and their attention rows. */
+static void to_text_order(Translator *tr, int cols, int S) {
+    int per = tr->nbest, stride = tr->stride;
+    for (int c = 0; c < cols; c++)
+        for (int h = 0; h < tr->out_count[c]; h++) {
+            size_t k = (size_t)c * per + h;
+            int len = tr->out_len[k];
+            batch_reverse_ids(tr->out + k * stride, len);
+            float *a = wants_attention(tr) ? tr->out_attn + k * stride * S : NULL;
+            for (int i = 0, j = len - 1; a && i < j; i++, j--)
+                for (int s = 0; s < S; s++) {
+                    float x = a[(size_t)i * S + s];
+                    a[(size_t)i * S + s] = a[(size_t)j * S + s];
+                    a[(size_t)j * S + s] = x;
+                }
+        }
+}
+
 /* Decodes lines idx[0..n) of the block (n <= batch; the empty ones take no
  * decoder column) and renders each one's output into tr->result: one line,
  * or nbest lines in Moses format numbered by input line. With attention
@@ -832,6 +857,7 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
             if (st) return st;
         }
         if (backend_error(tr->be)) return NMT_ERR_RUNTIME; /* the outputs are void; flush_block says so */
+        if (tr->cfg.model.right_to_left) to_text_order(tr, cols, S);
     }
     int c = 0;
     int per = nbest; /* hypotheses stored per sentence */

@@ -299,7 +299,7 @@ static void record(Batcher *b, int calls, BatchPosition *pos, uint64_t *ev) {
 }
 
 static void test_order_and_seek(const Dataset *d) {
-    BatchSpec sp = {64, 2500, 42, 1};
+    BatchSpec sp = {64, 2500, 42, 1, 0};
     Batcher *b1, *b2, *b3;
     NMT_ASSERT(batcher_create(d, &sp, &b1) == NMT_OK);
     NMT_ASSERT(batcher_create(d, &sp, &b2) == NMT_OK);
@@ -390,7 +390,7 @@ static void test_layout_small(void) {
     NMT_ASSERT(dataset_add(d, s1, 1, t1, 3, 2) == NMT_OK);
     NMT_ASSERT(dataset_add(d, s2, 2, t2, 1, 3) == NMT_OK);
 
-    BatchSpec sp = {3, 0, 1, 0};
+    BatchSpec sp = {3, 0, 1, 0, 0};
     Batcher *b;
     NMT_ASSERT(batcher_create(d, &sp, &b) == NMT_OK);
     for (int epoch = 0; epoch < 2; epoch++) {
@@ -423,6 +423,34 @@ static void test_layout_small(void) {
         CHECK(got == 0, "one batch per epoch");
     }
     batcher_free(b);
+
+    /* reverse_tgt (model.right_to_left): the same batch, each target backwards */
+    sp.reverse_tgt = 1;
+    NMT_ASSERT(batcher_create(d, &sp, &b) == NMT_OK);
+    {
+        Batch bt;
+        int got;
+        batcher_next(b, &bt, &got);
+        CHECK(got == 1 && bt.B == 3 && bt.T == 4, "reversed batch shape");
+        if (got && bt.B == 3 && bt.T == 4) {
+            const int32_t tin[] = {2, 2, 2, /**/ 9, 16, 13, /**/ 8, 0, 12, /**/ 0, 0, 11};
+            const int32_t tout[] = {9, 16, 13, /**/ 8, 3, 12, /**/ 3, 0, 11, /**/ 0, 0, 3};
+            for (int i = 0; i < 12; i++) {
+                CHECK_EQ_INT(bt.tgt_in[i], tin[i]);
+                CHECK_EQ_INT(bt.tgt_out[i], tout[i]);
+            }
+            CHECK_EQ_INT(bt.src[0], 5);
+            CHECK_EQ_INT(bt.tgt_len[2], 4);
+        }
+    }
+    batcher_free(b);
+    sp.reverse_tgt = 0;
+    int32_t ids[] = {1, 2, 3, 4, 5}, none[1] = {7};
+    batch_reverse_ids(ids, 5);
+    batch_reverse_ids(none, 0);
+    CHECK(ids[0] == 5 && ids[1] == 4 && ids[2] == 3 && ids[3] == 2 && ids[4] == 1 && none[0] == 7, "batch_reverse_ids");
+    batch_reverse_ids(ids, 4);
+    CHECK(ids[0] == 2 && ids[3] == 5 && ids[4] == 1, "batch_reverse_ids of 4");
 
     /* sequential mode keeps corpus order across batches: {0, 1}, {2} */
     sp.batch_sentences = 2;
@@ -460,7 +488,7 @@ static void test_over_budget(void) {
     NMT_ASSERT(dataset_add(d, big, 300, big, 10, 501) == NMT_OK);  /* source alone > 200 */
     NMT_ASSERT(dataset_add(d, big, 5, big, 250, 502) == NMT_OK);   /* target alone > 200 */
     for (int shuffle = 0; shuffle < 2; shuffle++) {
-        BatchSpec sp = {0, 200, 9, shuffle};
+        BatchSpec sp = {0, 200, 9, shuffle, 0};
         Batcher *b;
         NMT_ASSERT(batcher_create(d, &sp, &b) == NMT_OK);
         BatchLimits lim = batcher_limits(b);
@@ -488,14 +516,14 @@ static void test_bad_input(void) {
     Dataset *d;
     NMT_ASSERT(dataset_create(&d) == NMT_OK);
     Batcher *b = (Batcher *)1;
-    BatchSpec sp = {10, 0, 1, 1};
+    BatchSpec sp = {10, 0, 1, 1, 0};
     CHECK(batcher_create(d, &sp, &b) == NMT_ERR_FORMAT && b == NULL, "empty dataset refused");
     const int32_t x[] = {5, 6};
     NMT_ASSERT(dataset_add(d, x, 2, x, 2, 1) == NMT_OK);
     NMT_ASSERT(dataset_add(d, x, 0, x, 2, 7) == NMT_OK);
     CHECK(batcher_create(d, &sp, &b) == NMT_ERR_FORMAT, "empty source refused");
     CHECK_CONTAINS(nmt_error_message(), "line 7");
-    BatchSpec none = {0, 0, 1, 1}, neg = {-1, 100, 1, 1}, negt = {10, -5, 1, 1};
+    BatchSpec none = {0, 0, 1, 1, 0}, neg = {-1, 100, 1, 1, 0}, negt = {10, -5, 1, 1, 0};
     CHECK(batcher_create(d, &none, &b) == NMT_ERR_CONFIG, "both budgets 0 refused");
     CHECK_CONTAINS(nmt_error_message(), "batch_tokens");
     CHECK(batcher_create(d, &neg, &b) == NMT_ERR_CONFIG, "negative batch_sentences refused");
@@ -534,7 +562,7 @@ static void test_set_dataset(void) {
         NMT_ASSERT(dataset_add(e, dataset_src(d, k), dataset_src_len(d, k), dataset_tgt(d, k),
                                dataset_tgt_len(d, k), i + 1) == NMT_OK);
     }
-    BatchSpec sp = {0, 1500, 3, 1};
+    BatchSpec sp = {0, 1500, 3, 1, 0};
     Batcher *b, *ref;
     NMT_ASSERT(batcher_create(d, &sp, &b) == NMT_OK);
     NMT_ASSERT(batcher_create(e, &sp, &ref) == NMT_OK);
@@ -592,14 +620,14 @@ int main(void) {
     test_rng();
     Dataset *d = make_dataset(4000, 1, 0);
     Dataset *dc = make_dataset(3000, 2, 1);
-    test_epochs_budgets(d, (BatchSpec){64, 0, 1, 1}, "sentences=64", 0);
-    test_epochs_budgets(d, (BatchSpec){0, 2000, 1, 1}, "tokens=2000", 0);
-    test_epochs_budgets(dc, (BatchSpec){50, 1500, 7, 1}, "sentences=50,tokens=1500", 1);
-    test_epochs_budgets(dc, (BatchSpec){0, 1000, 3, 1}, "tokens=1000", 1);
-    test_epochs_budgets(dc, (BatchSpec){32, 0, 7, 0}, "sequential", 0);
+    test_epochs_budgets(d, (BatchSpec){64, 0, 1, 1, 0}, "sentences=64", 0);
+    test_epochs_budgets(d, (BatchSpec){0, 2000, 1, 1, 0}, "tokens=2000", 0);
+    test_epochs_budgets(dc, (BatchSpec){50, 1500, 7, 1, 0}, "sentences=50,tokens=1500", 1);
+    test_epochs_budgets(dc, (BatchSpec){0, 1000, 3, 1, 0}, "tokens=1000", 1);
+    test_epochs_budgets(dc, (BatchSpec){32, 0, 7, 0, 0}, "sequential", 0);
     test_order_and_seek(d);
-    test_peek(dc, (BatchSpec){50, 1500, 7, 1});
-    test_peek(dc, (BatchSpec){32, 0, 7, 0});
+    test_peek(dc, (BatchSpec){50, 1500, 7, 1, 0});
+    test_peek(dc, (BatchSpec){32, 0, 7, 0, 0});
     test_layout_small();
     test_over_budget();
     test_bad_input();

@@ -4,6 +4,7 @@
  * batcher_create. */
 #include "data/batch.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "data/rng.h"
@@ -276,10 +277,20 @@ static void batch_fill(Batcher *b, int64_t k) {
         const int32_t *src = dataset_src(d, p), *tgt = dataset_tgt(d, p);
         int s = o->src_len[i], t = o->tgt_len[i] - 1; /* t: target ids */
         for (int j = 0; j < S; j++) o->src[(size_t)j * B + i] = j < s ? src[j] : NMT_PAD_ID;
+        /* target position j holds token j, or token t - 1 - j right to left */
+        bool rev = b->spec.reverse_tgt;
         o->tgt_in[i] = NMT_BOS_ID;
-        for (int j = 1; j < T; j++) o->tgt_in[(size_t)j * B + i] = j <= t ? tgt[j - 1] : NMT_PAD_ID;
+        for (int j = 1; j < T; j++) o->tgt_in[(size_t)j * B + i] = j <= t ? tgt[rev ? t - j : j - 1] : NMT_PAD_ID;
         for (int j = 0; j < T; j++)
-            o->tgt_out[(size_t)j * B + i] = j < t ? tgt[j] : j == t ? NMT_EOS_ID : NMT_PAD_ID;
+            o->tgt_out[(size_t)j * B + i] = j < t ? tgt[rev ? t - 1 - j : j] : j == t ? NMT_EOS_ID : NMT_PAD_ID;
+    }
+}
+
+void batch_reverse_ids(int32_t *ids, int n) {
+    for (int i = 0, j = n - 1; i < j; i++, j--) {
+        int32_t x = ids[i];
+        ids[i] = ids[j];
+        ids[j] = x;
     }
 }
 

@@ -39,6 +39,7 @@ typedef struct {
     int batch_tokens;    /* max padded cells S*B and T*B, 0 = unlimited */
     uint64_t seed;       /* epoch plans derive from (seed, epoch) */
     int shuffle;         /* 1: shuffled length-bucketed; 0: corpus order */
+    int reverse_tgt;     /* 1: every target right to left in tgt_in/tgt_out (model.right_to_left) */
 } BatchSpec;
 
 /* One batch: memory owned by the batcher, valid until its next call.
@@ -68,6 +69,10 @@ typedef struct {
 } BatchLimits;
 
 typedef struct Batcher Batcher;
+
+/* Reverses ids[0..n) in place: a right-to-left model's tokens (model.right_to_left)
+ * to and from text order. */
+void batch_reverse_ids(int32_t *ids, int n);
 
 /* Builds a batcher positioned at (0, 0). The dataset is borrowed: it must
  * outlive the batcher and not change. Fails with NMT_ERR_CONFIG on a bad spec

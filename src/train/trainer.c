@@ -451,6 +451,7 @@ static NmtStatus validate(Trainer *tr, ValidScores *scores_out) {
             char *hyp = NULL;
             /* a search that kept no hypothesis (every score NaN) output nothing */
             int len = cfg->decode.beam > 1 && counts[i] == 0 ? 0 : out_len[i];
+            if (cfg->model.right_to_left) batch_reverse_ids(out + (size_t)i * stride, len); /* to text order */
             st = tokenizer_decode(tr->data.tgt_tok, out + (size_t)i * stride, len, &hyp);
             const char *ref = tr->valid_refs[b.pair_index[i]];
             if (!st) st = bleu_add_sentence(&stats, hyp, &ref, 1, &bopt);
@@ -740,13 +741,13 @@ static NmtStatus setup(Trainer *tr) {
     st = backend_create_for(tc->device, tc->gpu, tc->threads, "train.device", "train.gpu",
                             &tr->be);
     if (st) return st;
-    BatchSpec spec = {tc->batch_sentences, tc->batch_tokens, (uint64_t)tc->seed, 1};
+    BatchSpec spec = {tc->batch_sentences, tc->batch_tokens, (uint64_t)tc->seed, 1, cfg->model.right_to_left};
     st = batcher_create(tr->data.train, &spec, &tr->train_batches);
     if (st) return st;
     BatchLimits lim = batcher_limits(tr->train_batches);
     ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0, 0, 0};
     if (tr->data.valid) {
-        BatchSpec vspec = {tc->batch_sentences ? tc->batch_sentences : 64, 0, 0, 0};
+        BatchSpec vspec = {tc->batch_sentences ? tc->batch_sentences : 64, 0, 0, 0, cfg->model.right_to_left};
         st = batcher_create(tr->data.valid, &vspec, &tr->valid_batches);
         if (st) return st;
         BatchLimits vl = batcher_limits(tr->valid_batches);
