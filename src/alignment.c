@@ -122,3 +122,20 @@ NmtStatus alignment_render(const AlignSpec *spec, const float *attn, int T, int 
     free(buf);
     return *out ? NMT_OK : nmt_fail_nomem("alignment");
 }
+
+NmtStatus alignment_of_pair(const AlignSpec *spec, const float *attn, int T, int S, int src_n, const char *src_text,
+                            const TokenSpan *src_spans, const char *tgt_text, const TokenSpan *tgt_spans,
+                            char **out) {
+    if (src_n == 0) T = 0; /* nothing to align to */
+    if (spec->tokens || T == 0) return alignment_render(spec, attn, T, S, src_n, NULL, 0, NULL, 0, out);
+    WordRange *sw = nmt_malloc((size_t)src_n * sizeof *sw), *tw = nmt_malloc((size_t)T * sizeof *tw);
+    NmtStatus st = sw && tw ? NMT_OK : nmt_fail_nomem("alignment");
+    if (!st) {
+        int n_sw = alignment_token_words(src_text, strlen(src_text), src_spans, src_n, sw);
+        int n_tw = alignment_token_words(tgt_text, strlen(tgt_text), tgt_spans, T, tw);
+        st = alignment_render(spec, attn, T, S, src_n, sw, n_sw, tw, n_tw, out);
+    }
+    nmt_free(sw);
+    nmt_free(tw);
+    return st;
+}

@@ -54,4 +54,12 @@ NmtStatus alignment_render(const AlignSpec *spec, const float *attn, int T, int 
                            const WordRange *src_words, int n_src_words, const WordRange *tgt_words,
                            int n_tgt_words, char **out);
 
+/* The pairs of one sentence pair, as `nmt translate` and `nmt score` give
+ * them: attn as above (T target tokens, src_n source tokens); in word
+ * units the words of src_text and tgt_text (NUL-terminated) that the
+ * tokens' spans (src_n and T of them) cover. A new string in *out. */
+NmtStatus alignment_of_pair(const AlignSpec *spec, const float *attn, int T, int S, int src_n, const char *src_text,
+                            const TokenSpan *src_spans, const char *tgt_text, const TokenSpan *tgt_spans,
+                            char **out);
+
 #endif

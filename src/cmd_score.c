@@ -447,23 +447,6 @@ static int next_batch_size(const ScoreRun *r, const int *order, int n) {
 /* Output                                                              */
 /* ------------------------------------------------------------------ */
 
-/* --alignment: the pair's alignment (alignment.h) into a new *out. */
-static NmtStatus pair_alignment(const ScoreRun *r, const ScorePair *p, char **out) {
-    AlignSpec spec = {r->opt.alignment_threshold, r->opt.alignment_tokens == 1};
-    if (spec.tokens || p->src_n == 0 || p->tgt_n == 0)
-        return alignment_render(&spec, p->attn, p->src_n ? p->tgt_n : 0, p->src_n, p->src_n, NULL, 0, NULL, 0, out);
-    WordRange *sw = nmt_malloc((size_t)p->src_n * sizeof *sw), *tw = nmt_malloc((size_t)p->tgt_n * sizeof *tw);
-    NmtStatus st = sw && tw ? NMT_OK : nmt_fail_nomem("alignment");
-    if (!st) {
-        int n_sw = alignment_token_words(p->src_text, strlen(p->src_text), p->src_spans, p->src_n, sw);
-        int n_tw = alignment_token_words(p->tgt_text, strlen(p->tgt_text), p->tgt_spans, p->tgt_n, tw);
-        st = alignment_render(&spec, p->attn, p->tgt_n, p->src_n, p->src_n, sw, n_sw, tw, n_tw, out);
-    }
-    nmt_free(sw);
-    nmt_free(tw);
-    return st;
-}
-
 /* The pair's line: score [TAB tokens TAB log-probabilities] [TAB alignment]. */
 static NmtStatus write_pair(const ScoreRun *r, const ScorePair *p, FILE *out) {
     double sum = 0;
@@ -477,7 +460,9 @@ static NmtStatus write_pair(const ScoreRun *r, const ScorePair *p, FILE *out) {
     }
     if (r->opt.alignment) {
         char *pairs = NULL;
-        NmtStatus st = pair_alignment(r, p, &pairs);
+        AlignSpec spec = {r->opt.alignment_threshold, r->opt.alignment_tokens == 1};
+        NmtStatus st = alignment_of_pair(&spec, p->attn, p->tgt_n, p->src_n, p->src_n, p->src_text, p->src_spans,
+                                         p->tgt_text, p->tgt_spans, &pairs);
         if (st) return st;
         fprintf(out, "\t%s", pairs);
         nmt_free(pairs);

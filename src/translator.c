@@ -342,27 +342,6 @@ static NmtStatus render_text(const Translator *tr, const int32_t *ids, int len, 
     return *text ? NMT_OK : nmt_fail_nomem("replacing unknown words");
 }
 
-/* --alignment: the pairs (alignment.h) of hypothesis hyp (len tokens,
- * attention rows attn of stride S) of block line i, written as `text`
- * with the output spans tgt_spans, into a new *out. */
-static NmtStatus render_alignment(const Translator *tr, int i, int len, const float *attn, int S, const char *text,
-                                  const TokenSpan *tgt_spans, char **out) {
-    AlignSpec spec = {tr->opt.alignment_threshold, tr->opt.alignment_tokens == 1};
-    int src_n = tr->len[i];
-    if (spec.tokens || src_n == 0 || len == 0)
-        return alignment_render(&spec, attn, src_n ? len : 0, S, src_n, NULL, 0, NULL, 0, out);
-    WordRange *sw = nmt_malloc((size_t)src_n * sizeof *sw), *tw = nmt_malloc((size_t)len * sizeof *tw);
-    NmtStatus st = sw && tw ? NMT_OK : nmt_fail_nomem("alignment");
-    if (!st) {
-        int n_sw = alignment_token_words(tr->text[i], strlen(tr->text[i]), tr->spans[i], src_n, sw);
-        int n_tw = alignment_token_words(text, strlen(text), tgt_spans, len, tw);
-        st = alignment_render(&spec, attn, len, S, src_n, sw, n_sw, tw, n_tw, out);
-    }
-    nmt_free(sw);
-    nmt_free(tw);
-    return st;
-}
-
 /* Writes a JSON string (escaped) to f. */
 static void json_string(FILE *f, const char *s) {
     fputc('"', f);
@@ -894,7 +873,10 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
                 NmtStatus st = tr->opt.alignment && !spans ? nmt_fail_nomem("alignment") : NMT_OK;
                 if (!st) st = render_text(tr, hyp + (size_t)from * stride, len, tr->ids[i], tr->len[i], tr->text[i],
                                           attn, S, &text, spans);
-                if (!st && tr->opt.alignment) st = render_alignment(tr, i, len, attn, S, text, spans, &aln);
+                AlignSpec aspec = {tr->opt.alignment_threshold, tr->opt.alignment_tokens == 1};
+                if (!st && tr->opt.alignment)
+                    st = alignment_of_pair(&aspec, attn, len, S, tr->len[i], tr->text[i], tr->spans[i], text, spans,
+                                           &aln);
                 nmt_free(spans);
                 if (st) {
                     nmt_free(text);

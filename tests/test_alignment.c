@@ -277,6 +277,21 @@ static void check_pairs(void) {
     /* a source token over two words aligns both; an output word no token covers has no pair */
     WordRange sw2[] = {{0, 1}, {2, 2}, {3, 3}}, tw2[] = {{0, 0}, {2, 2}, {2, 2}, {3, 3}};
     check_render(&hard_w, attn, 4, 4, 3, sw2, 4, tw2, 4, "0-0 1-0 0-2 1-2 3-2 3-3");
+    /* a sentence pair through its spans: source "ab cd" as "ab", " c", "d"; output "X YZ" as "X", " Y", "Z" */
+    const float pair_attn[] = {0.6f, 0.3f, 0.1f, /**/ 0.1f, 0.2f, 0.7f, /**/ 0.5f, 0.25f, 0.25f};
+    TokenSpan ps[] = {{0, 2}, {2, 4}, {4, 5}}, pt[] = {{0, 1}, {1, 3}, {3, 4}};
+    char *got = NULL;
+    CHECK(alignment_of_pair(&hard_w, pair_attn, 3, 3, 3, "ab cd", ps, "X YZ", pt, &got) == NMT_OK && got &&
+              !strcmp(got, "0-0 0-1 1-1"),
+          "alignment_of_pair words: [%s]", got ? got : "");
+    nmt_free(got);
+    CHECK(alignment_of_pair(&hard, pair_attn, 3, 3, 3, "ab cd", ps, "X YZ", pt, &got) == NMT_OK && got &&
+              !strcmp(got, "0-0 2-1 0-2"),
+          "alignment_of_pair tokens: [%s]", got ? got : "");
+    nmt_free(got);
+    CHECK(alignment_of_pair(&hard_w, pair_attn, 3, 3, 0, "", ps, "X YZ", pt, &got) == NMT_OK && got && !*got,
+          "alignment_of_pair without a source: [%s]", got ? got : "");
+    nmt_free(got);
     /* nothing to align */
     check_render(&hard, attn, 0, 4, 3, NULL, 0, NULL, 0, "");
     check_render(&hard, attn, 4, 4, 0, NULL, 0, NULL, 0, "");
