@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "data/word_vocab.h"
 
 int alignment_parse(const char *value, double *threshold) {
@@ -18,6 +19,27 @@ int alignment_parse(const char *value, double *threshold) {
     if (end == value || *end || !(x > 0 && x <= 1)) return -1;
     *threshold = x;
     return 0;
+}
+
+int alignment_take_option(int argc, char **argv, int *i, AlignOptions *o) {
+    const char *value;
+    int r = cli_take_string(argc, argv, i, "--alignment", &value);
+    if (r > 0 && alignment_parse(value, &o->spec.threshold) < 0) {
+        nmt_fail(NMT_ERR_USAGE, "--alignment must be hard or a threshold in (0, 1], got '%s'", value);
+        return -1;
+    }
+    if (r) return r > 0 ? (o->on = 1) : r;
+    static const char *const units[] = {"words", "tokens", NULL};
+    r = cli_take_choice(argc, argv, i, "--alignment-units", units, &o->spec.tokens);
+    if (r > 0) o->units_given = 1;
+    return r;
+}
+
+NmtStatus alignment_check_options(const AlignOptions *o) {
+    if (o->units_given && !o->on)
+        return nmt_fail(NMT_ERR_USAGE, "--alignment-units sets what --alignment counts: give --alignment hard "
+                        "(or a threshold) too");
+    return NMT_OK;
 }
 
 int alignment_token_words(const char *text, size_t len, const TokenSpan *spans, int n, WordRange *words) {

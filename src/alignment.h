@@ -37,6 +37,20 @@ typedef struct {
  * bad (spec untouched). */
 int alignment_parse(const char *value, double *threshold);
 
+/* --alignment hard|P and --alignment-units words|tokens, as `nmt translate`
+ * and `nmt score` take them. */
+typedef struct {
+    int on;          /* --alignment given */
+    AlignSpec spec;  /* its threshold, and the units */
+    int units_given; /* --alignment-units given (it needs --alignment) */
+} AlignOptions;
+/* If argv[*i] is one of the two options, takes it (and its value): 1; 0
+ * for any other argument; -1 on a bad or missing value (message set, naming
+ * the option), as cli.h's cli_take_* do. */
+int alignment_take_option(int argc, char **argv, int *i, AlignOptions *o);
+/* NMT_ERR_USAGE (message set) for --alignment-units without --alignment. */
+NmtStatus alignment_check_options(const AlignOptions *o);
+
 /* The words of text[0..len) (maximal runs of non-space bytes, numbered from
  * 0) that each of the n tokens covers: those its span's non-space bytes
  * touch. A token whose span holds no such byte (a lone word-start piece

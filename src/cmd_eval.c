@@ -659,7 +659,7 @@ static int check_usage(const EvalOptions *o, const TranslatorOptions *topt, int 
         return usage_error("%s", "decoding options (--beam, --batch, --device, ...) need --model");
     if (topt->nbest > 1)
         return usage_error("%s", "--nbest does not apply to eval, which scores one translation per source line");
-    if (topt->alignment || topt->alignment_tokens >= 0)
+    if (topt->alignment.on || topt->alignment.units_given)
         return usage_error("%s", "--alignment does not apply to eval, which scores the translations alone");
     if (o->split_len >= 0 && !src_path)
         return usage_error("%s", "--split-len needs --src FILE, the source text whose words are counted");

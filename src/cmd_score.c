@@ -98,9 +98,7 @@ typedef struct {
     CliConfigArgs config; /* --config, --set */
     const char *src, *tgt;
     int normalize, tokens, full_vocab;
-    int alignment;           /* --alignment given */
-    double alignment_threshold; /* 0: hard */
-    int alignment_tokens;    /* --alignment-units: 1 tokens, 0 words, -1 not given */
+    AlignOptions alignment;  /* --alignment, --alignment-units */
     int batch;      /* 0: the model's decode.batch */
     int maxi_batch; /* --config's decode.maxi_batch; 0: the model's */
     int threads;    /* 0: all cores */
@@ -174,17 +172,7 @@ static int take_option(int argc, char **argv, int *i, ScoreOptions *o) {
     if ((r = cli_take_string(argc, argv, i, "--src", &o->src))) return r;
     if ((r = cli_take_string(argc, argv, i, "--tgt", &o->tgt))) return r;
     if ((r = cli_take_int(argc, argv, i, "--batch", 1, TRANSLATOR_MAX_BATCH, &o->batch))) return r;
-    const char *aln;
-    if ((r = cli_take_string(argc, argv, i, "--alignment", &aln))) {
-        if (r > 0 && alignment_parse(aln, &o->alignment_threshold) < 0) {
-            nmt_fail(NMT_ERR_USAGE, "--alignment must be hard or a threshold in (0, 1], got '%s'", aln);
-            return -1;
-        }
-        if (r > 0) o->alignment = 1;
-        return r;
-    }
-    static const char *const units[] = {"words", "tokens", NULL};
-    if ((r = cli_take_choice(argc, argv, i, "--alignment-units", units, &o->alignment_tokens))) return r;
+    if ((r = alignment_take_option(argc, argv, i, &o->alignment))) return r;
     if ((r = cli_take_int(argc, argv, i, "--threads", 0, 1024, &o->threads))) return r;
     if ((r = cli_take_choice(argc, argv, i, "--device", device_names, &o->device))) return r;
     return cli_take_int(argc, argv, i, "--gpu", 0, 1023, &o->gpu);
@@ -219,10 +207,7 @@ static NmtStatus check_options(const ScoreOptions *o) {
     if (!strcmp(o->src, "-") && !strcmp(o->tgt, "-"))
         return nmt_fail(NMT_ERR_USAGE, "--src - and --tgt - would both read standard input, which holds one "
                         "file: give one of them as a file");
-    if (o->alignment_tokens >= 0 && !o->alignment)
-        return nmt_fail(NMT_ERR_USAGE, "--alignment-units sets what --alignment counts: give --alignment hard "
-                        "(or a threshold) too");
-    return NMT_OK;
+    return alignment_check_options(&o->alignment);
 }
 
 /* Two regular files of different line counts (or with a bad line) are
@@ -264,7 +249,7 @@ static NmtStatus open_models(ScoreRun *r) {
     }
     r->right_to_left = !st && r->cfg.model.right_to_left;
     if (st) cli_model_explain(&r->pick, "score");
-    if (!st && o->alignment && r->dims[0].style == ATTN_STYLE_NONE)
+    if (!st && o->alignment.on && r->dims[0].style == ATTN_STYLE_NONE)
         st = nmt_fail(NMT_ERR_USAGE, "%s has no attention (model.attention.style none): --alignment reads the "
                       "attention of the first --model", o->models[0]);
     if (!st) st = backend_create_for(o->device, o->gpu, o->threads, "--device", "--gpu", &r->be);
@@ -375,12 +360,12 @@ static NmtStatus score_chunk(ScoreRun *r, const int *idx, int B) {
     NmtStatus st = fill_batch(r, idx, B);
     ScoreBatch *sb = &r->sb;
     size_t attn_cells = (size_t)B * sb->b.T * sb->b.S;
-    if (!st && r->opt.alignment && attn_cells > sb->attn_cap) {
+    if (!st && r->opt.alignment.on && attn_cells > sb->attn_cap) {
         float *a = nmt_realloc(sb->attn, attn_cells * sizeof *a);
         if (!a) st = nmt_fail_nomem("the attention of a batch");
         else sb->attn = a, sb->attn_cap = attn_cells;
     }
-    if (!st) st = seq2seq_score_batch(r->sc, &sb->b, sb->logp, r->opt.alignment ? sb->attn : NULL);
+    if (!st) st = seq2seq_score_batch(r->sc, &sb->b, sb->logp, r->opt.alignment.on ? sb->attn : NULL);
     const ScorePair *first = &r->pairs[idx[0]]; /* the longest source */
     if (st == NMT_ERR_NOMEM) {
         char hint[128];
@@ -399,7 +384,7 @@ static NmtStatus score_chunk(ScoreRun *r, const int *idx, int B) {
         for (int t = 0; t <= p->tgt_n; t++) {
             int step = r->right_to_left && t < p->tgt_n ? p->tgt_n - 1 - t : t;
             p->logp[t] = sb->logp[(size_t)step * B + c];
-            if (r->opt.alignment && t < p->tgt_n) /* the target tokens' rows, </s>'s left out */
+            if (r->opt.alignment.on && t < p->tgt_n) /* the target tokens' rows, </s>'s left out */
                 memcpy(p->attn + (size_t)t * p->src_n, sb->attn + ((size_t)c * sb->b.T + step) * sb->b.S,
                        (size_t)p->src_n * sizeof(float));
         }
@@ -458,10 +443,9 @@ static NmtStatus write_pair(const ScoreRun *r, const ScorePair *p, FILE *out) {
             fprintf(out, "%s%s", t ? " " : "\t", tokenizer_piece(r->tgt_tok, t < p->tgt_n ? p->tgt[t] : NMT_EOS_ID));
         for (int t = 0; t < n; t++) fprintf(out, "%s%.6f", t ? " " : "\t", p->logp[t]);
     }
-    if (r->opt.alignment) {
+    if (r->opt.alignment.on) {
         char *pairs = NULL;
-        AlignSpec spec = {r->opt.alignment_threshold, r->opt.alignment_tokens == 1};
-        NmtStatus st = alignment_of_pair(&spec, p->attn, p->tgt_n, p->src_n, p->src_n, p->src_text, p->src_spans,
+        NmtStatus st = alignment_of_pair(&r->opt.alignment.spec, p->attn, p->tgt_n, p->src_n, p->src_n, p->src_text, p->src_spans,
                                          p->tgt_text, p->tgt_spans, &pairs);
         if (st) return st;
         fprintf(out, "\t%s", pairs);
@@ -530,7 +514,7 @@ static NmtStatus push_pair(ScoreRun *r, int64_t line, const char *src, size_t sr
     ScorePair *p = &r->pairs[r->n];
     p->line = line;
     NmtStatus st;
-    if (r->opt.alignment) { /* the lines and where each token came from */
+    if (r->opt.alignment.on) { /* the lines and where each token came from */
         pair_free_alignment(p);
         nmt_free(p->src), nmt_free(p->tgt);
         p->src = p->tgt = NULL;
@@ -544,7 +528,7 @@ static NmtStatus push_pair(ScoreRun *r, int64_t line, const char *src, size_t sr
         nmt_error_prefix("%s:%lld", r->src_name, (long long)line);
         return st;
     }
-    if (r->opt.alignment) {
+    if (r->opt.alignment.on) {
         st = tokenizer_encode_spans(r->tgt_tok, tgt, tgt_len, &p->tgt, &p->tgt_spans, &p->tgt_n);
         if (!st) st = (p->tgt_text = nmt_strndup(tgt, tgt_len)) ? NMT_OK : nmt_fail_nomem("the pairs");
         if (!st) {
@@ -647,7 +631,6 @@ int cmd_score(int argc, char **argv) {
     memset(&r, 0, sizeof r);
     r.opt.device = CFG_DEVICE_AUTO;
     r.opt.progress = TRANSLATOR_PROGRESS_AUTO;
-    r.opt.alignment_tokens = -1;
     for (int i = 1; i < argc; i++) {
         int took = take_option(argc, argv, &i, &r.opt);
         if (took < 0) return cli_report("score", NMT_ERR_USAGE);

@@ -100,7 +100,6 @@ void translator_options_init(TranslatorOptions *o) {
     o->shortlist_per_source = 10;
     o->temperature = NAN;
     o->seed = 1;
-    o->alignment_tokens = -1;
 }
 
 int translator_take_model(int argc, char **argv, int *i, const char **models, int *n_models) {
@@ -150,17 +149,7 @@ int translator_take_option(int argc, char **argv, int *i, TranslatorOptions *o) 
     if ((r = cli_take_choice(argc, argv, i, "--device", device_names, &o->device))) return r;
     if ((r = cli_take_int(argc, argv, i, "--gpu", 0, 1023, &o->gpu))) return r;
     if ((r = cli_take_string(argc, argv, i, "--attention-out", &o->attention_out))) return r;
-    const char *aln;
-    if ((r = cli_take_string(argc, argv, i, "--alignment", &aln))) {
-        if (r > 0 && alignment_parse(aln, &o->alignment_threshold) < 0) {
-            nmt_fail(NMT_ERR_USAGE, "--alignment must be hard or a threshold in (0, 1], got '%s'", aln);
-            return -1;
-        }
-        if (r > 0) o->alignment = 1;
-        return r;
-    }
-    static const char *const units[] = {"words", "tokens", NULL};
-    if ((r = cli_take_choice(argc, argv, i, "--alignment-units", units, &o->alignment_tokens))) return r;
+    if ((r = alignment_take_option(argc, argv, i, &o->alignment))) return r;
     if ((r = cli_take_string(argc, argv, i, "--shortlist", &o->shortlist))) return r;
     if ((r = cli_take_int(argc, argv, i, "--shortlist-frequent", 0, INT_MAX, &o->shortlist_frequent)) ||
         (r = cli_take_int(argc, argv, i, "--shortlist-per-source", 0, INT_MAX, &o->shortlist_per_source))) {
@@ -248,7 +237,7 @@ int translator_nbest(const Translator *tr) {
 }
 
 static bool wants_attention(const Translator *tr) {
-    return tr->attn_out || tr->opt.attention_svg || tr->opt.replace_unk || tr->opt.alignment;
+    return tr->attn_out || tr->opt.attention_svg || tr->opt.replace_unk || tr->opt.alignment.on;
 }
 
 /* ------------------------------------------------------------------ */
@@ -673,14 +662,12 @@ NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
         const char *clash = o->beam > 1 ? "--beam" : o->nbest > 1 ? "--nbest" : o->n_models > 1 ? "a second --model"
                           : o->unk_dict ? "--unk-dict" : o->replace_unk ? "--replace-unk"
                           : o->attention_out ? "--attention-out" : o->attention_svg ? "--attention-svg"
-                          : o->alignment ? "--alignment" : NULL;
+                          : o->alignment.on ? "--alignment" : NULL;
         if (clash)
             return nmt_fail(NMT_ERR_USAGE, "--sample draws one translation a line, token by token; it does not go "
                             "with %s (a beam search, n-best lists, ensembles and attention output)", clash);
     }
-    if (o->alignment_tokens >= 0 && !o->alignment)
-        return nmt_fail(NMT_ERR_USAGE, "--alignment-units sets what --alignment counts: give --alignment hard "
-                        "(or a threshold) too");
+    if (alignment_check_options(&o->alignment)) return NMT_ERR_USAGE;
     if (o->shortlist && o->shortlist_frequent == 0 && o->shortlist_per_source == 0)
         return nmt_fail(NMT_ERR_USAGE, "--shortlist-frequent 0 with --shortlist-per-source 0 leaves only EOS and UNK "
                         "to choose from; give one of them a value above 0");
@@ -689,7 +676,7 @@ NmtStatus translator_open(const TranslatorOptions *o, Translator **out) {
     tr->opt = *o;
     NmtStatus st = NMT_OK;
     for (int k = 0; !st && k < o->n_models; k++) st = load_model(o->models[k], tr);
-    if (!st && o->alignment && !tr->attention)
+    if (!st && o->alignment.on && !tr->attention)
         st = nmt_fail(NMT_ERR_USAGE, "%s has no attention (model.attention.style none): --alignment reads the "
                       "attention of the first --model", o->models[0]);
     if (!st && o->unk_dict) st = load_dict(o->unk_dict, tr);
@@ -869,13 +856,12 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
             if (from >= 0) {
                 int len = tr->out_len[c * per + from];
                 const float *attn = attn_c + (size_t)from * stride * S;
-                TokenSpan *spans = tr->opt.alignment ? nmt_malloc((size_t)(len + 1) * sizeof *spans) : NULL;
-                NmtStatus st = tr->opt.alignment && !spans ? nmt_fail_nomem("alignment") : NMT_OK;
+                TokenSpan *spans = tr->opt.alignment.on ? nmt_malloc((size_t)(len + 1) * sizeof *spans) : NULL;
+                NmtStatus st = tr->opt.alignment.on && !spans ? nmt_fail_nomem("alignment") : NMT_OK;
                 if (!st) st = render_text(tr, hyp + (size_t)from * stride, len, tr->ids[i], tr->len[i], tr->text[i],
                                           attn, S, &text, spans);
-                AlignSpec aspec = {tr->opt.alignment_threshold, tr->opt.alignment_tokens == 1};
-                if (!st && tr->opt.alignment)
-                    st = alignment_of_pair(&aspec, attn, len, S, tr->len[i], tr->text[i], tr->spans[i], text, spans,
+                if (!st && tr->opt.alignment.on)
+                    st = alignment_of_pair(&tr->opt.alignment.spec, attn, len, S, tr->len[i], tr->text[i], tr->spans[i], text, spans,
                                            &aln);
                 nmt_free(spans);
                 if (st) {
@@ -884,7 +870,7 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
                 }
             }
             /* the translation, and --alignment's pairs after ' ||| ' */
-            char *shown = tr->opt.alignment ? nmt_asprintf("%s ||| %s", text ? text : "", aln ? aln : "")
+            char *shown = tr->opt.alignment.on ? nmt_asprintf("%s ||| %s", text ? text : "", aln ? aln : "")
                                             : nmt_strdup(text ? text : "");
             nmt_free(text);
             nmt_free(aln);
@@ -1000,7 +986,7 @@ static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, co
     tr->len[i] = 0;
     nmt_free(tr->text[i]);
     tr->text[i] = NULL;
-    if ((tr->opt.replace_unk || tr->opt.alignment) && !(tr->text[i] = nmt_strndup(line, len)))
+    if ((tr->opt.replace_unk || tr->opt.alignment.on) && !(tr->text[i] = nmt_strndup(line, len)))
         return nmt_fail_nomem("translating");
     size_t bad;
     if (!utf8_validate(line, len, &bad) || memchr(line, '\0', len)) {
@@ -1020,7 +1006,7 @@ static NmtStatus push_line(Translator *tr, const char *name, int64_t line_no, co
             while (prefix > 0 && ((unsigned char)line[prefix] & 0xC0) == 0x80) prefix--;
         }
         NmtStatus st;
-        if (tr->opt.alignment) { /* and where each token came from */
+        if (tr->opt.alignment.on) { /* and where each token came from */
             nmt_free(tr->ids[i]);
             nmt_free(tr->spans[i]);
             tr->ids[i] = NULL, tr->spans[i] = NULL;

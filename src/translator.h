@@ -29,6 +29,7 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "alignment.h"
 #include "config.h"
 #include "data/tokenizer.h"
 #include "model/params.h"
@@ -65,10 +66,8 @@ typedef struct {
     const char *unk_dict;    /* --unk-dict FILE: lines 'source<TAB>target' */
     const char *attention_out; /* --attention-out FILE: JSON lines of attention matrices */
     const char *attention_svg; /* --attention-svg DIR: one heatmap per input line */
-    int alignment;           /* --alignment hard|P: each output line gets ' ||| ' and its word
-                                alignment (alignment.h); 0: none */
-    double alignment_threshold; /* --alignment P: weights >= P aligned; 0: hard (the argmax) */
-    int alignment_tokens;    /* --alignment-units: tokens (1) or words (0); -1: not given (words) */
+    AlignOptions alignment;  /* --alignment, --alignment-units: each output line gets ' ||| ' and
+                                its word alignment (alignment.h) */
     int progress;            /* --progress / --no-progress: TRANSLATOR_PROGRESS_*; default AUTO:
                                 on when stderr is a terminal */
     int stream;              /* translate's --stream / --no-stream: TRANSLATOR_STREAM_*; default
