@@ -241,11 +241,14 @@ static NmtStatus open_models(ScoreRun *r) {
         Config cfg_k;
         st = translator_read_checkpoint(o->models[k], &r->src_tok, &r->tgt_tok, &r->ck[k], k ? &cfg_k : &r->cfg,
                                         &r->dims[k]);
-        if (!st && k && cfg_k.model.right_to_left != r->cfg.model.right_to_left)
-            st = nmt_fail(NMT_ERR_USAGE, "%s: model.right_to_left is %s, the first --model's %s: an ensemble's "
-                          "models must read the target in one direction", o->models[k],
-                          cfg_k.model.right_to_left ? "true" : "false", r->cfg.model.right_to_left ? "true" : "false");
-        if (!st && k) config_free(&cfg_k);
+        if (!st && k) {
+            if (cfg_k.model.right_to_left != r->cfg.model.right_to_left)
+                st = nmt_fail(NMT_ERR_USAGE, "%s: model.right_to_left is %s, the first --model's %s: an ensemble's "
+                              "models must read the target in one direction", o->models[k],
+                              cfg_k.model.right_to_left ? "true" : "false",
+                              r->cfg.model.right_to_left ? "true" : "false");
+            config_free(&cfg_k);
+        }
     }
     r->right_to_left = !st && r->cfg.model.right_to_left;
     if (st) cli_model_explain(&r->pick, "score");
