@@ -62,7 +62,9 @@ awk -v w="$weight" 'BEGIN { exit !(w ~ /^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/) }'
 
 tmp=$(mktemp -d) || die "cannot make a temporary folder"
 trap 'rm -rf "$tmp"' EXIT
-zcat -f -- "$src" > "$tmp/src" || die "$src: cannot read"
+# a line with invalid UTF-8 or a NUL byte, which nmt translate gave an empty
+# translation and nmt score refuses, is scored with those bytes left out
+zcat -f -- "$src" | tr -d '\000' | { iconv -c -f UTF-8 -t UTF-8 || true; } > "$tmp/src" || die "$src: cannot read"
 if [ "$nbest" = - ]; then cat > "$tmp/nbest"; else cat -- "$nbest" > "$tmp/nbest" || die "$nbest: cannot read"; fi
 n_src=$(wc -l < "$tmp/src")
 

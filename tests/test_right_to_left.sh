@@ -144,6 +144,12 @@ NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt --r2l r2l/las
 check 'cmp -s <(cut -f1 rrs.txt) rr1.txt && awk -F "\t" "NF != 4 { exit 1 }" rrs.txt' "--scores: $(head -2 rrs.txt)"
 expect 2 "--weight must be a number >= 0, got 'x'" env NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt --r2l r2l/last.nmt --weight x
 expect 2 "give --l2r MODEL and --r2l MODEL" env NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt
+# a source line of invalid UTF-8 (nmt translate writes it an empty translation): reranked too
+{ head -n 3 $T; printf 'a\xffb\n'; sed -n 4p $T; } > bad.src
+"$NMT" translate --model l2r/last.nmt --beam 4 --nbest 4 < bad.src > bad.nbest 2> /dev/null
+NMT_BIN="$NMT" "$RR" --src bad.src --nbest bad.nbest --l2r l2r/last.nmt --r2l r2l/last.nmt > bad.out 2> err.txt
+check '[ $? -eq 0 ] && [ $(wc -l < bad.out) -eq 5 ] && [ -z "$(sed -n 4p bad.out)" ] && [ -n "$(sed -n 5p bad.out)" ]' \
+  "rerank with an invalid UTF-8 source line: $(cat err.txt) $(cat bad.out)"
 head -n 8 l2r.nbest > short.nbest
 expect 1 "the n-best list has no hypothesis for source line 3" env NMT_BIN="$NMT" "$RR" --src $T --nbest short.nbest --l2r l2r/last.nmt --r2l r2l/last.nmt
 echo "99 ||| x ||| -1" >> short.nbest
