@@ -11,6 +11,9 @@
 # Steps, each under its own time limit; each is also cut to what is left of
 # GPU_CHECK_BUDGET (default 480 s from the start), and one with under 20 s
 # left is "skipped", so that a slow step cannot eat the run.
+# GPU_CHECK_LIMIT_SCALE=K multiplies every step's limit by K (default 1):
+# the dry run on a loaded CPU (tests/test_gpu_check_dry.sh), where the
+# limits should only stop a hang.
 # GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 3 5 5b 6 7 8
 # as below; 3 is 3 and 4, 7 needs 6's models for its decoding rows): a
 # short lease spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 then 2,2b,3,7,8.
@@ -198,12 +201,12 @@ row() {
     md_rows+=("| $1 | $2 | ${4//|/\\|} |")
 }
 
-# limit_for N: N seconds, or less when the budget ends sooner; fails (prints
-# nothing) when under 20 s are left.
+# limit_for N: N (times GPU_CHECK_LIMIT_SCALE) seconds, or less when the
+# budget ends sooner; fails (prints nothing) when under 20 s are left.
 limit_for() {
-    local left=$((deadline - $(date +%s) - 5))
+    local left=$((deadline - $(date +%s) - 5)) want=$(($1 * ${GPU_CHECK_LIMIT_SCALE:-1}))
     [ "$left" -lt 20 ] && return 1
-    [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+    [ "$want" -lt "$left" ] && echo "$want" || echo "$left"
 }
 # off_step ID: true when GPU_CHECK_STEPS is set and leaves step ID out
 # (its rows then say so)
