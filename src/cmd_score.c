@@ -448,8 +448,8 @@ static NmtStatus write_pair(const ScoreRun *r, const ScorePair *p, FILE *out) {
     }
     if (r->opt.alignment.on) {
         char *pairs = NULL;
-        NmtStatus st = alignment_of_pair(&r->opt.alignment.spec, p->attn, p->tgt_n, p->src_n, p->src_n, p->src_text, p->src_spans,
-                                         p->tgt_text, p->tgt_spans, &pairs);
+        NmtStatus st = alignment_of_pair(&r->opt.alignment.spec, p->attn, p->tgt_n, p->src_n, p->src_n, p->src_text,
+                                         p->src_spans, p->tgt_text, p->tgt_spans, &pairs);
         if (st) return st;
         fprintf(out, "\t%s", pairs);
         nmt_free(pairs);

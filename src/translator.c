@@ -642,7 +642,8 @@ static NmtStatus alloc_buffers(Translator *tr) {
     tr->out_score = nmt_malloc(B * per * sizeof *tr->out_score);
     tr->out_count = nmt_malloc(B * sizeof *tr->out_count);
     if (wants_attention(tr)) tr->out_attn = nmt_malloc(B * per * stride * (size_t)tr->max_src * sizeof(float));
-    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->spans || !tr->order || !tr->sort_keys || !tr->result || !tr->src || !tr->src_len ||
+    if (!tr->ids || !tr->len || !tr->cap || !tr->text || !tr->spans || !tr->order || !tr->sort_keys || !tr->result ||
+        !tr->src || !tr->src_len ||
         !tr->out || !tr->out_len ||
         !tr->out_score || !tr->out_count || (wants_attention(tr) && !tr->out_attn))
         return nmt_fail_nomem("translation buffers");
@@ -861,8 +862,8 @@ static NmtStatus decode_chunk(Translator *tr, const int *idx, int n) {
                 if (!st) st = render_text(tr, hyp + (size_t)from * stride, len, tr->ids[i], tr->len[i], tr->text[i],
                                           attn, S, &text, spans);
                 if (!st && tr->opt.alignment.on)
-                    st = alignment_of_pair(&tr->opt.alignment.spec, attn, len, S, tr->len[i], tr->text[i], tr->spans[i], text, spans,
-                                           &aln);
+                    st = alignment_of_pair(&tr->opt.alignment.spec, attn, len, S, tr->len[i], tr->text[i],
+                                           tr->spans[i], text, spans, &aln);
                 nmt_free(spans);
                 if (st) {
                     nmt_free(text);
