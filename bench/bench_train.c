@@ -219,7 +219,7 @@ static int synthetic_make(Synthetic *sy, int B, int S, int T, int vs, int vt) {
         sy->lens[B + b] = T;
         sy->pairs[b] = b;
     }
-    sy->b = (Batch){B, S, T, src, sy->lens, tin, tout, sy->lens + B, sy->pairs, (int64_t)B * S, (int64_t)B * T};
+    sy->b = (Batch){B, S, T, src, sy->lens, tin, tout, sy->lens + B, sy->pairs, (int64_t)B * S, (int64_t)B * T, NULL};
     return 1;
 }
 

@@ -222,6 +222,17 @@ struct Backend {
     void (*local_p_backward)(Backend *be, int B, const float *u, const int32_t *src_len,
                              const float *dp, float *du);
 
+    /* Guided alignment (kernels/align_math.h): for each of the T*B decoder
+     * rows r = t*B + b, a_s = the mean over n heads of the attention of
+     * step t, head j's row b at att + t*step_stride + (j*B + b)*S, against
+     * the target distribution q = align row r (T*B, S; each row sums to 1
+     * or is all 0). loss_rows[r] (=) weight * the cost's row loss (sums in
+     * double); align row r (=) weight * scale * d(row loss)/d(att_j row):
+     * the gradient for every head's attention, in place of q. A row whose
+     * q is all 0 gets 0s. cost: ALIGN_COST_CE or ALIGN_COST_MSE. */
+    void (*guided_align)(Backend *be, int T, int B, int S, int n, const float *att, size_t step_stride,
+                         int cost, float weight, float scale, float *align, float *loss_rows);
+
     /* ---- output layer and loss ---- */
     /* logits (N, V) and targets (N): for rows with targets != pad_id,
      * p = softmax(logits), loss_rows[r] (=) (1-eps)(-log p[y]) + eps mean_v(-log p[v]),

@@ -26,6 +26,7 @@ const char *const device_names[] = {DEVICES(CONFIG_ENUM_NAME) NULL};
 const char *const optimizer_names[] = {OPTIMIZERS(CONFIG_ENUM_NAME) NULL};
 const char *const valid_metric_names[] = {VALID_METRICS(CONFIG_ENUM_NAME) NULL};
 const char *const lr_schedule_names[] = {LR_SCHEDULES(CONFIG_ENUM_NAME) NULL};
+const char *const guided_cost_names[] = {GUIDED_COSTS(CONFIG_ENUM_NAME) NULL};
 const char *const sample_side_names[] = {SAMPLE_SIDES(CONFIG_ENUM_NAME) NULL};
 #undef CONFIG_ENUM_NAME
 
@@ -551,6 +552,15 @@ static NmtStatus validate(Config *cfg) {
     if (!(cfg->train.init_from && cfg->train.init_from[0])) {
         NmtStatus sst = config_check_subword_sampling(cfg);
         if (sst) return sst;
+    }
+    if (d->train_align && d->train_align[0]) {
+        if (a->style == ATTN_STYLE_NONE)
+            return nmt_fail(NMT_ERR_CONFIG, "data.train_align: guided alignment needs attention, and "
+                            "model.attention.style is none");
+        if (d->spm_sample_alpha > 0)
+            return nmt_fail(NMT_ERR_CONFIG, "data.train_align: guided alignment maps the word alignments "
+                            "onto the one best segmentation, which data.spm_sample_alpha (%g) replaces every "
+                            "epoch; use one or the other", d->spm_sample_alpha);
     }
     if (m->input_feed && a->style != ATTN_STYLE_LUONG) {
         if (cfg->explicit_keys[key_index("model.input_feed")])

@@ -28,6 +28,7 @@
 #define SAMPLE_SIDES(X) X(CFG_SAMPLE_BOTH, "both") X(CFG_SAMPLE_SRC, "src") X(CFG_SAMPLE_TGT, "tgt")
 #define VALID_METRICS(X) X(CFG_METRIC_BLEU, "bleu") X(CFG_METRIC_PPL, "ppl") X(CFG_METRIC_CHRF, "chrf")
 #define LR_SCHEDULES(X) X(CFG_LR_CONSTANT, "constant") X(CFG_LR_RSQRT, "rsqrt")
+#define GUIDED_COSTS(X) X(CFG_GUIDED_CE, "ce") X(CFG_GUIDED_MSE, "mse")
 
 #define CONFIG_ENUM_MEMBER(name, text) name,
 typedef enum { TOKENIZER_KINDS(CONFIG_ENUM_MEMBER) } CfgTokenizer;
@@ -41,6 +42,7 @@ typedef enum { OPTIMIZERS(CONFIG_ENUM_MEMBER) } CfgOptimizer;
 typedef enum { VALID_METRICS(CONFIG_ENUM_MEMBER) } CfgValidMetric;
 typedef enum { SAMPLE_SIDES(CONFIG_ENUM_MEMBER) } CfgSampleSides;
 typedef enum { LR_SCHEDULES(CONFIG_ENUM_MEMBER) } CfgLrSchedule;
+typedef enum { GUIDED_COSTS(CONFIG_ENUM_MEMBER) } CfgGuidedCost;
 #undef CONFIG_ENUM_MEMBER
 
 /* String tables of the enums above (NULL-terminated), e.g. attn_score_names[ATTN_SCORE_DOT]. */
@@ -55,9 +57,11 @@ extern const char *const optimizer_names[];
 extern const char *const valid_metric_names[];
 extern const char *const sample_side_names[];
 extern const char *const lr_schedule_names[];
+extern const char *const guided_cost_names[];
 
 typedef struct {
     char *train_src, *train_tgt, *valid_src, *valid_tgt, *test_src, *test_tgt;
+    char *train_align; /* "": no guided alignment */
     int tokenizer;      /* CfgTokenizer */
     int spm_vocab_size;
     int spm_model_type; /* CfgSpmModelType */
@@ -108,6 +112,8 @@ typedef struct {
     int epochs, max_steps;
     double clip_norm, label_smoothing;
     double ema_decay; /* 0: no moving average of the weights */
+    double guided_alignment_weight; /* used with data.train_align */
+    int guided_alignment_cost;      /* CfgGuidedCost */
     int seed;
     char *save_dir;
     char *init_from; /* "" : none (train.init_from) */

@@ -23,6 +23,10 @@
       "training corpus, source side (plain or gzip text, one sentence per line)")                  \
     X("data.train_tgt", data.train_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
       "training corpus, target side, aligned line by line with train_src")                          \
+    X("data.train_align", data.train_align, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
+      "guided alignment: word alignments of the training pairs, one line per pair of Pharaoh "     \
+      "pairs i-j (0-based source and target word, words split at spaces: fast_align's and eflomal's " \
+      "output on the corpus as it is; plain or gzip); train.guided_alignment_weight weighs them")  \
     X("data.valid_src", data.valid_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
       "validation corpus, source side (optional)")                                                 \
     X("data.valid_tgt", data.valid_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
@@ -152,6 +156,13 @@
       CFG_SINGLE | CFG_SCHEDULE, "keep an exponential moving average of the weights with this "     \
       "decay (at update t, min(ema_decay, (1 + t) / (10 + t))), validate it and save it as the "     \
       "model (checkpoints also keep the training weights); 0: none. 0.9999 is usual")              \
+    X("train.guided_alignment_weight", train.guided_alignment_weight, CFG_FLOAT, "0.1", 0, NOLIMIT, 0, \
+      NULL, CFG_SINGLE | CFG_SCHEDULE, "with data.train_align: weight of the guided alignment loss "  \
+      "added to the cross-entropy (per target token, like it); 0: the alignments are not used")     \
+    X("train.guided_alignment_cost", train.guided_alignment_cost, CFG_ENUM, "\"ce\"", NOLIMIT, NOLIMIT, \
+      0, guided_cost_names, CFG_SCHEDULE, "guided alignment loss of a target token's attention (heads " \
+      "averaged) against its aligned source tokens (an equal share each): ce, cross-entropy; mse, "  \
+      "half the squared error")                                                                     \
     X("train.clip_norm", train.clip_norm, CFG_FLOAT, "5.0", 0, NOLIMIT, 0, NULL, 0,                \
       "clip the global gradient norm to this; 0: no clipping")                                     \
     X("train.label_smoothing", train.label_smoothing, CFG_FLOAT, "0.1", 0, 1, CFG_HI_OPEN, NULL,   \

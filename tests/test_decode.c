@@ -266,7 +266,7 @@ static void check_exhaustive(double alpha, const char *base, const char *label) 
             tout[t * N + b] = t < lens[b] ? seqs[b][t] : NMT_PAD_ID;
         }
     }
-    Batch all = {N, S, L, src, src_len, tin, tout, tgt_len, pair, 0, 0};
+    Batch all = {N, S, L, src, src_len, tin, tout, tgt_len, pair, 0, 0, NULL};
     Seq2Seq *m;
     ModelLimits lim = {N, S, L, L, 9, 0, 0};
     CHECK_EQ_INT(seq2seq_create(be, &d, lim, &m), NMT_OK);
@@ -294,7 +294,7 @@ static void check_exhaustive(double alpha, const char *base, const char *label) 
         if (score > best) best = score, best_b = b;
     }
     /* beam search on one copy of the source */
-    Batch one = {1, S, 1, src, src_len, tin, tout, tgt_len, pair, 0, 0};
+    Batch one = {1, S, 1, src, src_len, tin, tout, tgt_len, pair, 0, 0, NULL};
     static int32_t src1[S];
     for (int s = 0; s < S; s++) src1[s] = src[s * N];
     one.src = src1;

@@ -6,7 +6,9 @@
 #include "backend.h"
 #include "config.h"
 #include "model/gradcheck.h"
+#include "kernels/align_math.h"
 #include "model/seq2seq.h"
+#include "model/seq2seq_score.h"
 #include "test_util.h"
 
 static Backend *be;
@@ -30,9 +32,10 @@ static int dims_for(const char *const *sets, int n_sets, ModelDims *d) {
 }
 
 /* output_rows: rows of logits the output layer holds at once (0: the
- * default, which holds the whole test batch). */
-static void check_config_chunked(const char *label, const char *const *sets, int n_sets,
-                                 int samples, int output_rows) {
+ * default, which holds the whole test batch). align_weight > 0: with
+ * guided alignment of that weight and cost against the batch's alignment. */
+static void check_config_full(const char *label, const char *const *sets, int n_sets, int samples,
+                              int output_rows, float align_weight, int align_cost) {
     ModelDims d;
     if (!dims_for(sets, n_sets, &d)) return;
     Batch batch;
@@ -41,6 +44,8 @@ static void check_config_chunked(const char *label, const char *const *sets, int
     gradcheck_spec_default(&spec);
     spec.samples_per_param = samples;
     spec.output_chunk = (size_t)output_rows * d.V_t;
+    spec.align_weight = align_weight;
+    spec.align_cost = align_cost;
     GradcheckResult r;
     NmtStatus st = model_gradcheck(be, &d, &batch, &spec, &r);
     CHECK(st == NMT_OK, "%s: %s", label, nmt_error_message());
@@ -53,6 +58,11 @@ static void check_config_chunked(const char *label, const char *const *sets, int
     if (getenv("NMT_TEST_VERBOSE"))
         printf("%-60s loss %.4f checked %3d skipped %2d worst %.3f (%s)\n", label, r.loss, r.checked,
                r.skipped, r.worst_excess, r.worst_name);
+}
+
+static void check_config_chunked(const char *label, const char *const *sets, int n_sets, int samples,
+                                 int output_rows) {
+    check_config_full(label, sets, n_sets, samples, output_rows, 0.0f, 0);
 }
 
 static void check_config(const char *label, const char *const *sets, int n_sets, int samples) {
@@ -144,7 +154,7 @@ static void sub_batch(const Batch *whole, int from, int n, BatchStore *m, Batch 
         if (whole->src_len[from + i] > S) S = whole->src_len[from + i];
         if (whole->tgt_len[from + i] > T) T = whole->tgt_len[from + i];
     }
-    *out = (Batch){n, S, T, m->src, m->src_len, m->tgt_in, m->tgt_out, m->tgt_len, m->pair, 0, 0};
+    *out = (Batch){n, S, T, m->src, m->src_len, m->tgt_in, m->tgt_out, m->tgt_len, m->pair, 0, 0, NULL};
     for (int i = 0; i < n; i++) {
         m->src_len[i] = whole->src_len[from + i];
         m->tgt_len[i] = whole->tgt_len[from + i];
@@ -253,6 +263,112 @@ static void memory_bounds(void) {
     CHECK(v_small && v_large && v_large <= v_small + (1u << 20),
           "V_t 20000 takes %zu bytes more arena than V_t 2000 (want the same: logits in chunks)",
           v_large - v_small);
+}
+
+/* Guided alignment's loss against an independent computation: the
+ * training forward's ModelLoss.align_sum (no dropout) equals weight times
+ * the cost summed over target tokens, computed here from the head-averaged
+ * attention that teacher-forced scoring (seq2seq_score.h: the
+ * step-by-step decoder, another code path) gives for the same batch, and
+ * the loss differentiated is (loss_sum + align_sum) / tokens. */
+static void guided_loss_value(const char *label, const char *const *sets, int n_sets, int cost) {
+    ModelDims d;
+    if (!dims_for(sets, n_sets, &d)) return;
+    Batch batch;
+    gradcheck_make_batch(4, 6, 5, d.V_s, d.V_t, 21, &batch);
+    ModelLimits lim = {batch.B, batch.S, batch.T, 0, 0, 0, 0};
+    Seq2Seq *m;
+    if (seq2seq_create(be, &d, lim, &m)) {
+        CHECK(0, "%s: create: %s", label, nmt_error_message());
+        return;
+    }
+    const float weight = 0.7f;
+    CHECK(seq2seq_init_params(m, 0.5f, 3) == NMT_OK, "init");
+    ModelLoss plain, guided;
+    seq2seq_forward(m, &batch, true, 5, &plain);
+    CHECK(seq2seq_set_guided_alignment(m, cost, weight) == NMT_OK, "%s: set: %s", label, nmt_error_message());
+    seq2seq_forward(m, &batch, true, 5, &guided);
+    size_t n = seq2seq_layout(m)->total;
+    float *w = malloc(n * sizeof(float));
+    be->download(be, w, seq2seq_params(m), n * sizeof(float));
+    const ModelDims *dims[1] = {&d};
+    const float *weights[1] = {w};
+    Seq2SeqScorer *sc = NULL;
+    ScoreShape shape = {batch.B, batch.S, batch.T};
+    float *logp = malloc((size_t)batch.T * batch.B * sizeof(float));
+    float *attn = malloc((size_t)batch.B * batch.T * batch.S * sizeof(float));
+    NmtStatus st = seq2seq_scorer_create(be, dims, weights, 1, shape, true, &sc);
+    if (!st) st = seq2seq_score_batch(sc, &batch, logp, attn);
+    CHECK(st == NMT_OK, "%s: scoring: %s", label, nmt_error_message());
+    double want = 0;
+    int B = batch.B, S = batch.S, rows = 0;
+    for (int b = 0; b < B && !st; b++)
+        for (int t = 0; t < batch.tgt_len[b]; t++) {
+            const float *q = batch.align + ((size_t)t * B + b) * S, *a = attn + ((size_t)b * batch.T + t) * S;
+            double any = 0, row = 0;
+            for (int s = 0; s < S; s++) any += q[s];
+            if (any == 0) continue;
+            rows++;
+            for (int s = 0; s < S; s++)
+                row += cost == ALIGN_COST_MSE ? 0.5 * ((double)a[s] - q[s]) * ((double)a[s] - q[s])
+                       : q[s] > 0 ? -(double)q[s] * log((double)a[s] + 1e-6) : 0.0;
+            want += weight * row;
+        }
+    CHECK(rows > 0 && want > 0, "%s: the batch should have aligned rows", label);
+    CHECK(fabs(guided.align_sum - want) <= 1e-4 * want, "%s: align_sum %.9g, from the scorer's attention %.9g",
+          label, guided.align_sum, want);
+    CHECK(plain.align_sum == 0 && fabs(guided.loss_sum - plain.loss_sum) <= 1e-9 * plain.loss_sum,
+          "%s: the cross-entropy must not change (%.9g, %.9g)", label, plain.loss_sum, guided.loss_sum);
+    CHECK(fabs(guided.loss - (guided.loss_sum + guided.align_sum) / guided.n_tokens) <= 1e-12,
+          "%s: loss is not (loss_sum + align_sum) / tokens", label);
+    seq2seq_scorer_free(sc);
+    free(w);
+    free(logp);
+    free(attn);
+    seq2seq_free(m);
+}
+
+/* Guided alignment (seq2seq_set_guided_alignment): gradient checks with the
+ * alignment loss at a weight where it matters, both costs, every window
+ * mode, several heads, attention dropout; and its value. */
+static void guided_alignment_models(void) {
+    const char *luong_dot[] = {"model.attention.score=dot"};
+    check_config_full("guided ce, luong dot", luong_dot, 1, 12, 0, 1.0f, ALIGN_COST_CE);
+    check_config_full("guided mse, luong dot", luong_dot, 1, 12, 0, 2.0f, ALIGN_COST_MSE);
+    const char *local_p[] = {"model.attention.score=general", "model.attention.mode=local-p",
+                             "model.attention.heads=2", "model.attention.dropout=0.3", "model.dropout=0.2"};
+    check_config_full("guided ce, general local-p, 2 heads, attention dropout", local_p, 5, 12, 0, 1.0f,
+                      ALIGN_COST_CE);
+    const char *local_m[] = {"model.attention.style=bahdanau", "model.attention.score=additive",
+                             "model.attention.mode=local-m", "model.attention.heads=3", "model.enc_hidden=4"};
+    check_config_full("guided mse, bahdanau additive local-m, 3 heads", local_m, 5, 12, 0, 2.0f, ALIGN_COST_MSE);
+    check_config_full("guided ce, bahdanau additive local-m, 3 heads", local_m, 5, 12, 0, 1.0f, ALIGN_COST_CE);
+    const char *scaled[] = {"model.attention.score=scaled_dot", "model.attention.heads=2", "model.enc_layers=2",
+                            "model.dec_layers=2", "model.residual=true"};
+    check_config_full("guided mse, scaled dot, 2 heads, 2+2 residual", scaled, 5, 12, 0, 2.0f, ALIGN_COST_MSE);
+    const char *concat[] = {"model.attention.score=additive", "model.attention.mode=local-p",
+                            "model.bidirectional=false"};
+    check_config_full("guided ce, concat local-p, unidirectional", concat, 3, 12, 0, 1.0f, ALIGN_COST_CE);
+
+    guided_loss_value("guided ce value, luong dot", luong_dot, 1, ALIGN_COST_CE);
+    guided_loss_value("guided mse value, luong dot", luong_dot, 1, ALIGN_COST_MSE);
+    const char *heads[] = {"model.attention.score=general", "model.attention.heads=2"};
+    guided_loss_value("guided ce value, general, 2 heads", heads, 2, ALIGN_COST_CE);
+    const char *bahdanau[] = {"model.attention.style=bahdanau", "model.attention.score=additive",
+                              "model.attention.mode=local-p", "model.attention.heads=3", "model.enc_hidden=4"};
+    guided_loss_value("guided ce value, bahdanau local-p, 3 heads", bahdanau, 5, ALIGN_COST_CE);
+
+    const char *none[] = {"model.attention.style=none"};
+    ModelDims d;
+    if (dims_for(none, 1, &d)) {
+        ModelLimits lim = {2, 3, 3, 0, 0, 0, 0};
+        Seq2Seq *m;
+        if (seq2seq_create(be, &d, lim, &m) == NMT_OK) {
+            CHECK(seq2seq_set_guided_alignment(m, ALIGN_COST_CE, 0.1f) == NMT_ERR_CONFIG,
+                  "guided alignment without attention must be refused");
+            seq2seq_free(m);
+        }
+    }
 }
 
 static void sweep(void) {
@@ -374,6 +490,7 @@ int main(void) {
     special_models();
     residual_models();
     layer_norm_models();
+    guided_alignment_models();
     output_chunks();
     accumulations();
     memory_bounds();

@@ -21,7 +21,7 @@
 
 #define HEADER "kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu\n"
 /* the header nmt writes now (HEADER, the one before valid_chrf, is read too) */
-#define HEADER_NOW "kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu,valid_chrf\n"
+#define HEADER_NOW "kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu,valid_chrf,align_loss\n"
 
 /* ------------------------------------------------------------------ */
 /* Ticks and labels                                                    */
@@ -205,8 +205,8 @@ static void test_writer(void) {
     CHECK_EQ_INT(train_csv_append(f, &v), NMT_OK);
     fclose(f);
     char *text = read_text(path);
-    CHECK_EQ_STR(text, HEADER_NOW "train,100,0,5.25,190.566268,0.001,1.5,1000,1100.25,,,\n"
-                                  "valid,500,1,,,,,,,12.5,,\n");
+    CHECK_EQ_STR(text, HEADER_NOW "train,100,0,5.25,190.566268,0.001,1.5,1000,1100.25,,,,\n"
+                                  "valid,500,1,,,,,,,12.5,,,\n");
     nmt_free(text);
 
     /* read back */
@@ -254,7 +254,7 @@ static void test_writer(void) {
         fclose(a);
     }
     text = read_text(path2);
-    CHECK_EQ_STR(text, HEADER_NOW "valid,500,1,,,,,,,12.5,,\ntrain,600,,2,,,,,,,,\n");
+    CHECK_EQ_STR(text, HEADER_NOW "valid,500,1,,,,,,,12.5,,,\ntrain,600,,2,,,,,,,,,\n");
     nmt_free(text);
     /* an earlier version's log (no valid_chrf; CRLF, a torn last row) is
      * widened before rows are added, so that a resumed run can append */
@@ -277,7 +277,7 @@ static void test_writer(void) {
         fclose(a);
     }
     text = read_text(old_path);
-    CHECK_EQ_STR(text, HEADER_NOW "train,100,1,5,,,,,,,,\n\nvalid,100,1,,,,,,,9.5,20.5,\nvalid,200,,,,,,,,8,22,50.25\n");
+    CHECK_EQ_STR(text, HEADER_NOW "train,100,1,5,,,,,,,,,\n\nvalid,100,1,,,,,,,9.5,20.5,,\nvalid,200,,,,,,,,8,22,50.25,\n");
     nmt_free(text);
     TrainCsvTable *widened = NULL;
     CHECK_EQ_INT(train_csv_read(old_path, &widened), NMT_OK);

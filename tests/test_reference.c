@@ -95,7 +95,7 @@ static void check_fixture(const char *path) {
         tgt_len[b] = 0;
         for (int t = 0; t < T; t++) tgt_len[b] += tgt_out[t * B + b] != NMT_PAD_ID;
     }
-    Batch batch = {B, S, T, src, src_len, tgt_in, tgt_out, tgt_len, pair, 0, 0};
+    Batch batch = {B, S, T, src, src_len, tgt_in, tgt_out, tgt_len, pair, 0, 0, NULL};
 
     Seq2Seq *m;
     ModelLimits lim = {B, S, T, 0, 0, 0, 0};

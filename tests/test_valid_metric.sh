@@ -30,7 +30,7 @@ best_steps() { printf '%s\n' "$out" | sed -n 's/^valid: step \([0-9]*\) .*(best)
 # 1. chrF beside BLEU, in the log and in train.csv
 train chrf --set train.valid_metric=chrf --set train.max_steps=40
 check '[ $rc -eq 0 ]' "valid_metric chrf: $rc $out"
-check '[ "$(head -1 "$tmp/chrf/train.csv")" = "kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu,valid_chrf" ]' \
+check '[ "$(head -1 "$tmp/chrf/train.csv")" = "kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu,valid_chrf,align_loss" ]' \
   "train.csv header: $(head -1 "$tmp/chrf/train.csv")"
 rows=$(valid_rows "$tmp/chrf")
 check '[ "$(printf "%s\n" "$rows" | wc -l)" -eq 8 ] && ! printf "%s\n" "$rows" | grep -q ",$"' "8 validations with chrF: $rows"
@@ -122,9 +122,9 @@ cut -d, -f1-11 "$tmp/switch/train.csv" > "$tmp/old.csv"
 cp "$tmp/old.csv" "$tmp/switch/train.csv"
 train switch --set train.max_steps=35 --set train.valid_metric=chrf --resume
 check '[ $rc -eq 0 ]' "resumed into an old train.csv: $rc $out"
-check '[ "$(head -1 "$tmp/switch/train.csv" | tr "," "\n" | tail -1)" = valid_chrf ] &&
-       cmp -s <(tail -n +2 "$tmp/old.csv") <(head -n "$(wc -l < "$tmp/old.csv")" "$tmp/switch/train.csv" | tail -n +2 | sed "s/,$//")' \
-  "the old rows should be kept, widened by an empty valid_chrf"
+check '[ "$(head -1 "$tmp/switch/train.csv" | tr "," "\n" | tail -2 | tr "\n" " ")" = "valid_chrf align_loss " ] &&
+       cmp -s <(tail -n +2 "$tmp/old.csv") <(head -n "$(wc -l < "$tmp/old.csv")" "$tmp/switch/train.csv" | tail -n +2 | sed "s/,,$//")' \
+  "the old rows should be kept, widened by an empty valid_chrf and align_loss"
 check '[ "$(grep -c "^valid,35,.*,[0-9.]*$" "$tmp/switch/train.csv")" -eq 1 ]' "the new row has chrF: $(tail -2 "$tmp/switch/train.csv")"
 "$NMT" plot --run "$tmp/switch" > /dev/null 2>&1
 check '[ $? -eq 0 ] && grep -q "validation chrF2" "$tmp/switch/curves.svg"' "nmt plot draws the chrF curve"

@@ -153,6 +153,7 @@ Backend *cpu_backend_create(int threads) {
     be->local_p_forward = cpu_local_p_forward;
     be->local_p_backward = cpu_local_p_backward;
 
+    be->guided_align = cpu_guided_align;
     be->softmax_xent = cpu_softmax_xent;
     be->log_softmax = cpu_log_softmax;
     be->sum_squares = cpu_sum_squares;

@@ -62,6 +62,9 @@ void cpu_local_p_forward(Backend *be, int B, const float *u, const int32_t *src_
 void cpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src_len,
                           const float *dp, float *du);
 
+void cpu_guided_align(Backend *be, int T, int B, int S, int n, const float *att, size_t step_stride,
+                      int cost, float weight, float scale, float *align, float *loss_rows);
+
 /* cpu_ops.c: loss, optimizer, decoding */
 void cpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int32_t *targets,
                       int pad_id, float eps, float scale, float *loss_rows, float *nll_rows,

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/align_math.h"
 #include "kernels/attention_math.h"
 #include "kernels/dropout_math.h"
 #include "kernels/layer_norm_math.h"
@@ -400,6 +401,28 @@ void cpu_local_p_backward(Backend *be, int B, const float *u, const int32_t *src
                           const float *dp, float *du) {
     (void)be;
     for (int b = 0; b < B; b++) du[b] += attn_math_local_p_grad(u[b], src_len[b], dp[b]);
+}
+
+void cpu_guided_align(Backend *be, int T, int B, int S, int n, const float *att, size_t step_stride,
+                      int cost, float weight, float scale, float *align, float *loss_rows) {
+    (void)be;
+    size_t head_stride = (size_t)B * S;
+    float wk = weight * scale;
+#pragma omp parallel for schedule(static) if ((long)T * B * S * n > CPU_PAR_MIN / 4)
+    for (int r = 0; r < T * B; r++) {
+        int t = r / B, b = r % B;
+        const float *a_row = att + (size_t)t * step_stride + (size_t)b * S;
+        float *q = align + (size_t)r * S;
+        int any = 0;
+        for (int s = 0; s < S; s++) any |= q[s] != 0.0f;
+        double loss = 0.0;
+        for (int s = 0; s < S; s++) {
+            float a = align_math_mean(a_row, head_stride, n, s);
+            loss += any ? (double)align_math_loss_elem(cost, a, q[s]) : 0.0;
+            q[s] = any ? align_math_grad_elem(cost, a, q[s], n, wk) : 0.0f;
+        }
+        loss_rows[r] = (float)((double)weight * loss);
+    }
 }
 
 /* ---- loss ---- */

@@ -33,6 +33,7 @@ struct Batcher {
     /* the batch handed out (sized to lim) */
     Batch batch;
     int64_t *members; /* (max_B) pairs of the current batch */
+    const GuidedAlignments *align; /* borrowed; NULL: batches carry no alignment rows */
 };
 
 /* A pair's target cells: its target tokens and the BOS/EOS position (the
@@ -138,6 +139,7 @@ void batcher_free(Batcher *b) {
     nmt_free(b->batch.tgt_out);
     nmt_free(b->batch.tgt_len);
     nmt_free(b->batch.pair_index);
+    nmt_free(b->batch.align);
     nmt_free(b);
 }
 
@@ -224,7 +226,21 @@ NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out)
     return NMT_OK;
 }
 
+NmtStatus batcher_set_alignments(Batcher *b, const GuidedAlignments *g) {
+    if (g->n_pairs != b->n)
+        return nmt_fail(NMT_ERR_RUNTIME, "batcher: alignments of %lld pairs for a dataset of %lld",
+                        (long long)g->n_pairs, (long long)b->n);
+    size_t floats = (size_t)b->lim.max_tgt_cells * (size_t)b->lim.max_S;
+    float *rows = nmt_realloc(b->batch.align, (floats ? floats : 1) * sizeof(float));
+    if (!rows) return nmt_fail_nomem("the alignment rows of a batch");
+    b->batch.align = rows;
+    b->align = g;
+    return NMT_OK;
+}
+
 NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d) {
+    if (b->align)
+        return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset for one with alignments");
     if (d->n_pairs != b->n)
         return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset of %lld pairs for one of %lld",
                         (long long)d->n_pairs, (long long)b->n);
@@ -283,6 +299,12 @@ static void batch_fill(Batcher *b, int64_t k) {
         for (int j = 1; j < T; j++) o->tgt_in[(size_t)j * B + i] = j <= t ? tgt[rev ? t - j : j - 1] : NMT_PAD_ID;
         for (int j = 0; j < T; j++)
             o->tgt_out[(size_t)j * B + i] = j < t ? tgt[rev ? t - 1 - j : j] : j == t ? NMT_EOS_ID : NMT_PAD_ID;
+    }
+    if (b->align) {
+        memset(o->align, 0, (size_t)T * B * S * sizeof(float));
+        for (int i = 0; i < B; i++)
+            guided_align_fill_column(b->align, b->members[i], i, B, S, o->tgt_len[i] - 1, b->spec.reverse_tgt,
+                                     o->align);
     }
 }
 

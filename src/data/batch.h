@@ -33,6 +33,7 @@
 
 #include "common.h"
 #include "data/dataset.h"
+#include "data/guided_align.h"
 
 typedef struct {
     int batch_sentences; /* max pairs per batch, 0 = unlimited */
@@ -54,6 +55,11 @@ typedef struct {
     int64_t *pair_index; /* (B) index of the pair in the dataset */
     int64_t n_src_tokens; /* sum of src_len (unpadded) */
     int64_t n_tgt_tokens; /* sum of tgt_len, i.e. target tokens + one EOS each */
+    float *align;        /* (T, B, S) guided alignment (data.train_align): row (t, b) is
+                            the distribution over source positions that target position t
+                            of column b is aligned to (the aligned positions' share, 1 /
+                            their count), all 0 where none is; NULL when the dataset has
+                            no alignments */
 } Batch;
 
 typedef struct {
@@ -80,6 +86,12 @@ void batch_reverse_ids(int32_t *ids, int n);
  * with an empty source, NMT_ERR_NOMEM. */
 NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out);
 void batcher_free(Batcher *b); /* NULL is a no-op */
+
+/* Batches carry alignment rows (Batch.align) from now on: g's links of
+ * the dataset's pairs (borrowed: it must outlive the batcher). Allocates
+ * the rows (max T*B cells x max S floats). NMT_ERR_RUNTIME when g is not
+ * of the dataset's pairs. batcher_set_dataset then refuses. */
+NmtStatus batcher_set_alignments(Batcher *b, const GuidedAlignments *g);
 
 /* Replaces the dataset from the current epoch on (subword sampling gives
  * every epoch its own segmentation of the same pairs) and rebuilds the

@@ -17,6 +17,11 @@
  * train.seed, so runs that differ only in seed share one cache. */
 enum { TOKENIZER_SEED = 1 };
 
+/* data.train_align, or NULL when not given */
+static const char *train_align(const Config *cfg) {
+    return cfg->data.train_align && cfg->data.train_align[0] ? cfg->data.train_align : NULL;
+}
+
 static char *cache_path(const Config *cfg, const char *name) {
     return nmt_asprintf("%s/%s", cfg->data.cache_dir, name);
 }
@@ -52,11 +57,14 @@ char *prepare_manifest(const Config *cfg) {
     /* with train.init_from, the tokenizers are that checkpoint's (the keys
      * above were copied from it): its file is a source of the cache */
     const char *init_from = init_from_path(cfg);
-    const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt", "train.init_from"};
-    const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from};
+    const char *align = d->train_align && d->train_align[0] ? d->train_align : NULL;
+    const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt", "train.init_from",
+                          "data.train_align"};
+    const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from, align};
     for (size_t i = 0; i < NMT_ARRAY_LEN(keys); i++) {
         struct stat st;
-        if (i == 4 && !init_from) break; /* manifests of runs without it stay as they were */
+        /* manifests of runs without these stay as they were */
+        if ((i == 4 && !init_from) || (i == 5 && !align)) continue;
         if (!paths[i] || !paths[i][0]) {
             fprintf(out, "%s = (none)\n", keys[i]);
         } else if (stat(paths[i], &st) == 0) {
@@ -226,21 +234,75 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
 
 /* ---- encoding ---------------------------------------------------------- */
 
+/* Reading data.train_align beside the corpus: a line per pair, parsed and
+ * mapped onto the tokens of the pairs kept (guided_align.h). */
+typedef struct {
+    const char *path;
+    LineReader *reader;
+    GuidedAlignments *out;
+    int32_t *pairs, *links; /* scratch */
+    int pairs_cap, links_cap;
+    const char *line; /* the current pair's line */
+    size_t len;
+} AlignReader;
+
+/* The alignment line of the pair just read (every pair has one, kept or not). */
+static NmtStatus align_next_line(AlignReader *ar, int64_t pair_line) {
+    int got = 0;
+    NmtStatus st = line_reader_next(ar->reader, &ar->line, &ar->len, &got);
+    if (!st && !got)
+        st = nmt_fail(NMT_ERR_FORMAT, "%s: %lld line%s, but the training corpus has more pairs (data.train_align "
+                      "needs one line per pair)", ar->path, (long long)(pair_line - 1), pair_line == 2 ? "" : "s");
+    return st;
+}
+
+/* The token links of a kept pair from its alignment line: the sides encoded
+ * again with their spans (the same ids: tokenizer_encode_spans). */
+static NmtStatus align_pair(AlignReader *ar, const Tokenizer *src_tok, const char *src, size_t src_len,
+                            const Tokenizer *tgt_tok, const char *tgt, size_t tgt_len, int64_t line_no) {
+    int n_pairs = 0, n_links = 0, n_src = 0, n_tgt = 0;
+    NmtStatus st = guided_align_parse_line(ar->line, ar->len, guided_align_count_words(src, src_len),
+                                           guided_align_count_words(tgt, tgt_len), &ar->pairs, &n_pairs,
+                                           &ar->pairs_cap);
+    if (st) {
+        nmt_error_prefix("%s:%lld", ar->path, (long long)line_no);
+        return st;
+    }
+    int32_t *src_ids = NULL, *tgt_ids = NULL;
+    TokenSpan *src_spans = NULL, *tgt_spans = NULL;
+    st = tokenizer_encode_spans(src_tok, src, src_len, &src_ids, &src_spans, &n_src);
+    if (!st) st = tokenizer_encode_spans(tgt_tok, tgt, tgt_len, &tgt_ids, &tgt_spans, &n_tgt);
+    if (!st)
+        st = guided_align_token_links(ar->pairs, n_pairs, src, src_len, src_spans, n_src, tgt, tgt_len, tgt_spans,
+                                      n_tgt, &ar->links, &n_links, &ar->links_cap);
+    if (!st) st = guided_alignments_add(ar->out, ar->links, n_links);
+    nmt_free(src_ids);
+    nmt_free(tgt_ids);
+    nmt_free(src_spans);
+    nmt_free(tgt_spans);
+    return st;
+}
+
 /* Encodes a parallel corpus into a new dataset. max_len <= 0: no length
  * filter. Empty pairs and over-long pairs are skipped and counted. A pair
  * whose word count already exceeds max_len (tokenizer_min_ids) is counted
  * as too long without being encoded: encoding a line of millions of words
- * takes seconds and gigabytes only to drop it. */
+ * takes seconds and gigabytes only to drop it. align_path (NULL: none):
+ * the pairs' word alignments, whose token links of the kept pairs go to
+ * *align_out. */
 static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const Tokenizer *src_tok,
-                               const Tokenizer *tgt_tok, int max_len, CorpusStats *stats,
-                               Dataset **out) {
+                               const Tokenizer *tgt_tok, int max_len, const char *align_path, CorpusStats *stats,
+                               Dataset **out, GuidedAlignments **align_out) {
     *out = NULL;
     ParallelReader *reader = NULL;
     Dataset *d = NULL;
     int32_t *src_ids = NULL, *tgt_ids = NULL;
     int src_cap = 0, tgt_cap = 0;
+    AlignReader ar = {align_path, NULL, NULL, NULL, NULL, 0, 0, NULL, 0};
     NmtStatus st = parallel_reader_open(src_path, tgt_path, &reader);
     if (!st) st = dataset_create(&d);
+    if (!st && align_path) st = line_reader_open(align_path, &ar.reader);
+    if (!st && align_path) st = guided_alignments_create(&ar.out);
     while (!st) {
         const char *src, *tgt;
         size_t src_len, tgt_len;
@@ -248,6 +310,10 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
         st = parallel_reader_next(reader, &src, &src_len, &tgt, &tgt_len, &got);
         if (st || !got) break;
         stats->pairs_read++;
+        if (ar.reader) {
+            st = align_next_line(&ar, parallel_reader_line_no(reader));
+            if (st) break;
+        }
         if (corpus_line_is_blank(src, src_len) || corpus_line_is_blank(tgt, tgt_len)) {
             stats->skipped_empty++;
             continue;
@@ -292,12 +358,32 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
             stats->skipped_too_long++;
             continue;
         }
-        st = dataset_add(d, src_ids, n_src, tgt_ids, n_tgt, parallel_reader_line_no(reader));
+        if (ar.reader)
+            st = align_pair(&ar, src_tok, src, src_len, tgt_tok, tgt, tgt_len, parallel_reader_line_no(reader));
+        if (!st) st = dataset_add(d, src_ids, n_src, tgt_ids, n_tgt, parallel_reader_line_no(reader));
         if (!st) stats->kept++;
+    }
+    if (!st && ar.reader) { /* no line past the corpus's last pair */
+        const char *line;
+        size_t len;
+        int got = 0;
+        st = line_reader_next(ar.reader, &line, &len, &got);
+        if (!st && got)
+            st = nmt_fail(NMT_ERR_FORMAT, "%s:%lld: a line past the last pair of the training corpus (%lld pairs; "
+                          "data.train_align needs one line per pair)", align_path,
+                          (long long)line_reader_line_no(ar.reader), (long long)stats->pairs_read);
     }
     nmt_free(src_ids);
     nmt_free(tgt_ids);
+    nmt_free(ar.pairs);
+    nmt_free(ar.links);
+    line_reader_close(ar.reader);
     parallel_reader_close(reader);
+    if (!st && align_out) {
+        *align_out = ar.out;
+        ar.out = NULL;
+    }
+    guided_alignments_free(ar.out);
     if (!st && d->n_pairs == 0)
         st = nmt_fail(NMT_ERR_FORMAT, "%s, %s: no usable sentence pairs (%lld read)", src_path,
                       tgt_path, (long long)stats->pairs_read);
@@ -347,9 +433,10 @@ static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedDat
         return NMT_ERR_FORMAT;
     }
     nmt_free(found);
-    const char *names[] = {"src.tok", "tgt.tok", "train.bin", "valid.bin"};
+    const char *names[] = {"src.tok", "tgt.tok", "train.bin", "valid.bin", "train.aln"};
     for (size_t i = 0; i < NMT_ARRAY_LEN(names) && !st; i++) {
-        if (i == 3 && !(cfg->data.valid_src && cfg->data.valid_src[0])) break;
+        if (i == 3 && !(cfg->data.valid_src && cfg->data.valid_src[0])) continue;
+        if (i == 4 && !train_align(cfg)) continue;
         char *p = cache_path(cfg, names[i]);
         if (!p) return nmt_fail_nomem("reading the cache");
         switch (i) {
@@ -357,7 +444,9 @@ static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedDat
         case 1: st = tokenizer_load(p, &out->tgt_tok); break;
         case 2: st = dataset_load(p, &out->train); break;
         case 3: st = dataset_load(p, &out->valid); break;
+        case 4: st = guided_alignments_load(p, &out->train_align); break;
         }
+        if (!st && i == 4) st = guided_alignments_check(out->train_align, out->train, p);
         if (!st && i == 2)
             st = check_ids(out->train, tokenizer_vocab_size(out->src_tok),
                            tokenizer_vocab_size(out->tgt_tok), p);
@@ -426,18 +515,19 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
     }
     if (!st) {
         corpus_stats_init(&out->train_stats, "train", d->max_len);
-        st = encode_corpus(d->train_src, d->train_tgt, out->src_tok, out->tgt_tok, d->max_len,
-                           &out->train_stats, &out->train);
+        st = encode_corpus(d->train_src, d->train_tgt, out->src_tok, out->tgt_tok, d->max_len, train_align(cfg),
+                           &out->train_stats, &out->train, &out->train_align);
     }
     if (!st && has_valid) {
         corpus_stats_init(&out->valid_stats, "valid", 0);
-        st = encode_corpus(d->valid_src, d->valid_tgt, out->src_tok, out->tgt_tok, 0,
-                           &out->valid_stats, &out->valid);
+        st = encode_corpus(d->valid_src, d->valid_tgt, out->src_tok, out->tgt_tok, 0, NULL,
+                           &out->valid_stats, &out->valid, NULL);
     }
     SAVE_CACHE_FILE(st, cfg, "src.tok", tokenizer_save(out->src_tok, p));
     SAVE_CACHE_FILE(st, cfg, "tgt.tok", tokenizer_save(out->tgt_tok, p));
     SAVE_CACHE_FILE(st, cfg, "train.bin", dataset_save(out->train, p));
     if (has_valid) SAVE_CACHE_FILE(st, cfg, "valid.bin", dataset_save(out->valid, p));
+    if (out->train_align) SAVE_CACHE_FILE(st, cfg, "train.aln", guided_alignments_save(out->train_align, p));
     if (!st) {
         char train_line[512], valid_line[512] = "";
         corpus_stats_summary(&out->train_stats, train_line, sizeof train_line);
@@ -458,6 +548,7 @@ void prepared_data_free(PreparedData *p) {
     tokenizer_free(p->tgt_tok);
     dataset_free(p->train);
     dataset_free(p->valid);
+    guided_alignments_free(p->train_align);
     nmt_free(p->summary);
     memset(p, 0, sizeof *p);
 }

@@ -13,6 +13,8 @@
  *                           usable with spm_encode; or word vocabularies);
  *                           with data.spm_joint both are the same model
  *   train.bin, valid.bin    the encoded corpora (dataset.h)
+ *   train.aln               with data.train_align: the token links of the
+ *                           pairs of train.bin (guided_align.h)
  *   summary.txt             what was kept and skipped, printed on every use
  * The cache is stale when manifest.txt differs from the one the current
  * config and files give; the log names the first setting that changed.
@@ -26,12 +28,14 @@
 #include "config.h"
 #include "data/corpus.h"
 #include "data/dataset.h"
+#include "data/guided_align.h"
 #include "data/tokenizer.h"
 
 typedef struct {
     Tokenizer *src_tok, *tgt_tok;
     Dataset *train;       /* pairs within data.max_len tokens */
     Dataset *valid;       /* NULL without a validation set; not length-filtered */
+    GuidedAlignments *train_align; /* data.train_align's links of train's pairs; NULL without */
     CorpusStats train_stats, valid_stats; /* counts of this build (zero when cached) */
     int from_cache;       /* 1 when the cache was up to date */
     char *summary;        /* the kept/skipped lines, one per corpus */

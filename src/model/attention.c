@@ -236,6 +236,8 @@ void attention_step_backward(Backend *be, const ModelDims *d, const AttnWeights 
                          ld_cat, ld_cat, 1.0f, ab->dkeys, B * K, K, B);
         if (st->dropped) /* the forward's mask, drawn again */
             be->dropout(be, sc->dw, sc->dw, BS, d->attn_dropout, drop_seed, drop_offset + j * BS);
+        if (sc->dguide) /* the guided alignment's, of the weights before dropout */
+            be->add_cols(be, sc->dw, S, sc->dguide + (size_t)t * BS, S, B, S);
         be->attn_softmax_backward(be, B, S, st->probs + j * BS, st->pre_drop + j * BS,
                                   ab->src_len, center, window, gaussian, sigma, sc->dw,
                                   sc->dscores, gaussian ? sc->dcenter : NULL);

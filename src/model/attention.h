@@ -80,6 +80,9 @@ typedef struct {
                        before the first step; NULL without a query projection */
     float *dpre;    /* (T, B, H) local-p: every step's gradient of Wp q, zeroed
                        before the first step; NULL otherwise */
+    const float *dguide; /* (T, B, S) guided alignment: the gradient of each step's
+                            weights before dropout, the same for every head
+                            (Backend.guided_align); NULL: none */
 } AttnScratch;
 
 /* What the weight gradients read for every step at once. */

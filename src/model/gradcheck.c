@@ -16,12 +16,15 @@ void gradcheck_spec_default(GradcheckSpec *spec) {
     spec->init_range = 1.0f;
     spec->seed = 7;
     spec->output_chunk = 0;
+    spec->align_weight = 0.0f;
+    spec->align_cost = 0;
 }
 
 enum { GC_MAX_B = 16, GC_MAX_S = 64, GC_MAX_T = 64 };
 static int32_t gc_src[GC_MAX_S * GC_MAX_B], gc_tgt_in[GC_MAX_T * GC_MAX_B], gc_tgt_out[GC_MAX_T * GC_MAX_B];
 static int gc_src_len[GC_MAX_B], gc_tgt_len[GC_MAX_B];
 static int64_t gc_pair[GC_MAX_B];
+static float gc_align[GC_MAX_T * GC_MAX_B * GC_MAX_S];
 
 void gradcheck_make_batch(int B, int S, int T, int V_s, int V_t, uint64_t seed, Batch *batch) {
     NMT_ASSERT(B <= GC_MAX_B && S <= GC_MAX_S && T <= GC_MAX_T && T >= 2 && S >= 1);
@@ -46,6 +49,20 @@ void gradcheck_make_batch(int B, int S, int T, int V_s, int V_t, uint64_t seed, 
         }
         gc_tgt_out[lt * B + b] = NMT_EOS_ID;
     }
+    /* alignment rows (T, B, S): a target token has 0 (one in four), 1 or 2
+     * aligned source tokens, an equal share each; EOS and padding none */
+    memset(gc_align, 0, sizeof gc_align);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t + 1 < gc_tgt_len[b]; t++) {
+            int links = (int)rng_below(&rng, 4);
+            if (links == 0) continue;
+            links = links == 3 ? 2 : 1;
+            float *row = gc_align + ((size_t)t * B + b) * S;
+            for (int k = 0; k < links; k++) row[rng_below(&rng, (uint32_t)gc_src_len[b])] = 1.0f;
+            int count = 0;
+            for (int s = 0; s < S; s++) count += row[s] != 0.0f;
+            for (int s = 0; s < S; s++) row[s] /= (float)count;
+        }
     batch->B = B;
     batch->S = S;
     batch->T = T;
@@ -55,6 +72,7 @@ void gradcheck_make_batch(int B, int S, int T, int V_s, int V_t, uint64_t seed, 
     batch->tgt_out = gc_tgt_out;
     batch->tgt_len = gc_tgt_len;
     batch->pair_index = gc_pair;
+    batch->align = gc_align;
     batch->n_src_tokens = batch->n_tgt_tokens = 0;
     for (int b = 0; b < B; b++) {
         batch->n_src_tokens += gc_src_len[b];
@@ -74,7 +92,11 @@ NmtStatus model_gradcheck(Backend *be, const ModelDims *dims, const Batch *batch
     ModelLimits lim = {batch->B, batch->S, batch->T, 0, 0, spec->output_chunk, 0};
     Seq2Seq *m;
     NmtStatus st = seq2seq_create(be, dims, lim, &m);
-    if (st) return st;
+    if (!st && spec->align_weight > 0) st = seq2seq_set_guided_alignment(m, spec->align_cost, spec->align_weight);
+    if (st) {
+        seq2seq_free(m);
+        return st;
+    }
     const ParamLayout *layout = seq2seq_layout(m);
     size_t n = layout->total;
     float *w = nmt_malloc(n * sizeof(float)), *g = nmt_malloc(n * sizeof(float));

@@ -21,6 +21,9 @@ typedef struct {
     float init_range;      /* weights (biases too) drawn uniform in +-init_range */
     uint64_t seed;         /* weights, sampled coordinates and dropout masks */
     size_t output_chunk;   /* ModelLimits.output_chunk (0: the default) */
+    float align_weight;    /* guided alignment (seq2seq_set_guided_alignment) against the
+                              batch's Batch.align; 0: none */
+    int align_cost;        /* ALIGN_COST_CE or ALIGN_COST_MSE */
 } GradcheckSpec;
 
 typedef struct {
@@ -39,7 +42,8 @@ NmtStatus model_gradcheck(Backend *be, const ModelDims *dims, const Batch *batch
 
 /* A small random batch with padding on both sides (B sentences, source
  * lengths up to S, target lengths up to T - 1 plus EOS), ids below the
- * vocabulary sizes. Arrays are static storage of this module: one batch at
+ * vocabulary sizes, and a random alignment (Batch.align: most target
+ * tokens aligned to one or two source tokens, some to none). Arrays are static storage of this module: one batch at
  * a time. */
 void gradcheck_make_batch(int B, int S, int T, int V_s, int V_t, uint64_t seed, Batch *batch);
 

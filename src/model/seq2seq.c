@@ -172,8 +172,9 @@ static void carve(Seq2Seq *m, Arena *ar, int B, int S, int T) {
     /* one block, so that the loss is read back with one download (none
      * while decoding) */
     int Tl = m->stepwise ? 0 : T;
-    a->loss_rows = takef(ar, (size_t)2 * Tl * R);
+    a->loss_rows = takef(ar, (size_t)3 * Tl * R);
     a->nll_rows = a->loss_rows ? a->loss_rows + (size_t)Tl * R : NULL;
+    a->align_rows = a->loss_rows ? a->loss_rows + (size_t)2 * Tl * R : NULL;
     if (m->stepwise) { /* decoding: no backward */
         a->grad_begin = a->grad_end = NULL;
         return;
@@ -297,7 +298,7 @@ NmtStatus seq2seq_create(Backend *be, const ModelDims *dims, ModelLimits lim, Se
     m->neg_inf = be->alloc(be, sizeof(float));
     m->dec_bias = be->alloc(be, (size_t)dims->V_t * sizeof(float));
     m->h_ids = nmt_malloc(stage * sizeof(int32_t));
-    m->h_f = nmt_malloc(2 * stage * sizeof(float)); /* 2: the loss and NLL rows together */
+    m->h_f = nmt_malloc(3 * stage * sizeof(float)); /* 3: the loss, NLL and alignment rows together */
     /* gather indices: compact_sources's (heads S B), the query form's (B beam heads) */
     size_t idx_rows = (size_t)(lim.max_S > beam ? lim.max_S : beam) * lim.max_B;
     m->h_idx = nmt_malloc((size_t)dims->heads * idx_rows * sizeof(int32_t));
@@ -334,6 +335,7 @@ void seq2seq_free(Seq2Seq *m) {
     be->release(be, m->sl_W);
     be->release(be, m->sl_b);
     be->release(be, m->emb_proj);
+    be->release(be, m->align);
     nmt_free(m->h_ids);
     nmt_free(m->h_f);
     nmt_free(m->h_idx);

@@ -21,7 +21,8 @@ typedef struct {
     double loss_sum;  /* sum of label-smoothed token losses */
     double nll_sum;   /* sum of -log p(reference token) */
     int64_t n_tokens; /* non-pad target tokens */
-    double loss;      /* loss_sum / n_tokens: what backward differentiates */
+    double align_sum; /* guided alignment: the weighted alignment loss of the rows, summed (0 without) */
+    double loss;      /* (loss_sum + align_sum) / n_tokens: what backward differentiates */
 } ModelLoss;
 
 typedef struct Seq2Seq Seq2Seq;
@@ -62,6 +63,15 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
  * 0, the default: each batch's own token count (the mean over the batch).
  * ModelLoss is unaffected (always the batch's own mean). */
 void seq2seq_set_grad_tokens(Seq2Seq *m, int64_t n);
+/* Guided alignment (docs/model.md, "Guided alignment"): from now on, a
+ * training forward of a batch with an alignment (Batch.align) adds
+ * `weight` times the cost's loss (kernels/align_math.h: ALIGN_COST_CE or
+ * ALIGN_COST_MSE) of every target position's attention, averaged over the
+ * heads and taken before attention dropout, against the batch's aligned
+ * positions, to the loss (ModelLoss.align_sum) and its gradient to the
+ * backward. The first call takes (max_T max_B max_S) floats on the
+ * backend. weight 0 turns it off. Not for style none (NMT_ERR_CONFIG). */
+NmtStatus seq2seq_set_guided_alignment(Seq2Seq *m, int cost, float weight);
 /* Adds the gradient of loss->loss (the mean over target tokens; see
  * seq2seq_set_grad_tokens) of the last training forward into seq2seq_grads. */
 void seq2seq_backward(Seq2Seq *m);

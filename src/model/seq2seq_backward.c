@@ -198,6 +198,7 @@ void seq2seq_backward(Seq2Seq *m) {
     /* the output layer's backward ran in the forward pass (output_layer) */
     apply_dropout(m, a->dhh, a->dhh, (size_t)T * B * H, DROP_HD, 0);
     AttnWeights aw = attention_weights(&m->layout, m->params, m->grads);
+    a->as.dguide = m->align_active ? m->align : NULL;
     decoder_backward(m, &aw);
     if (d->style != ATTN_STYLE_NONE) {
         /* every step's query (Luong: h_t^top, rows 1..T; Bahdanau: h_{t-1}^top,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/align_math.h"
 #include "model/seq2seq_internal.h"
 
 /* A layer's input from the layer below: in training, dropped out into the
@@ -252,6 +253,14 @@ static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
     for (int t = 0; t < T; t++) seq2seq_decoder_step(m, aw, t, NULL);
 }
 
+/* The factor of every gradient of the training loss: 1 / the target
+ * tokens it is the mean over (seq2seq_set_grad_tokens); loss rows are not
+ * scaled. */
+static float grad_scale(const Seq2Seq *m) {
+    int64_t divisor = m->grad_tokens > 0 ? m->grad_tokens : m->n_tokens;
+    return divisor ? 1.0f / (float)divisor : 0.0f;
+}
+
 /* The output layer and the loss over all T*B rows, a chunk of rows at a
  * time: logits (C, V) = hd out_W^T + out_b, then the smoothed loss rows.
  * Training also finishes the layer's backward per chunk, so no chunk has
@@ -262,8 +271,7 @@ static void output_layer(Seq2Seq *m, bool train) {
     Acts *a = &m->a;
     int N = m->T * m->B, H = m->d.H, V = m->d.V_t, C = output_chunk_rows(m, N);
     const float *W = out_W(m), *bias = P(m, m->layout.idx.out_b);
-    int64_t divisor = m->grad_tokens > 0 ? m->grad_tokens : m->n_tokens; /* the gradient's; loss rows are not scaled */
-    float scale = divisor ? 1.0f / (float)divisor : 0.0f;
+    float scale = grad_scale(m);
     for (int r0 = 0; r0 < N; r0 += C) {
         int n = N - r0 < C ? N - r0 : C;
         const float *x = a->hd + (size_t)r0 * H;
@@ -282,6 +290,35 @@ static void output_layer(Seq2Seq *m, bool train) {
 void seq2seq_set_grad_tokens(Seq2Seq *m, int64_t n) {
     NMT_ASSERT(n >= 0);
     m->grad_tokens = n;
+}
+
+NmtStatus seq2seq_set_guided_alignment(Seq2Seq *m, int cost, float weight) {
+    NMT_ASSERT(weight >= 0 && (cost == ALIGN_COST_CE || cost == ALIGN_COST_MSE));
+    if (weight > 0 && m->d.style == ATTN_STYLE_NONE)
+        return nmt_fail(NMT_ERR_CONFIG, "train.guided_alignment_weight: the model has no attention to guide "
+                        "(model.attention = none)");
+    if (weight > 0 && !m->align) {
+        size_t floats = (size_t)m->lim.max_T * m->lim.max_B * m->lim.max_S;
+        m->align = m->be->alloc(m->be, floats * sizeof(float));
+        if (!m->align)
+            return nmt_fail(NMT_ERR_NOMEM, "out of memory on %s for the guided alignment: %.1f MB", m->be->name,
+                            floats * sizeof(float) / 1e6);
+    }
+    m->align_cost = cost;
+    m->align_weight = weight;
+    return NMT_OK;
+}
+
+/* Guided alignment: the batch's alignment rows against every step's
+ * attention (before dropout): the weighted loss rows into align_rows, and
+ * the gradient of each step's attention in place of the rows, for the
+ * backward (attention_step_backward). */
+static void guided_alignment_forward(Seq2Seq *m, const Batch *batch) {
+    Backend *be = m->be;
+    int B = m->B, S = m->S, T = m->T;
+    be->upload(be, m->align, batch->align, (size_t)T * B * S * sizeof(float));
+    be->guided_align(be, T, B, S, m->d.heads, m->a.steps_base.pre_drop, m->step_stride, m->align_cost,
+                     m->align_weight, grad_scale(m), m->align, m->a.align_rows);
 }
 
 void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, ModelLoss *loss) {
@@ -307,17 +344,23 @@ void seq2seq_forward(Seq2Seq *m, const Batch *batch, bool train, uint64_t seed, 
     decoder_forward(m, &aw);
     apply_dropout(m, a->hd, a->hh, (size_t)T * B * H, DROP_HD, 0);
     output_layer(m, train);
-    /* the step's one wait for the device: loss rows, then NLL rows */
+    m->align_active = train && batch->align && m->align_weight > 0;
+    if (m->align_active) guided_alignment_forward(m, batch);
+    /* the step's one wait for the device: loss rows, NLL rows, then the
+     * guided alignment's rows */
     float *rows = m->h_f;
-    size_t nll_at = (size_t)(a->nll_rows - a->loss_rows);
-    double loss_sum = 0, nll_sum = 0;
-    be->download(be, rows, a->loss_rows, (nll_at + (size_t)T * B) * sizeof(float));
+    size_t nll_at = (size_t)(a->nll_rows - a->loss_rows), align_at = (size_t)(a->align_rows - a->loss_rows);
+    size_t end = (m->align_active ? align_at : nll_at) + (size_t)T * B;
+    double loss_sum = 0, nll_sum = 0, align_sum = 0;
+    be->download(be, rows, a->loss_rows, end * sizeof(float));
     for (int i = 0; i < T * B; i++) loss_sum += rows[i];
     for (int i = 0; i < T * B; i++) nll_sum += rows[nll_at + i];
+    for (int i = 0; m->align_active && i < T * B; i++) align_sum += rows[align_at + i];
     loss->loss_sum = loss_sum;
     loss->nll_sum = nll_sum;
+    loss->align_sum = align_sum;
     loss->n_tokens = m->n_tokens;
-    loss->loss = m->n_tokens ? loss_sum / (double)m->n_tokens : 0.0;
+    loss->loss = m->n_tokens ? (loss_sum + align_sum) / (double)m->n_tokens : 0.0;
 }
 
 void seq2seq_download_logits(Seq2Seq *m, float *host) {

@@ -63,7 +63,8 @@ typedef struct {
     float *gather_tmp;   /* (R, max(L_d H, H)) */
     int32_t *compact_idx; /* (heads S B) decoding: gather indices that drop finished sentences */
     float *compact_tmp;  /* (max(S B K, heads S B qdim)) their scratch */
-    float *loss_rows, *nll_rows; /* (T*B) */
+    float *loss_rows, *nll_rows, *align_rows; /* (T*B) each, one block: the guided
+                                                  alignment's rows follow the NLL rows */
     /* gradients and scratch (zeroed at the start of backward) */
     char *grad_begin, *grad_end;
     float *dE[MODEL_MAX_LAYERS]; /* (S, B, K) gradient of encoder layer outputs */
@@ -136,6 +137,12 @@ struct Seq2Seq {
     uint64_t seed;
     int64_t n_tokens;
     int64_t grad_tokens; /* seq2seq_set_grad_tokens: gradient divisor, 0: n_tokens */
+    /* guided alignment (seq2seq_set_guided_alignment) */
+    float *align;        /* (max_T max_B max_S) the batch's alignment rows, then the
+                            guided loss's gradient of each step's attention; NULL: off */
+    int align_cost;
+    float align_weight;  /* 0: off */
+    bool align_active;   /* the last training forward added the guided loss */
     size_t step_stride; /* floats between step t and t+1 in the step arrays */
     Acts a;
 };

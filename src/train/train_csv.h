@@ -4,9 +4,11 @@
  * row struct, the writer and the reader all come from that list.
  *
  * Format: a header line naming the columns, then one row per line:
- *   kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu,valid_chrf
+ *   kind,step,epoch,loss,ppl,lr,grad_norm,src_tok_s,tgt_tok_s,valid_ppl,valid_bleu,valid_chrf,align_loss
  * kind is "train" (a log row: loss, ppl, lr, grad_norm, src_tok_s, tgt_tok_s
- * filled, valid_* empty) or "valid" (valid_ppl and, when computed,
+ * filled, valid_* empty; align_loss, the guided alignment loss per target
+ * token (train.guided_alignment_weight included), only with guided
+ * alignment; loss is the cross-entropy without it) or "valid" (valid_ppl and, when computed,
  * valid_bleu and valid_chrf filled; the training columns may be empty). step is a
  * non-negative integer; the other fields are plain decimal numbers or empty.
  * A resumed run appends rows to the same file, so steps may repeat or go
@@ -42,7 +44,8 @@
     X(TGT_TOK_S, tgt_tok_s, VALUE)       \
     X(VALID_PPL, valid_ppl, VALUE)       \
     X(VALID_BLEU, valid_bleu, VALUE)     \
-    X(VALID_CHRF, valid_chrf, VALUE)
+    X(VALID_CHRF, valid_chrf, VALUE)     \
+    X(ALIGN_LOSS, align_loss, VALUE)
 
 typedef enum {
 #define TRAIN_CSV_ENUM_(E, name, T) TRAIN_CSV_COL_##E,

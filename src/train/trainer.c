@@ -23,6 +23,7 @@
 #include "data/rng.h"
 #include "data/subword_sampling.h"
 #include "fileio.h"
+#include "kernels/align_math.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
 #include "train/init_from.h"
@@ -52,6 +53,8 @@ typedef struct {
     char *config_json;
     size_t n_params;
     double window_loss, window_tokens, window_src, window_tgt, window_norm;
+    double window_align; /* guided alignment: the weighted alignment loss summed */
+    bool guided;         /* guided alignment is on (data.train_align, weight > 0) */
     int window_steps;
     double window_start;
     int max_decode_T;
@@ -491,7 +494,8 @@ static NmtStatus validate_weights(Trainer *tr, ValidScores *out) {
 
 /* ---- logging ----------------------------------------------------------- */
 
-static void csv_train_row(Trainer *tr, double loss, double lr, double norm, double src_s, double tgt_s) {
+static void csv_train_row(Trainer *tr, double loss, double align, double lr, double norm, double src_s,
+                          double tgt_s) {
     TrainCsvRow row;
     train_csv_row_init(&row);
     row.kind = TRAIN_CSV_TRAIN;
@@ -503,6 +507,7 @@ static void csv_train_row(Trainer *tr, double loss, double lr, double norm, doub
     row.grad_norm = norm;
     row.src_tok_s = src_s;
     row.tgt_tok_s = tgt_s;
+    row.align_loss = align;
     train_csv_append(tr->csv, &row);
 }
 
@@ -530,9 +535,10 @@ static void log_progress(Trainer *tr, double lr, bool final) {
     if (tr->window_steps == 0) return;
     double elapsed = now_seconds() - tr->window_start;
     double loss = tr->window_loss / fmax(tr->window_tokens, 1);
+    double align = tr->guided ? tr->window_align / fmax(tr->window_tokens, 1) : TRAIN_CSV_EMPTY;
     double src_s = tr->window_src / fmax(elapsed, 1e-9), tgt_s = tr->window_tgt / fmax(elapsed, 1e-9);
     double norm = tr->window_norm / tr->window_steps;
-    csv_train_row(tr, loss, lr, norm, src_s, tgt_s);
+    csv_train_row(tr, loss, align, lr, norm, src_s, tgt_s);
     if (!tr->opt->quiet) {
         const TrainConfig *tc = &tr->cfg->train;
         char eta[64] = "";
@@ -546,13 +552,15 @@ static void log_progress(Trainer *tr, double lr, bool final) {
             double left = left_steps * elapsed / tr->window_steps;
             snprintf(eta, sizeof eta, " eta %dh%02dm%02ds", (int)(left / 3600), (int)fmod(left / 60, 60), (int)fmod(left, 60));
         }
-        char ppl[32];
-        fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %s lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
+        char ppl[32], align_text[32] = "";
+        if (tr->guided) snprintf(align_text, sizeof align_text, " align %.4f", align);
+        fprintf(stderr, "%sepoch %lld step %lld loss %.4f ppl %s%s lr %.3g gnorm %.3f src %.0f tok/s tgt %.0f tok/s%s%s",
                 tr->tty ? "\r\033[K" : "", (long long)tr->shown_epoch, (long long)tr->st.step, loss,
-                ppl_text(ppl, exp(fmin(loss, 700)), 2), lr, norm, src_s, tgt_s, eta, tr->tty && !final ? "" : "\n");
+                ppl_text(ppl, exp(fmin(loss, 700)), 2), align_text, lr, norm, src_s, tgt_s, eta,
+                tr->tty && !final ? "" : "\n");
         fflush(stderr);
     }
-    tr->window_loss = tr->window_tokens = tr->window_src = tr->window_tgt = tr->window_norm = 0;
+    tr->window_loss = tr->window_tokens = tr->window_src = tr->window_tgt = tr->window_norm = tr->window_align = 0;
     tr->window_steps = 0;
     tr->window_start = now_seconds();
 }
@@ -729,6 +737,32 @@ static NmtStatus remove_earlier_run(const Trainer *tr) {
     return st;
 }
 
+/* Guided alignment (data.train_align with a weight above 0): the batches
+ * carry the alignment rows and the model adds their loss. */
+static NmtStatus setup_guided_alignment(Trainer *tr) {
+    const TrainConfig *tc = &tr->cfg->train;
+    const GuidedAlignments *g = tr->data.train_align;
+    if (!g) return NMT_OK;
+    if (tc->guided_alignment_weight <= 0) {
+        if (!tr->opt->quiet)
+            nmt_log_info("train: data.train_align is not used: train.guided_alignment_weight is 0");
+        return NMT_OK;
+    }
+    int cost = tc->guided_alignment_cost == CFG_GUIDED_MSE ? ALIGN_COST_MSE : ALIGN_COST_CE;
+    NmtStatus st = batcher_set_alignments(tr->train_batches, g);
+    if (!st) st = seq2seq_set_guided_alignment(tr->model, cost, (float)tc->guided_alignment_weight);
+    if (st) return st;
+    tr->guided = true;
+    int64_t tokens = tr->data.train->tgt_offset[tr->data.train->n_pairs];
+    if (!tr->opt->quiet)
+        nmt_log_info("train: guided alignment (%s, weight %g, %s): %lld token links; %.1f%% of the %lld target "
+                     "tokens aligned", guided_cost_names[tc->guided_alignment_cost], tc->guided_alignment_weight,
+                     tr->cfg->data.train_align, (long long)g->offset[g->n_pairs],
+                     100.0 * (double)guided_alignments_aligned_targets(g) / (double)(tokens ? tokens : 1),
+                     (long long)tokens);
+    return NMT_OK;
+}
+
 static NmtStatus setup(Trainer *tr) {
     const Config *cfg = tr->cfg;
     const TrainConfig *tc = &cfg->train;
@@ -776,6 +810,7 @@ static NmtStatus setup(Trainer *tr) {
             nmt_log_info("train: starting from the model of %s (step %lld of its run), with a new optimizer "
                          "and schedule (train.init_from)", tc->init_from, (long long)from_step);
     }
+    if (!st) st = setup_guided_alignment(tr);
     if (st) return st;
     tr->n_params = seq2seq_layout(tr->model)->total;
     st = optimizer_create(tr->be, tc, tr->n_params, &tr->optim);
@@ -892,6 +927,7 @@ static uint64_t batch_seed(const Config *cfg, int64_t t, int j) {
 /* What the batches of one update did. */
 typedef struct {
     double loss_sum;        /* the label-smoothed losses of the update's batches, summed */
+    double align_sum;       /* their guided alignment losses, summed */
     int64_t n_tokens;       /* their non-pad target tokens */
     int64_t src_tokens, tgt_tokens;
     int n_batches;          /* batches taken from the batcher */
@@ -931,6 +967,7 @@ static bool run_update_batches(Trainer *tr, const Batch *first, int64_t t, Updat
         ModelLoss l;
         seq2seq_forward(tr->model, &b, true, batch_seed(tr->cfg, t, j), &l);
         u->loss_sum += l.loss_sum;
+        u->align_sum += l.align_sum;
         u->n_tokens += l.n_tokens;
         if (isfinite(l.loss)) seq2seq_backward(tr->model);
         else u->bad_batch = j + 1;
@@ -1033,6 +1070,7 @@ static NmtStatus train_loop(Trainer *tr) {
         tr->st.tokens_seen += (double)u.n_tokens;
         tr->st.seconds += now_seconds() - t0;
         tr->window_loss += u.loss_sum;
+        tr->window_align += u.align_sum;
         tr->window_tokens += (double)u.n_tokens;
         tr->window_src += (double)u.src_tokens;
         tr->window_tgt += (double)u.tgt_tokens;
