@@ -7,7 +7,8 @@
 # the progress line; weight 0 is the plain run to the bit; resume is exact;
 # a right-to-left run is the mirror run of the reversed corpus and
 # alignment; the cache follows the alignment file; bad alignment files and
-# configs are refused naming the file and line or the key.
+# configs are refused naming the file and line or the key; nmt gradcheck
+# checks the guided loss's gradient.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_guided_alignment
@@ -117,7 +118,12 @@ sed -i '1s/.*/0-0/' data/train.aln
 train cached2 --set train.max_steps=1
 check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "stale (data.train_align changed)"' "a changed alignment file: $out"
 
-# 8. bad alignment files and configs: the file and line, or the key
+# 8. nmt gradcheck of the config checks the guided loss's gradient too
+out=$("$NMT" gradcheck --config g.json --samples 6 --set train.guided_alignment_cost=mse 2>&1); rc=$?
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "guided alignment: mse, weight 1" &&
+       printf "%s" "$out" | grep -q "gradients OK"' "gradcheck: $rc $out"
+
+# 9. bad alignment files and configs: the file and line, or the key
 bad_run() { # NAME ALIGNMENT-FILE PATTERN
   local want=$3
   train "e_$1" --quiet --set data.train_align="$2" --set data.cache_dir="$tmp/c_$1"
