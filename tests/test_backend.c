@@ -15,6 +15,7 @@
 
 #include "backend.h"
 #include "common.h"
+#include "kernels/align_math.h"
 #include "test_util.h"
 
 #define GRAD_TOL 1e-2 /* central differences in float32, eps 1e-3 */
@@ -933,6 +934,126 @@ static void test_local_p(void) {
     free(o); free(hu); free(before); free(C.R);
 }
 
+/* ======================= guided alignment ======================= */
+
+typedef struct {
+    int T, B, S, n, cost;
+    size_t step_stride;
+    float weight, scale;
+    float *att;       /* (T, step_stride): step t's heads at t * step_stride, (n, B, S) each */
+    float *align;     /* (T*B, S): q in, the gradient out */
+    float *loss_rows; /* (T*B) */
+    const float *q;   /* host (T*B, S): uploaded into align before each call */
+} AlignCtx;
+
+/* scale * sum_r loss_rows[r] (loss_rows[r] = weight * row loss), so that
+ * its derivative by att_j[t, b, s] is what align row t*B + b holds */
+static double align_loss(void *p) {
+    AlignCtx *C = p;
+    size_t rows = (size_t)C->T * C->B;
+    be->upload(be, C->align, C->q, rows * C->S * sizeof(float));
+    be->guided_align(be, C->T, C->B, C->S, C->n, C->att, C->step_stride, C->cost, C->weight, C->scale,
+                     C->align, C->loss_rows);
+    float *h = get_f(C->loss_rows, rows);
+    double s = 0.0;
+    for (size_t r = 0; r < rows; r++) s += (double)h[r] * C->scale;
+    free(h);
+    return s;
+}
+
+/* guided_align (cost ALIGN_COST_CE or _MSE) on T steps of n heads, B rows
+ * of S, steps step_stride = n*B*S + gap apart (the gap holds values the slot
+ * must not read). q rows by r % 3: several nonzero entries (some zero ones
+ * between) summing to 1, all 0, one-hot. Checks loss_rows and the gradient
+ * against a direct double computation, all-0 rows exactly 0, and the
+ * gradient against central differences over every entry of att (each
+ * head's, and the gaps', whose derivative is 0); and that this measure
+ * would catch a gradient of the wrong sign or without the 1/n. */
+static void test_guided_align(int cost, int T, int B, int S, int n, int gap) {
+    char name[128];
+    const char *cname = cost == ALIGN_COST_CE ? "ce" : "mse";
+    size_t rows = (size_t)T * B, nq = rows * S, head = (size_t)B * S;
+    size_t stride = (size_t)n * head + (size_t)gap, natt = (size_t)T * stride;
+    float *hatt = test_hrand(natt, 0.05f, 0.6f), *hq = malloc(nq * sizeof *hq);
+    for (size_t r = 0; r < rows; r++) {
+        float *q = hq + r * S;
+        int kind = (int)(r % 3);
+        double sum = 0.0;
+        for (int s = 0; s < S; s++) {
+            if (kind == 0) q[s] = s % 3 == 1 ? 0.0f : (float)(0.1 + test_urand());
+            else q[s] = kind == 2 && s == (int)(r % S) ? 1.0f : 0.0f;
+            sum += q[s];
+        }
+        for (int s = 0; s < S; s++) q[s] = sum > 0 ? (float)(q[s] / sum) : 0.0f;
+    }
+    AlignCtx C = {T, B, S, n, cost, stride, 0.7f, 0.37f, dup_f(hatt, natt), drand(nq, -5, 5),
+                  drand(rows, -5, 5), hq};
+    align_loss(&C);
+    float *og = get_f(C.align, nq), *ol = get_f(C.loss_rows, rows);
+    double *rg = malloc(nq * sizeof *rg), *rl = malloc(rows * sizeof *rl);
+    int zero_rows = 1;
+    for (size_t r = 0; r < rows; r++) { /* direct double computation */
+        size_t t = r / B, b = r % B;
+        const float *q = hq + r * S;
+        int any = 0;
+        for (int s = 0; s < S; s++) any |= q[s] != 0.0f;
+        double loss = 0.0;
+        for (int s = 0; s < S; s++) {
+            double a = 0.0;
+            for (int j = 0; j < n; j++) a += hatt[t * stride + ((size_t)j * B + b) * S + s];
+            a /= n;
+            double d;
+            if (cost == ALIGN_COST_CE) {
+                loss += q[s] > 0 ? -q[s] * log(a + 1e-6) : 0.0;
+                d = -q[s] / (n * (a + 1e-6));
+            } else {
+                loss += 0.5 * (a - q[s]) * (a - q[s]);
+                d = (a - q[s]) / n;
+            }
+            rg[r * S + s] = any ? 0.7 * 0.37 * d : 0.0;
+        }
+        rl[r] = any ? 0.7 * loss : 0.0;
+        if (!any) {
+            zero_rows &= ol[r] == 0.0f;
+            for (int s = 0; s < S; s++) zero_rows &= og[r * S + s] == 0.0f;
+        }
+    }
+    snprintf(name, sizeof name, "guided_align %s T%d B%d S%d n%d: loss_rows", cname, T, B, S, n);
+    report(name, rel_err(ol, rl, rows), FWD_TOL);
+    snprintf(name, sizeof name, "guided_align %s T%d B%d S%d n%d: grad vs direct", cname, T, B, S, n);
+    report(name, rel_err(og, rg, nq), FWD_TOL);
+    CHECK(zero_rows, "guided_align %s: rows whose q is all 0 get 0 loss and 0 gradient", cname);
+
+    /* d(scale * sum_r loss_rows)/d att, every head's entry and the gaps' */
+    float *ana = calloc(natt, sizeof *ana), *bad = malloc(natt * sizeof *bad);
+    for (size_t r = 0; r < rows; r++)
+        for (int j = 0; j < n; j++)
+            for (int s = 0; s < S; s++)
+                ana[(r / B) * stride + ((size_t)j * B + r % B) * S + s] = og[r * S + s];
+    double *num = malloc(natt * sizeof *num);
+    num_grad(align_loss, &C, C.att, natt, num);
+    snprintf(name, sizeof name, "guided_align %s T%d B%d S%d n%d: gradient", cname, T, B, S, n);
+    report(name, rel_err(ana, num, natt), GRAD_TOL);
+    for (size_t i = 0; i < natt; i++) bad[i] = -ana[i];
+    double e_sign = rel_err(bad, num, natt);
+    CHECK(e_sign > GRAD_TOL, "guided_align %s: a gradient of the wrong sign passes (%g)", cname, e_sign);
+    if (n > 1) {
+        for (size_t i = 0; i < natt; i++) bad[i] = ana[i] * n;
+        double e_n = rel_err(bad, num, natt);
+        CHECK(e_n > GRAD_TOL, "guided_align %s: a gradient without the 1/n passes (%g)", cname, e_n);
+    }
+    free(hatt); free(hq); free(og); free(ol); free(rg); free(rl); free(ana); free(bad); free(num);
+}
+
+static void test_guided_aligns(void) {
+    for (int cost = ALIGN_COST_CE; cost <= ALIGN_COST_MSE; cost++) {
+        test_guided_align(cost, 4, 1, 6, 1, 5);
+        test_guided_align(cost, 3, 2, 5, 3, 7);
+        test_guided_align(cost, 2, 1, 7, 3, 3);
+        test_guided_align(cost, 3, 3, 4, 1, 1);
+    }
+}
+
 /* ======================= loss ======================= */
 
 typedef struct {
@@ -1289,8 +1410,8 @@ static int slots_set(const Backend *b) {
            SLOT_SET(embedding_backward) && SLOT_SET(additive_score_forward) &&
            SLOT_SET(additive_score_backward) && SLOT_SET(attn_softmax_forward) &&
            SLOT_SET(attn_softmax_backward) && SLOT_SET(local_p_forward) &&
-           SLOT_SET(local_p_backward) && SLOT_SET(softmax_xent) && SLOT_SET(log_softmax) &&
-           SLOT_SET(sum_squares) && SLOT_SET(scale) && SLOT_SET(adam_update) &&
+           SLOT_SET(local_p_backward) && SLOT_SET(guided_align) && SLOT_SET(softmax_xent) &&
+           SLOT_SET(log_softmax) && SLOT_SET(sum_squares) && SLOT_SET(scale) && SLOT_SET(adam_update) &&
            SLOT_SET(sgd_update) && SLOT_SET(ema_update) && SLOT_SET(topk) && SLOT_SET(fork) && SLOT_SET(lane) &&
            SLOT_SET(join) && SLOT_SET(destroy);
 #undef SLOT_SET
@@ -1336,6 +1457,7 @@ int main(void) {
     test_attn_softmax("window 3, gaussian, B=1", 1, 7, len1, cw1, 3, 1, 0);
     test_attention_edges();
     test_local_p();
+    test_guided_aligns();
 
     test_xent(0.0f);
     test_xent(0.1f);

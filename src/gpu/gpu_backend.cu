@@ -506,6 +506,7 @@ static void fill_table(Backend *be) {
     be->local_p_forward = gpu_local_p_forward;
     be->local_p_backward = gpu_local_p_backward;
 
+    be->guided_align = gpu_guided_align;
     be->softmax_xent = gpu_softmax_xent;
     be->log_softmax = gpu_log_softmax;
     be->sum_squares = gpu_sum_squares;

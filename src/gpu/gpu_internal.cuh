@@ -5,10 +5,10 @@
  * block reductions, and the functions behind the slots (gpu_backend.cu
  * fills the table and owns memory; gpu_gemm.cu the dense algebra;
  * gpu_ops.cu the elementwise, LSTM, embedding and optimizer kernels;
- * gpu_rows.cu the row-wise kernels with reductions: attention, loss, sum
- * of squares, top-k; gpu_layer_norm.cu layer normalisation; gpu_graph.cu
- * the op recorder and graph cache of NMT_CUDA_GRAPHS). Contracts of the
- * slots: backend.h. */
+ * gpu_rows.cu the row-wise kernels with reductions: attention, guided
+ * alignment, loss, sum of squares, top-k; gpu_layer_norm.cu layer
+ * normalisation; gpu_graph.cu the op recorder and graph cache of
+ * NMT_CUDA_GRAPHS). Contracts of the slots: backend.h. */
 #ifndef NMT_GPU_INTERNAL_CUH
 #define NMT_GPU_INTERNAL_CUH
 
@@ -516,7 +516,7 @@ bool gpu_persist_create(GpuContext *c);
 bool gpu_profile_start(GpuContext *c, char *err, size_t err_size);
 void gpu_profile_stop(GpuContext *c);
 
-/* gpu_rows.cu: attention scores and softmax, loss, sum of squares, top-k */
+/* gpu_rows.cu: attention scores and softmax, guided alignment, loss, sum of squares, top-k */
 void gpu_additive_score_forward(Backend *be, int B, int S, int A, const float *kproj,
                                 const float *qproj, const float *v, float *scores);
 void gpu_additive_score_backward(Backend *be, int B, int S, int A, const float *kproj,
@@ -529,6 +529,8 @@ void gpu_attn_softmax_backward(Backend *be, int B, int S, const float *probs,
                                const float *weights, const int32_t *src_len,
                                const float *center, int window, bool gaussian, float sigma,
                                const float *dweights, float *dscores, float *dcenter);
+void gpu_guided_align(Backend *be, int T, int B, int S, int n, const float *att, size_t step_stride,
+                      int cost, float weight, float scale, float *align, float *loss_rows);
 void gpu_softmax_xent(Backend *be, int N, int V, const float *logits, const int32_t *targets,
                       int pad_id, float eps, float scale, float *loss_rows, float *nll_rows,
                       float *dlogits);

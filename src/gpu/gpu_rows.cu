@@ -1,24 +1,26 @@
 /* gpu_rows.cu: the CUDA backend's kernels with reductions (mirrors the
  * second half of cpu_ops.c): the additive attention score and its
  * backward, the masked attention softmax (windows, local-p Gaussian and
- * the centre's gradient) forward and backward, the label-smoothed softmax
- * cross-entropy, log-softmax, the sum of squares and top-k (of the scores
- * x + bias or their log-softmax, in one kernel).
+ * the centre's gradient) forward and backward, guided alignment, the
+ * label-smoothed softmax cross-entropy, log-softmax, the sum of squares and
+ * top-k (of the scores x + bias or their log-softmax, in one kernel).
  *
  * The per-element arithmetic is the shared math of src/kernels/
- * (attention_math.h, loss_math.h); this file owns the launch shapes and the
- * reductions, which keep the CPU's precision: the loss rows' sums of
- * exponentials and gaps and the sum of squares are accumulated in double,
- * the attention rows in float. Shapes:
+ * (attention_math.h, align_math.h, loss_math.h); this file owns the launch
+ * shapes and the reductions, which keep the CPU's precision: the loss rows'
+ * sums of exponentials and gaps, the guided-alignment row losses and the
+ * sum of squares are accumulated in double, the attention rows in float.
+ * Shapes:
  * - additive_score_forward: one warp per (s, b) score;
  * - additive_score_backward: one thread per (b, a) walking s in order
  *   (dkproj and dqproj without races); dv adds the b's terms in b order
  *   (the CPU's order: the same bits on every run);
- * - softmax rows, loss rows, top-k: one block per row;
+ * - softmax rows, guided-alignment rows, loss rows, top-k: one block per row;
  * - sum_squares: GPU_SUMSQ_BLOCKS fixed blocks, then one block adds their
  *   partial sums in a fixed order (the same bits on every run). */
 #include "gpu/gpu_internal.cuh"
 
+#include "kernels/align_math.h"
 #include "kernels/attention_math.h"
 #include "kernels/loss_math.h"
 
@@ -203,6 +205,55 @@ void gpu_attn_softmax_backward(Backend *be, int B, int S, const float *probs,
     if (B <= 0 || S <= 0) return;
     GPU_LAUNCH(ctx, attn_softmax_backward_kernel, B, ATTN_THREADS, S, probs, src_len, center,
                window, (int)gaussian, sigma, dweights, dscores, dcenter);
+}
+
+/* ---- guided alignment: one block per decoder row ---- */
+
+/* Grid T*B blocks of ATTN_THREADS; block r (row r = t * B + b of align
+ * (T*B, S)), its threads striding over s: a_s = the mean over the n
+ * heads of step t's attention, head j's row b at att + t * step_stride +
+ * (j * B + b) * S (align_math_mean, the CPU's head order); q = align row r,
+ * overwritten in place by weight * scale * d(row loss)/d(att_j[s])
+ * (align_math_grad_elem). Whether q has a nonzero entry is a block-wide OR
+ * taken before any thread writes (the barrier of __syncthreads_or), so an
+ * all-zero row gets 0s as on the CPU. loss_rows[r] (=) weight * the row loss,
+ * summed in double by a fixed-order block reduction (the same bits on every
+ * run). scale_var.f[0]: the gradient scale (1 / the batch's target tokens),
+ * a GpuVar so that a replayed graph reads the new batch's. */
+__global__ void guided_align_kernel(int B, int S, int n, const float *att, size_t step_stride,
+                                    int cost, float weight, GpuVar scale_var, float *align,
+                                    float *loss_rows) {
+    __shared__ double sh[32];
+    float wk = weight * gpu_var_read(scale_var).f[0]; /* the CPU's weight * scale, in float */
+    int r = blockIdx.x, t = r / B, b = r % B;
+    size_t head_stride = (size_t)B * S;
+    const float *a_row = att + (size_t)t * step_stride + (size_t)b * S; /* head 0's row (S) */
+    float *q = align + (size_t)r * S;                                   /* (S) */
+    int any = 0;
+    for (int s = threadIdx.x; s < S; s += blockDim.x) any |= q[s] != 0.0f;
+    any = __syncthreads_or(any); /* every read of q above precedes every write below */
+    double loss = 0.0;
+    for (int s = threadIdx.x; s < S; s += blockDim.x) {
+        if (!any) { /* the whole block takes this branch */
+            q[s] = 0.0f;
+            continue;
+        }
+        float a = align_math_mean(a_row, head_stride, n, s), qs = q[s];
+        loss += (double)align_math_loss_elem(cost, a, qs);
+        q[s] = align_math_grad_elem(cost, a, qs, n, wk);
+    }
+    loss = gpu_block_allreduce(loss, GpuSumOp(), sh);
+    if (threadIdx.x == 0) loss_rows[r] = (float)((double)weight * loss);
+}
+
+void gpu_guided_align(Backend *be, int T, int B, int S, int n, const float *att, size_t step_stride,
+                      int cost, float weight, float scale, float *align, float *loss_rows) {
+    GPU_ENTER(be);
+    if (T <= 0 || B <= 0 || S <= 0) return;
+    GpuVarVals v = {};
+    v.f[0] = scale; /* 1 / the target tokens of the batch, or of the update when accumulating */
+    GPU_LAUNCH(ctx, guided_align_kernel, T * B, ATTN_THREADS, B, S, n, att, step_stride, cost, weight,
+               gpu_var(ctx, v), align, loss_rows);
 }
 
 /* ---- loss: one block per row ---- */
