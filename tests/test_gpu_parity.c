@@ -1099,6 +1099,11 @@ static bool beam_same(Seq2Seq *mc, Seq2Seq *mg, const Batch *batch, int B, doubl
     return same;
 }
 
+/* Guided alignment for the next test_model calls (seq2seq_set_guided_alignment
+ * against gradcheck_make_batch's random alignment); weight 0: none. */
+static float parity_align_weight;
+static int parity_align_cost;
+
 static void test_model(const char *label, const char *const *sets, int n_sets, int B) {
     char name[192], worst[40];
     ModelDims d;
@@ -1107,6 +1112,10 @@ static void test_model(const char *label, const char *const *sets, int n_sets, i
     gradcheck_make_batch(B, MS, MT, V_S, V_T, 17, &batch);
     Seq2Seq *mc, *mg;
     if (!model_pair(&d, gpu, &mc, &mg)) return;
+    if (parity_align_weight > 0) {
+        CHECK_EQ_INT(seq2seq_set_guided_alignment(mc, parity_align_cost, parity_align_weight), NMT_OK);
+        CHECK_EQ_INT(seq2seq_set_guided_alignment(mg, parity_align_cost, parity_align_weight), NMT_OK);
+    }
     const ParamLayout *L = seq2seq_layout(mc);
     float *host = malloc(L->total * sizeof(float));
     param_init_host(L, 0.3f, 11, host);
@@ -1126,6 +1135,9 @@ static void test_model(const char *label, const char *const *sets, int n_sets, i
               (long long)lc.n_tokens, (long long)lg.n_tokens);
         CHECK(fabs(lg.nll_sum - lc.nll_sum) <= LOSS_TOL * fabs(lc.nll_sum), "%s: nll %g vs %g",
               label, lg.nll_sum, lc.nll_sum);
+        CHECK((parity_align_weight > 0) == (lc.align_sum > 0) &&
+                  fabs(lg.align_sum - lc.align_sum) <= LOSS_TOL * fabs(lc.align_sum),
+              "%s: guided alignment loss %g vs %g", label, lg.align_sum, lc.align_sum);
         seq2seq_backward(mc);
         seq2seq_backward(mg);
         double e = model_block_err(L, seq2seq_grads(mc), seq2seq_grads(mg), worst, sizeof worst);
@@ -1221,6 +1233,15 @@ static void test_models(void) {
                                  "model.attention.score=additive", "model.dec_layers=2", "model.bridge=zero"};
     test_model("layer norm luong general 2+2 layers", ln_luong, 3, MB);
     test_model("layer norm residual bahdanau additive 1+2 layers zero bridge", ln_bahdanau, 6, MB);
+    /* guided alignment: its loss in the loss, its gradient in every step's
+     * attention backward (several heads, local-p's centre, attention dropout) */
+    parity_align_weight = 1.0f;
+    parity_align_cost = ALIGN_COST_CE;
+    test_model("guided ce luong dot local-p heads 2", local_p, 4, MB);
+    test_model("guided ce luong scaled_dot local-m attn-dropout", local_m, 4, MB);
+    parity_align_cost = ALIGN_COST_MSE;
+    test_model("guided mse bahdanau additive", bahdanau, 2, MB);
+    parity_align_weight = 0.0f;
 }
 
 /* every attention combination, as test_model_grad.c sweeps them: Luong

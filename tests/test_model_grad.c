@@ -145,6 +145,7 @@ typedef struct {
     int32_t src[STORE_S * STORE_B], tgt_in[STORE_T * STORE_B], tgt_out[STORE_T * STORE_B];
     int src_len[STORE_B], tgt_len[STORE_B];
     int64_t pair[STORE_B];
+    float align[STORE_T * STORE_B * STORE_S];
 } BatchStore;
 
 static void sub_batch(const Batch *whole, int from, int n, BatchStore *m, Batch *out) {
@@ -154,7 +155,8 @@ static void sub_batch(const Batch *whole, int from, int n, BatchStore *m, Batch 
         if (whole->src_len[from + i] > S) S = whole->src_len[from + i];
         if (whole->tgt_len[from + i] > T) T = whole->tgt_len[from + i];
     }
-    *out = (Batch){n, S, T, m->src, m->src_len, m->tgt_in, m->tgt_out, m->tgt_len, m->pair, 0, 0, NULL};
+    *out = (Batch){n, S, T, m->src, m->src_len, m->tgt_in, m->tgt_out, m->tgt_len, m->pair, 0, 0,
+                   whole->align ? m->align : NULL};
     for (int i = 0; i < n; i++) {
         m->src_len[i] = whole->src_len[from + i];
         m->tgt_len[i] = whole->tgt_len[from + i];
@@ -165,6 +167,8 @@ static void sub_batch(const Batch *whole, int from, int n, BatchStore *m, Batch 
         for (int t = 0; t < T; t++) {
             m->tgt_in[t * n + i] = whole->tgt_in[t * B + from + i];
             m->tgt_out[t * n + i] = whole->tgt_out[t * B + from + i];
+            for (int s = 0; whole->align && s < S; s++)
+                m->align[((size_t)t * n + i) * S + s] = whole->align[((size_t)t * B + from + i) * whole->S + s];
         }
     }
 }
@@ -175,7 +179,7 @@ static void sub_batch(const Batch *whole, int from, int n, BatchStore *m, Batch 
  * mean. Without the divisor the sum of the two means is not that gradient
  * (the check can tell the two apart). No dropout: the parts draw other
  * masks than the whole would. */
-static void accumulation(const char *label, const char *const *sets, int n_sets) {
+static void accumulation(const char *label, const char *const *sets, int n_sets, float align_weight) {
     ModelDims d;
     if (!dims_for(sets, n_sets, &d)) return;
     Batch gc, whole, part1, part2;
@@ -192,6 +196,8 @@ static void accumulation(const char *label, const char *const *sets, int n_sets)
         CHECK(0, "%s: create: %s", label, nmt_error_message());
         return;
     }
+    if (align_weight > 0)
+        CHECK(seq2seq_set_guided_alignment(m, ALIGN_COST_CE, align_weight) == NMT_OK, "%s: guided", label);
     size_t n = seq2seq_layout(m)->total;
     float *g_whole = malloc(n * sizeof(float)), *g_acc = malloc(n * sizeof(float)), *g_means = malloc(n * sizeof(float));
     CHECK(seq2seq_init_params(m, 0.5f, 3) == NMT_OK, "init");
@@ -211,9 +217,12 @@ static void accumulation(const char *label, const char *const *sets, int n_sets)
     }
     seq2seq_set_grad_tokens(m, 0);
     CHECK(l1.n_tokens == part1.n_tgt_tokens && l2.n_tokens == part2.n_tgt_tokens &&
-              fabs(l1.loss - l1.loss_sum / l1.n_tokens) <= 1e-12,
+              fabs(l1.loss - (l1.loss_sum + l1.align_sum) / l1.n_tokens) <= 1e-12,
           "%s: a part's loss must be its own mean", label);
-    double joined = (l1.loss_sum + l2.loss_sum) / (double)(l1.n_tokens + l2.n_tokens);
+    CHECK((align_weight > 0) == (lw.align_sum > 0) &&
+              fabs(l1.align_sum + l2.align_sum - lw.align_sum) <= 1e-6 * lw.align_sum,
+          "%s: parts' guided alignment loss %.9g, whole %.9g", label, l1.align_sum + l2.align_sum, lw.align_sum);
+    double joined = (l1.loss_sum + l1.align_sum + l2.loss_sum + l2.align_sum) / (double)(l1.n_tokens + l2.n_tokens);
     CHECK(fabs(joined - lw.loss) <= 1e-6 * lw.loss, "%s: parts' loss %.9g, whole %.9g", label, joined, lw.loss);
     double e = max_rel_diff(g_whole, g_acc, n), e_means = max_rel_diff(g_whole, g_means, n);
     CHECK(e <= 1e-5, "%s: accumulated gradients differ from the whole batch's by %.3g of the largest", label, e);
@@ -226,13 +235,14 @@ static void accumulation(const char *label, const char *const *sets, int n_sets)
 }
 
 static void accumulations(void) {
-    accumulation("accumulation, luong general", NULL, 0);
+    accumulation("accumulation, luong general", NULL, 0, 0.0f);
     const char *bahdanau[] = {"model.attention.style=bahdanau", "model.attention.score=additive",
                               "model.enc_layers=2", "model.dec_layers=2"};
-    accumulation("accumulation, bahdanau additive, 2+2 layers", bahdanau, 4);
+    accumulation("accumulation, bahdanau additive, 2+2 layers", bahdanau, 4, 0.0f);
     const char *local[] = {"model.attention.mode=local-p", "model.attention.heads=2", "model.tie_embeddings=true",
                            "model.emb_dim=6"};
-    accumulation("accumulation, local-p, 2 heads, tied", local, 4);
+    accumulation("accumulation, local-p, 2 heads, tied", local, 4, 0.0f);
+    accumulation("accumulation, guided alignment, local-p, 2 heads, tied", local, 4, 1.0f);
 }
 
 /* Training arena bytes of a model of `sets` with target vocabulary V_t for
