@@ -47,18 +47,9 @@ int alignment_token_words(const char *text, size_t len, const TokenSpan *spans, 
     int *word_at = nmt_malloc((len ? len : 1) * sizeof *word_at);
     int n_words = 0;
     if (word_at) {
-        for (size_t i = 0; i < len;) {
-            size_t sp = word_space_len(text + i, len - i);
-            if (sp) {
-                for (size_t k = 0; k < sp; k++) word_at[i + k] = -1;
-                i += sp;
-                continue;
-            }
-            size_t wl = word_len(text + i, len - i);
-            for (size_t k = 0; k < wl; k++) word_at[i + k] = n_words;
-            n_words++;
-            i += wl;
-        }
+        for (size_t i = 0; i < len; i++) word_at[i] = -1;
+        for (size_t pos = 0, b, e; word_next(text, len, &pos, &b, &e); n_words++)
+            for (size_t i = b; i < e; i++) word_at[i] = n_words;
     }
     for (int t = 0; t < n; t++) {
         words[t].first = -1, words[t].last = -2;

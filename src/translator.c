@@ -258,17 +258,9 @@ static int dict_cmp(const void *key, const void *item) {
 /* The n-th word of line as the word tokenizer splits it (word_space_len:
  * ASCII and Unicode spaces), newly allocated; "" when there are fewer. */
 static char *surface_word(const char *line, int n) {
-    size_t len = strlen(line), i = 0;
-    for (int k = 0; i < len;) {
-        size_t sp = word_space_len(line + i, len - i);
-        if (sp) {
-            i += sp;
-            continue;
-        }
-        size_t word = word_len(line + i, len - i);
-        if (k++ == n) return nmt_strndup(line + i, word);
-        i += word;
-    }
+    size_t len = strlen(line), pos = 0, b, e;
+    for (int k = 0; word_next(line, len, &pos, &b, &e); k++)
+        if (k == n) return nmt_strndup(line + b, e - b);
     return nmt_strdup("");
 }
 

@@ -202,15 +202,7 @@ NmtStatus guided_align_parse_line(const char *line, size_t len, int n_src_words,
 
 int guided_align_count_words(const char *text, size_t len) {
     int words = 0;
-    for (size_t i = 0; i < len;) {
-        size_t sp = word_space_len(text + i, len - i);
-        if (sp) {
-            i += sp;
-            continue;
-        }
-        i += word_len(text + i, len - i);
-        words++;
-    }
+    for (size_t pos = 0, b, e; word_next(text, len, &pos, &b, &e);) words++;
     return words;
 }
 

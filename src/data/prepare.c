@@ -172,11 +172,8 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
         int side = ps->sides[ps->current - 1];
         *line = side == 0 ? src : tgt;
         *len = side == 0 ? src_len : tgt_len;
-        for (size_t i = 0, sp; i < *len; i += sp)
-            if (!(sp = word_space_len(*line + i, *len - i))) {
-                ps->given++;
-                break;
-            }
+        size_t pos = 0, b, e;
+        if (word_next(*line, *len, &pos, &b, &e)) ps->given++; /* a word to learn from */
         return 1;
     }
 }

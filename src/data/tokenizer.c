@@ -123,16 +123,8 @@ static int min_ids(TokenizerKind kind, const char *text, size_t len, int cap, si
     size_t i = 0;
     if (kind == TOKENIZER_WORD) {
         /* exact: one id per word */
-        while (i < len && count < cap) {
-            size_t sp = word_space_len(text + i, len - i);
-            if (sp) {
-                i += sp;
-                continue;
-            }
-            count++;
-            while (i < len && word_space_len(text + i, len - i) == 0) i++;
-            if (count == cap) *end = i;
-        }
+        for (size_t b, e; count < cap && word_next(text, len, &i, &b, &e);)
+            if (++count == cap) *end = e;
         return count;
     }
     /* spm: words between ASCII spaces (every normalization rule keeps those
@@ -224,18 +216,9 @@ NmtStatus tokenizer_encode_spans(const Tokenizer *t, const char *text, size_t le
         return nmt_fail_nomem("word encode");
     }
     /* the words as word_vocab_encode splits them, one id each */
-    size_t i = 0;
-    for (int k = 0; i < len && k < *n_ids;) {
-        size_t sp = word_space_len(text + i, len - i);
-        if (sp) {
-            i += sp;
-            continue;
-        }
-        size_t wl = word_len(text + i, len - i);
-        (*spans)[k].begin = i;
-        (*spans)[k++].end = i + wl;
-        i += wl;
-    }
+    size_t pos = 0;
+    for (int k = 0; k < *n_ids; k++)
+        if (!word_next(text, len, &pos, &(*spans)[k].begin, &(*spans)[k].end)) break;
     return NMT_OK;
 }
 

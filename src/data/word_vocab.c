@@ -45,6 +45,18 @@ size_t word_len(const char *s, size_t len) {
     return i;
 }
 
+int word_next(const char *text, size_t len, size_t *pos, size_t *begin, size_t *end) {
+    size_t i = *pos;
+    for (size_t sp; i < len && (sp = word_space_len(text + i, len - i)) > 0;) i += sp;
+    if (i >= len) {
+        *pos = len;
+        return 0;
+    }
+    *begin = i;
+    *end = *pos = i + word_len(text + i, len - i);
+    return 1;
+}
+
 static uint64_t hash_bytes(const char *s, size_t len) {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
     for (size_t i = 0; i < len; i++) {
@@ -244,19 +256,11 @@ NmtStatus word_vocab_train(const TokenizerSpec *spec, SentenceSourceFn next, voi
             s = r >= -(int)NMT_ERR_RUNTIME ? (NmtStatus)(-r) : NMT_ERR_IO; /* message set */
             goto done;
         }
-        size_t i = 0;
-        while (i < len) {
-            size_t sp = word_space_len(line + i, len - i);
-            if (sp) {
-                i += sp;
-                continue;
-            }
-            size_t wl = word_len(line + i, len - i);
-            if (!is_special_name(line + i, wl)) {
-                s = count_table_add(&table, line + i, wl);
+        for (size_t pos = 0, b, e; word_next(line, len, &pos, &b, &e);) {
+            if (!is_special_name(line + b, e - b)) {
+                s = count_table_add(&table, line + b, e - b);
                 if (s != NMT_OK) goto done;
             }
-            i += wl;
         }
     }
     if (table.used == 0) {
@@ -316,14 +320,7 @@ NmtStatus word_vocab_encode(const WordVocab *v, const char *text, size_t len,
                             int32_t **ids, int *n_ids, int *capacity) {
     *n_ids = 0;
     int n = 0;
-    size_t i = 0;
-    while (i < len) {
-        size_t sp = word_space_len(text + i, len - i);
-        if (sp) {
-            i += sp;
-            continue;
-        }
-        size_t wl = word_len(text + i, len - i);
+    for (size_t pos = 0, b, e; word_next(text, len, &pos, &b, &e);) {
         if (n >= *capacity || !*ids) {
             if (*capacity >= INT_MAX / 2) return nmt_fail(NMT_ERR_RUNTIME, "word encode: too many words");
             int cap = *capacity > 0 ? *capacity * 2 : 64;
@@ -333,8 +330,7 @@ NmtStatus word_vocab_encode(const WordVocab *v, const char *text, size_t len,
             *ids = p;
             *capacity = cap;
         }
-        (*ids)[n++] = word_vocab_lookup(v, text + i, wl);
-        i += wl;
+        (*ids)[n++] = word_vocab_lookup(v, text + b, e - b);
     }
     if (!*ids) { /* always hand back a freeable buffer */
         *ids = nmt_malloc(64 * sizeof **ids);

@@ -58,5 +58,11 @@ size_t word_space_len(const char *s, size_t len);
 /* Byte length of the word starting at s (up to the next whitespace
  * character, as word_space_len, or the end). */
 size_t word_len(const char *s, size_t len);
+/* The words of a text one at a time: the first word of text[*pos..len)
+ * (a maximal run of bytes that are not whitespace, as word_space_len
+ * tells): 1 with its bytes in [*begin, *end) and *pos = *end; 0 when only
+ * whitespace is left (then *pos = len). The one splitting rule of the word
+ * tokenizer, `--alignment`'s word positions and data.train_align's. */
+int word_next(const char *text, size_t len, size_t *pos, size_t *begin, size_t *end);
 
 #endif
