@@ -8,7 +8,8 @@
 # (tests/alignment_check.py); --nbest's 'i ||| text ||| pairs ||| score';
 # an ensemble reads the first model's attention; --replace-unk with a
 # two-word --unk-dict entry aligns both words to the source word looked up;
-# `nmt score --alignment` on the greedy translations gives translate's pairs;
+# `nmt score --alignment` on the greedy translations, and on the n-best
+# entries below the first, gives translate's pairs;
 # usage errors (exit 2) name the option.
 # Prints "test_alignment_cli: N passed, N failed"; exits non-zero on failure.
 set -u
@@ -115,6 +116,35 @@ print(same)
 PY
 )
 check '[ $? -eq 0 ]' "score --alignment vs translate --alignment: $out"
+# the n-best entries below the first carry their own hypothesis's pairs:
+# score's on the same texts (the same steps, teacher-forced) agree but for
+# texts that re-encode to other tokens than those decoded
+python3 - in.txt nbest.aln <<'PY'
+import sys
+# the entries 2 and 3 of every valid, non-empty input line: lower.src, lower.hyp, lower.nbest
+src = open(sys.argv[1], "rb").read().split(b"\n")
+nb = open(sys.argv[2], "rb").read().split(b"\n")
+with open("lower.src", "wb") as s, open("lower.hyp", "wb") as h, open("lower.nbest", "wb") as n:
+    for k, line in enumerate(src[:len(nb) // 3]):
+        try:
+            ok = line.decode("utf-8").strip() != ""
+        except UnicodeDecodeError:
+            ok = False
+        for e in nb[3 * k + 1:3 * k + 3] if ok else []:
+            s.write(line + b"\n"), h.write(e.split(b" ||| ")[1] + b"\n"), n.write(e + b"\n")
+PY
+"$NMT" score --model "$M" --src lower.src --tgt lower.hyp --alignment hard > lower.score 2> err.txt || bad "score lower: $(cat err.txt)"
+out=$(python3 - lower.nbest lower.score <<'PY' 2>&1
+import sys
+nb = [l.rstrip("\n").split(" ||| ") for l in open(sys.argv[1])]
+sc = [l.rstrip("\n").split("\t")[1] for l in open(sys.argv[2])]
+assert len(nb) == len(sc) >= 20, f"{len(nb)} entries, {len(sc)} scores"
+same = sum(a[2] == b for a, b in zip(nb, sc))
+assert same >= 0.8 * len(sc), f"{same} of {len(sc)} lower n-best entries have score's pairs"
+print(f"{same} of {len(sc)}")
+PY
+)
+check '[ $? -eq 0 ]' "lower n-best entries vs score --alignment: $out"
 expect 2 "--alignment must be hard or a threshold in (0, 1], got 'x'" "$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment x
 expect 2 "--alignment-units sets what --alignment counts" "$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment-units words
 
