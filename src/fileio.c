@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* Links followed before giving up (Linux's own limit). */
 #define MAX_LINK_HOPS 40
@@ -503,4 +504,14 @@ int file_read_ready(int fd, int timeout_ms) {
             timeout_ms = (int)left;
         }
     }
+}
+
+uint32_t file_crc32(uint32_t crc, const void *bytes, size_t n) {
+    uLong c = crc;
+    for (size_t done = 0; done < n;) {
+        size_t piece = n - done > (1u << 30) ? (1u << 30) : n - done;
+        c = crc32(c, (const Bytef *)bytes + done, (uInt)piece);
+        done += piece;
+    }
+    return (uint32_t)c;
 }

@@ -89,4 +89,8 @@ void file_unlock_dir(int fd);
  * Reads nothing; costs no CPU while it waits. */
 int file_read_ready(int fd, int timeout_ms);
 
+/* zlib's CRC32 of bytes[0..n) continuing from crc (0 to start), any n (zlib
+ * takes uInt lengths: fed in pieces). The checksum of the binary files. */
+uint32_t file_crc32(uint32_t crc, const void *bytes, size_t n);
+
 #endif

@@ -87,12 +87,7 @@ typedef struct {
 
 static void crc_write(CrcWriter *w, const void *bytes, size_t n) {
     if (w->status) return;
-    /* crc32 takes uInt lengths: feed large arrays in pieces */
-    for (size_t done = 0; done < n;) {
-        size_t piece = n - done > (1u << 30) ? (1u << 30) : n - done;
-        w->crc = crc32(w->crc, (const Bytef *)bytes + done, (uInt)piece);
-        done += piece;
-    }
+    w->crc = file_crc32((uint32_t)w->crc, bytes, n);
     w->status = atomic_file_write(w->file, bytes, n);
 }
 
@@ -148,13 +143,7 @@ NmtStatus dataset_load(const char *path, Dataset **out) {
     }
     uint32_t stored;
     memcpy(&stored, bytes + size - 4, 4);
-    uLong crc = crc32(0L, Z_NULL, 0);
-    for (size_t done = 0; done < size - 4;) {
-        size_t piece = size - 4 - done > (1u << 30) ? (1u << 30) : size - 4 - done;
-        crc = crc32(crc, (const Bytef *)bytes + done, (uInt)piece);
-        done += piece;
-    }
-    if ((uint32_t)crc != stored) {
+    if (file_crc32(0, bytes, size - 4) != stored) {
         nmt_free(bytes);
         return nmt_fail(NMT_ERR_FORMAT, "%s: checksum mismatch (the file is corrupt)", path);
     }

@@ -4,7 +4,6 @@
 #include "data/guided_align.h"
 
 #include <string.h>
-#include <zlib.h>
 
 #include "alignment.h" /* alignment_token_words: the words a token covers */
 #include "data/word_vocab.h"
@@ -59,16 +58,11 @@ NmtStatus guided_alignments_save(const GuidedAlignments *g, const char *path) {
     const void *parts[] = {align_magic, header, g->offset, g->links};
     size_t sizes[] = {sizeof align_magic, sizeof header, (size_t)(n + 1) * sizeof(int64_t),
                       (size_t)header[1] * 2 * sizeof(int32_t)};
-    uLong crc = crc32(0L, Z_NULL, 0);
+    uint32_t c = 0;
     for (size_t i = 0; i < NMT_ARRAY_LEN(parts) && !st; i++) {
-        for (size_t done = 0; done < sizes[i];) { /* crc32 takes uInt lengths */
-            size_t piece = sizes[i] - done > (1u << 30) ? (1u << 30) : sizes[i] - done;
-            crc = crc32(crc, (const Bytef *)parts[i] + done, (uInt)piece);
-            done += piece;
-        }
+        c = file_crc32(c, parts[i], sizes[i]);
         st = atomic_file_write(f, parts[i], sizes[i]);
     }
-    uint32_t c = (uint32_t)crc;
     if (!st) st = atomic_file_write(f, &c, sizeof c);
     if (st) {
         atomic_file_abort(f);
@@ -93,13 +87,7 @@ NmtStatus guided_alignments_load(const char *path, GuidedAlignments **out) {
     if (ok) {
         uint32_t stored;
         memcpy(&stored, bytes + size - 4, 4);
-        uLong crc = crc32(0L, Z_NULL, 0);
-        for (size_t done = 0; done < size - 4;) {
-            size_t piece = size - 4 - done > (1u << 30) ? (1u << 30) : size - 4 - done;
-            crc = crc32(crc, (const Bytef *)bytes + done, (uInt)piece);
-            done += piece;
-        }
-        ok = (uint32_t)crc == stored;
+        ok = file_crc32(0, bytes, size - 4) == stored;
     }
     GuidedAlignments *g = NULL;
     if (ok) {

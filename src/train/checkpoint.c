@@ -160,16 +160,6 @@ static double bits_f64(uint64_t u) {
     return x;
 }
 
-/* zlib's crc32 takes a uInt length: feed it in pieces. */
-static uLong crc_update(uLong crc, const uint8_t *p, size_t n) {
-    while (n > 0) {
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = crc32(crc, p, chunk);
-        p += chunk;
-        n -= chunk;
-    }
-    return crc;
-}
 
 /* ---- shared checks ----------------------------------------------------------- */
 
@@ -213,7 +203,7 @@ static NmtStatus w_flush(Writer *w) {
 
 static NmtStatus w_bytes(Writer *w, const void *bytes, size_t n) {
     if (n == 0) return NMT_OK;
-    w->crc = crc_update(w->crc, bytes, n);
+    w->crc = file_crc32(w->crc, bytes, n);
     w->written += n;
     if (n > sizeof w->buf - w->fill) {
         NmtStatus st = w_flush(w);
@@ -627,7 +617,7 @@ static NmtStatus src_read(const Source *s, uint64_t off, void *buf, size_t n) {
 static NmtStatus src_crc(const Source *s, uint64_t n, uint32_t *crc) {
     uLong c = crc32(0L, Z_NULL, 0);
     if (!s->f) {
-        *crc = (uint32_t)crc_update(c, s->mem, n);
+        *crc = (uint32_t)file_crc32(c, s->mem, n);
         return NMT_OK;
     }
     enum { CHUNK = 1 << 20 };
@@ -637,7 +627,7 @@ static NmtStatus src_crc(const Source *s, uint64_t n, uint32_t *crc) {
     for (uint64_t at = 0; at < n && !st; at += CHUNK) {
         size_t len = n - at < CHUNK ? (size_t)(n - at) : CHUNK;
         st = src_read(s, at, buf, len);
-        if (!st) c = crc_update(c, buf, len);
+        if (!st) c = file_crc32(c, buf, len);
     }
     nmt_free(buf);
     *crc = (uint32_t)c;
