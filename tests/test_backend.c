@@ -974,18 +974,7 @@ static void test_guided_align(int cost, int T, int B, int S, int n, int gap) {
     const char *cname = cost == ALIGN_COST_CE ? "ce" : "mse";
     size_t rows = (size_t)T * B, nq = rows * S, head = (size_t)B * S;
     size_t stride = (size_t)n * head + (size_t)gap, natt = (size_t)T * stride;
-    float *hatt = test_hrand(natt, 0.05f, 0.6f), *hq = malloc(nq * sizeof *hq);
-    for (size_t r = 0; r < rows; r++) {
-        float *q = hq + r * S;
-        int kind = (int)(r % 3);
-        double sum = 0.0;
-        for (int s = 0; s < S; s++) {
-            if (kind == 0) q[s] = s % 3 == 1 ? 0.0f : (float)(0.1 + test_urand());
-            else q[s] = kind == 2 && s == (int)(r % S) ? 1.0f : 0.0f;
-            sum += q[s];
-        }
-        for (int s = 0; s < S; s++) q[s] = sum > 0 ? (float)(q[s] / sum) : 0.0f;
-    }
+    float *hatt = test_hrand(natt, 0.05f, 0.6f), *hq = test_align_targets(T, B, S);
     AlignCtx C = {T, B, S, n, cost, stride, 0.7f, 0.37f, dup_f(hatt, natt), drand(nq, -5, 5),
                   drand(rows, -5, 5), hq};
     align_loss(&C);

@@ -608,24 +608,6 @@ static void test_attention(void) {
 
 /* ======================= guided alignment ======================= */
 
-/* q (T*B, S) for guided_align, by row r % 3: several nonzero entries (every
- * third one 0) summing to 1, all 0 (no loss, no gradient), one-hot */
-static float *align_targets(int T, int B, int S) {
-    size_t rows = (size_t)T * B;
-    float *hq = malloc(rows * S * sizeof *hq);
-    for (size_t r = 0; r < rows; r++) {
-        float *q = hq + r * S;
-        int kind = (int)(r % 3);
-        double sum = 0.0;
-        for (int s = 0; s < S; s++) {
-            if (kind == 0) q[s] = s % 3 == 1 ? 0.0f : (float)(0.1 + test_urand());
-            else q[s] = kind == 2 && s == (int)(r % S) ? 1.0f : 0.0f;
-            sum += q[s];
-        }
-        for (int s = 0; s < S; s++) q[s] = sum > 0 ? (float)(q[s] / sum) : 0.0f;
-    }
-    return hq;
-}
 
 /* guided_align (ALIGN_COST_CE or _MSE): T steps of n heads' (B, S)
  * attention, step_stride = n*B*S + gap apart (the gap holds values the slot
@@ -636,7 +618,7 @@ static void test_guided_align(int cost, int T, int B, int S, int n, int gap) {
     char name[128];
     const char *cname = cost == ALIGN_COST_CE ? "ce" : "mse";
     size_t rows = (size_t)T * B, nq = rows * S, stride = (size_t)n * B * S + (size_t)gap;
-    float *hq = align_targets(T, B, S);
+    float *hq = test_align_targets(T, B, S);
     Buf att = buf_rand((size_t)T * stride, 0.02f, 0.8f), al = buf_from(hq, nq);
     Buf loss = buf_rand(rows, -5, 5);
     BOTH(be->guided_align(be, T, B, S, n, P(att), stride, cost, 0.7f, 0.37f, P(al), P(loss)));
@@ -683,7 +665,7 @@ static void test_guided_align_graphs(void) {
     if (!gg) return;
     enum { T = 3, B = 2, S = 37, N = 2 };
     size_t rows = (size_t)T * B, nq = rows * S, natt = (size_t)T * N * B * S;
-    float *hatt = test_hrand(natt, 0.02f, 0.8f), *hq = align_targets(T, B, S);
+    float *hatt = test_hrand(natt, 0.02f, 0.8f), *hq = test_align_targets(T, B, S);
     float *ac = cpu->alloc(cpu, natt * 4), *qc = cpu->alloc(cpu, nq * 4), *lc = cpu->alloc(cpu, rows * 4);
     float *ag = gg->alloc(gg, natt * 4), *qg = gg->alloc(gg, nq * 4), *lg = gg->alloc(gg, rows * 4);
     cpu->upload(cpu, ac, hatt, natt * 4);

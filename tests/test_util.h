@@ -9,6 +9,7 @@
  *   test_write_file(dir, name, bytes, len) -> path (static storage, copy it)
  *   test_urand(), test_fill(x, n, lo, hi), test_hrand(n, lo, hi)
  *                                  seeded inputs (*test_rand_state() = seed)
+ *   test_align_targets(T, B, S)    guided alignment rows (Backend.guided_align)
  *   return test_summary("name");   prints "name: N passed, N failed" and
  *                                  returns non-zero when anything failed.
  * scripts/run-tests.sh adds the per-binary lines into the final total. */
@@ -137,6 +138,27 @@ static inline float *test_hrand(size_t n, float lo, float hi) {
     float *x = (float *)malloc((n ? n : 1) * sizeof *x); /* the cast: C++ includers */
     test_fill(x, n, lo, hi);
     return x;
+}
+
+/* The rows q (T*B, S) of Backend.guided_align, in a new array, by row r %
+ * 3: several nonzero entries (every third one 0) summing to 1, all 0 (no
+ * loss, no gradient), one-hot. */
+static inline float *test_align_targets(int T, int B, int S) {
+    size_t rows = (size_t)T * B;
+    size_t n = rows * (size_t)S;
+    float *hq = (float *)malloc((n > 0 ? n : 1) * sizeof *hq);
+    for (size_t r = 0; r < rows; r++) {
+        float *q = hq + r * S;
+        int kind = (int)(r % 3);
+        double sum = 0.0;
+        for (int s = 0; s < S; s++) {
+            if (kind == 0) q[s] = s % 3 == 1 ? 0.0f : (float)(0.1 + test_urand());
+            else q[s] = kind == 2 && s == (int)(r % S) ? 1.0f : 0.0f;
+            sum += q[s];
+        }
+        for (int s = 0; s < S; s++) q[s] = sum > 0 ? (float)(q[s] / sum) : 0.0f;
+    }
+    return hq;
 }
 
 #endif
