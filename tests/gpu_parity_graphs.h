@@ -261,17 +261,7 @@ static bool graph_part(const char *name) {
  * CPU's tokens. */
 static void test_graphs(void) {
     char err[256] = "", name[192], worst[40];
-    /* graphs on, and NMT_SYNC_DEBUG off for this backend (it turns graphs off) */
-    const char *old = getenv("NMT_CUDA_GRAPHS"), *old_sync = getenv("NMT_SYNC_DEBUG");
-    char *saved = old ? strdup(old) : NULL, *saved_sync = old_sync ? strdup(old_sync) : NULL;
-    setenv("NMT_CUDA_GRAPHS", "1", 1);
-    unsetenv("NMT_SYNC_DEBUG");
-    Backend *gg = cuda_backend_create(0, err, sizeof err);
-    if (saved) setenv("NMT_CUDA_GRAPHS", saved, 1);
-    else unsetenv("NMT_CUDA_GRAPHS");
-    if (saved_sync) setenv("NMT_SYNC_DEBUG", saved_sync, 1);
-    free(saved);
-    free(saved_sync);
+    Backend *gg = graphs_backend_create(err, sizeof err); /* test_gpu_parity.c */
     CHECK(gg != NULL, "cuda_backend_create with NMT_CUDA_GRAPHS=1: %s", err);
     if (!gg) return;
     Backend *plain = gpu;

@@ -644,6 +644,23 @@ static void test_guided_align(int cost, int T, int B, int S, int n, int gap) {
     free(hl);
 }
 
+/* A CUDA backend with graphs on (NMT_CUDA_GRAPHS=1) and NMT_SYNC_DEBUG off
+ * for it (it turns graphs off), whatever the environment says; NULL with
+ * CUDA's message in err. The environment is left as it was. */
+static Backend *graphs_backend_create(char *err, size_t err_size) {
+    const char *old = getenv("NMT_CUDA_GRAPHS"), *old_sync = getenv("NMT_SYNC_DEBUG");
+    char *saved = old ? strdup(old) : NULL, *saved_sync = old_sync ? strdup(old_sync) : NULL;
+    setenv("NMT_CUDA_GRAPHS", "1", 1);
+    unsetenv("NMT_SYNC_DEBUG");
+    Backend *gg = cuda_backend_create(0, err, err_size);
+    if (saved) setenv("NMT_CUDA_GRAPHS", saved, 1);
+    else unsetenv("NMT_CUDA_GRAPHS");
+    if (saved_sync) setenv("NMT_SYNC_DEBUG", saved_sync, 1);
+    free(saved);
+    free(saved_sync);
+    return gg;
+}
+
 /* The scale (1 / a batch's target tokens) changes from batch to batch and is
  * a GpuVar: on a backend with NMT_CUDA_GRAPHS=1, the same upload and
  * guided_align four times with four scales run as a graph from the second
@@ -651,16 +668,7 @@ static void test_guided_align(int cost, int T, int B, int S, int n, int gap) {
  * for its own scale (a graph that kept the first scale would not). */
 static void test_guided_align_graphs(void) {
     char err[256] = "";
-    const char *old = getenv("NMT_CUDA_GRAPHS"), *old_sync = getenv("NMT_SYNC_DEBUG");
-    char *saved = old ? strdup(old) : NULL, *saved_sync = old_sync ? strdup(old_sync) : NULL;
-    setenv("NMT_CUDA_GRAPHS", "1", 1);
-    unsetenv("NMT_SYNC_DEBUG"); /* it turns graphs off */
-    Backend *gg = cuda_backend_create(0, err, sizeof err);
-    if (saved) setenv("NMT_CUDA_GRAPHS", saved, 1);
-    else unsetenv("NMT_CUDA_GRAPHS");
-    if (saved_sync) setenv("NMT_SYNC_DEBUG", saved_sync, 1);
-    free(saved);
-    free(saved_sync);
+    Backend *gg = graphs_backend_create(err, sizeof err);
     CHECK(gg != NULL, "cuda_backend_create with NMT_CUDA_GRAPHS=1: %s", err);
     if (!gg) return;
     enum { T = 3, B = 2, S = 37, N = 2 };
