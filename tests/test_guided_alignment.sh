@@ -139,6 +139,11 @@ sed '7s/.*/1-2 0-99/' data/train.aln > range.aln
 bad_run range range.aln "range.aln:7: pair 0-99: the pair's target side has $(sed -n 7p data/train.tgt | wc -w) words"
 sed '9s/.*/-1-0/' data/train.aln > negative.aln
 bad_run negative negative.aln "negative.aln:9: '-1-0' is not a pair"
+# a pair dropped for data.max_len still has its line checked
+long_line=$(awk 'NF > 6 { print NR; exit }' data/train.src)
+sed "${long_line}s/.*/0-99/" data/train.aln > dropped.aln
+train e_dropped --quiet --set data.train_align=dropped.aln --set data.cache_dir="$tmp/c_dropped" --set data.max_len=6
+check '[ $rc -ne 0 ] && printf "%s" "$out" | grep -qF "dropped.aln:$long_line: pair 0-99"' "a dropped pair's bad line: $rc $out"
 bad_run missing nope.aln "nope.aln: cannot open"
 train e_none --quiet --set model.attention.style=none
 check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "data.train_align: guided alignment needs attention"' "style none: $rc $out"

@@ -239,38 +239,42 @@ typedef struct {
     GuidedAlignments *out;
     int32_t *pairs, *links; /* scratch */
     int pairs_cap, links_cap;
-    const char *line; /* the current pair's line */
-    size_t len;
+    int n_pairs;      /* word pairs of the current pair's line, in pairs */
 } AlignReader;
 
-/* The alignment line of the pair just read (every pair has one, kept or not). */
-static NmtStatus align_next_line(AlignReader *ar, int64_t pair_line) {
+/* The alignment line of the pair just read (every pair has one, kept or
+ * not), checked against the pair's words whether the pair is kept or not:
+ * a bad line is an error, never dropped with its pair. */
+static NmtStatus align_next_line(AlignReader *ar, const char *src, size_t src_len, const char *tgt, size_t tgt_len,
+                                 int64_t pair_line) {
+    const char *line;
+    size_t len;
     int got = 0;
-    NmtStatus st = line_reader_next(ar->reader, &ar->line, &ar->len, &got);
+    NmtStatus st = line_reader_next(ar->reader, &line, &len, &got);
     if (!st && !got)
         st = nmt_fail(NMT_ERR_FORMAT, "%s: %lld line%s, but the training corpus has more pairs (data.train_align "
                       "needs one line per pair)", ar->path, (long long)(pair_line - 1), pair_line == 2 ? "" : "s");
+    if (!st) {
+        st = guided_align_parse_line(line, len, guided_align_count_words(src, src_len),
+                                     guided_align_count_words(tgt, tgt_len), &ar->pairs, &ar->n_pairs,
+                                     &ar->pairs_cap);
+        if (st) nmt_error_prefix("%s:%lld", ar->path, (long long)pair_line);
+    }
     return st;
 }
 
-/* The token links of a kept pair from its alignment line: the sides encoded
- * again with their spans (the same ids: tokenizer_encode_spans). */
+/* The token links of a kept pair from its word pairs (align_next_line):
+ * the sides encoded again with their spans (the same ids:
+ * tokenizer_encode_spans). */
 static NmtStatus align_pair(AlignReader *ar, const Tokenizer *src_tok, const char *src, size_t src_len,
-                            const Tokenizer *tgt_tok, const char *tgt, size_t tgt_len, int64_t line_no) {
-    int n_pairs = 0, n_links = 0, n_src = 0, n_tgt = 0;
-    NmtStatus st = guided_align_parse_line(ar->line, ar->len, guided_align_count_words(src, src_len),
-                                           guided_align_count_words(tgt, tgt_len), &ar->pairs, &n_pairs,
-                                           &ar->pairs_cap);
-    if (st) {
-        nmt_error_prefix("%s:%lld", ar->path, (long long)line_no);
-        return st;
-    }
+                            const Tokenizer *tgt_tok, const char *tgt, size_t tgt_len) {
+    int n_links = 0, n_src = 0, n_tgt = 0;
     int32_t *src_ids = NULL, *tgt_ids = NULL;
     TokenSpan *src_spans = NULL, *tgt_spans = NULL;
-    st = tokenizer_encode_spans(src_tok, src, src_len, &src_ids, &src_spans, &n_src);
+    NmtStatus st = tokenizer_encode_spans(src_tok, src, src_len, &src_ids, &src_spans, &n_src);
     if (!st) st = tokenizer_encode_spans(tgt_tok, tgt, tgt_len, &tgt_ids, &tgt_spans, &n_tgt);
     if (!st)
-        st = guided_align_token_links(ar->pairs, n_pairs, src, src_len, src_spans, n_src, tgt, tgt_len, tgt_spans,
+        st = guided_align_token_links(ar->pairs, ar->n_pairs, src, src_len, src_spans, n_src, tgt, tgt_len, tgt_spans,
                                       n_tgt, &ar->links, &n_links, &ar->links_cap);
     if (!st) st = guided_alignments_add(ar->out, ar->links, n_links);
     nmt_free(src_ids);
@@ -295,7 +299,7 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
     Dataset *d = NULL;
     int32_t *src_ids = NULL, *tgt_ids = NULL;
     int src_cap = 0, tgt_cap = 0;
-    AlignReader ar = {align_path, NULL, NULL, NULL, NULL, 0, 0, NULL, 0};
+    AlignReader ar = {align_path, NULL, NULL, NULL, NULL, 0, 0, 0};
     NmtStatus st = parallel_reader_open(src_path, tgt_path, &reader);
     if (!st) st = dataset_create(&d);
     if (!st && align_path) st = line_reader_open(align_path, &ar.reader);
@@ -308,7 +312,7 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
         if (st || !got) break;
         stats->pairs_read++;
         if (ar.reader) {
-            st = align_next_line(&ar, parallel_reader_line_no(reader));
+            st = align_next_line(&ar, src, src_len, tgt, tgt_len, parallel_reader_line_no(reader));
             if (st) break;
         }
         if (corpus_line_is_blank(src, src_len) || corpus_line_is_blank(tgt, tgt_len)) {
@@ -356,7 +360,7 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
             continue;
         }
         if (ar.reader)
-            st = align_pair(&ar, src_tok, src, src_len, tgt_tok, tgt, tgt_len, parallel_reader_line_no(reader));
+            st = align_pair(&ar, src_tok, src, src_len, tgt_tok, tgt, tgt_len);
         if (!st) st = dataset_add(d, src_ids, n_src, tgt_ids, n_tgt, parallel_reader_line_no(reader));
         if (!st) stats->kept++;
     }
