@@ -261,7 +261,7 @@ static bool graph_part(const char *name) {
  * CPU's tokens. */
 static void test_graphs(void) {
     char err[256] = "", name[192], worst[40];
-    Backend *gg = graphs_backend_create(err, sizeof err); /* test_gpu_parity.c */
+    Backend *gg = graphs_backend_create(err, sizeof err); /* gpu_parity_align.h */
     CHECK(gg != NULL, "cuda_backend_create with NMT_CUDA_GRAPHS=1: %s", err);
     if (!gg) return;
     Backend *plain = gpu;
