@@ -57,7 +57,7 @@ char *prepare_manifest(const Config *cfg) {
     /* with train.init_from, the tokenizers are that checkpoint's (the keys
      * above were copied from it): its file is a source of the cache */
     const char *init_from = init_from_path(cfg);
-    const char *align = d->train_align && d->train_align[0] ? d->train_align : NULL;
+    const char *align = train_align(cfg);
     const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt", "train.init_from",
                           "data.train_align"};
     const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from, align};
@@ -240,6 +240,7 @@ typedef struct {
     int32_t *pairs, *links; /* scratch */
     int pairs_cap, links_cap;
     int n_pairs;      /* word pairs of the current pair's line, in pairs */
+    TokenSpan *src_spans, *tgt_spans; /* the current pair's tokens' bytes (encode_pair) */
 } AlignReader;
 
 /* The alignment line of the pair just read (every pair has one, kept or
@@ -263,25 +264,36 @@ static NmtStatus align_next_line(AlignReader *ar, const char *src, size_t src_le
     return st;
 }
 
-/* The token links of a kept pair from its word pairs (align_next_line):
- * the sides encoded again with their spans (the same ids:
- * tokenizer_encode_spans). */
-static NmtStatus align_pair(AlignReader *ar, const Tokenizer *src_tok, const char *src, size_t src_len,
-                            const Tokenizer *tgt_tok, const char *tgt, size_t tgt_len) {
-    int n_links = 0, n_src = 0, n_tgt = 0;
-    int32_t *src_ids = NULL, *tgt_ids = NULL;
-    TokenSpan *src_spans = NULL, *tgt_spans = NULL;
-    NmtStatus st = tokenizer_encode_spans(src_tok, src, src_len, &src_ids, &src_spans, &n_src);
-    if (!st) st = tokenizer_encode_spans(tgt_tok, tgt, tgt_len, &tgt_ids, &tgt_spans, &n_tgt);
-    if (!st)
-        st = guided_align_token_links(ar->pairs, ar->n_pairs, src, src_len, src_spans, n_src, tgt, tgt_len, tgt_spans,
-                                      n_tgt, &ar->links, &n_links, &ar->links_cap);
-    if (!st) st = guided_alignments_add(ar->out, ar->links, n_links);
-    nmt_free(src_ids);
-    nmt_free(tgt_ids);
-    nmt_free(src_spans);
-    nmt_free(tgt_spans);
+/* Encodes both sides of a pair into the ids buffers (grown as needed);
+ * when reading alignments, with each token's bytes into ar's spans too
+ * (tokenizer_encode_spans: the same ids), for align_pair. */
+static NmtStatus encode_pair(AlignReader *ar, const Tokenizer *src_tok, const char *src, size_t src_len,
+                             const Tokenizer *tgt_tok, const char *tgt, size_t tgt_len, int32_t **src_ids, int *n_src,
+                             int *src_cap, int32_t **tgt_ids, int *n_tgt, int *tgt_cap) {
+    if (!ar->reader) {
+        NmtStatus st = tokenizer_encode_buf(src_tok, src, src_len, src_ids, n_src, src_cap);
+        return st ? st : tokenizer_encode_buf(tgt_tok, tgt, tgt_len, tgt_ids, n_tgt, tgt_cap);
+    }
+    /* new arrays of exactly the tokens: they replace the buffers */
+    nmt_free(*src_ids), nmt_free(*tgt_ids), nmt_free(ar->src_spans), nmt_free(ar->tgt_spans);
+    *src_ids = *tgt_ids = NULL;
+    ar->src_spans = ar->tgt_spans = NULL;
+    *src_cap = *tgt_cap = *n_src = *n_tgt = 0;
+    NmtStatus st = tokenizer_encode_spans(src_tok, src, src_len, src_ids, &ar->src_spans, n_src);
+    if (!st) st = tokenizer_encode_spans(tgt_tok, tgt, tgt_len, tgt_ids, &ar->tgt_spans, n_tgt);
+    *src_cap = *src_ids ? *n_src : 0;
+    *tgt_cap = *tgt_ids ? *n_tgt : 0;
     return st;
+}
+
+/* The token links of a kept pair from its word pairs (align_next_line)
+ * and its tokens' spans (encode_pair). */
+static NmtStatus align_pair(AlignReader *ar, const char *src, size_t src_len, int n_src, const char *tgt,
+                            size_t tgt_len, int n_tgt) {
+    int n_links = 0;
+    NmtStatus st = guided_align_token_links(ar->pairs, ar->n_pairs, src, src_len, ar->src_spans, n_src, tgt, tgt_len,
+                                            ar->tgt_spans, n_tgt, &ar->links, &n_links, &ar->links_cap);
+    return st ? st : guided_alignments_add(ar->out, ar->links, n_links);
 }
 
 /* Encodes a parallel corpus into a new dataset. max_len <= 0: no length
@@ -299,7 +311,7 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
     Dataset *d = NULL;
     int32_t *src_ids = NULL, *tgt_ids = NULL;
     int src_cap = 0, tgt_cap = 0;
-    AlignReader ar = {align_path, NULL, NULL, NULL, NULL, 0, 0, 0};
+    AlignReader ar = {align_path, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL};
     NmtStatus st = parallel_reader_open(src_path, tgt_path, &reader);
     if (!st) st = dataset_create(&d);
     if (!st && align_path) st = line_reader_open(align_path, &ar.reader);
@@ -345,8 +357,8 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
                 continue;
             }
         }
-        st = tokenizer_encode_buf(src_tok, src, src_len, &src_ids, &n_src, &src_cap);
-        if (!st) st = tokenizer_encode_buf(tgt_tok, tgt, tgt_len, &tgt_ids, &n_tgt, &tgt_cap);
+        st = encode_pair(&ar, src_tok, src, src_len, tgt_tok, tgt, tgt_len, &src_ids, &n_src, &src_cap, &tgt_ids,
+                         &n_tgt, &tgt_cap);
         if (st) {
             nmt_error_prefix("%s:%lld", src_path, (long long)parallel_reader_line_no(reader));
             break;
@@ -359,8 +371,7 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
             stats->skipped_too_long++;
             continue;
         }
-        if (ar.reader)
-            st = align_pair(&ar, src_tok, src, src_len, tgt_tok, tgt, tgt_len);
+        if (ar.reader) st = align_pair(&ar, src, src_len, n_src, tgt, tgt_len, n_tgt);
         if (!st) st = dataset_add(d, src_ids, n_src, tgt_ids, n_tgt, parallel_reader_line_no(reader));
         if (!st) stats->kept++;
     }
@@ -378,6 +389,8 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
     nmt_free(tgt_ids);
     nmt_free(ar.pairs);
     nmt_free(ar.links);
+    nmt_free(ar.src_spans);
+    nmt_free(ar.tgt_spans);
     line_reader_close(ar.reader);
     parallel_reader_close(reader);
     if (!st && align_out) {
