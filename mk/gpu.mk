@@ -111,8 +111,14 @@ $(GPU_EMU_RT): $(GPU_EMU)/%.o: tests/gpu_emu/%.cpp $(GPU_EMU_HDR)
 	@mkdir -p $(dir $@)
 	$(CXX) $(GPU_EMU_FLAGS) -c -o $@ $<
 
+# the parity test as a CUDA build compiles it (its library-load checks
+# expect cuBLAS and CUPTI: the emulator's), also in a CUDA=0 build
+$(GPU_EMU)/test_gpu_parity.o: tests/test_gpu_parity.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DNMT_WITH_CUDA -Itests $(CFLAGS) -c -o $@ $<
+
 # the library without its CUDA objects and stubs, plus the emulated ones
-$(GPU_EMU)/test_gpu_parity: $(BUILD)/tests/test_gpu_parity.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
+$(GPU_EMU)/test_gpu_parity: $(GPU_EMU)/test_gpu_parity.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
 	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
 
 # nmt itself on the emulated backend, for tests/test_gpu_emu.sh's training,

@@ -10,7 +10,6 @@
 #include "backend.h"
 #include "cli.h"
 #include "commands.h"
-#include "kernels/align_math.h"
 #include "model/gradcheck.h"
 
 static const char gradcheck_usage[] =
@@ -70,11 +69,13 @@ int cmd_gradcheck(int argc, char **argv) {
     NmtStatus st = cli_load_config(&args, &cfg);
     if (st) return cli_report("gradcheck", st);
     ModelDims d;
+    const char *cost_name = NULL; /* with the guided alignment loss: its cost */
     st = model_dims_from_config(&cfg, 13, 11, &d);
     if (cfg.data.train_align && cfg.data.train_align[0] && cfg.train.guided_alignment_weight > 0) {
         /* the guided alignment loss too, against the batch's random alignment */
         spec.align_weight = (float)cfg.train.guided_alignment_weight;
-        spec.align_cost = cfg.train.guided_alignment_cost == CFG_GUIDED_MSE ? ALIGN_COST_MSE : ALIGN_COST_CE;
+        spec.align_cost = model_align_cost_from_config(&cfg);
+        cost_name = guided_cost_names[cfg.train.guided_alignment_cost];
     }
     config_free(&cfg);
     if (st) return cli_report("gradcheck", st);
@@ -96,8 +97,7 @@ int cmd_gradcheck(int argc, char **argv) {
                d.H, d.K, d.L_e, d.L_d, d.bidirectional ? ", bidirectional" : "",
                d.input_feed ? ", input feeding" : "");
     if (spec.align_weight > 0)
-        printf("guided alignment: %s, weight %g, against a random alignment\n",
-               spec.align_cost == ALIGN_COST_MSE ? "mse" : "ce", spec.align_weight);
+        printf("guided alignment: %s, weight %g, against a random alignment\n", cost_name, spec.align_weight);
     printf("loss %.6f; %d coordinates checked, %d skipped (loss not smooth there), %d wrong\n", r.loss,
            r.checked, r.skipped, r.failed);
     printf("worst: %s[%zu] analytic %.8g numeric %.8g (%.2f of the tolerance)\n", r.worst_name,

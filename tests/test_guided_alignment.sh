@@ -117,6 +117,15 @@ check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "cache .* is up to date" &&
 sed -i '1s/.*/0-0/' data/train.aln
 train cached2 --set train.max_steps=1
 check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "stale (data.train_align changed)"' "a changed alignment file: $out"
+# a resume with another alignment file is refused before the cache is rebuilt
+cp data/train.aln other.aln
+sed -i '2s/.*/0-0/' other.aln
+cache_sums() { cat cache/* | cksum; }
+before=$(cache_sums)
+train cached2 --set train.max_steps=2 --set data.train_align=other.aln --resume
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "data.train_align: cannot resume" &&
+       ! printf "%s" "$out" | grep -q "stale"' "resume with another alignment file: $rc $out"
+check '[ "$(cache_sums)" = "$before" ]' "a refused resume rebuilt the cache"
 
 # 8. nmt gradcheck of the config checks the guided loss's gradient too
 out=$("$NMT" gradcheck --config g.json --samples 6 --set train.guided_alignment_cost=mse 2>&1); rc=$?

@@ -6,6 +6,11 @@
 #include <string.h>
 
 #include "data/rng.h"
+#include "kernels/align_math.h"
+
+int model_align_cost_from_config(const Config *cfg) {
+    return cfg->train.guided_alignment_cost == CFG_GUIDED_MSE ? ALIGN_COST_MSE : ALIGN_COST_CE;
+}
 
 NmtStatus model_dims_from_config(const Config *cfg, int src_vocab, int tgt_vocab, ModelDims *d) {
     const ModelConfig *m = &cfg->model;

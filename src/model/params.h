@@ -37,6 +37,9 @@ typedef struct {
 /* Fills dims from a loaded config and the vocabulary sizes. Errors
  * (NMT_ERR_CONFIG) name the key, e.g. heads that do not divide hidden. */
 NmtStatus model_dims_from_config(const Config *cfg, int src_vocab, int tgt_vocab, ModelDims *d);
+/* train.guided_alignment_cost as the loss's ALIGN_COST_CE or _MSE
+ * (kernels/align_math.h), for seq2seq_set_guided_alignment. */
+int model_align_cost_from_config(const Config *cfg);
 
 typedef enum {
     INIT_UNIFORM,    /* uniform(-init_range, init_range) */

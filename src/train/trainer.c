@@ -23,7 +23,6 @@
 #include "data/rng.h"
 #include "data/subword_sampling.h"
 #include "fileio.h"
-#include "kernels/align_math.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
 #include "train/init_from.h"
@@ -69,6 +68,11 @@ typedef struct {
      * > 0), else NULL. Validation and the checkpoints' weights are this; the
      * model's own parameters are the training weights. */
     float *ema;
+    /* --resume: save_dir/last.nmt, loaded and its config checked before
+     * the data are prepared (a changed data key is refused before its
+     * cache is rebuilt); resume() takes the rest from it and frees it. */
+    Checkpoint resume_ck;
+    int resume_old_metric; /* the checkpoint's train.valid_metric */
 } Trainer;
 
 /* What a validation measured: perplexity, and BLEU and chrF of the decoded
@@ -314,32 +318,42 @@ static void rebase_best(Trainer *tr, int old_metric) {
                                                                   "checkpoint format 3)" : "");
 }
 
-/* Restores the run from save_dir/last.nmt; refuses a checkpoint whose
- * model, data or tokenizer settings differ from the config. */
-static NmtStatus resume(Trainer *tr) {
+/* --resume, before the data are prepared: loads save_dir/last.nmt into
+ * tr->resume_ck and refuses it when a key other than the schedule keys
+ * differs from the config (so that a changed corpus, alignment file or
+ * tokenizer setting is refused before prepare rebuilds the cache). */
+static NmtStatus load_resume_checkpoint(Trainer *tr) {
+    if (!tr->opt->resume) return NMT_OK;
     char *path = save_path(tr, "last.nmt");
     if (!path) return nmt_fail_nomem("resuming");
-    Checkpoint ck;
-    NmtStatus st = checkpoint_load(path, &ck);
-    if (!st) st = checkpoint_check_finite(&ck, path);
-    if (st) {
-        checkpoint_free(&ck);
-        nmt_free(path);
-        return st;
-    }
+    Checkpoint *ck = &tr->resume_ck;
+    NmtStatus st = checkpoint_load(path, ck);
+    if (!st) st = checkpoint_check_finite(ck, path);
     Config old;
-    int old_metric = tr->cfg->train.valid_metric;
-    st = config_load_string(ck.config_json, path, "/", NULL, 0, &old);
+    tr->resume_old_metric = tr->cfg->train.valid_metric;
+    if (!st) st = config_load_string(ck->config_json, path, "/", NULL, 0, &old);
     if (!st) {
-        old_metric = old.train.valid_metric;
+        tr->resume_old_metric = old.train.valid_metric;
         const char *key = config_first_fixed_difference(&old, tr->cfg);
         if (key)
             st = nmt_fail(NMT_ERR_CONFIG, "%s: cannot resume: %s differs from the checkpoint's "
                           "(only schedule keys may change on resume)", key, key);
         config_free(&old);
     }
+    nmt_free(path);
+    return st;
+}
+
+/* Restores the run from tr->resume_ck (load_resume_checkpoint); refuses a
+ * checkpoint whose tokenizers or parameter layout differ from the model's. */
+static NmtStatus resume(Trainer *tr) {
+    char *path = save_path(tr, "last.nmt");
+    if (!path) return nmt_fail_nomem("resuming");
+    Checkpoint ck = tr->resume_ck;
+    memset(&tr->resume_ck, 0, sizeof tr->resume_ck);
+    int old_metric = tr->resume_old_metric;
     int same = 1;
-    if (!st) st = tokenizer_same_as_serialized(tr->data.src_tok, ck.src_tok, ck.src_tok_len, &same);
+    NmtStatus st = tokenizer_same_as_serialized(tr->data.src_tok, ck.src_tok, ck.src_tok_len, &same);
     if (!st && !same)
         st = nmt_fail(NMT_ERR_CONFIG, "data.train_src: cannot resume: the source tokenizer differs from the "
                       "checkpoint's (the corpus or its cache changed)");
@@ -748,7 +762,7 @@ static NmtStatus setup_guided_alignment(Trainer *tr) {
             nmt_log_info("train: data.train_align is not used: train.guided_alignment_weight is 0");
         return NMT_OK;
     }
-    int cost = tc->guided_alignment_cost == CFG_GUIDED_MSE ? ALIGN_COST_MSE : ALIGN_COST_CE;
+    int cost = model_align_cost_from_config(tr->cfg);
     NmtStatus st = batcher_set_alignments(tr->train_batches, g);
     if (!st) st = seq2seq_set_guided_alignment(tr->model, cost, (float)tc->guided_alignment_weight);
     if (st) return st;
@@ -769,6 +783,7 @@ static NmtStatus setup(Trainer *tr) {
     /* another run in the folder now is refused before anything else */
     NmtStatus st = run_dir_lock(tc->save_dir, &tr->dir_lock);
     if (!st) st = refuse_earlier_run(tr);
+    if (!st) st = load_resume_checkpoint(tr);
     if (st) return st;
     st = prepare_data(cfg, 0, &tr->data);
     if (st) return st;
@@ -900,6 +915,7 @@ static void teardown(Trainer *tr) {
     nmt_free(tr->valid_refs);
     nmt_free(tr->history);
     nmt_free(tr->config_json);
+    checkpoint_free(&tr->resume_ck);
     optimizer_free(tr->optim);
     if (tr->be && tr->ema) tr->be->release(tr->be, tr->ema);
     seq2seq_free(tr->model);
