@@ -9,23 +9,25 @@
 #include "cli.h"
 #include "data/word_vocab.h"
 
-int alignment_parse(const char *value, double *threshold) {
-    if (!strcmp(value, "hard")) {
-        *threshold = 0;
+int alignment_parse(const char *value, AlignSpec *spec) {
+    if (!strcmp(value, "hard") || !strcmp(value, "soft")) {
+        spec->threshold = 0;
+        spec->soft = value[0] == 's';
         return 0;
     }
     char *end;
     double x = strtod(value, &end);
     if (end == value || *end || !(x > 0 && x <= 1)) return -1;
-    *threshold = x;
+    spec->threshold = x;
+    spec->soft = 0;
     return 0;
 }
 
 int alignment_take_option(int argc, char **argv, int *i, AlignOptions *o) {
     const char *value;
     int r = cli_take_string(argc, argv, i, "--alignment", &value);
-    if (r > 0 && alignment_parse(value, &o->spec.threshold) < 0) {
-        nmt_fail(NMT_ERR_USAGE, "--alignment must be hard or a threshold in (0, 1], got '%s'", value);
+    if (r > 0 && alignment_parse(value, &o->spec) < 0) {
+        nmt_fail(NMT_ERR_USAGE, "--alignment must be hard, soft or a threshold in (0, 1], got '%s'", value);
         return -1;
     }
     if (r) return r > 0 ? (o->on = 1) : r;
@@ -38,7 +40,7 @@ int alignment_take_option(int argc, char **argv, int *i, AlignOptions *o) {
 NmtStatus alignment_check_options(const AlignOptions *o) {
     if (o->units_given && !o->on)
         return nmt_fail(NMT_ERR_USAGE, "--alignment-units sets what --alignment counts: give --alignment hard "
-                        "(or a threshold) too");
+                        "(or soft, or a threshold) too");
     return NMT_OK;
 }
 
@@ -95,6 +97,26 @@ static void mark_row(const AlignSpec *spec, const float *a, int src_n, const Wor
         for (int w = src_words[best].first; w <= src_words[best].last; w++) row[w] = 1;
 }
 
+/* Soft: output word j's row of weights over the n_src_words source words
+ * into f (alignment.h): its tokens' rows summed into words, averaged. */
+static void render_soft(FILE *f, const float *attn, int T, int S, int src_n, const WordRange *src_words,
+                        int n_src_words, const WordRange *tgt_words, int n_tgt_words, double *row) {
+    int lo = 0;
+    for (int j = 0; j < n_tgt_words; j++) {
+        for (int w = 0; w < n_src_words; w++) row[w] = 0;
+        while (lo < T && tgt_words[lo].last < j) lo++;
+        int n_tok = 0;
+        for (int t = lo; t < T && tgt_words[t].first <= j; t++, n_tok++)
+            for (int s = 0; s < src_n; s++) {
+                const WordRange *r = &src_words[s];
+                double share = attn[(size_t)t * S + s] / (r->last - r->first + 1);
+                for (int w = r->first; w <= r->last; w++) row[w] += share;
+            }
+        if (j) fputc(' ', f);
+        for (int w = 0; w < n_src_words; w++) fprintf(f, "%s%.4f", w ? "," : "", n_tok ? row[w] / n_tok : 0.0);
+    }
+}
+
 NmtStatus alignment_render(const AlignSpec *spec, const float *attn, int T, int S, int src_n,
                            const WordRange *src_words, int n_src_words, const WordRange *tgt_words,
                            int n_tgt_words, char **out) {
@@ -109,7 +131,9 @@ NmtStatus alignment_render(const AlignSpec *spec, const float *attn, int T, int 
         n_src_words = src_n;
         n_tgt_words = T;
     }
-    unsigned char *row = nmt_malloc((size_t)(n_src_words > 0 ? n_src_words : 1));
+    /* soft: a row of weights (double), else of chosen marks */
+    size_t row_size = spec->soft ? sizeof(double) : 1;
+    void *row = nmt_malloc((size_t)(n_src_words > 0 ? n_src_words : 1) * row_size);
     char *buf = NULL;
     size_t blen = 0;
     FILE *f = row ? open_memstream(&buf, &blen) : NULL;
@@ -118,15 +142,18 @@ NmtStatus alignment_render(const AlignSpec *spec, const float *attn, int T, int 
         nmt_free(ident);
         return nmt_fail_nomem("alignment");
     }
+    if (spec->soft && src_n > 0)
+        render_soft(f, attn, T, S, src_n, src_words, n_src_words, tgt_words, n_tgt_words, row);
     /* output word j: the tokens whose range holds it (ranges ascend with t) */
     int lo = 0;
-    for (int j = 0; j < n_tgt_words; j++) {
-        memset(row, 0, (size_t)n_src_words);
+    unsigned char *marks = row;
+    for (int j = 0; !spec->soft && j < n_tgt_words; j++) {
+        memset(marks, 0, (size_t)n_src_words);
         while (lo < T && tgt_words[lo].last < j) lo++;
         for (int t = lo; t < T && tgt_words[t].first <= j; t++)
-            mark_row(spec, attn + (size_t)t * S, src_n, src_words, row);
+            mark_row(spec, attn + (size_t)t * S, src_n, src_words, marks);
         for (int s = 0; s < n_src_words; s++)
-            if (row[s]) fprintf(f, "%s%d-%d", ftell(f) ? " " : "", s, j);
+            if (marks[s]) fprintf(f, "%s%d-%d", ftell(f) ? " " : "", s, j);
     }
     fclose(f);
     nmt_free(row);

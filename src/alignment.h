@@ -13,7 +13,15 @@
  *
  * Pairs come in output order, then source order ("0-0 2-1 1-2 3-2"); no
  * pair twice. EOS is not aligned (it has no word); an output token whose
- * weights all stay under the threshold is left unaligned. */
+ * weights all stay under the threshold is left unaligned.
+ *
+ * Soft (Marian's `--alignment soft`) gives the weights instead of pairs:
+ * one group per output unit, space-separated, each the comma-separated
+ * weights of the source units ("0.9000,0.1000 0.2500,0.7500"). In word
+ * units a source word's weight is the sum of its tokens' (a token over k
+ * words gives each 1/k of its weight) and an output word's row the mean
+ * of its tokens' rows, so every row sums to 1 (over a source without EOS:
+ * the attention covers exactly its tokens). */
 #ifndef NMT_ALIGNMENT_H
 #define NMT_ALIGNMENT_H
 
@@ -31,13 +39,14 @@ typedef struct {
 typedef struct {
     double threshold; /* 0: hard (the argmax of each row); else every weight >= threshold */
     int tokens;       /* 1: token positions; 0: word positions */
+    int soft;         /* 1: the weights themselves (threshold unused) */
 } AlignSpec;
 
-/* Parses --alignment's value: "hard", or a threshold in (0, 1]. 0 ok, -1
- * bad (spec untouched). */
-int alignment_parse(const char *value, double *threshold);
+/* Parses --alignment's value into spec's threshold and soft: "hard",
+ * "soft", or a threshold in (0, 1]. 0 ok, -1 bad (spec untouched). */
+int alignment_parse(const char *value, AlignSpec *spec);
 
-/* --alignment hard|P and --alignment-units words|tokens, as `nmt translate`
+/* --alignment hard|soft|P and --alignment-units words|tokens, as `nmt translate`
  * and `nmt score` take them. */
 typedef struct {
     int on;          /* --alignment given */
@@ -59,8 +68,8 @@ NmtStatus alignment_check_options(const AlignOptions *o);
  * number of words. */
 int alignment_token_words(const char *text, size_t len, const TokenSpan *spans, int n, WordRange *words);
 
-/* The pairs of one translation as "s-t s-t ..." (a new string; "" for no
- * pairs): attn holds T rows (output tokens) of stride S, row t's weights
+/* The pairs of one translation as "s-t s-t ..." (soft: the weights; a
+ * new string; "" for no pairs or no output): attn holds T rows (output tokens) of stride S, row t's weights
  * over source tokens 0..src_n. In word units src_words (src_n ranges,
  * n_src_words words) and tgt_words (T ranges, n_tgt_words words) map tokens
  * to words; in token units they are not read (may be NULL). */

@@ -20,7 +20,7 @@ static const char translate_usage[] =
     "                     [--length-penalty A] [--coverage-penalty B] [--batch N]\n"
     "                     [--maxi-batch N]\n"
     "                     [--replace-unk] [--unk-dict FILE] [--attention-out FILE]\n"
-    "                     [--attention-svg DIR] [--alignment hard|P [--alignment-units words|tokens]]\n"
+    "                     [--attention-svg DIR] [--alignment hard|soft|P [--alignment-units words|tokens]]\n"
     "                     [--device auto|cpu|cuda] [--threads N]\n"
     "                     [--max-len-a A] [--max-len-b B]\n"
     "                     [--max-src-len N] [--progress | --no-progress]\n"

@@ -15,6 +15,12 @@ same decode's --attention-out (JSON lines: pieces and weights).
       words are those of the text rebuilt from the pieces that its
       characters fall in (a lone U+2581 takes the next token's word).
       Indices stay below the word counts of the input and output lines.
+  alignment_check.py soft INPUT ATTN SOFT_TOKENS_OUT SOFT_WORDS_OUT
+      --alignment soft: SOFT_TOKENS_OUT's groups are ATTN's rows (within
+      2e-4: both have 4 decimals); SOFT_WORDS_OUT's are those rows summed
+      into source words (a piece starting with U+2581 starts one) and
+      averaged over the pieces of each output word (within 1e-3), one group
+      per output word and one weight per input word, each summing to 1.
 
 Prints what is wrong and exits 1; exits 0 when all lines agree."""
 import json
@@ -128,10 +134,50 @@ def check_words(inp, attn, tokens_out, words_out):
     return bad
 
 
+def soft_rows(line):
+    text, _, groups = line.rstrip("\n").rpartition(" ||| ")
+    return text, [[float(w) for w in g.split(",")] for g in groups.split()]
+
+
+def check_soft(inp, attn, tokens_out, words_out):
+    bad = 0
+    for rec, src, tl, wl in zip(records(attn), lines(inp), lines(tokens_out), lines(words_out)):
+        _, tok_rows = soft_rows(tl)
+        text, word_rows = soft_rows(wl)
+        a = [row for row in rec["attention"] if row]
+        if len(tok_rows) != len(a) or any(len(r) != len(x) or max(abs(u - v) for u, v in zip(r, x)) > 2e-4
+                                          for r, x in zip(tok_rows, a)):
+            bad += 1
+            print(f"line {rec['line']}: token rows {tok_rows} vs --attention-out's {a}")
+            continue
+        sw = source_words(rec["source"])
+        tw = target_words(rec["target"], text)
+        if tw is None:
+            bad += 1
+            print(f"line {rec['line']}: the pieces {rec['target']} do not rebuild [{text}]")
+            continue
+        n_src, n_out = len(src.split()), len(text.split())
+        want = []
+        for j in range(n_out):
+            toks = [t for t in range(len(a)) if j in tw[t]]
+            row = [0.0] * n_src
+            for t in toks:
+                for s, w in enumerate(a[t]):
+                    row[sw[s]] += w / len(toks)
+            want.append(row)
+        if len(word_rows) != n_out or any(len(r) != n_src or max(abs(u - v) for u, v in zip(r, x)) > 1e-3
+                                          or abs(sum(r) - 1) > 1e-3 for r, x in zip(word_rows, want)):
+            bad += 1
+            print(f"line {rec['line']}: word rows {word_rows}, want {want}")
+    return bad
+
+
 def main():
     mode = sys.argv[1]
     if mode == "tokens":
         bad = check_tokens(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
+    elif mode == "soft":
+        bad = check_soft(*sys.argv[2:6])
     else:
         bad = check_words(*sys.argv[2:6])
     sys.exit(1 if bad else 0)

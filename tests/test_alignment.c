@@ -207,14 +207,15 @@ static void check_spm_unk_span(const Tokenizer *t) {
 /* ---- alignment.h ------------------------------------------------------------ */
 
 static void check_parse(void) {
-    double x = -1;
-    CHECK(alignment_parse("hard", &x) == 0 && x == 0, "hard");
-    CHECK(alignment_parse("0.5", &x) == 0 && x == 0.5, "0.5");
-    CHECK(alignment_parse("1", &x) == 0 && x == 1, "1");
-    const char *bad[] = {"0", "1.5", "-0.2", "soft", "", "0.5x", "nan", "HARD", "inf"};
+    AlignSpec x = {-1, 0, 7};
+    CHECK(alignment_parse("hard", &x) == 0 && x.threshold == 0 && !x.soft, "hard");
+    CHECK(alignment_parse("soft", &x) == 0 && x.threshold == 0 && x.soft == 1, "soft");
+    CHECK(alignment_parse("0.5", &x) == 0 && x.threshold == 0.5 && !x.soft, "0.5");
+    CHECK(alignment_parse("1", &x) == 0 && x.threshold == 1, "1");
+    const char *bad[] = {"0", "1.5", "-0.2", "Soft", "", "0.5x", "nan", "HARD", "inf", "softer"};
     for (size_t i = 0; i < NMT_ARRAY_LEN(bad); i++) {
-        x = 7;
-        CHECK(alignment_parse(bad[i], &x) == -1 && x == 7, "'%s' must be refused", bad[i]);
+        x = (AlignSpec){7, 0, 3};
+        CHECK(alignment_parse(bad[i], &x) == -1 && x.threshold == 7 && x.soft == 3, "'%s' must be refused", bad[i]);
     }
 }
 
@@ -264,14 +265,14 @@ static void check_pairs(void) {
         0.375f, 0.375f, 0.25f, 0.0f, /* a tie: the first */
         0.25f, 0.25f, 0.5f, 0.0f,    /* exactly the threshold: aligned */
     };
-    AlignSpec hard = {0, 1}, thr = {0.25, 1};
+    AlignSpec hard = {0, 1, 0}, thr = {0.25, 1, 0};
     check_render(&hard, attn, 4, 4, 3, NULL, 0, NULL, 0, "0-0 2-1 0-2 2-3");
     check_render(&thr, attn, 4, 4, 3, NULL, 0, NULL, 0, "0-0 2-1 0-2 1-2 2-2 0-3 1-3 2-3");
-    AlignSpec high = {0.95, 1};
+    AlignSpec high = {0.95, 1, 0};
     check_render(&high, attn, 4, 4, 3, NULL, 0, NULL, 0, "");
     /* words: source tokens 0,1 are word 0, token 2 word 1; output tokens 0 and 1 word 0, 2 and 3 word 1 */
     WordRange sw[] = {{0, 0}, {0, 0}, {1, 1}}, tw[] = {{0, 0}, {0, 0}, {1, 1}, {1, 1}};
-    AlignSpec hard_w = {0, 0}, thr_w = {0.25, 0};
+    AlignSpec hard_w = {0, 0, 0}, thr_w = {0.25, 0, 0};
     check_render(&hard_w, attn, 4, 4, 3, sw, 2, tw, 2, "0-0 1-0 0-1 1-1");
     check_render(&thr_w, attn, 4, 4, 3, sw, 2, tw, 2, "0-0 1-0 0-1 1-1");
     /* a source token over two words aligns both; an output word no token covers has no pair */
@@ -295,6 +296,24 @@ static void check_pairs(void) {
     /* nothing to align */
     check_render(&hard, attn, 0, 4, 3, NULL, 0, NULL, 0, "");
     check_render(&hard, attn, 4, 4, 0, NULL, 0, NULL, 0, "");
+
+    /* soft: the rows themselves in token units (the pad column left out) */
+    AlignSpec soft = {0, 1, 1}, soft_w = {0, 0, 1};
+    check_render(&soft, attn, 4, 4, 3, NULL, 0, NULL, 0,
+                 "0.7500,0.1250,0.1250 0.1250,0.1250,0.7500 0.3750,0.3750,0.2500 0.2500,0.2500,0.5000");
+    /* words: source word 0 sums tokens 0 and 1; output word 0 averages rows 0 and 1:
+     * ((0.875 + 0.25) / 2, (0.125 + 0.75) / 2), word 1 rows 2 and 3: ((0.75 + 0.5) / 2, (0.25 + 0.5) / 2) */
+    check_render(&soft_w, attn, 4, 4, 3, sw, 2, tw, 2, "0.5625,0.4375 0.6250,0.3750");
+    /* a source token over two words gives each half; an output word no token covers is all 0 */
+    check_render(&soft_w, attn, 4, 4, 3, sw2, 4, tw2, 4,
+                 "0.3750,0.3750,0.1250,0.1250 0.0000,0.0000,0.0000,0.0000 0.1250,0.1250,0.2500,0.5000 "
+                 "0.1250,0.1250,0.2500,0.5000");
+    check_render(&soft, attn, 0, 4, 3, NULL, 0, NULL, 0, "");
+    check_render(&soft_w, attn, 4, 4, 0, sw, 0, tw, 2, "");
+    CHECK(alignment_of_pair(&soft_w, pair_attn, 3, 3, 3, "ab cd", ps, "X YZ", pt, &got) == NMT_OK && got &&
+              !strcmp(got, "0.6000,0.4000 0.3000,0.7000"),
+          "alignment_of_pair soft words: [%s]", got ? got : "");
+    nmt_free(got);
 }
 
 int main(void) {

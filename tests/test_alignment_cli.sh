@@ -5,7 +5,8 @@
 # too), the translations those of a run without it; token pairs against the
 # argmax / threshold of the same decode's --attention-out; word pairs
 # against an independent mapping of those token pairs
-# (tests/alignment_check.py); --nbest's 'i ||| text ||| pairs ||| score';
+# (tests/alignment_check.py); --alignment soft's rows against the same
+# attention, summed into words in Python, and hard as their argmax; --nbest's 'i ||| text ||| pairs ||| score';
 # an ensemble reads the first model's attention; --replace-unk with a
 # two-word --unk-dict entry aligns both words to the source word looked up;
 # `nmt score --alignment` on the greedy translations, and on the n-best
@@ -69,6 +70,31 @@ check '! python3 "$CHECK_PY" tokens in.txt attn.jsonl shifted.out 0 > /dev/null 
 "$NMT" translate --model "$M" --alignment 1 < in.txt > one.out 2> /dev/null
 check '[ $(sed "s/.* ||| //" one.out | tr -d " \n" | wc -c) -le $(grep -c . in.txt) ]' "threshold 1 aligned too much"
 
+# --alignment soft: the attention rows themselves (tokens), and summed into
+# source words and averaged over the pieces of an output word (words)
+"$NMT" translate --model "$M" --alignment soft --alignment-units tokens < in.txt > soft_tok.out 2> err.txt || bad "soft tokens: $(cat err.txt)"
+"$NMT" translate --model "$M" --alignment soft < in.txt > soft_words.out 2> err.txt || bad "soft words: $(cat err.txt)"
+check 'cmp -s plain.hyp <(sed "s/ ||| [0-9., ]*$//" soft_words.out)' "--alignment soft changed the translations: $(head -2 soft_words.out)"
+check '[ "$(sed -n 13p soft_words.out)" = " ||| " ] && grep -Eq " \|\|\| [01]\.[0-9]{4}(,[01]\.[0-9]{4})*( [01]\.[0-9]{4}(,[01]\.[0-9]{4})*)*$" soft_words.out' \
+  "soft lines: $(head -2 soft_words.out) [$(sed -n 13p soft_words.out)]"
+out=$(python3 "$CHECK_PY" soft in.txt attn.jsonl soft_tok.out soft_words.out 2>&1)
+check '[ $? -eq 0 ]' "soft weights vs --attention-out: $(printf '%s' "$out" | head -5)"
+# the checker can fail: word rows of a shifted alignment are caught
+sed 's/ ||| \([0-9.]*\),\([0-9.]*\)/ ||| \2,\1/' soft_words.out > soft_swapped.out
+check '! python3 "$CHECK_PY" soft in.txt attn.jsonl soft_tok.out soft_swapped.out > /dev/null 2>&1' "the checker passed swapped soft weights"
+# hard is the argmax of the soft token rows
+out=$(python3 - soft_tok.out tokens.out <<'PY' 2>&1
+import sys
+for k, (s, h) in enumerate(zip(open(sys.argv[1]), open(sys.argv[2]))):
+    rows = [[float(w) for w in g.split(",")] for g in s.rstrip("\n").rpartition(" ||| ")[2].split()]
+    pairs = [tuple(map(int, p.split("-"))) for p in h.rstrip("\n").rpartition(" ||| ")[2].split()]
+    for src, t in pairs:
+        assert rows[t][src] >= max(rows[t]) - 1e-4, f"line {k}: hard pair {src}-{t} is not the row's largest: {rows[t]}"
+    assert len({t for _, t in pairs}) == len(rows), f"line {k}: {len(rows)} soft rows, hard pairs {pairs}"
+PY
+)
+check '[ $? -eq 0 ]' "hard pairs vs the soft rows: $out"
+
 # --nbest: 'i ||| translation ||| pairs ||| score', the n-best list of a run without it
 "$NMT" translate --model "$M" --beam 3 --nbest 3 < in.txt > nbest.plain 2> /dev/null
 "$NMT" translate --model "$M" --beam 3 --nbest 3 --alignment hard < in.txt > nbest.aln 2> err.txt || bad "nbest: $(cat err.txt)"
@@ -116,6 +142,11 @@ print(same)
 PY
 )
 check '[ $? -eq 0 ]' "score --alignment vs translate --alignment: $out"
+# score --alignment soft: translate's weights on the same steps
+"$NMT" translate --model "$M" --beam 1 --alignment soft < valid.txt > g_soft.out 2> /dev/null
+"$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment soft > s_soft.out 2> err.txt || bad "score soft: $(cat err.txt)"
+same=$(paste -d '\t' <(sed 's/.* ||| //' g_soft.out) <(cut -f2 s_soft.out) | awk -F '\t' '$1 == $2 && $1 != ""' | wc -l)
+check '[ "$same" -ge 6 ]' "score --alignment soft gives translate's weights on only $same of 12 lines: $(head -1 s_soft.out)"
 # the n-best entries below the first carry their own hypothesis's pairs:
 # score's on the same texts (the same steps, teacher-forced) agree but for
 # texts that re-encode to other tokens than those decoded
@@ -145,13 +176,13 @@ print(f"{same} of {len(sc)}")
 PY
 )
 check '[ $? -eq 0 ]' "lower n-best entries vs score --alignment: $out"
-expect 2 "--alignment must be hard or a threshold in (0, 1], got 'x'" "$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment x
+expect 2 "--alignment must be hard, soft or a threshold in (0, 1], got 'x'" "$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment x
 expect 2 "--alignment-units sets what --alignment counts" "$NMT" score --model "$M" --src valid.txt --tgt g.hyp --alignment-units words
 
 # usage errors
-expect 2 "--alignment must be hard or a threshold in (0, 1], got 'soft'" "$NMT" translate --model "$M" --alignment soft
-expect 2 "--alignment must be hard or a threshold in (0, 1], got '0'" "$NMT" translate --model "$M" --alignment 0
-expect 2 "--alignment must be hard or a threshold in (0, 1], got '1.5'" "$NMT" translate --model "$M" --alignment=1.5
+expect 2 "--alignment must be hard, soft or a threshold in (0, 1], got 'Soft'" "$NMT" translate --model "$M" --alignment Soft
+expect 2 "--alignment must be hard, soft or a threshold in (0, 1], got '0'" "$NMT" translate --model "$M" --alignment 0
+expect 2 "--alignment must be hard, soft or a threshold in (0, 1], got '1.5'" "$NMT" translate --model "$M" --alignment=1.5
 expect 2 "--alignment needs a value" "$NMT" translate --model "$M" --alignment
 expect 2 "--alignment-units must be" "$NMT" translate --model "$M" --alignment hard --alignment-units pieces
 expect 2 "--alignment-units sets what --alignment counts" "$NMT" translate --model "$M" --alignment-units tokens
