@@ -773,6 +773,31 @@ const char *config_first_fixed_difference(const Config *a, const Config *b) {
     return NULL;
 }
 
+char *config_schedule_changes(const Config *a, const Config *b) {
+    use_cjson_allocator();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    int ok = 1, n = 0;
+    for (int i = 0; ok && i < N_CONFIG_KEYS; i++) {
+        const ConfigKey *key = &config_keys[i];
+        if (!(key->flags & CFG_SCHEDULE) || key_same(a, b, key)) continue;
+        cJSON *va = key_to_json(a, key), *vb = key_to_json(b, key);
+        char *ta = va ? cJSON_PrintUnformatted(va) : NULL, *tb = vb ? cJSON_PrintUnformatted(vb) : NULL;
+        ok = ta && tb;
+        if (ok) fprintf(f, "%s%s %s -> %s", n++ ? ", " : "", key->path, ta, tb);
+        cJSON_free(ta);
+        cJSON_free(tb);
+        cJSON_Delete(va);
+        cJSON_Delete(vb);
+    }
+    fclose(f);
+    char *out = ok && buf ? nmt_strdup(buf) : NULL;
+    free(buf);
+    return out;
+}
+
 /* Copies a key of a plain type (not a string) from src into dst. */
 static void key_copy(Config *dst, const Config *src, const ConfigKey *key) {
     NMT_ASSERT(key->type != CFG_STRING && key->type != CFG_PATH);

@@ -172,6 +172,10 @@ char *config_to_json(const Config *cfg);
 /* First key, other than the schedule keys that may change on resume, whose
  * value differs between a and b (its path), or NULL when none does. */
 const char *config_first_fixed_difference(const Config *a, const Config *b);
+/* The schedule keys whose values differ from a to b, as a new string
+ * "train.lr 0.003 -> 0.001, train.max_steps 8 -> 16" (values as JSON;
+ * "" when none); NULL on no memory. */
+char *config_schedule_changes(const Config *a, const Config *b);
 /* train.init_from's model: copies every model.* key that dst's file and
  * --set do not state from src (the checkpoint's config); of those stated,
  * one that differs from src's is returned (its path; NULL: none), unless

@@ -118,16 +118,16 @@
       "CPU threads for BLAS and OpenMP; 0: all cores")                                             \
     X("train.optimizer", train.optimizer, CFG_ENUM, "\"adam\"", NOLIMIT, NOLIMIT, 0,               \
       optimizer_names, 0, "adam or sgd (both decay by lr_decay on plateaus)")                                         \
-    X("train.lr", train.lr, CFG_FLOAT, "0.001", 0, 1000, CFG_LO_OPEN, NULL, CFG_SINGLE,             \
-      "learning rate")                                                                             \
+    X("train.lr", train.lr, CFG_FLOAT, "0.001", 0, 1000, CFG_LO_OPEN, NULL, CFG_SINGLE | CFG_SCHEDULE, \
+      "learning rate; a new value at a resume is multiplied by the lr_decay factors applied so far") \
     X("train.adam_beta1", train.adam_beta1, CFG_FLOAT, "0.9", 0, 1, CFG_HI_OPEN, NULL, CFG_SINGLE, \
       "Adam first-moment decay")                                                                   \
     X("train.adam_beta2", train.adam_beta2, CFG_FLOAT, "0.999", 0, 1, CFG_HI_OPEN, NULL, CFG_SINGLE, \
       "Adam second-moment decay")                                                                  \
     X("train.adam_eps", train.adam_eps, CFG_FLOAT, "1e-8", 0, 1, CFG_LO_OPEN, NULL, CFG_SINGLE,    \
       "Adam epsilon")                                                                              \
-    X("train.warmup_steps", train.warmup_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, 0,              \
-      "linear learning-rate warmup over this many steps")                                          \
+    X("train.warmup_steps", train.warmup_steps, CFG_INT, "0", 0, NOLIMIT, 0, NULL, CFG_SCHEDULE,   \
+      "linear learning-rate warmup over this many steps, counted from update 1 (also after a resume)") \
     X("train.lr_schedule", train.lr_schedule, CFG_ENUM, "\"constant\"", NOLIMIT, NOLIMIT, 0,        \
       lr_schedule_names, CFG_SCHEDULE, "the rate after warmup: constant keeps lr; rsqrt (inverse square root, "  \
       "Marian's --lr-decay-inv-sqrt, fairseq's inverse_sqrt) multiplies it by sqrt(N / max(t, N)) at update t, " \

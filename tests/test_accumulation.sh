@@ -77,6 +77,8 @@ out=$(NMT_TEST_POISON_STEP=2 "$NMT" train --config "$tmp/tiny.json" --set train.
     --set train.max_bad_steps=2 2>&1); rc=$?
 check '[ $rc -eq 1 ] && printf "%s" "$out" | grep -q "step 3: loss (batch 1 of the update.s 3) is not finite; update skipped (1 in a row)"' \
   "a NaN update with accum_batches 3: $rc $out"
+check 'printf "%s" "$out" | grep -q "updates in a row had NaN or Inf (train.max_bad_steps); stopped, the last checkpoint in .*nan is intact (--resume, perhaps with a lower train.lr, continues from it)"' \
+  "the max_bad_steps stop's message: $out"
 
 # 5. a bad value is refused naming the key
 expect 2 "train.accum_batches" "$NMT" config --config "$tmp/tiny.json" --set train.accum_batches=0

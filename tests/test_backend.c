@@ -979,7 +979,7 @@ static void test_guided_align(int cost, int T, int B, int S, int n, int gap) {
                   drand(rows, -5, 5), hq};
     align_loss(&C);
     float *og = get_f(C.align, nq), *ol = get_f(C.loss_rows, rows);
-    double *rg = malloc(nq * sizeof *rg), *rl = malloc(rows * sizeof *rl);
+    double *rg = calloc(nq, sizeof *rg), *rl = calloc(rows, sizeof *rl);
     int zero_rows = 1;
     for (size_t r = 0; r < rows; r++) { /* direct double computation */
         size_t t = r / B, b = r % B;

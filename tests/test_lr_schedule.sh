@@ -4,7 +4,8 @@
 # (rsqrt: lr * min(1, t / warmup) * sqrt(N / max(t, N)), N = rsqrt_steps or
 # warmup_steps; constant: lr * min(1, t / warmup), and naming it changes
 # nothing), the plateau/epoch decay multiplies it, resume is exact under
-# rsqrt, the schedule may change on resume, and rsqrt with neither
+# rsqrt, the schedule (also train.lr and warmup_steps) may change on
+# resume, and rsqrt with neither
 # rsqrt_steps nor warmup_steps is refused naming the key. The rate itself
 # is unit-tested in tests/test_lr_schedule.c; nmt info gives the rate of
 # the next update and the schedule.
@@ -78,6 +79,24 @@ res=$(rates "$tmp/switch/train.csv" 0.003 4 0 1 1 8)
 check '[ "$res" = "ok 8" ]' "before the switch (constant): $res"
 res=$(rates "$tmp/switch/train.csv" 0.003 4 6 1 9)
 check '[ "$res" = "ok 8" ]' "after the switch to rsqrt (N 6): $res"
+
+# 5b. train.lr and train.warmup_steps may change on resume too (a run that
+# diverged, resumed at a lower rate): 8 steps at 0.003 with warmup 4, then
+# 0.001 with warmup 12 (still ramping: t / 12) from step 9; the log names
+# the keys that changed
+train lower --set train.max_steps=8
+check '[ $rc -eq 0 ]' "8 steps: $rc $out"
+train lower --set train.lr=0.001 --set train.warmup_steps=12 --resume
+check '[ $rc -eq 0 ]' "resume with another train.lr and warmup_steps should be accepted: $rc $out"
+check 'printf "%s" "$out" | grep -q "resuming with schedule keys changed since the checkpoint: train.lr 0.003 -> 0.001, train.warmup_steps 4 -> 12, train.max_steps 8 -> 16"' \
+  "the log line of the changed keys: $out"
+res=$(rates "$tmp/lower/train.csv" 0.003 4 0 1 1 8)
+check '[ "$res" = "ok 8" ]' "before the change: $res"
+res=$(rates "$tmp/lower/train.csv" 0.001 12 0 1 9)
+check '[ "$res" = "ok 8" ]' "after the change to lr 0.001, warmup 12: $res"
+# still refused: a key that is not a schedule key (train.adam_eps)
+train lower --set train.adam_eps=1e-6 --set train.max_steps=20 --resume
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "train.adam_eps: cannot resume"' "adam_eps changed on resume: $rc $out"
 
 # 6. nmt info gives the rate of the next update and its schedule: after
 # 16 steps, update 17 runs at 0.003 (constant) and 0.003 * 0.5 * sqrt(2 / 17)

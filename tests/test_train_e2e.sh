@@ -420,6 +420,16 @@ check "[ -e '$tmp/poisoned/step-20.nmt' ] && [ ! -e '$tmp/poisoned/step-40.nmt' 
   "after the refused save last.nmt should be step 20's: $(ls "$tmp/poisoned")"
 "$NMT" translate --model "$tmp/poisoned/best.nmt" < "$tmp/data/test.src" > /dev/null 2>&1
 check '[ $? -eq 0 ]' "best.nmt after a refused save should be a finite one"
+# and the run goes on from its last good checkpoint at a lower rate (train.lr
+# may change on resume): the updates up to the next validation at 0.001
+# (a validation that does not improve halves it), none NaN
+out=$("$NMT" train --config "$tmp/tiny.json" --quiet --set train.save_dir="$tmp/poisoned" \
+    --set train.keep_checkpoints=5 --set train.lr=0.001 --set train.max_steps=50 --resume 2>&1); rc=$?
+# (train.csv is a log: the abandoned run's rows 30 and 40 stay, the resumed
+# run's come after them)
+check '[ $rc -eq 0 ] && awk -F, "\$1 == \"train\" && \$2 > 20 && \$2 <= 40 { lr[\$2] = \$6; loss[\$2] = \$4 }
+       END { exit !(lr[30] + 0 == 0.001 && lr[40] + 0 == 0.001 && loss[40] > 0 && loss[40] < 20) }" "$tmp/poisoned/train.csv"' \
+  "resume at a lower train.lr after the refused save: $rc $out $(grep '^train' "$tmp/poisoned/train.csv" | tail -2)"
 
 # 10d. train.decay_start_epoch 1 decays the first epoch's rate already
 # (2 and later: that epoch on), from the first logged step

@@ -338,6 +338,11 @@ static NmtStatus load_resume_checkpoint(Trainer *tr) {
         if (key)
             st = nmt_fail(NMT_ERR_CONFIG, "%s: cannot resume: %s differs from the checkpoint's "
                           "(only schedule keys may change on resume)", key, key);
+        char *changes = st ? NULL : config_schedule_changes(&old, tr->cfg);
+        if (!st && !changes) st = nmt_fail_nomem("resuming");
+        if (changes && changes[0] && !tr->opt->quiet)
+            nmt_log_info("train: resuming with schedule keys changed since the checkpoint: %s", changes);
+        nmt_free(changes);
         config_free(&old);
     }
     nmt_free(path);
@@ -1072,7 +1077,8 @@ static NmtStatus train_loop(Trainer *tr) {
             if (tr->st.bad_steps >= tc->max_bad_steps)
                 return nmt_fail(NMT_ERR_RUNTIME,
                                 "%lld updates in a row had NaN or Inf (train.max_bad_steps); stopped, the "
-                                "last checkpoint in %s is intact", (long long)tr->st.bad_steps, tc->save_dir);
+                                "last checkpoint in %s is intact (--resume, perhaps with a lower train.lr, "
+                                "continues from it)", (long long)tr->st.bad_steps, tc->save_dir);
             continue;
         }
         tr->st.bad_steps = 0;
