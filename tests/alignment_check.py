@@ -112,17 +112,26 @@ def target_words(pieces, text):
     return out
 
 
+def word_maps(rec, text):
+    """(source words, output words) of each piece of the record; None, said
+    on stdout, when the output pieces do not rebuild text"""
+    tw = target_words(rec["target"], text)
+    if tw is None:
+        print(f"line {rec['line']}: the pieces {rec['target']} do not rebuild [{text}]")
+        return None
+    return source_words(rec["source"]), tw
+
+
 def check_words(inp, attn, tokens_out, words_out):
     bad = 0
     for rec, src, tl, wl in zip(records(attn), lines(inp), lines(tokens_out), lines(words_out)):
         _, tok_pairs = parse_line(tl)
         text, got = parse_line(wl)
-        sw = source_words(rec["source"])
-        tw = target_words(rec["target"], text)
-        if tw is None:
+        maps = word_maps(rec, text)
+        if maps is None:
             bad += 1
-            print(f"line {rec['line']}: the pieces {rec['target']} do not rebuild [{text}]")
             continue
+        sw, tw = maps
         want = sorted({(sw[s], w) for s, t in tok_pairs for w in tw[t]}, key=lambda p: (p[1], p[0]))
         if got != want:
             bad += 1
@@ -150,12 +159,11 @@ def check_soft(inp, attn, tokens_out, words_out):
             bad += 1
             print(f"line {rec['line']}: token rows {tok_rows} vs --attention-out's {a}")
             continue
-        sw = source_words(rec["source"])
-        tw = target_words(rec["target"], text)
-        if tw is None:
+        maps = word_maps(rec, text)
+        if maps is None:
             bad += 1
-            print(f"line {rec['line']}: the pieces {rec['target']} do not rebuild [{text}]")
             continue
+        sw, tw = maps
         n_src, n_out = len(src.split()), len(text.split())
         want = []
         for j in range(n_out):
