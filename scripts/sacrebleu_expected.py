@@ -142,7 +142,9 @@ LOWER_CASES = [
 
 FILES = {'R1': 'ref1.txt', 'R2': 'ref2.txt', 'R3': 'ref3.txt', 'A': 'hyp_a.txt',
          'B': 'hyp_b.txt', 'EMPTY': 'hyp_empty_lines.txt', 'ALL': 'hyp_all_empty.txt',
-         'NO': 'hyp_nomatch.txt', 'CRLF': 'hyp_crlf.txt'}
+         'NO': 'hyp_nomatch.txt', 'CRLF': 'hyp_crlf.txt',
+         # chrF++'s punctuation splitting: "(hi)", "«Haus»,", "ä.", lone ". , !", CJK, NBSP
+         'P': 'hyp_punct.txt', 'RP': 'ref_punct.txt', 'RP2': 'ref_punct2.txt'}
 
 # Corpus cases: (name, hyp, refs, lowercase, tokenize)
 CORPUS_CASES = [
@@ -183,13 +185,84 @@ CLI_CASES = [
     ('paired_json', '--bleu --json --bootstrap 1000 --ref R1 --hyp A --hyp B'),
     ('multi', '--bleu --chrf --ref R1 --hyp A --hyp B --hyp NO'),
     ('multi_json', '--chrf --json --ref R2 --hyp A --hyp B'),
+    # chrF++ (sacrebleu -cw N)
+    ('chrfpp', '--chrf --chrf-word-order 2 --ref R1 --ref R2 --hyp A'),
+    ('chrfpp_paired', '--bleu --chrf --chrf-word-order 2 --bootstrap 1000 --ref R1 --ref R2 --ref R3 '
+                      '--hyp A --hyp B --hyp EMPTY'),
+    ('chrfpp_conf_json', '--chrf --chrf-word-order 1 --json --bootstrap 100 --ref RP --ref RP2 --hyp P'),
+    ('chrfpp_multi_lc', '--bleu --chrf --chrf-word-order 2 --lowercase --ref RP --hyp P --hyp RP2'),
 ]
+
+# chrF++ corpus cases: (name, hyp, refs, lowercase, word order)
+CHRFPP_CASES = [(name + '_nw%d' % wo, h, rs, lc, wo)
+                for wo in (1, 2)
+                for name, h, rs, lc in (
+                    ('a_1ref', 'A', ['R1'], 0), ('a_3ref', 'A', ['R1', 'R2', 'R3'], 0),
+                    ('a_lc_3ref', 'A', ['R1', 'R2', 'R3'], 1), ('b_lc_2ref', 'B', ['R3', 'R2'], 1),
+                    ('empty_lines', 'EMPTY', ['R1'], 0), ('empty_lines_3ref', 'EMPTY', ['R1', 'R2', 'R3'], 0),
+                    ('all_empty', 'ALL', ['R1'], 0), ('perfect', 'R1', ['R1'], 0),
+                    ('nomatch', 'NO', ['R1'], 0), ('crlf', 'CRLF', ['R1'], 0),
+                    ('punct', 'P', ['RP'], 0), ('punct_lc', 'P', ['RP'], 1),
+                    ('punct_2ref', 'P', ['RP', 'RP2'], 0), ('punct_rev', 'RP', ['P'], 0))]
+CHRFPP_CASES += [('punct_2ref_nw3', 'P', ['RP', 'RP2'], 0, 3), ('a_3ref_nw4', 'A', ['R1', 'R2', 'R3'], 0, 4),
+                 ('punct_lc_nw4', 'P', ['RP', 'RP2'], 1, 4)]
 
 
 def metrics_for(lc, tok, refs):
     from sacrebleu.metrics import BLEU, CHRF
     return (BLEU(lowercase=bool(lc), tokenize=tok, references=refs),
             CHRF(lowercase=bool(lc), references=refs))
+
+
+def chrfpp_records(out):
+    """chrF++ (word orders 1..4): corpus scores, segment statistics, bootstrap."""
+    from sacrebleu.metrics import CHRF
+    for name, h, rs, lc, wo in CHRFPP_CASES:
+        hyps = read_lines(FILES[h])
+        refs = [read_lines(FILES[r]) for r in rs]
+        chrf = CHRF(lowercase=bool(lc), word_order=wo, references=refs)
+        c = chrf.corpus_score(hyps, None)
+        out.append('\t'.join(['chrfpp', name, FILES[h], ','.join(FILES[r] for r in rs), str(lc), str(wo),
+                              repr(c.score), esc(c.format(1, signature=chrf.get_signature().format()))]))
+    for h, rs, lc, wo in (('P', ['RP', 'RP2'], 0, 2), ('P', ['RP'], 1, 1), ('RP2', ['RP', 'P'], 0, 3),
+                          ('A', ['R1', 'R2', 'R3'], 0, 2), ('B', ['R3'], 1, 2)):
+        hyps = read_lines(FILES[h])
+        refs = [read_lines(FILES[r]) for r in rs]
+        chrf = CHRF(lowercase=bool(lc), word_order=wo)
+        for i, hyp in enumerate(hyps):
+            seg_refs = [[r[i]] for r in refs]
+            st = chrf._extract_corpus_statistics([hyp], seg_refs)
+            out.append('\t'.join(['chrfpp_sent', FILES[h], ','.join(FILES[r] for r in rs), str(lc), str(wo),
+                                  str(i + 1), ' '.join(str(x) for x in st[0]),
+                                  repr(chrf._aggregate_and_compute(st).score)]))
+    from sacrebleu.significance import PairedTest
+    for name, hs, rs, n, seed, wo in (('abe_3ref_nw2', ['A', 'B', 'EMPTY'], ['R1', 'R2', 'R3'], 1000, 12345, 2),
+                                      ('punct_nw2', ['P', 'RP2'], ['RP'], 300, 5, 2),
+                                      ('ba_1ref_nw1', ['B', 'A'], ['R1'], 200, 42, 1)):
+        os.environ['SACREBLEU_SEED'] = str(seed)
+        hyp_sets = [read_lines(FILES[h]) for h in hs]
+        refs = [read_lines(FILES[r]) for r in rs]
+        named = [(str(i), hyp) for i, hyp in enumerate(hyp_sets)]
+        _, scores = PairedTest(named, {'CHRF': CHRF(word_order=wo, references=refs)}, references=None,
+                               test_type='bs', n_samples=n)()
+        for metric, results in scores.items():
+            if metric == 'System':
+                continue
+            fields = ['paired', name, metric, ','.join(FILES[h] for h in hs),
+                      ','.join(FILES[r] for r in rs), str(n), str(seed)]
+            for r in results:
+                p = -1.0 if r.p_value is None else r.p_value
+                fields.append(' '.join(repr(float(x)) for x in (r.score, r.mean, r.ci, p)))
+            out.append('\t'.join(fields))
+    for name, h, rs, n, seed, wo in (('a_2ref_nw2', 'A', ['R1', 'R2'], 200, 12345, 2),
+                                     ('punct_nw1', 'P', ['RP', 'RP2'], 100, 3, 1)):
+        os.environ['SACREBLEU_SEED'] = str(seed)
+        hyps = read_lines(FILES[h])
+        refs = [read_lines(FILES[r]) for r in rs]
+        s = CHRF(word_order=wo, references=refs).corpus_score(hyps, None, n_bootstrap=n)
+        out.append('\t'.join(['conf', name, s.name, FILES[h], ','.join(FILES[r] for r in rs),
+                              str(n), str(seed), repr(float(s._mean)), repr(float(s._ci))]))
+    os.environ.pop('SACREBLEU_SEED', None)
 
 
 def corpus_records(out):
@@ -310,6 +383,19 @@ def multi30k_records(out):
                 v = getattr(r, field)
                 out.append('m30k\tpaired_%s_sys%d_%s\t%r'
                            % (metric, k, field, -1.0 if v is None else float(v)))
+    # chrF++ (word order 2)
+    out.append('m30k\tval_drop3_chrfpp\t%r' % CHRF(word_order=2).corpus_score(hyp3, [ref]).score)
+    out.append('m30k\tval_drop3_chrfpp_lc\t%r'
+               % CHRF(word_order=2, lowercase=True).corpus_score(hyp3, [ref]).score)
+    from sacrebleu.significance import PairedTest
+    os.environ['SACREBLEU_SEED'] = '12345'
+    _, scores = PairedTest([('0', hyp3), ('1', hyp4)], {'CHRF': CHRF(word_order=2, references=[ref])},
+                           references=None, test_type='bs', n_samples=1000)()
+    for k, r in enumerate(scores['chrF2++']):
+        for field in ('score', 'mean', 'ci', 'p_value'):
+            v = getattr(r, field)
+            out.append('m30k\tpaired_chrF2++_sys%d_%s\t%r' % (k, field, -1.0 if v is None else float(v)))
+    os.environ.pop('SACREBLEU_SEED', None)
     return True
 
 
@@ -336,6 +422,8 @@ def cli_records(cases=None, folder=FIX, files=None):
                 extra += ['-lc', '--chrf-lowercase']
             elif a == '--tokenize':
                 extra += ['-tok', next(it)]
+            elif a == '--chrf-word-order':
+                extra += ['--chrf-word-order', next(it)]
             elif a == '--json':
                 fmt = 'json'
             elif a == '--bootstrap':
@@ -627,6 +715,9 @@ def main():
         '#   paired  CASE METRIC HYPS REFS N SEED then per system "SCORE MEAN CI P" (P -1: baseline)',
         '#   conf    CASE METRIC HYP REFS N SEED MEAN CI       (corpus_score(n_bootstrap=N))',
         '#   m30k    NAME VALUE   (Multi30k val.en with every 3rd/4th word dropped vs val.en)',
+        '# chrF++ (CHRF(word_order=NW)); paired and conf records of it have METRIC chrF2+, chrF2++, ...',
+        '#   chrfpp      CASE HYP REFS LC NW SCORE LINE',
+        '#   chrfpp_sent HYP REFS LC NW LINENO "HYP_1 REF_1 MATCH_1 ... (6 + NW orders)" SENT_CHRF',
     ]
     from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
     tok = Tokenizer13a()
@@ -636,6 +727,7 @@ def main():
     sentence_records(out)
     rng_records(out)
     bootstrap_records(out)
+    chrfpp_records(out)
     if not multi30k_records(out):
         print('Multi30k not found: keeping the old m30k records', file=sys.stderr)
         out += old_m30k

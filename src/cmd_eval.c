@@ -39,6 +39,8 @@ static void eval_usage(FILE *out) {
             "metrics (default --bleu):\n"
             "  --bleu             corpus BLEU (13a tokenizer, exp smoothing, max order 4)\n"
             "  --chrf             chrF2 (character 6-grams, beta 2, whitespace ignored)\n"
+            "  --chrf-word-order N, -cw N  with --chrf: word n-grams of orders 1..N\n"
+            "                     (0..%d, default 0) as well; 2 is chrF++ (chrF2++)\n"
             "  --ter              TER (translation edit rate with shifts, tercom-compatible;\n"
             "                     lower is better); several metrics print in the order\n"
             "                     BLEU, chrF2, TER\n"
@@ -83,7 +85,8 @@ static void eval_usage(FILE *out) {
             "Exit codes: 0 ok, 1 unreadable, truncated or corrupt file, line counts\n"
             "that differ or output that cannot be written, 2 bad usage. See\n"
             "docs/evaluation.md.\n",
-            NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, BOOTSTRAP_DEFAULT_SEED, translator_options_help);
+            NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, CHRF_MAX_WORD_ORDER, BOOTSTRAP_DEFAULT_SEED,
+            translator_options_help);
 }
 
 /* ------------------------------------------------------------------ */
@@ -220,7 +223,11 @@ enum { SPLIT_SHORT = 0, SPLIT_LONG = 1 }; /* source <= split_len words, > split_
 
 /* The metrics, in the order sacreBLEU prints them (sorted by name). */
 enum { M_BLEU = 0, M_CHRF = 1, M_TER = 2, N_METRICS = 3 };
-static const char *const metric_names[N_METRICS] = {"BLEU", "chrF2", "TER"};
+
+/* "BLEU", "chrF2" ("chrF2++" with --chrf-word-order 2) or "TER". */
+static const char *metric_name(const EvalOptions *o, int m) {
+    return m == M_BLEU ? "BLEU" : m == M_CHRF ? chrf_name(&o->chrf_opt) : "TER";
+}
 
 typedef struct {
     const char *name;
@@ -393,7 +400,8 @@ static void print_split_text(FILE *out, const System *sys, const EvalOptions *o)
             bleu_format_verbose(&sys->split_bleu[k], verbose, sizeof verbose);
             fprintf(out, ", BLEU = %.*f %s", EVAL_WIDTH, sys->split_bleu[k].score, verbose);
         }
-        if (sys->split_n[k] > 0 && o->chrf) fprintf(out, ", chrF2 = %.*f", EVAL_WIDTH, sys->split_chrf[k]);
+        if (sys->split_n[k] > 0 && o->chrf)
+            fprintf(out, ", %s = %.*f", chrf_name(&o->chrf_opt), EVAL_WIDTH, sys->split_chrf[k]);
         if (sys->split_n[k] > 0 && o->ter) fprintf(out, ", TER = %.*f", EVAL_WIDTH, sys->split_ter[k]);
         fputc('\n', out);
     }
@@ -460,7 +468,7 @@ static NmtStatus print_single(System *sys, int n_refs, const EvalOptions *o) {
         for (int m = 0; m < N_METRICS; m++) {
             if (!metric_on(o, m)) continue;
             if (n++) printf(",\n");
-            json_score(stdout, metric_names[m], metric_score(sys, m), sig[m], mc[m],
+            json_score(stdout, metric_name(o, m), metric_score(sys, m), sig[m], mc[m],
                        m == M_BLEU ? verbose : NULL, split, o->split_len, m);
         }
         printf(several ? "\n]\n" : "\n");
@@ -468,7 +476,7 @@ static NmtStatus print_single(System *sys, int n_refs, const EvalOptions *o) {
     }
     for (int m = 0; m < N_METRICS; m++)
         if (metric_on(o, m))
-            bleu_format_score(metric_names[m], sig[m], metric_score(sys, m), EVAL_WIDTH, mc[m],
+            bleu_format_score(metric_name(o, m), sig[m], metric_score(sys, m), EVAL_WIDTH, mc[m],
                               m == M_BLEU ? verbose : NULL, lines[n++], LINE_CAP);
     if (n == 1) {
         printf("%s\n", lines[0]);
@@ -568,8 +576,8 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
             printf(",\n");
             for (int m = 0; m < N_METRICS; m++) {
                 if (!metric_on(o, m)) continue;
-                if (paired) json_result(stdout, metric_names[m], &sys[s].bs[m], m == last);
-                else printf("        \"%s\": \"%.*f\"%s\n", metric_names[m], EVAL_WIDTH,
+                if (paired) json_result(stdout, metric_name(o, m), &sys[s].bs[m], m == last);
+                else printf("        \"%s\": \"%.*f\"%s\n", metric_name(o, m), EVAL_WIDTH,
                             metric_score(&sys[s], m), m == last ? "" : ",");
             }
             printf("    }%s\n", s + 1 < n_sys ? "," : "");
@@ -578,12 +586,14 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
         return NMT_OK;
     }
     const char *headers[1 + N_METRICS];
-    static const char *const paired_headers[N_METRICS] = {
-        "BLEU (\xce\xbc \xc2\xb1 95% CI)", "chrF2 (\xce\xbc \xc2\xb1 95% CI)", "TER (\xce\xbc \xc2\xb1 95% CI)"};
+    char paired_headers[N_METRICS][64]; /* "chrF2 (μ ± 95% CI)" */
     int n_cols = 0;
     headers[n_cols++] = "System";
-    for (int m = 0; m < N_METRICS; m++)
-        if (metric_on(o, m)) headers[n_cols++] = paired ? paired_headers[m] : metric_names[m];
+    for (int m = 0; m < N_METRICS; m++) {
+        if (!metric_on(o, m)) continue;
+        snprintf(paired_headers[m], sizeof paired_headers[m], "%s (\xce\xbc \xc2\xb1 95%% CI)", metric_name(o, m));
+        headers[n_cols++] = paired ? paired_headers[m] : metric_name(o, m);
+    }
     char **cells = nmt_calloc((size_t)n_sys * n_cols, sizeof *cells);
     if (!cells) return nmt_fail_nomem("table");
     st = NMT_OK;
@@ -614,7 +624,7 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
         if (paired) print_paired_text(o->n_bootstrap, baseline);
         printf("-----------------\nMetric signatures\n-----------------\n");
         for (int m = 0; m < N_METRICS; m++)
-            if (metric_on(o, m)) printf(" - %-10s %s\n", metric_names[m], sig[m]);
+            if (metric_on(o, m)) printf(" - %-10s %s\n", metric_name(o, m), sig[m]);
     }
     for (int k = 0; k < n_sys * n_cols; k++) nmt_free(cells[k]);
     nmt_free(cells);
@@ -705,6 +715,7 @@ int cmd_eval(int argc, char **argv) {
     int decoding_opts = 0; /* decoding options other than --model */
     int seed_given = 0;   /* --seed: the bootstrap's, and --sample's when it translates */
     int ter_opts = 0;     /* a --ter-* option was given */
+    const char *chrf_opt_given = NULL; /* --chrf-word-order or -cw, as given */
     const char *src_path = NULL;
     int n_refs = 0, n_hyps = 0;
     const char **ref_paths = nmt_calloc((size_t)argc + 1, sizeof *ref_paths);
@@ -765,6 +776,11 @@ int cmd_eval(int argc, char **argv) {
             if (missing || !nmt_parse_u64(v, UINT64_MAX, &num))
                 rc = usage_error("--seed needs an integer in [0, 18446744073709551615], not '%s'", missing ? "" : v);
             else o.seed = num, seed_given = 1;
+        } else if ((took = cli_take_int(argc, argv, &i, "--chrf-word-order", 0, CHRF_MAX_WORD_ORDER,
+                                        &o.chrf_opt.word_order)) ||
+                   (took = cli_take_int(argc, argv, &i, "-cw", 0, CHRF_MAX_WORD_ORDER, &o.chrf_opt.word_order))) {
+            if (took < 0) rc = usage_error("%s", nmt_error_message());
+            else chrf_opt_given = strncmp(a, "-cw", 3) ? "--chrf-word-order" : "-cw";
         } else if ((took = cli_take_int(argc, argv, &i, "--split-len", 0, INT_MAX, &o.split_len))) {
             if (took < 0) rc = usage_error("%s", nmt_error_message());
         } else if ((took = translator_take_option(argc, argv, &i, &topt))) {
@@ -780,6 +796,8 @@ int cmd_eval(int argc, char **argv) {
     if (rc == NMT_EXIT_OK) rc = check_usage(&o, &topt, decoding_opts, src_path, n_refs, n_hyps);
     if (rc == NMT_EXIT_OK && ter_opts && !o.ter)
         rc = usage_error("%s", "the --ter-* options set up TER: add --ter");
+    if (rc == NMT_EXIT_OK && chrf_opt_given && !o.chrf)
+        rc = usage_error("%s sets up chrF: add --chrf", chrf_opt_given);
     if (rc == NMT_EXIT_OK) rc = check_stdin_once(ref_paths, n_refs, hyp_paths, n_hyps, src_path, topt.n_models);
     if (rc != NMT_EXIT_OK) {
         nmt_free(ref_paths);

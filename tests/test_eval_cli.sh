@@ -246,11 +246,35 @@ run --ref
 expect_rc 2 "--ref without a file"
 run --ref "$FIX/ref1.txt" "$FIX/hyp_a.txt"
 expect_rc 2 "stray positional argument"
+# chrF++'s word order: needs --chrf, 0..4 (nmt's limit; sacreBLEU has none)
+for opt in --chrf-word-order -cw; do
+  run --bleu "$opt" 2 --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
+  expect_rc 2 "$opt without --chrf"
+  expect_err "$opt sets up chrF: add --chrf" "$opt without --chrf is named"
+done
+for bad in 5 -1 abc 2.0 ""; do
+  run --chrf --chrf-word-order "$bad" --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
+  expect_rc 2 "--chrf-word-order '$bad'"
+  expect_err "--chrf-word-order must be an integer in [0, 4], got '$bad'" "--chrf-word-order '$bad' names option, range and value"
+done
+run --chrf --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --chrf-word-order
+expect_rc 2 "--chrf-word-order without a value"
+expect_err "--chrf-word-order" "--chrf-word-order without a value is named"
+# the other spellings print the recorded chrF++ run; word order 0 is plain chrF2
+cli_args() { sed "s|--chrf-word-order 2|$1|" "$FIX/cli/chrfpp.args"; }
+for form in "--chrf-word-order=2" "-cw 2" "-cw=2"; do
+  # shellcheck disable=SC2046
+  "$NMT" eval $(cli_args "$form") > "$tmp/out" 2>/dev/null
+  check "chrF++ spelled '$form' prints sacreBLEU's output" cmp -s "$tmp/out" "$FIX/cli/chrfpp.out"
+done
+# shellcheck disable=SC2046
+"$NMT" eval --chrf-word-order 0 $(cat "$FIX/cli/chrf_only.args") > "$tmp/out" 2>/dev/null
+check "--chrf-word-order 0 is chrF2, byte for byte" cmp -s "$tmp/out" "$FIX/cli/chrf_only.out"
 
 # 7. --help documents every option
 run --help
 expect_rc 0 "--help"
-for opt in --bleu --chrf --ter --ter-normalized --ref --hyp --lowercase --tokenize --json --bootstrap --seed \
+for opt in --bleu --chrf --chrf-word-order -cw --ter --ter-normalized --ref --hyp --lowercase --tokenize --json --bootstrap --seed \
            --src --split-len --model --beam --batch --length-penalty --device --progress; do
   case "$out" in *"$opt"*) ok ;; *) fail "--help lacks $opt" ;; esac
 done
@@ -281,6 +305,11 @@ check "short part = eval of the short lines alone (got: $(sed -n 3p "$tmp/out"),
 check "long part = eval of the long lines alone (got: $(sed -n 4p "$tmp/out"), want: $want_long)" \
   [ "$(sed -n 4p "$tmp/out")" = "$want_long" ]
 check "--split-len adds exactly two lines" [ "$(wc -l < "$tmp/out")" -eq 4 ]
+"$NMT" eval --chrf -cw 2 --ref "$tmp/ref_short.txt" --hyp "$tmp/hyp_short.txt" > "$tmp/short_pp.out" 2>/dev/null
+run --chrf --chrf-word-order 2 --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --src "$src" --split-len 7
+want_short="short (source <= 7 words): 8 sentences, $(score_of 'chrF2++' "$tmp/short_pp.out")"
+check "--split-len with chrF++: the short part is named chrF2++ and scored alone (got: $(sed -n 2p "$tmp/out"), want: $want_short)" \
+  [ "$(sed -n 2p "$tmp/out")" = "$want_short" ]
 run --bleu --ref "$FIX/ref1.txt" --src "$src" --split-len=100 < "$FIX/hyp_a.txt"
 expect_rc 0 "--split-len with the hypothesis on stdin"
 case "$out" in *"short (source <= 100 words): 12 sentences, BLEU = "*"long (source > 100 words): 0 sentences") ok ;;
