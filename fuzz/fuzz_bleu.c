@@ -136,7 +136,7 @@ static void check_chrf(const char *hyp, const char *const *refs, int n_refs, con
         found = memcmp(&one, &s, sizeof s) == 0;
     }
     FUZZ_CHECK(found, "the chrF statistics are no single reference's");
-    for (int n = 0; n < CHRF_CHAR_ORDER; n++)
+    for (int n = 0; n < CHRF_MAX_ORDER; n++) /* character orders, then word orders */
         FUZZ_CHECK(s.match[n] >= 0 && s.match[n] <= s.hyp[n] && s.match[n] <= s.ref[n],
                    "order %d: match %lld hyp %lld ref %lld", n + 1, (long long)s.match[n],
                    (long long)s.hyp[n], (long long)s.ref[n]);
@@ -149,7 +149,7 @@ static void check_chrf(const char *hyp, const char *const *refs, int n_refs, con
 
     ChrfStats self;
     FUZZ_CHECK(chrf_sentence_stats(hyp, &hyp, 1, opt, &self) == NMT_OK, "chrF self");
-    for (int n = 0; n < CHRF_CHAR_ORDER; n++)
+    for (int n = 0; n < CHRF_MAX_ORDER; n++)
         FUZZ_CHECK(self.match[n] == self.hyp[n] && self.hyp[n] == self.ref[n],
                    "self order %d: match %lld hyp %lld ref %lld", n + 1, (long long)self.match[n],
                    (long long)self.hyp[n], (long long)self.ref[n]);
@@ -158,7 +158,7 @@ static void check_chrf(const char *hyp, const char *const *refs, int n_refs, con
     char sig[256], line[512];
     int need = chrf_signature(opt, n_refs, 0, NULL, sig, sizeof sig);
     FUZZ_CHECK(need > 0 && need < (int)sizeof sig, "chrF signature length %d", need);
-    need = chrf_format_line(score, sig, 1, line, sizeof line);
+    need = chrf_format_named_line(opt, score, sig, 1, line, sizeof line);
     FUZZ_CHECK(need > 0 && need < (int)sizeof line, "chrF line length %d", need);
 }
 
@@ -204,7 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int lc = (int)(h & 1), tok = (int)(h >> 1 & 1);
     BleuOptions opt = {lc, tok ? BLEU_TOKENIZE_NONE : BLEU_TOKENIZE_13A};
     check_bleu(hyp, refs, n_refs, &opt);
-    ChrfOptions copt = {lc};
+    ChrfOptions copt = {lc, (int)(h >> 2 & 3) % 3}; /* chrF2, chrF2+ or chrF2++ */
     check_chrf(hyp, refs, n_refs, &copt);
     free(buf);
     return 0;
