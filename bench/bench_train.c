@@ -9,12 +9,16 @@
  *
  *   build/bench/bench_train --config configs/de-en-2x512.json [--set K=V ...]
  *                           [--steps 20] [--warmup 3] [--device auto|cpu|cuda]
- *                           [--synthetic B,S,T --vocab SRC,TGT]
+ *                           [--synthetic B,S,T --vocab SRC,TGT [--guided]]
  * --device overrides train.device (the backend is chosen as the trainer
  * chooses it, src/backend_select.c). --synthetic skips the data: every step
  * trains on one batch of B sentences, all S source and T target positions
  * real (T counts the EOS), random ids below the vocabulary sizes given by
- * --vocab (the model sizes still come from the config). Every timed step
+ * --vocab (the model sizes still come from the config); --guided adds the
+ * guided alignment loss (train.guided_alignment_cost and _weight, 0.1 when
+ * the config's is 0) against a diagonal alignment, target position t to
+ * source position t*S/T. With real batches that loss is on when the config
+ * has data.train_align and a weight above 0. Every timed step
  * ends with a read-back from the device, so the clock covers the step's
  * work on the GPU, not just its launch. NMT_TF32=1 turns on TF32 in cuBLAS.
  * NMT_CUDA_PROFILE=1 adds the device profile of the timed steps ("cuda
@@ -191,15 +195,22 @@ typedef struct {
     int32_t *ids;
     int *lens;
     int64_t *pairs;
+    float *align; /* (T, B, S) with --guided, else NULL */
 } Synthetic;
 
-static int synthetic_make(Synthetic *sy, int B, int S, int T, int vs, int vt) {
+static int synthetic_make(Synthetic *sy, int B, int S, int T, int vs, int vt, bool guided) {
     memset(sy, 0, sizeof *sy);
     size_t ns = (size_t)S * B, nt = (size_t)T * B;
     sy->ids = malloc((ns + 2 * nt) * sizeof *sy->ids);
     sy->lens = malloc(2 * (size_t)B * sizeof *sy->lens);
     sy->pairs = malloc((size_t)B * sizeof *sy->pairs);
     if (!sy->ids || !sy->lens || !sy->pairs) return 0;
+    if (guided) { /* target t (its EOS included) aligned to source t*S/T alone */
+        sy->align = calloc(nt * (size_t)S, sizeof *sy->align);
+        if (!sy->align) return 0;
+        for (int t = 0; t < T; t++)
+            for (int b = 0; b < B; b++) sy->align[((size_t)t * B + b) * S + (size_t)t * S / T] = 1.0f;
+    }
     uint64_t x = 88172645463325252ull;
     int32_t *src = sy->ids, *tin = src + ns, *tout = tin + nt;
     for (size_t i = 0; i < ns; i++) {
@@ -219,7 +230,7 @@ static int synthetic_make(Synthetic *sy, int B, int S, int T, int vs, int vt) {
         sy->lens[B + b] = T;
         sy->pairs[b] = b;
     }
-    sy->b = (Batch){B, S, T, src, sy->lens, tin, tout, sy->lens + B, sy->pairs, (int64_t)B * S, (int64_t)B * T, NULL};
+    sy->b = (Batch){B, S, T, src, sy->lens, tin, tout, sy->lens + B, sy->pairs, (int64_t)B * S, (int64_t)B * T, sy->align};
     return 1;
 }
 
@@ -227,6 +238,7 @@ static void synthetic_free(Synthetic *sy) {
     free(sy->ids);
     free(sy->lens);
     free(sy->pairs);
+    free(sy->align);
 }
 
 int main(int argc, char **argv) {
@@ -234,8 +246,9 @@ int main(int argc, char **argv) {
     cpu_env_apply(argv);
     CliConfigArgs args = {0};
     int steps = 20, warmup = 3, device = -1, syn[3] = {0, 0, 0}, vocab[2] = {0, 0};
+    bool guided_synthetic = false;
     const char *usage = "usage: bench_train --config FILE [--set K=V ...] [--steps N] [--warmup N]\n"
-                        "                   [--device auto|cpu|cuda] [--synthetic B,S,T --vocab SRC,TGT]\n";
+                        "                   [--device auto|cpu|cuda] [--synthetic B,S,T --vocab SRC,TGT [--guided]]\n";
     for (int i = 1; i < argc; i++) {
         int took = cli_take_config_arg(argc, argv, &i, &args);
         if (took < 0) return cli_report("bench", NMT_ERR_USAGE);
@@ -255,6 +268,8 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench_train: --synthetic wants B,S,T (positive integers), got '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--guided")) {
+            guided_synthetic = true;
         } else if (!strcmp(argv[i], "--vocab") && i + 1 < argc) {
             if (!parse_ints(argv[++i], 2, vocab) || vocab[0] < 5 || vocab[1] < 5) {
                 fprintf(stderr, "bench_train: --vocab wants SRC,TGT (integers >= 5), got '%s'\n", argv[i]);
@@ -268,6 +283,10 @@ int main(int argc, char **argv) {
     bool synthetic = syn[0] > 0;
     if (synthetic != (vocab[0] > 0)) {
         fprintf(stderr, "bench_train: --synthetic and --vocab go together\n%s", usage);
+        return 2;
+    }
+    if (guided_synthetic && !synthetic) {
+        fprintf(stderr, "bench_train: --guided goes with --synthetic (real batches take data.train_align)\n%s", usage);
         return 2;
     }
     if (steps < 1 || warmup < 0) {
@@ -287,7 +306,8 @@ int main(int argc, char **argv) {
     BatchLimits lim;
     int src_vocab, tgt_vocab;
     if (synthetic) {
-        if (!synthetic_make(&sy, syn[0], syn[1], syn[2], vocab[0], vocab[1])) return cli_report("bench", NMT_ERR_NOMEM);
+        if (!synthetic_make(&sy, syn[0], syn[1], syn[2], vocab[0], vocab[1], guided_synthetic))
+            return cli_report("bench", NMT_ERR_NOMEM);
         lim = (BatchLimits){syn[0], syn[1], syn[2], (int64_t)syn[0] * syn[1], (int64_t)syn[0] * syn[2]};
         src_vocab = vocab[0];
         tgt_vocab = vocab[1];
@@ -296,6 +316,8 @@ int main(int argc, char **argv) {
         if (st) return cli_report("bench", st);
         BatchSpec spec = {cfg.train.batch_sentences, cfg.train.batch_tokens, (uint64_t)cfg.train.seed, 1, 0};
         st = batcher_create(data.train, &spec, &batches);
+        if (!st && data.train_align && cfg.train.guided_alignment_weight > 0)
+            st = batcher_set_alignments(batches, data.train_align);
         if (st) return cli_report("bench", st);
         lim = batcher_limits(batches);
         src_vocab = tokenizer_vocab_size(data.src_tok);
@@ -319,10 +341,15 @@ int main(int argc, char **argv) {
     ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0, 0, 0};
     if (!st) st = seq2seq_create(be, &dims, ml, &m);
     if (!st) st = seq2seq_init_params(m, (float)cfg.model.init_range, 1);
+    /* the guided alignment loss: --guided, or real batches with data.train_align */
+    bool guided = guided_synthetic || (!synthetic && data.train_align && cfg.train.guided_alignment_weight > 0);
+    float guided_weight = cfg.train.guided_alignment_weight > 0 ? (float)cfg.train.guided_alignment_weight : 0.1f;
+    if (!st && guided) st = seq2seq_set_guided_alignment(m, model_align_cost_from_config(&cfg), guided_weight);
     Optimizer *opt = NULL;
     if (!st) st = optimizer_create(be, &cfg.train, seq2seq_layout(m)->total, &opt);
     if (st) return cli_report("bench", st);
     double t_total = 0, src_tok = 0, tgt_tok = 0, flops_per_step = 0, sum_S = 0, sum_T = 0, sum_B = 0;
+    double sum_loss = 0, sum_align = 0; /* the timed steps' losses per target token */
     int timed = 0;
     CudaCounters cc0 = {0}, cc1 = {0}; /* the timed steps' CUDA work (zeros on the CPU) */
     for (int i = 0; i < warmup + steps + 1; i++) {
@@ -366,6 +393,8 @@ int main(int argc, char **argv) {
             sum_S += b.S;
             sum_T += b.T;
             sum_B += b.B;
+            sum_loss += loss.loss;
+            sum_align += loss.n_tokens ? loss.align_sum / (double)loss.n_tokens : 0;
             timed++;
         }
     }
@@ -408,9 +437,13 @@ int main(int argc, char **argv) {
     printf("model: emb %d hidden %d enc_layers %d dec_layers %d vocab %d/%d\n", cfg.model.emb_dim, cfg.model.hidden,
            cfg.model.enc_layers, cfg.model.dec_layers, src_vocab, tgt_vocab);
     printf("parameters: %zu\n", seq2seq_layout(m)->total);
+    if (guided)
+        printf("guided alignment: %s, weight %g\n", guided_cost_names[cfg.train.guided_alignment_cost],
+               guided_weight);
     printf("steps: %d (after %d warm-up)\n", timed, warmup);
     printf("mean batch: B %.1f S %.1f T %.1f\n", sum_B / timed, sum_S / timed, sum_T / timed);
     printf("seconds per step: %.4f\n", step_time);
+    printf("loss per token: %.4f (guided alignment %.4f)\n", sum_loss / timed, sum_align / timed);
     printf("src tokens/s: %.1f\n", src_tok / t_total);
     printf("tgt tokens/s: %.1f\n", tgt_tok / t_total);
     printf("peak RSS MB: %.1f\n", ru.ru_maxrss / 1024.0);

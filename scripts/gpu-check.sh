@@ -49,7 +49,10 @@
 #      FLOP/s, and cuBLAS alone on the same GEMM shapes; each config again
 #      with NMT_CUDA_GRAPHS=1 (host calls and graph launches per step), the
 #      bench config once more with NMT_CUDA_LANES=0 (the encoder's two
-#      directions on one stream: what the second stream gains), and each
+#      directions on one stream: what the second stream gains), with the
+#      guided alignment loss (bench_train --guided; the alignment loss must
+#      be above 0) and with model.layer_norm (rows "bench nmt de-en guided"
+#      and "... layer-norm": tokens/s against the plain run's), and each
 #      config with NMT_CUDA_PERSISTENT=1 (tokens/s against the plain run's,
 #      and a note where bench_train counts no persistent recurrences: the
 #      path was not taken, a note and not a failure), and per step the
@@ -734,22 +737,27 @@ else
         IFS='|' read -r name E H Le Ld shape vocab <<<"$spec"
         # each config as is, with NMT_CUDA_GRAPHS=1 (docs/gpu.md, "CUDA
         # graphs") and with NMT_CUDA_PERSISTENT=1 ("Persistent recurrence");
-        # the first also with NMT_CUDA_LANES=0 ("Lanes"). Every knob is set
-        # in every run, so that one exported by the caller changes nothing.
-        for variant in plain profile graphs one-stream persistent; do
-            graphs=0 lanes=1 persist=0 profile=0 tag=$name
+        # the first also with NMT_CUDA_LANES=0 ("Lanes"), with the guided
+        # alignment loss (bench_train --guided: the guided_align kernel,
+        # ce at 0.1, against a diagonal alignment) and with layer-normalised
+        # LSTMs (model.layer_norm). Every knob is set in every run, so that
+        # one exported by the caller changes nothing.
+        for variant in plain profile graphs one-stream guided layer-norm persistent; do
+            graphs=0 lanes=1 persist=0 profile=0 tag=$name extra=()
             [ "$variant" = profile ] && profile=1 tag="$name profile"
             [ "$variant" = graphs ] && graphs=1 tag="$name graphs"
             [ "$variant" = one-stream ] && lanes=0 tag="$name one-stream"
+            [ "$variant" = guided ] && tag="$name guided" extra=(--guided)
+            [ "$variant" = layer-norm ] && tag="$name layer-norm" extra=(--set model.layer_norm=true)
             [ "$variant" = persistent ] && persist=1 tag="$name persistent"
-            [ "$variant" = one-stream ] && [ "$spec" != "${BENCH_RUNS[0]}" ] && continue
+            case $variant in one-stream | guided | layer-norm) [ "$spec" != "${BENCH_RUNS[0]}" ] && continue ;; esac
             if ! lim=$(limit_for 100); then
                 row "bench nmt $tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
                 continue
             fi
             cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
                 --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
-                --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP")
+                --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP" ${extra[@]+"${extra[@]}"})
             echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes NMT_CUDA_PERSISTENT=$persist NMT_CUDA_PROFILE=$profile ${cmd[*]}" >>"$blog"
             if run_bench "bench nmt $tag" "$lim" "$work/bench.txt" env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" \
                 NMT_CUDA_LANES="$lanes" NMT_CUDA_PERSISTENT="$persist" NMT_CUDA_PROFILE="$profile" \
@@ -794,6 +802,22 @@ else
                 gain=""
                 [ "$variant" = one-stream ] && gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" \
                     'BEGIN { if (a > 0) printf "; two streams (the first row) train %.3fx as fast as one", a / b }')
+                # the guided and layer-norm runs against the plain one; the
+                # guided run's alignment loss must be there (> 0)
+                if [ "$variant" = guided ] || [ "$variant" = layer-norm ]; then
+                    what="the guided alignment loss"
+                    [ "$variant" = layer-norm ] && what="layer normalisation"
+                    gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" -v w="$what" \
+                        'BEGIN { if (a > 0) printf "; with %s it trains %.3fx as fast as the plain run", w, b / a
+                                 else printf "; no plain run to compare" }')
+                    aloss=$(key "$b" "loss per token" | sed -n 's/.*(guided alignment \([0-9.]*\)).*/\1/p')
+                    if [ "$variant" = guided ] && ! awk -v x="$aloss" 'BEGIN { exit !(x + 0 > 0) }'; then
+                        row "bench nmt $tag" "FAIL(guided)" "$took" "no guided alignment loss in bench_train's output (bench.log): '$aloss'"
+                        failed=1
+                        continue
+                    fi
+                    [ "$variant" = guided ] && gain="$gain; alignment loss $aloss a token"
+                fi
                 if [ "$variant" = persistent ]; then
                     gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" \
                         'BEGIN { if (a > 0) printf "; the persistent recurrence trains %.3fx as fast as the plain run", b / a

@@ -57,7 +57,8 @@ check "row 'sample, score GPU<->CPU' | grep -qE ' pass +[0-9]+  dry run: samples
 check "row 'train cpu \\(dry run\\) twice' | grep -qE ' pass +[0-9]+  identical: [1-9][0-9]* weights, [1-9][0-9]* optimizer values'" \
   "training twice row: $(row 'train cpu (dry run) twice')"
 for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench nmt large graphs' \
-  'bench nmt de-en one-stream' 'bench nmt de-en persistent' 'bench nmt large persistent'; do
+  'bench nmt de-en one-stream' 'bench nmt de-en guided' 'bench nmt de-en layer-norm' \
+  'bench nmt de-en persistent' 'bench nmt large persistent'; do
   # numbers parsed from bench_train's output: none may be zero or NaN
   check "row '$name' | grep -qE ' info +[0-9]+  [1-9][0-9]* tgt tok/s, [0-9.]*[1-9][0-9.]* ms/step, [0-9.]*[1-9][0-9.]* GFLOP/step = [0-9.]*[1-9][0-9.]* TFLOP/s'" \
     "$name row: $(row "$name")"
@@ -90,6 +91,16 @@ done
 check "row 'bench nmt de-en one-stream' | grep -qE 'two streams \\(the first row\\) train [0-9.]*[1-9][0-9.]*x as fast as one'" \
   "one-stream row: $(row 'bench nmt de-en one-stream')"
 check "! row 'bench nmt large one-stream' | grep -q ." "a one-stream row for the large config"
+# the guided alignment and layer-norm rows: the ratio to the plain run, the
+# guided one with its alignment loss (above 0); the bench config's only
+check "row 'bench nmt de-en guided' | grep -qE 'with the guided alignment loss it trains [0-9.]*[1-9][0-9.]*x as fast as the plain run; alignment loss [0-9.]*[1-9][0-9.]* a token$'" \
+  "guided row: $(row 'bench nmt de-en guided')"
+check "row 'bench nmt de-en layer-norm' | grep -qE 'with layer normalisation it trains [0-9.]*[1-9][0-9.]*x as fast as the plain run$'" \
+  "layer-norm row: $(row 'bench nmt de-en layer-norm')"
+check "! row 'bench nmt large guided' | grep -q . && ! row 'bench nmt large layer-norm' | grep -q ." \
+  "a guided or layer-norm row for the large config"
+check "grep -q -- '--guided' '$out/bench.log' && grep -q -- '--set model.layer_norm=true' '$out/bench.log'" \
+  "bench.log lacks the guided and layer-norm commands"
 # each config with NMT_CUDA_PERSISTENT=1 (the CPU path again here): the
 # ratio to the plain run, and no note on the cuda counts (the CPU has none)
 for name in de-en large; do
@@ -238,7 +249,8 @@ case $tool in
 esac
 exit $rc
 SH
-# bench_train as on a GPU: 1000 tgt tokens/s, 1500 with NMT_CUDA_PERSISTENT=1;
+# bench_train as on a GPU: 1000 tgt tokens/s, 1500 with NMT_CUDA_PERSISTENT=1,
+# an alignment loss with --guided;
 # in that run the bench config's (hidden 64 with GPU_CHECK_QUICK=1) line has
 # no persistent count (a bench_train from before it), the large one's 0
 cat > "$fake/bench/bench_train" <<'SH'
@@ -250,6 +262,8 @@ if [ "${NMT_CUDA_PERSISTENT:-0}" = 1 ]; then
 fi
 echo "seconds per step: $(awk -v t=$tok 'BEGIN { printf "%.4f", 100 / t }')"
 echo "tgt tokens/s: $tok"
+case " $* " in *" --guided "*) echo "loss per token: 5.2000 (guided alignment 0.2000)" ;;
+  *) echo "loss per token: 5.0000 (guided alignment 0.0000)" ;; esac
 echo "gpu memory MiB: 1200 in use of 143000 (700 taken by the model, arena and optimizer)"
 echo "cuda per step: 200 kernel launches, 40 GEMMs, 10 host calls, 0.0 graph launches, 2 lane forks$count; 0 graphs captured in all, 0 captures failed (NMT_CUDA_GRAPHS off)"
 echo "cuda host time per step: 1.250 ms in host calls, 80.000 ms waiting for the device (of 100.000 ms); 3 calls over NMT_CUDA_SLOW_CALL_MS in all: cublasSgemm 3 x 12.0 ms"
@@ -338,6 +352,9 @@ check "grep -qE '^\\| racecheck \\| FAIL \\| Error: Race reported' '$fout/summar
 # 0 persistent recurrences, as off the persistent path it should)
 check "! grep -E '^bench nmt' '$fout/summary.txt' | grep -vE '^bench nmt [a-z-]+ persistent ' | grep -qE 'recurrence trains|persistent path|not counted|FAIL'" \
   "a note or failure on another bench row: $(grep -E '^bench nmt' "$fout/summary.txt" | grep -vE '^bench nmt [a-z-]+ persistent ')"
+# the guided row carries bench_train's alignment loss (the fake's 0.2000 with --guided)
+check "frow 'bench nmt de-en guided' | grep -qE ' info .*with the guided alignment loss it trains 1.000x as fast as the plain run; alignment loss 0.2000 a token$'" \
+  "the fake run's guided row: $(frow 'bench nmt de-en guided')"
 # GPU_CHECK_STEPS: only the steps named run; the others' rows say so; an
 # unknown step is refused before anything runs
 fout2=$tmp/fake-steps
