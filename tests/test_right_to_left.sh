@@ -6,8 +6,8 @@
 # n-best lists, scores (--tokens in text order) and alignments are that
 # run's reversed back; its n-best scores are nmt score's; an ensemble or a
 # score that mixes directions is refused; nmt info shows it;
-# scripts/rerank.sh picks each line's hypothesis by l2r + W * r2l (checked
-# against the same sum in Python for three weights), and refuses bad input.
+# scripts/rerank.sh picks each line's hypothesis by l2r + W * r2l + L * words (checked
+# against the same sum in Python for five pairs of weights), and refuses bad input.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_right_to_left
@@ -118,30 +118,40 @@ awk -F ' [|][|][|] ' '{ print $2 }' l2r.nbest > all.hyp
 awk '{ for (k = 0; k < 4; k++) print }' $T > all.src
 "$NMT" score --model l2r/last.nmt --src all.src --tgt all.hyp --normalize > f0 2> /dev/null
 "$NMT" score --model r2l/last.nmt --src all.src --tgt all.hyp --normalize > f1 2> /dev/null
-for w in 0 1 3; do
-  NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt --r2l r2l/last.nmt --weight $w --threads 1 > "rr$w.txt" 2> err.txt
+for wl in 0:0 1:0 3:0 1:5 1:-5; do
+  w=${wl%:*} lw=${wl#*:}
+  name=rr$w.txt
+  [ "$lw" = 0 ] || name=rr$w,$lw.txt
+  NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt --r2l r2l/last.nmt --weight $w --length-weight $lw \
+    --threads 1 > "$name" 2> err.txt
   rc=$?
-  out=$(python3 - l2r.nbest f0 f1 "rr$w.txt" $w <<'PY' 2>&1
+  out=$(python3 - l2r.nbest f0 f1 "$name" $w $lw <<'PY' 2>&1
 import sys
 nb = [l.rstrip("\n").split(" ||| ") for l in open(sys.argv[1])]
 f0 = [float(x) for x in open(sys.argv[2])]
 f1 = [float(x) for x in open(sys.argv[3])]
 got = open(sys.argv[4]).read().split("\n")[:-1]
-w = float(sys.argv[5])
+w, lw = float(sys.argv[5]), float(sys.argv[6])
 best = {}
 for (i, text, _), a, b in zip(nb, f0, f1):
-    t = a + w * b
+    t = a + w * b + lw * len(text.split())
     if int(i) not in best or t > best[int(i)][0]:
         best[int(i)] = (t, text)
 want = [best[i][1] for i in range(len(best))]
-assert got == want, f"weight {w}: {[(k, g, x) for k, (g, x) in enumerate(zip(got, want)) if g != x][:3]}"
+assert got == want, f"weight {w}, length weight {lw}: {[(k, g, x) for k, (g, x) in enumerate(zip(got, want)) if g != x][:3]}"
 PY
 )
-  check '[ $rc -eq 0 ] && [ -z "$out" ]' "rerank.sh --weight $w: exit $rc $(cat err.txt) $out"
+  check '[ $rc -eq 0 ] && [ -z "$out" ]' "rerank.sh --weight $w --length-weight $lw: exit $rc $(cat err.txt) $out"
 done
 check '! cmp -s rr0.txt rr3.txt' "the right-to-left model changed no choice (weights 0 and 3 pick alike)"
+# the length weight moves choices: fewer words below 0, no fewer above (the
+# n-best lists of this tiny model hold few longer hypotheses)
+words() { awk '{ n += NF } END { print n + 0 }' "$1"; }
+check '[ $(words "rr1,5.txt") -ge $(words rr1.txt) ] && [ $(words "rr1,-5.txt") -lt $(words rr1.txt) ]' \
+  "length weights 5 / 0 / -5: $(words "rr1,5.txt") / $(words rr1.txt) / $(words "rr1,-5.txt") words"
 NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt --r2l r2l/last.nmt --scores > rrs.txt 2> /dev/null
-check 'cmp -s <(cut -f1 rrs.txt) rr1.txt && awk -F "\t" "NF != 4 { exit 1 }" rrs.txt' "--scores: $(head -2 rrs.txt)"
+check 'cmp -s <(cut -f1 rrs.txt) rr1.txt && awk -F "\t" "NF != 5 || \$5 != split(\$1, x, \" \") { exit 1 }" rrs.txt' "--scores: $(head -2 rrs.txt)"
+expect 2 "--length-weight must be a number, got 'x'" env NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt --r2l r2l/last.nmt --length-weight x
 expect 2 "--weight must be a number >= 0, got 'x'" env NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt --r2l r2l/last.nmt --weight x
 expect 2 "give --l2r MODEL and --r2l MODEL" env NMT_BIN="$NMT" "$RR" --src $T --nbest l2r.nbest --l2r l2r/last.nmt
 # a source line of invalid UTF-8 (nmt translate writes it an empty translation): reranked too
