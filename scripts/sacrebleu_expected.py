@@ -214,6 +214,16 @@ def metrics_for(lc, tok, refs):
             CHRF(lowercase=bool(lc), references=refs))
 
 
+def paired_record(name, metric, hs, rs, n, seed, results):
+    """a 'paired' record: per system 'SCORE MEAN CI P' (P -1: the baseline)"""
+    fields = ['paired', name, metric, ','.join(FILES[h] for h in hs),
+              ','.join(FILES[r] for r in rs), str(n), str(seed)]
+    for r in results:
+        p = -1.0 if r.p_value is None else r.p_value
+        fields.append(' '.join(repr(float(x)) for x in (r.score, r.mean, r.ci, p)))
+    return '\t'.join(fields)
+
+
 def chrfpp_records(out):
     """chrF++ (word orders 1..4): corpus scores, segment statistics, bootstrap."""
     from sacrebleu.metrics import CHRF
@@ -248,12 +258,7 @@ def chrfpp_records(out):
         for metric, results in scores.items():
             if metric == 'System':
                 continue
-            fields = ['paired', name, metric, ','.join(FILES[h] for h in hs),
-                      ','.join(FILES[r] for r in rs), str(n), str(seed)]
-            for r in results:
-                p = -1.0 if r.p_value is None else r.p_value
-                fields.append(' '.join(repr(float(x)) for x in (r.score, r.mean, r.ci, p)))
-            out.append('\t'.join(fields))
+            out.append(paired_record(name, metric, hs, rs, n, seed, results))
     for name, h, rs, n, seed, wo in (('a_2ref_nw2', 'A', ['R1', 'R2'], 200, 12345, 2),
                                      ('punct_nw1', 'P', ['RP', 'RP2'], 100, 3, 1)):
         os.environ['SACREBLEU_SEED'] = str(seed)
@@ -323,12 +328,7 @@ def bootstrap_records(out):
         hyp_sets = [read_lines(FILES[h]) for h in hs]
         refs = [read_lines(FILES[r]) for r in rs]
         for metric, results in paired_test(hyp_sets, refs, n, seed).items():
-            fields = ['paired', name, metric, ','.join(FILES[h] for h in hs),
-                      ','.join(FILES[r] for r in rs), str(n), str(seed)]
-            for r in results:
-                p = -1.0 if r.p_value is None else r.p_value
-                fields.append(' '.join(repr(float(x)) for x in (r.score, r.mean, r.ci, p)))
-            out.append('\t'.join(fields))
+            out.append(paired_record(name, metric, hs, rs, n, seed, results))
     for name, h, rs, n, seed in (('a_2ref', 'A', ['R1', 'R2'], 200, 12345),
                                  ('b_1ref', 'B', ['R1'], 100, 7)):
         os.environ['SACREBLEU_SEED'] = str(seed)

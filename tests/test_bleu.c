@@ -40,6 +40,22 @@ static void check_lower(char **f) {
     nmt_free(got);
 }
 
+/* A segment record's corpus (HYP and REFS files) and its line LINENO
+ * (from 1) with r[] its references: the line's index, or -1 after a
+ * failed check (c freed) when the files or the line are not there. */
+static int load_segment(Corpus *c, const char *hyp, const char *refs, const char *lineno, const char *kind,
+                        const char *r[8]) {
+    corpus_load(c, FIX, hyp, refs);
+    int i = atoi(lineno) - 1;
+    if (!c->ok || i < 0 || i >= c->hyp.n) {
+        CHECK(0, "bad %s record line %s", kind, lineno);
+        corpus_free(c);
+        return -1;
+    }
+    corpus_refs(c, i, r);
+    return i;
+}
+
 static void check_bleu(char **f) {
     /* bleu CASE HYP REFS LC TOK SCORE P1 P2 P3 P4 BP RATIO HYP_LEN REF_LEN LINE */
     Corpus c;
@@ -132,15 +148,9 @@ static void check_chrfpp(char **f) {
 static void check_chrfpp_sent(char **f) {
     /* chrfpp_sent HYP REFS LC NW LINENO "HYP_1 REF_1 MATCH_1 ..." SENT_CHRF */
     Corpus c;
-    corpus_load(&c, FIX, f[1], f[2]);
-    int i = atoi(f[5]) - 1;
-    if (!c.ok || i < 0 || i >= c.hyp.n) {
-        CHECK(0, "bad chrfpp_sent record line %s", f[5]);
-        corpus_free(&c);
-        return;
-    }
     const char *r[8];
-    corpus_refs(&c, i, r);
+    int i = load_segment(&c, f[1], f[2], f[5], "chrfpp_sent", r);
+    if (i < 0) return;
     ChrfOptions opt = {atoi(f[3]), atoi(f[4])};
     ChrfStats s;
     CHECK_EQ_INT(chrf_sentence_stats(c.hyp.lines[i], r, c.n_refs, &opt, &s), NMT_OK);
@@ -161,15 +171,9 @@ static void check_chrfpp_sent(char **f) {
 static void check_sent(char **f) {
     /* sent HYP REFS LINENO "HYP_LEN REF_LEN C1..C4 T1..T4" SENT_BLEU SENT_CHRF */
     Corpus c;
-    corpus_load(&c, FIX, f[1], f[2]);
-    int i = atoi(f[3]) - 1;
-    if (!c.ok || i < 0 || i >= c.hyp.n) {
-        CHECK(0, "bad sent record line %s", f[3]);
-        corpus_free(&c);
-        return;
-    }
     const char *r[8];
-    corpus_refs(&c, i, r);
+    int i = load_segment(&c, f[1], f[2], f[3], "sent", r);
+    if (i < 0) return;
     BleuOptions opt;
     bleu_options_default(&opt);
     BleuStats s;
