@@ -158,7 +158,7 @@ static void check_chrf(const char *hyp, const char *const *refs, int n_refs, con
     char sig[256], line[512];
     int need = chrf_signature(opt, n_refs, 0, NULL, sig, sizeof sig);
     FUZZ_CHECK(need > 0 && need < (int)sizeof sig, "chrF signature length %d", need);
-    need = chrf_format_named_line(opt, score, sig, 1, line, sizeof line);
+    need = chrf_format_line(opt, score, sig, 1, line, sizeof line);
     FUZZ_CHECK(need > 0 && need < (int)sizeof line, "chrF line length %d", need);
 }
 

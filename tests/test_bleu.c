@@ -93,8 +93,9 @@ static void check_bleu(char **f) {
     corpus_free(&c);
 }
 
-static void check_chrf(char **f) {
-    /* chrf CASE HYP REFS LC SCORE LINE */
+/* A corpus chrF record: the score and line of files f[2], f[3] at
+ * lowercase f[4] and word order nw, against sacreBLEU's score_f and line_f. */
+static void check_chrf_corpus(char **f, int nw, const char *score_f, char *line_f) {
     Corpus c;
     const char *name = f[1];
     corpus_load(&c, FIX, f[2], f[3]);
@@ -102,7 +103,7 @@ static void check_chrf(char **f) {
         corpus_free(&c);
         return;
     }
-    ChrfOptions opt = {atoi(f[4]), 0};
+    ChrfOptions opt = {atoi(f[4]), nw};
     ChrfStats st;
     chrf_stats_clear(&st);
     const char *r[8];
@@ -111,39 +112,19 @@ static void check_chrf(char **f) {
         CHECK_EQ_INT(chrf_add_sentence(&st, c.hyp.lines[i], r, c.n_refs, &opt), NMT_OK);
     }
     double score = chrf_score(&st);
-    CHECK(fabs(score - atof(f[5])) < 1e-9, "%s: chrF %.12g, sacreBLEU %s", name, score, f[5]);
+    CHECK(fabs(score - atof(score_f)) < 1e-9, "%s: %s %.12g, sacreBLEU %s", name, chrf_name(&opt), score, score_f);
     char sig[256], line[512];
     chrf_signature(&opt, c.n_refs, 0, NULL, sig, sizeof sig);
-    chrf_format_line(score, sig, 1, line, sizeof line);
-    CHECK(!strcmp(line, unescape(f[6])), "%s:\n  nmt       %s\n  sacreBLEU %s", name, line, f[6]);
+    chrf_format_line(&opt, score, sig, 1, line, sizeof line);
+    CHECK(!strcmp(line, unescape(line_f)), "%s:\n  nmt       %s\n  sacreBLEU %s", name, line, line_f);
     corpus_free(&c);
 }
 
-static void check_chrfpp(char **f) {
-    /* chrfpp CASE HYP REFS LC NW SCORE LINE */
-    Corpus c;
-    const char *name = f[1];
-    corpus_load(&c, FIX, f[2], f[3]);
-    if (!c.ok) {
-        corpus_free(&c);
-        return;
-    }
-    ChrfOptions opt = {atoi(f[4]), atoi(f[5])};
-    ChrfStats st;
-    chrf_stats_clear(&st);
-    const char *r[8];
-    for (int i = 0; i < c.hyp.n; i++) {
-        corpus_refs(&c, i, r);
-        CHECK_EQ_INT(chrf_add_sentence(&st, c.hyp.lines[i], r, c.n_refs, &opt), NMT_OK);
-    }
-    double score = chrf_score(&st);
-    CHECK(fabs(score - atof(f[6])) < 1e-9, "%s: chrF++ %.12g, sacreBLEU %s", name, score, f[6]);
-    char sig[256], line[512];
-    chrf_signature(&opt, c.n_refs, 0, NULL, sig, sizeof sig);
-    chrf_format_named_line(&opt, score, sig, 1, line, sizeof line);
-    CHECK(!strcmp(line, unescape(f[7])), "%s:\n  nmt       %s\n  sacreBLEU %s", name, line, f[7]);
-    corpus_free(&c);
-}
+/* chrf CASE HYP REFS LC SCORE LINE */
+static void check_chrf(char **f) { check_chrf_corpus(f, 0, f[5], f[6]); }
+
+/* chrfpp CASE HYP REFS LC NW SCORE LINE */
+static void check_chrfpp(char **f) { check_chrf_corpus(f, atoi(f[5]), f[6], f[7]); }
 
 static void check_chrfpp_sent(char **f) {
     /* chrfpp_sent HYP REFS LC NW LINENO "HYP_1 REF_1 MATCH_1 ..." SENT_CHRF */

@@ -222,12 +222,7 @@ int chrf_signature(const ChrfOptions *opt, int n_refs, int n_bootstrap, const ch
                     NMT_SACREBLEU_VERSION);
 }
 
-int chrf_format_named_line(const ChrfOptions *opt, double score, const char *signature, int width,
-                           char *buf, size_t cap) {
+int chrf_format_line(const ChrfOptions *opt, double score, const char *signature, int width,
+                     char *buf, size_t cap) {
     return bleu_format_score(chrf_name(opt), signature, score, width, NULL, NULL, buf, cap);
-}
-
-int chrf_format_line(double score, const char *signature, int width, char *buf, size_t cap) {
-    ChrfOptions chrf2 = {0, 0};
-    return chrf_format_named_line(&chrf2, score, signature, width, buf, cap);
 }

@@ -74,9 +74,7 @@ const char *chrf_name(const ChrfOptions *opt);
 int chrf_signature(const ChrfOptions *opt, int n_refs, int n_bootstrap, const char *seed,
                    char *buf, size_t cap);
 /* chrf_name(opt) + "|" + signature + " = 55.3" with `width` decimals. */
-int chrf_format_named_line(const ChrfOptions *opt, double score, const char *signature, int width,
-                           char *buf, size_t cap);
-/* The same for word order 0: "chrF2|" + signature + " = 55.3". */
-int chrf_format_line(double score, const char *signature, int width, char *buf, size_t cap);
+int chrf_format_line(const ChrfOptions *opt, double score, const char *signature, int width,
+                     char *buf, size_t cap);
 
 #endif
