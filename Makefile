@@ -84,6 +84,16 @@ ifeq ($(CUDA),1)
 TEST_BIN  += $(patsubst tests/%.cu,$(BUILD)/tests/%,$(wildcard tests/test_*.cu))
 endif
 TEST_SH   := $(wildcard tests/test_*.sh)
+# The slowest tests, slowest first (the times of a CI run): run-tests.sh
+# runs the tests side by side, one per core, each starting when a slot
+# frees, so a long test started last would run on alone at the end. `make
+# test` (and the sanitizer suite) runs these, then the C tests, then the
+# other shell tests.
+TEST_FIRST := tests/test_gpu_emu_parity.sh tests/test_gpu_check_dry.sh tests/test_attention_gain.sh \
+              tests/test_train_e2e.sh tests/test_translate_cli.sh tests/test_guided_alignment.sh \
+              tests/test_translate_stream_gzip.sh tests/test_score_cli.sh tests/test_gpu_emu.sh
+# test_order BINS SHS: the test programs BINS and shell tests SHS in that order
+test_order = $(filter $(2),$(TEST_FIRST)) $(1) $(filter-out $(TEST_FIRST),$(2))
 
 BENCH_C   := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_C:bench/%.c=$(BUILD)/bench/%)
@@ -128,9 +138,10 @@ bench: $(BIN) $(BENCH_BIN)
 # With SAN=1, mk/check.mk makes `test` run the suite under the sanitizers.
 ifneq ($(SAN),1)
 # (bench_train, bench_recurrence: tests/test_gpu_check_dry.sh runs
-# scripts/gpu-check.sh's dry run)
+# scripts/gpu-check.sh's dry run; mk/gpu.mk adds the emulated programs.)
 test: $(BIN) $(TEST_BIN) $(BUILD)/bench/bench_train $(BUILD)/bench/bench_recurrence
-	@NMT_BIN=$(abspath $(BIN)) NMT_BUILD=$(abspath $(BUILD)) scripts/run-tests.sh $(TEST_BIN) $(TEST_SH)
+	@NMT_BIN=$(abspath $(BIN)) NMT_BUILD=$(abspath $(BUILD)) NMT_CUDA=$(CUDA) scripts/run-tests.sh \
+	  $(call test_order,$(TEST_BIN),$(TEST_SH))
 endif
 
 clean:

@@ -45,16 +45,17 @@ SAN_TESTS    ?=
 #    a larger model (about 20 minutes under ASan on 2 cores); the training,
 #    validation and translation code it runs is run by test_train_e2e.sh
 #    and test_crash_safety.sh too.
-#  - test_gpu_emu: the CUDA kernels on the CPU emulator; mk/gpu.mk compiles
-#    the emulated kernels and the GPU backend with its own flags, without
-#    sanitizers, so only the CPU code around them is checked, which the
-#    other tests run already (and ASan warns about the emulator's fibers);
-#    about 2 minutes.
+#  - test_gpu_emu_parity, test_gpu_emu: the CUDA kernels and nmt on the
+#    CPU emulator; mk/gpu.mk compiles the emulated kernels and the GPU
+#    backend with its own flags, without sanitizers, so only the CPU code
+#    around them is checked, which the other tests run already (and ASan
+#    warns about the emulator's fibers).
 #  - test_gpu_check_dry: the dry run of scripts/gpu-check.sh, a check of
 #    the script's logic; the nmt code it runs, the other tests run.
-SAN_SKIP     ?= test_attention_gain test_gpu_emu test_gpu_check_dry
+GPU_EMU_TESTS = test_gpu_emu_parity test_gpu_emu
+SAN_SKIP     ?= test_attention_gain $(GPU_EMU_TESTS) test_gpu_check_dry
 SAN_SKIP_WHY  = test_attention_gain:"BLEU quality check, 2 x 1200 training steps; its code paths run in test_train_e2e and test_crash_safety" \
-                test_gpu_emu:"emulated CUDA kernels are built without sanitizers (mk/gpu.mk)" \
+                $(foreach t,$(GPU_EMU_TESTS),$(t):"emulated CUDA kernels are built without sanitizers (mk/gpu.mk)") \
                 test_gpu_check_dry:"the logic of scripts/gpu-check.sh; the nmt code it runs is run by the other tests"
 
 FUZZ_BUILD   ?= $(BUILD)/fuzz
@@ -111,7 +112,7 @@ san-run: $(BUILD)/nmt $(SAN_RUN_BIN)
 	  echo "SKIP under SAN=1: $$t$$why; SAN_SKIP= runs it"; \
 	done
 	@start=$$(date +%s); \
-	$(SAN_ENV) NMT_BIN=$(abspath $(BUILD)/nmt) scripts/run-tests.sh $(SAN_RUN_BIN) $(SAN_RUN_SH); rc=$$?; \
+	$(SAN_ENV) NMT_BIN=$(abspath $(BUILD)/nmt) scripts/run-tests.sh $(call test_order,$(SAN_RUN_BIN),$(SAN_RUN_SH)); rc=$$?; \
 	reports=$$(grep -l -E '^SUMMARY: |ERROR: [A-Za-z]+Sanitizer|runtime error:' $(SAN_LOGDIR)/* 2>/dev/null | wc -l); \
 	for f in $(SAN_LOGDIR)/*; do [ -f "$$f" ] && { echo "==== $$f"; head -c 20000 "$$f"; }; done; \
 	echo "sanitizers (address,undefined,leak): $$reports reports, $$(ls $(SAN_LOGDIR) | wc -l) log files in $(BUILD)/logs/, $$(( $$(date +%s) - start )) s"; \

@@ -30,7 +30,7 @@
 #                     cuBLAS) into $(BUILD)/gpu-emu/test_gpu_parity and runs
 #                     it: the kernels' indexing, barriers, shuffles and the
 #                     memory slots checked against the CPU backend without a
-#                     GPU (about 1.5 minutes on 2 cores; no substitute for a GPU
+#                     GPU (about a minute on 2 cores; no substitute for a GPU
 #                     run). It runs every GPU_EMU_SWEEP_STRIDE-th model of
 #                     the attention sweep only. Works in CUDA=0 and CUDA=1 builds.
 #                     $(BUILD)/gpu-emu/nmt (and bench_train) are linked the same way, for
@@ -131,9 +131,16 @@ $(GPU_EMU)/nmt: $(BUILD)/src/main.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) 
 $(GPU_EMU)/bench_train: $(BUILD)/bench/bench_train.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
 	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
 
-# every 17th attention combination of the parity sweep (5 of 72: each model
-# takes seconds on the emulator; the GPU and the self-test run all of them)
-GPU_EMU_SWEEP_STRIDE ?= 17
+# `make test` builds the emulated programs before any test starts: the
+# emulator's tests (tests/test_gpu_emu*.sh, tests/test_score_cli.sh) run
+# side by side and would race to build them (tests/gpu_emu/lib.sh)
+ifneq ($(SAN),1)
+test: $(GPU_EMU)/test_gpu_parity $(GPU_EMU)/nmt $(GPU_EMU)/bench_train $(GPU_EMU)/emu_selftest
+endif
+
+# every 5th attention combination of the parity sweep (15 of 72: each model
+# takes 2 s on the emulator; the GPU and the self-test run all of them)
+GPU_EMU_SWEEP_STRIDE ?= 5
 gpu-emu-check: $(GPU_EMU)/test_gpu_parity
 	NMT_PARITY_SWEEP_STRIDE=$(GPU_EMU_SWEEP_STRIDE) $(GPU_EMU)/test_gpu_parity
 

@@ -1,101 +1,27 @@
 #!/usr/bin/env bash
-# test_gpu_emu.sh: the CUDA backend on the CPU emulator of tests/gpu_emu/
-# (mk/gpu.mk), on machines without a GPU. No substitute for a GPU run.
-#  1. The CPU-GPU parity test with the CUDA kernels compiled by g++
-#     (gpu-emu-check): the kernels' indexing, barriers and reductions; the
-#     emulator's own self-test (streams, events, capture); then the parity
-#     slot tests with blocks, warps and threads run in reverse and in
-#     shuffled order (a result that depends on the order is a race), and
-#     the parity test with the streams in the other order (a missing
-#     cross-stream wait shows in one of the two), and with the persistent
-#     recurrence (NMT_CUDA_PERSISTENT=1).
-#  2. nmt itself on the emulated backend (build/gpu-emu/nmt): the host side
-#     of a GPU run. Three training steps with train.device=cuda give the
-#     CPU's losses and validation BLEU; checkpoints cross devices both ways
-#     (the "cuda"-trained one translates on the CPU exactly as on "cuda",
-#     greedy and beam, and the CPU-trained one too, also as an ensemble and
-#     with a shortlist; a CPU run resumes on "cuda", its next step matches
+# test_gpu_emu.sh: nmt itself on the CUDA backend compiled by g++ against
+# the CPU emulator of tests/gpu_emu/ ($NMT_BUILD/gpu-emu/nmt, mk/gpu.mk),
+# on machines without a GPU: the host side of a GPU run. No substitute for
+# a GPU run. (The kernels themselves: test_gpu_emu_parity.sh.)
+#  1. Three training steps with train.device=cuda give the CPU's losses
+#     and validation BLEU; checkpoints cross devices both ways (the
+#     "cuda"-trained one translates on the CPU exactly as on "cuda", greedy
+#     and beam, and the CPU-trained one too, also as an ensemble and with a
+#     shortlist; a CPU run resumes on "cuda", its next step matches
 #     resuming on the CPU, and the checkpoint "cuda" then writes holds the
 #     CPU's weights).
-#  3. A device that fails mid-run: nmt stops with CUDA's error and writes
+#  2. A device that fails mid-run: nmt stops with CUDA's error and writes
 #     nothing computed after it.
-#  4. A device without the memory asked for: a message with the sizes, the
+#  3. A device without the memory asked for: a message with the sizes, the
 #     device's free memory and the settings to lower; nothing written.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_gpu_emu
-cd "$ROOT"
+. "$ROOT/tests/gpu_emu/lib.sh"
 
-# 1. the parity test
-log=$tmp/parity.log
-if make -s gpu-emu-check > "$log" 2>&1; then
-  grep -E '^SKIP' "$log"
-else
-  cat "$log"
-fi
-# add_counts LOG PROGRAM WHAT: adds the "PROGRAM: N passed, M failed" line
-# of LOG to this test's counts, or fails when PROGRAM did not report
-add_counts() {
-  local line p f
-  line=$(grep -E "^$2: [0-9]+ passed, [0-9]+ failed" "$1" | tail -1)
-  if [ -z "$line" ]; then
-    tail -5 "$1"
-    bad "$3 did not report (see above)"
-    return
-  fi
-  p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
-  f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
-  pass=$((pass + p))
-  fail=$((fail + f))
-  echo "$line"
-}
-add_counts "$log" test_gpu_parity "the emulated parity test"
-
-# 1a. the emulator's own checks: work deferred until the host waits, event
-# forks and joins in both stream orders, capture with a fork and a join,
-# graph replays, when copies read host memory, cuBLAS handles' streams
-if ! make -s gpu-emu-selftest > "$tmp/selftest.log" 2>&1; then
-  grep -E '^FAIL' "$tmp/selftest.log"
-fi
-add_counts "$tmp/selftest.log" emu_selftest "the emulator's self-test"
-
-# 1b. the slot tests again with the blocks, warps and threads in reverse and
-# in shuffled order (EMU_SCHEDULE, tests/gpu_emu/emu.cpp): a kernel whose
-# result depends on the order (a missing barrier between warps) fails here
-for sched in reverse shuffle; do
-  EMU_SCHEDULE=$sched EMU_SEED=1 NMT_PARITY_SLOTS_ONLY=1 "$ROOT/build/gpu-emu/test_gpu_parity" > "$tmp/sched.log" 2>&1
-  line=$(grep -E '^test_gpu_parity: [0-9]+ passed, 0 failed' "$tmp/sched.log")
-  check "[ -n '$line' ]" "the slot tests in $sched order: $(grep -E 'FAIL|test_gpu_parity:' "$tmp/sched.log" | head -5)"
-  echo "EMU_SCHEDULE=$sched: ${line:-failed}"
-done
-
-# 1c. the whole parity test (one model of the sweep) with the latest-created
-# stream run first where it can (EMU_STREAM_ORDER=last): work on a second
-# stream then runs as early as its event waits allow, so a missing fork
-# reads stale data, as the default order (the main stream first) shows a
-# missing join
-EMU_STREAM_ORDER=last NMT_PARITY_SWEEP_STRIDE=72 "$ROOT/build/gpu-emu/test_gpu_parity" > "$tmp/order.log" 2>&1
-line=$(grep -E '^test_gpu_parity: [0-9]+ passed, 0 failed' "$tmp/order.log")
-check "[ -n '$line' ]" "the parity test with EMU_STREAM_ORDER=last: $(grep -E 'FAIL|test_gpu_parity:|deadlock' "$tmp/order.log" | head -5)"
-echo "EMU_STREAM_ORDER=last: ${line:-failed}"
-
-# 1d. the whole parity test (every 36th model of the sweep) with the
-# persistent recurrence (NMT_CUDA_PERSISTENT=1): each encoder layer's
-# recurrence, forward and backward, runs as one cooperative kernel whose
-# blocks wait for each other at a grid barrier every step
-NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=36 "$ROOT/build/gpu-emu/test_gpu_parity" > "$tmp/persist.log" 2>&1
-line=$(grep -E '^test_gpu_parity: [0-9]+ passed, 0 failed' "$tmp/persist.log")
-check "[ -n '$line' ]" "the parity test with NMT_CUDA_PERSISTENT=1: $(grep -E 'FAIL|test_gpu_parity:|emulator' "$tmp/persist.log" | head -5)"
-echo "NMT_CUDA_PERSISTENT=1: ${line:-failed}"
-
-# 2. nmt on the emulated backend
-EMU=$ROOT/build/gpu-emu/nmt
-if ! make -s build/gpu-emu/nmt build/gpu-emu/bench_train > "$tmp/build.log" 2>&1; then
-  cat "$tmp/build.log"
-  bad "build/gpu-emu/nmt or bench_train did not build"
-  test_end
-  exit
-fi
+# 1. nmt on the emulated backend
+emu_make nmt bench_train
+EMU=$EMU_DIR/nmt
 cd "$tmp"
 "$NMT" demo-corpus --out data --train 400 --valid 8 --test 8 --seed 7 > /dev/null 2>&1 || bad "demo-corpus"
 demo_config c.json \
@@ -219,7 +145,7 @@ check "grep -q '  emu_sgemm\$' prof.err && grep -q '  topk_kernel\$' prof.err" \
 # bench_train's profile of its timed steps (scripts/gpu-check.sh's "bench
 # nmt ... profile" rows): per step, and with as many kernels a step as the
 # backend counts launches and GEMMs (the emulated cuBLAS: one kernel a GEMM)
-NMT_CUDA_PROFILE=1 "$ROOT/build/gpu-emu/bench_train" --config c.json --device cuda --synthetic 4,5,6 \
+NMT_CUDA_PROFILE=1 "$EMU_DIR/bench_train" --config c.json --device cuda --synthetic 4,5,6 \
   --vocab 50,60 --steps 2 --warmup 1 > bench-prof.out 2>&1
 rc=$?
 kernels=$(sed -n 's/^cuda profile: device busy [0-9.]* ms of [0-9.]* ms wall a step ([0-9.]*%): \([0-9.]*\) kernels .*/\1/p' bench-prof.out)
@@ -276,7 +202,7 @@ for opts in "--model run-cpu/last.nmt --model run-cuda/last.nmt" "--model run-cp
   check "[ $? -eq 0 ]" "translate $opts on cuda: $(tail -2 tr.err)"
   check "cmp -s x.cpu x.cuda" "translate $opts: cuda otherwise than the CPU: $(diff x.cpu x.cuda | head -4)"
 done
-# 3. a device that fails mid-run (EMU_FAIL_AFTER_LAUNCHES=N: launches after
+# 2. a device that fails mid-run (EMU_FAIL_AFTER_LAUNCHES=N: launches after
 # the first N fail, and every later CUDA call reports it, as after a fault
 # on a GPU; the backend's slots are no-ops from then on and downloads read
 # zeros). nmt must stop with the CUDA error and a non-zero status, and
@@ -340,7 +266,7 @@ n_part=$(wc -l < part.cuda)
 check "[ $n_part -ge 4 ] && [ $n_part -lt 16 ] && cmp -s part.cuda <(head -n $n_part all-lf.cuda) && grep -q 'stopped at input line $((n_part / 2 + 1)) ' tr.err" \
   "a device failing while translating longest first: $n_part lines written (want the batches decoded before the failure, a prefix of the full output, and the message naming the next line): $(grep 'nmt translate' tr.err)"
 
-# 4. out of device memory (EMU_DEVICE_MEMORY: the emulated GPU's size): a
+# 3. out of device memory (EMU_DEVICE_MEMORY: the emulated GPU's size): a
 # clear message with the sizes asked for, what the device has free, and the
 # settings to lower; exit status 1; nothing written. The limit is what the
 # 3-step run held at most plus 10 MB, so the backend fits and the models

@@ -249,8 +249,8 @@ gzip -c "$tmp/mix.src" > "$tmp/mix.src.gz"
 score --src "$tmp/mix.src.gz" --tgt "$tmp/mix.tgt" --tokens > "$tmp/tok3"
 check 'cmp -s "$tmp/tok" "$tmp/tok3"' "gzip input scores otherwise: $(cat "$tmp/err")"
 # 6. the CUDA backend's host side on the CPU emulator (tests/gpu_emu), when
-#    test_gpu_emu.sh (which runs first in `make test`) has built it in this
-#    build (NMT_BUILD), after the binary under test: the CPU's scores for an
+#    it is built in this build (NMT_BUILD; `make test` builds it before the
+#    tests, mk/gpu.mk), after the binary under test: the CPU's scores for an
 #    ensemble, a pair past the base length (the models made again) and
 #    batches shrinking by cuda's quantum of 8. The long pair is 60 corpus
 #    lines (about 430 words): one of 150 (about 1100) was chaotic for these

@@ -4,7 +4,7 @@
  * kernels run on a machine without a GPU (`make gpu-emu-check`, docs/gpu.md).
  *
  * Model: blocks run one after another (cooperative launches: below);
- * each CUDA thread of a block is a ucontext fiber on the calling OS
+ * each CUDA thread of a block is a fiber (emu.cpp) on the calling OS
  * thread; __syncthreads and __syncthreads_or are cooperative barriers over
  * the block's live threads, warp shuffles over the warp's (threads that
  * returned count as arrived, as on sm_70+). The order of the blocks and of the threads between
