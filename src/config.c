@@ -417,6 +417,45 @@ static void tree_remove(cJSON *root, const char *override) {
     if (node) cJSON_DeleteItemFromObjectCaseSensitive(node, part);
 }
 
+/* The offset of the first JSON number in `text` (outside strings) whose
+ * digits are not all zero but that reads as 0 in a double (1e-400: strtod
+ * and cJSON underflow to 0, which would turn e.g. data.spm_sample_alpha
+ * off without a word); -1 if none. Numbers past the largest double read as
+ * infinity, which the key checks refuse. */
+static long underflowing_number(const char *text) {
+    for (const char *p = text; *p;) {
+        if (*p == '"') { /* a string: to its closing quote */
+            for (p++; *p && *p != '"'; p++)
+                if (*p == '\\' && p[1]) p++;
+            if (*p) p++;
+        } else if (*p == '-' || isdigit((unsigned char)*p)) {
+            char *end;
+            double v = strtod(p, &end);
+            if (end == p) {
+                p++;
+                continue;
+            }
+            int nonzero = 0;
+            for (const char *q = p; q < end && *q != 'e' && *q != 'E'; q++) nonzero |= *q >= '1' && *q <= '9';
+            if (v == 0 && nonzero) return (long)(p - text);
+            p = end;
+        } else if (isalpha((unsigned char)*p)) { /* true, false, null: no digits in them */
+            while (isalnum((unsigned char)*p)) p++;
+        } else {
+            p++;
+        }
+    }
+    return -1;
+}
+
+/* The message for the number at `text + at` that reads as 0. */
+static NmtStatus underflow_fail(const char *where, const char *text, long at) {
+    int n = 0;
+    while (text[at + n] && (isalnum((unsigned char)text[at + n]) || strchr("+-.", text[at + n]))) n++;
+    return nmt_fail(NMT_ERR_CONFIG, "%s: %.*s is nearer 0 than the smallest double, so it would read as 0; "
+                    "write 0, or a number of at least 5e-324", where, n > 40 ? 40 : n, text + at);
+}
+
 /* Applies one "key.path=value" override to the parsed tree. */
 static NmtStatus apply_override(cJSON *root, const char *text) {
     const char *eq = strchr(text, '=');
@@ -441,6 +480,11 @@ static NmtStatus apply_override(cJSON *root, const char *text) {
     const char *raw = eq + 1;
     cJSON *value = NULL;
     int wants_string = key->type == CFG_STRING || key->type == CFG_PATH || key->type == CFG_ENUM;
+    if (!wants_string && underflowing_number(raw) >= 0) {
+        NmtStatus st = underflow_fail(path, raw, underflowing_number(raw));
+        nmt_error_prefix("--set %s", text);
+        return st;
+    }
     long failures_before = nmt_alloc_failures();
     if (!wants_string) value = cJSON_ParseWithOpts(raw, NULL, 1); /* the whole value: no "0.5,5" read as 0.5 */
     if (!value && nmt_alloc_failures() != failures_before) return nmt_fail_nomem("applying --set");
@@ -598,6 +642,16 @@ NmtStatus config_load_string(const char *json, const char *origin, const char *b
         cJSON_Delete(root);
         config_free(cfg);
         return nmt_fail(NMT_ERR_CONFIG, "%s: the config must be a JSON object", origin);
+    }
+    long tiny = underflowing_number(json);
+    if (tiny >= 0) {
+        int line, column;
+        line_column(json, (size_t)tiny, &line, &column);
+        char where[600];
+        snprintf(where, sizeof where, "%s:%d:%d", origin, line, column);
+        cJSON_Delete(root);
+        config_free(cfg);
+        return underflow_fail(where, json, tiny);
     }
     /* overrides are parsed first, so that a bad --set is reported as such;
      * a key given by --set is not read from the file: the override wins */

@@ -75,6 +75,16 @@ expect 0 '"spm_character_coverage":	0.95' "$NMT" config --config "$tmp/empty.jso
 # clip_norm is a double (1e39 was refused as inf)
 expect 0 '"clip_norm":	1e+39' "$NMT" config --config "$tmp/empty.json" --set train.clip_norm=1e39
 expect 2 "train.clip_norm: must be a finite number" "$NMT" config --config "$tmp/empty.json" --set train.clip_norm=1e309
+# a number nearer 0 than the smallest double (strtod reads 1e-400 as 0,
+# which would turn subword sampling off without a word) is refused, in
+# --set and in the file (naming its line and column); a zero written as
+# 0e-999 is a zero, and text in a string is no number
+expect 2 "--set data.spm_sample_alpha=1e-400: data.spm_sample_alpha: 1e-400 is nearer 0 than the smallest double, so it would read as 0" \
+  "$NMT" config --config "$tmp/empty.json" --set data.spm_sample_alpha=1e-400
+printf '{"data": {"tokenizer": "spm", "cache_dir": "c-1e-400",\n  "spm_sample_alpha": 1e-400}}\n' > "$tmp/tiny.json"
+expect 2 "$tmp/tiny.json:2:23: 1e-400 is nearer 0 than the smallest double" "$NMT" config --config "$tmp/tiny.json"
+expect 0 '"clip_norm":	0,' "$NMT" config --config "$tmp/empty.json" --set train.clip_norm=0.000e-999
+expect 0 '"spm_sample_alpha":	4.94065645841247e-324' "$NMT" config --config "$tmp/empty.json" --set data.tokenizer=spm --set data.spm_sample_alpha=5e-324
 # heads that do not divide the hidden size of dot scores: refused by the
 # config check (before any data is prepared), naming the file
 echo '{"model": {"hidden": 16, "attention": {"score": "dot", "heads": 3}}}' > "$tmp/heads.json"
