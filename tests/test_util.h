@@ -5,7 +5,9 @@
  *   CHECK_EQ_STR(a, b)             strings (NULL-safe)
  *   CHECK_NEAR(a, b, tol)          doubles, absolute tolerance
  *   CHECK_CONTAINS(haystack, needle)
- *   test_tmpdir()                  a fresh temporary folder for this binary
+ *   test_tmpdir()                  a fresh temporary folder for this binary,
+ *                                  removed at exit (kept, its path printed,
+ *                                  when KEEP_TMP is set, as tests/lib.sh does)
  *   test_write_file(dir, name, bytes, len) -> path (static storage, copy it)
  *   test_urand(), test_fill(x, n, lo, hi), test_hrand(n, lo, hi)
  *                                  seeded inputs (*test_rand_state() = seed)
@@ -16,6 +18,8 @@
 #ifndef NMT_TEST_UTIL_H
 #define NMT_TEST_UTIL_H
 
+#include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,16 +74,35 @@ static inline int test_summary(const char *name) {
     return test_failed > 0 ? 1 : 0;
 }
 
-/* A fresh folder under $TMPDIR (or /tmp), made once per binary. */
+static char test_tmpdir_path[512];
+
+static inline int test_tmpdir_remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* at exit: test_tmpdir()'s folder goes, with everything in it */
+static inline void test_tmpdir_remove(void) {
+    const char *keep = getenv("KEEP_TMP");
+    if (keep && *keep)
+        fprintf(stderr, "tmp: %s (kept)\n", test_tmpdir_path);
+    else if (nftw(test_tmpdir_path, test_tmpdir_remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+        perror(test_tmpdir_path); /* (a test may have removed it itself) */
+}
+
+/* A fresh folder under $TMPDIR (or /tmp), made once per binary and
+ * removed when it exits (before, each run of the C tests left its folders
+ * in /tmp: 286 of them by 2026-12-03). */
 static inline const char *test_tmpdir(void) {
-    static char dir[512];
+    char *dir = test_tmpdir_path;
     if (!dir[0]) {
         const char *base = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/nmt-test-XXXXXX", base && *base ? base : "/tmp");
+        snprintf(dir, sizeof test_tmpdir_path, "%s/nmt-test-XXXXXX", base && *base ? base : "/tmp");
         if (!mkdtemp(dir)) {
             perror("mkdtemp");
             exit(2);
         }
+        atexit(test_tmpdir_remove);
     }
     return dir;
 }
