@@ -32,8 +32,10 @@ cd "$ROOT" || exit 2
 cat > "$tmp/drive.py" <<'PY'
 # drive.py SCENARIO REF CMD...: runs CMD (nmt translate ...) with pipes (or
 # a pty as stdin: scenario "tty"), talks to it line by line and prints one
-# "PASS what" or "FAIL what" line per check.
-import os, pty, select, subprocess, sys, termios, time
+# "PASS what" or "FAIL what" line per check (tests/stream_driver.py).
+import os, pty, subprocess, sys, termios, time
+sys.path.insert(0, os.environ["TESTS"])
+from stream_driver import Driver, line_at_a_time
 
 scenario, ref_path, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
 src = open(os.environ["LINES"], encoding="utf-8").read().split("\n")[:10]
@@ -41,13 +43,6 @@ ref = open(ref_path, encoding="utf-8").read().split("\n")[:-1]
 per = int(os.environ.get("PER", "1"))  # output lines per input line (--nbest)
 attn = os.environ.get("ATTN")          # --attention-out file: lines written so far
 progress = os.environ.get("PROGRESS")  # stderr file with the progress line
-failed = 0
-
-def report(ok, what):
-    global failed
-    failed += not ok
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    return ok
 
 if scenario == "tty":  # standard input a terminal, canonical mode, no echo
     master, slave = pty.openpty()
@@ -66,142 +61,56 @@ else:
         proc.stdin.write(s.encode())
         proc.stdin.flush()
     def close_input(): proc.stdin.close()
+d = Driver(proc, ref, send, close_input, per=per)
 
-out_fd, pending = proc.stdout.fileno(), b""
-
-def read_lines(n, timeout=30.0):
-    """n output lines, or None when they do not come within timeout s."""
-    global pending
-    end = time.time() + timeout
-    while pending.count(b"\n") < n:
-        ready, _, _ = select.select([out_fd], [], [], max(0.0, end - time.time()))
-        if not ready: return None
-        got = os.read(out_fd, 65536)
-        if not got: return None
-        pending += got
-    lines = pending.split(b"\n")
-    pending = b"\n".join(lines[n:])
-    return [l.decode("utf-8") for l in lines[:n]]
-
-def nothing_written():
-    """True when no byte of output is waiting (and none came before)."""
-    ready, _, _ = select.select([out_fd], [], [], 0)
-    return not ready and not pending
-
-def stat():
-    """(state, CPU ticks of all threads) of the process."""
-    with open("/proc/%d/stat" % proc.pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return fields[0], int(fields[11]) + int(fields[12])
-
-def wait_idle(what):
-    """Waits until the process sleeps (its main thread in a read, no CPU
-    spent for 0.6 s): it has read what was sent and wants more."""
-    end, last, calm = time.time() + 60, None, 0
-    while time.time() < end:
-        s = stat()
-        calm = calm + 1 if s[0] == "S" and s == last else 0
-        if calm >= 6: return True
-        last = s
-        time.sleep(0.1)
-    return report(False, what + ": the process never went idle")
-
-def answer(k, what):
-    """Sent line k: reads its answer and compares it with the reference."""
-    got = read_lines(per)
-    want = ref[k * per:(k + 1) * per]
-    report(got == want, "%s: answer to line %d: got %r, want %r" % (what, k + 1, got, want))
-    if got is None:  # no answer in 30 s: the rest would wait as long
-        proc.kill()
-        print("FAIL %s: stopped after line %d went unanswered" % (what, k + 1), flush=True)
-        sys.exit(0)
-    if attn and got is not None:
+def after_answer(k, what):
+    """--attention-out's lines and the progress line keep up with the answers."""
+    if attn:
         n = len(open(attn).read().splitlines())
-        report(n == k + 1, "%s: %d --attention-out lines after answer %d" % (what, n, k + 1))
-    if progress and got is not None and wait_idle(what):
+        d.report(n == k + 1, "%s: %d --attention-out lines after answer %d" % (what, n, k + 1))
+    if progress and d.wait_idle(what):
         time.sleep(0.3)  # an update held back by the rate limit is due 0.25 s after the last
         shown = open(progress, encoding="utf-8", newline="").read().split("\r")[-1]
-        report(shown.startswith("translating %d lines," % (k + 1)),
-               "%s: progress line after answer %d: %r" % (what, k + 1, shown))
+        d.report(shown.startswith("translating %d lines," % (k + 1)),
+                 "%s: progress line after answer %d: %r" % (what, k + 1, shown))
+d.after_answer = after_answer
 
-def finish(what):
-    """The output ends (nothing beyond the answers) and the exit status is 0."""
-    global pending
-    end = time.time() + 30
-    while True:
-        ready, _, _ = select.select([out_fd], [], [], max(0.0, end - time.time()))
-        if not ready:
-            report(False, what + ": the output did not end")
-            break
-        got = os.read(out_fd, 65536)
-        if not got: break
-        pending += got
-    report(pending == b"", what + ": output beyond the answers: %r" % pending)
-    try:
-        rc = proc.wait(30)
-    except subprocess.TimeoutExpired:
+try:
+    if scenario == "stream":
+        line_at_a_time(d, src, scenario)
+    elif scenario in ("stream-one", "tty"):  # whole lines one at a time
+        for k in range(10 if scenario != "tty" else 3):
+            send(src[k] + "\n")
+            d.answer(k, scenario)
+        close_input()
+        d.finish(scenario)
+    elif scenario == "empty-first":  # an empty first line is answered at once
+        send("\n")
+        got = d.read_lines(1)
+        d.report(got == [""], "empty first line: got %r before the next line was sent" % got)
+        send(src[0] + "\n")
+        d.answer(0, "the line after an empty first line")
+        close_input()
+        d.finish(scenario)
+    elif scenario == "burst":  # every line in one write, then a pause: decoded together
+        send("".join(line + "\n" for line in src))
+        got = d.read_lines(len(ref))
+        d.report(got == ref, "burst: got %r, want the block's %r" % (got, ref))
+        close_input()
+        d.finish(scenario)
+    elif scenario == "blocking":  # without --stream on a pipe: nothing before the end
+        for k in range(2):
+            send(src[k] + "\n")
+            if d.wait_idle("blocking"):
+                d.report(d.nothing_written(), "without --stream, line %d was answered before the end of the input" % (k + 1))
+        close_input()
+        got = d.read_lines(2)
+        d.report(got == ref[:2], "blocking: answers at the end: got %r, want %r" % (got, ref[:2]))
+        d.finish(scenario)
+finally:
+    if proc.poll() is None:
         proc.kill()
-        rc = -1
-    report(rc == 0, what + ": exit status %d" % rc)
-
-if scenario in ("stream", "stream-one", "tty"):
-    one_by_one = scenario != "stream"
-    for k in range(5 if not one_by_one else (10 if scenario != "tty" else 3)):
-        send(src[k] + "\n")
-        answer(k, scenario)
-    if scenario == "tty":
-        close_input()
-        finish(scenario)
-    elif scenario == "stream":
-        # half a line, then a pause: not translated, and the sleep costs no CPU
-        half = len(src[5]) // 2
-        send(src[5][:half])
-        if wait_idle("half line"):
-            report(nothing_written(), "half a line was answered before its newline: %r" % pending)
-            ticks0 = stat()[1]
-            time.sleep(2)
-            spent = (stat()[1] - ticks0) / os.sysconf("SC_CLK_TCK")
-            report(spent < 0.5, "waiting 2 s for input cost %.2f s of CPU (busy wait?)" % spent)
-        send(src[5][half:] + "\n")
-        answer(5, "rest of the half line")
-        send(src[6] + "\n" + src[7] + "\n")  # two lines in one write
-        answer(6, "two lines at once")
-        answer(7, "two lines at once")
-        # a complete line and half of the next in one write: the first is answered
-        send(src[8] + "\n" + src[9][:3])
-        answer(8, "a line followed by half a line")
-        if wait_idle("half line"):
-            report(nothing_written(), "the half line after line 9 was answered: %r" % pending)
-        send(src[9][3:])  # the last line, without a newline, then the end
-        close_input()
-        answer(9, "last line without a newline")
-        finish(scenario)
-    else:
-        close_input()
-        finish(scenario)
-elif scenario == "empty-first":  # an empty first line is answered at once
-    send("\n")
-    got = read_lines(1)
-    report(got == [""], "empty first line: got %r before the next line was sent" % got)
-    send(src[0] + "\n")
-    answer(0, "the line after an empty first line")
-    close_input()
-    finish(scenario)
-elif scenario == "burst":  # every line in one write, then a pause: decoded together
-    send("".join(line + "\n" for line in src))
-    got = read_lines(len(ref))
-    report(got == ref, "burst: got %r, want the block's %r" % (got, ref))
-    close_input()
-    finish(scenario)
-elif scenario == "blocking":  # without --stream on a pipe: nothing before the end
-    for k in range(2):
-        send(src[k] + "\n")
-        if wait_idle("blocking"):
-            report(nothing_written(), "without --stream, line %d was answered before the end of the input" % (k + 1))
-    close_input()
-    got = read_lines(2)
-    report(got == ref[:2], "blocking: answers at the end: got %r, want %r" % (got, ref[:2]))
-    finish(scenario)
+        proc.wait()
 sys.exit(0)
 PY
 
@@ -214,7 +123,7 @@ drive() {
       FAIL*) bad "${line#FAIL }" ;;
       *) bad "drive.py: $line" ;;
     esac
-  done < <(LINES="$tmp/lines.src" ERR="$tmp/drive.err" python3 "$tmp/drive.py" "$@" 2>&1)
+  done < <(TESTS="$ROOT/tests" LINES="$tmp/lines.src" ERR="$tmp/drive.err" python3 "$tmp/drive.py" "$@" 2>&1)
 }
 
 # reference: the same lines, one at a time (--batch 1)

@@ -44,34 +44,22 @@ PY
 cat > "$tmp/drive.py" <<'PY'
 # drive.py SCENARIO LINES REF CMD...: runs CMD (nmt translate ... --stream)
 # with pipes, writes LINES to it as gzip and prints one "PASS what" or
-# "FAIL what" line per check ("NOTE what": information).
-import fcntl, gzip, os, select, signal, subprocess, sys, time, zlib
+# "FAIL what" line per check ("NOTE what": information;
+# tests/stream_driver.py).
+import fcntl, gzip, os, signal, subprocess, sys, zlib
+sys.path.insert(0, os.environ["TESTS"])
+from stream_driver import Driver, line_at_a_time
 
 scenario, lines_path, ref_path, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 src = open(lines_path, encoding="utf-8").read().split("\n")[:-1]
 ref = open(ref_path, encoding="utf-8").read().split("\n")[:-1]
 per = int(os.environ.get("PER", "1"))  # output lines per input line (--nbest)
-wait_s = float(os.environ.get("WAIT", "20"))
 err_path = os.environ["ERR"]
-failed = 0
-
-def report(ok, what):
-    global failed
-    failed += not ok
-    print(("PASS " if ok else "FAIL ") + what, flush=True)
-    return ok
 
 proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                         stderr=open(err_path, "w"), bufsize=0)
-in_fd, out_fd, pending = proc.stdin.fileno(), proc.stdout.fileno(), b""
+in_fd = proc.stdin.fileno()
 comp = zlib.compressobj(6, zlib.DEFLATED, 31)  # gzip wrapper
-
-def stop(what):
-    """Ends the run after a failed wait: the rest would wait as long."""
-    proc.kill()
-    proc.wait()
-    print("FAIL %s: stopped (the process was killed)" % what, flush=True)
-    sys.exit(0)
 
 def write(b):
     view = memoryview(b)
@@ -86,103 +74,15 @@ def close_input(finish=True):
     if finish: write(comp.flush(zlib.Z_FINISH))
     proc.stdin.close()
 
-def read_lines(n):
-    """n output lines, or None when they do not come within wait_s s."""
-    global pending
-    end = time.time() + wait_s
-    while pending.count(b"\n") < n:
-        ready, _, _ = select.select([out_fd], [], [], max(0.0, end - time.time()))
-        if not ready: return None
-        got = os.read(out_fd, 65536)
-        if not got: return None
-        pending += got
-    lines = pending.split(b"\n")
-    pending = b"\n".join(lines[n:])
-    return [l.decode("utf-8") for l in lines[:n]]
-
-def answer(k, what):
-    got = read_lines(per)
-    want = ref[k * per:(k + 1) * per]
-    if got is None:
-        report(False, "%s: no answer to line %d within %g s (held back: the reader "
-               "waits for more input while a whole line is there)" % (what, k + 1, wait_s))
-        stop(what)
-    report(got == want, "%s: answer to line %d: got %r, want %r" % (what, k + 1, got, want))
-
-def nothing_written():
-    ready, _, _ = select.select([out_fd], [], [], 0)
-    return not ready and not pending
-
-def stat():
-    """(state, CPU ticks of all threads) of the process."""
-    with open("/proc/%d/stat" % proc.pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return fields[0], int(fields[11]) + int(fields[12])
-
-def wait_idle(what):
-    """Waits until the process sleeps (no CPU spent for 0.6 s)."""
-    end, last, calm = time.time() + 60, None, 0
-    while time.time() < end:
-        s = stat()
-        calm = calm + 1 if s[0] == "S" and s == last else 0
-        if calm >= 6: return True
-        last = s
-        time.sleep(0.1)
-    return report(False, what + ": the process never went idle")
-
-def finish(what, want_rc=0, want_err=None):
-    """The output ends with the answers; the exit status (and message)."""
-    global pending
-    end = time.time() + wait_s
-    while True:
-        ready, _, _ = select.select([out_fd], [], [], max(0.0, end - time.time()))
-        if not ready:
-            report(False, what + ": the output did not end")
-            stop(what)
-        got = os.read(out_fd, 65536)
-        if not got: break
-        pending += got
-    report(pending == b"", what + ": output beyond the answers: %r" % pending)
-    try:
-        rc = proc.wait(wait_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        rc = -1
-    report(rc == want_rc, "%s: exit status %d, want %d" % (what, rc, want_rc))
-    if want_err is not None:
-        err = open(err_path, encoding="utf-8", errors="replace").read()
-        report(want_err in err, "%s: %r not in the error output %r" % (what, want_err, err[-300:]))
+d = Driver(proc, ref, send, close_input, per=per, wait_s=float(os.environ.get("WAIT", "20")), err_path=err_path)
 
 try:
     if scenario == "sync":  # a sync-flushed line at a time, as test_translate_stream's "stream"
-        for k in range(5):
-            send(src[k] + "\n")
-            answer(k, "sync")
-        half = len(src[5]) // 2
-        send(src[5][:half])  # half a line: no answer, no busy wait
-        if wait_idle("half line"):
-            report(nothing_written(), "half a line was answered before its newline: %r" % pending)
-            ticks0 = stat()[1]
-            time.sleep(2)
-            spent = (stat()[1] - ticks0) / os.sysconf("SC_CLK_TCK")
-            report(spent < 0.5, "waiting 2 s for input cost %.2f s of CPU (busy wait?)" % spent)
-        send(src[5][half:] + "\n")
-        answer(5, "rest of the half line")
-        send(src[6] + "\n" + src[7] + "\n")  # two lines in one flush
-        answer(6, "two lines at once")
-        answer(7, "two lines at once")
-        send(src[8] + "\n" + src[9][:3])  # a line and the start of the next
-        answer(8, "a line followed by half a line")
-        if wait_idle("half line"):
-            report(nothing_written(), "the half line after line 9 was answered: %r" % pending)
-        send(src[9][3:])  # the last line, without a newline, then the end
-        close_input()
-        answer(9, "last line without a newline")
-        finish("sync")
+        line_at_a_time(d, src, "sync")
     elif scenario == "long-half":  # a line, then most of a long line in the same write
         for k in range(2):
             send(src[k] + "\n")
-            answer(k, "long-half")
+            d.answer(k, "long-half")
         long_line = src[3]
         cut = len(long_line) - 1000
         data = comp.compress((src[2] + "\n" + long_line[:cut]).encode()) + comp.flush(zlib.Z_SYNC_FLUSH)
@@ -194,54 +94,54 @@ try:
             print("NOTE long-half: F_SETPIPE_SZ: %s" % e, flush=True)
         stopped = size > len(data)
         if stopped:
-            wait_idle("long-half")
+            d.wait_idle("long-half")
             os.kill(proc.pid, signal.SIGSTOP)
         else:
             print("NOTE long-half: pipe of %d bytes: the bytes arrive as the process reads" % size, flush=True)
         write(data)
         if stopped: os.kill(proc.pid, signal.SIGCONT)
-        report(len(data) > 65536, "long-half: %d compressed bytes, not more than one read" % len(data))
-        answer(2, "a line followed by most of a long line")
+        d.report(len(data) > 65536, "long-half: %d compressed bytes, not more than one read" % len(data))
+        d.answer(2, "a line followed by most of a long line")
         send(long_line[cut:] + "\n")
-        answer(3, "the long line")
+        d.answer(3, "the long line")
         close_input()
-        finish("long-half")
+        d.finish("long-half")
     elif scenario == "split":  # a line, then at once (a second write) the start of the next
         send(src[0] + "\n")
         for k in range(9):
             send(src[k + 1][:3])
-            answer(k, "a line, then the start of the next in a second write")
+            d.answer(k, "a line, then the start of the next in a second write")
             send(src[k + 1][3:] + "\n")
-        answer(9, "split")
+        d.answer(9, "split")
         close_input()
-        finish("split")
+        d.finish("split")
     elif scenario == "members":  # one gzip member per line, one line at a time
         for k in range(4):
             write(gzip.compress((src[k] + "\n").encode(), mtime=0))
-            answer(k, "members")
+            d.answer(k, "members")
         close_input(finish=False)
-        finish("members")
+        d.finish("members")
     elif scenario in ("burst-members", "burst-sync"):  # every line in one write, then a pause
         if scenario == "burst-members":
             data = b"".join(gzip.compress((l + "\n").encode(), mtime=0) for l in src)
         else:
             data = comp.compress("".join(l + "\n" for l in src).encode()) + comp.flush(zlib.Z_SYNC_FLUSH)
         write(data)
-        got = read_lines(len(ref))
-        report(got == ref, "%s: got %r, want the block's %r" % (scenario, got, ref))
-        if got is None: stop(scenario)
+        got = d.read_lines(len(ref))
+        d.report(got == ref, "%s: got %r, want the block's %r" % (scenario, got, ref))
+        if got is None: d.stop(scenario)
         close_input(finish=scenario == "burst-sync")
-        finish(scenario)
+        d.finish(scenario)
     elif scenario in ("corrupt", "truncated"):  # an answered line, then bad gzip
         send(src[0] + "\n")
-        answer(0, scenario)
+        d.answer(0, scenario)
         if scenario == "corrupt":
             write(b"\xff\xff\xff\xff")  # a deflate block of the reserved type 3
             close_input(finish=False)
-            finish(scenario, 1, "standard input: corrupt gzip data (invalid block type)")
+            d.finish(scenario, 1, "standard input: corrupt gzip data (invalid block type)")
         else:
             close_input(finish=False)  # no last block, no trailer
-            finish(scenario, 1, "standard input: truncated gzip file (unexpected end of compressed data)")
+            d.finish(scenario, 1, "standard input: truncated gzip file (unexpected end of compressed data)")
 finally:
     if proc.poll() is None:
         proc.kill()
@@ -260,7 +160,7 @@ drive() {
       NOTE*) echo "$line" ;;
       *) bad "drive.py: $line" ;;
     esac
-  done < <(ERR="$tmp/drive.err" timeout -k 5 300 python3 "$tmp/drive.py" "$@" 2>&1 || echo "drive.py $1: exit $?")
+  done < <(TESTS="$ROOT/tests" ERR="$tmp/drive.err" timeout -k 5 300 python3 "$tmp/drive.py" "$@" 2>&1 || echo "drive.py $1: exit $?")
 }
 
 # reference: the same lines, plain, one at a time (--batch 1)
