@@ -4,8 +4,9 @@
  *
  * Input: the hypothesis, then up to 4 references, separated by NUL bytes
  * (so segments may hold '\n', "-\n", entities, anything); no reference
- * means one empty reference. tok:13a/none and case:mixed/lc are chosen by
- * a hash of the input.
+ * means one empty reference. tok:13a/none, case:mixed/lc and chrF's
+ * settings (word order 0-2, character order 0-10, beta 0/1/2/3/1000,
+ * whitespace, eps smoothing) are chosen by a hash of the input.
  *
  * Properties (from the definitions, not from the code):
  *   - bleu_preprocess gives tokens joined by single ASCII spaces, with no
@@ -15,9 +16,14 @@
  *     reference never lowers a match count (counts merge by maximum);
  *     bleu_add_sentence adds exactly bleu_sentence_stats;
  *   - a hypothesis scored against itself matches every n-gram (BLEU 100 once
- *     it has 4 tokens); the same for chrF (100 once it has a character);
+ *     it has 4 tokens); the same for chrF (100 once it has a character or,
+ *     with eps smoothing, n-grams of every order), whatever beta;
  *   - chrF keeps the statistics of one of the references; matches never
- *     exceed the hypothesis or reference n-gram counts;
+ *     exceed the hypothesis or reference n-gram counts; orders past
+ *     character order + word order stay 0; keeping whitespace never lowers
+ *     the character unigram count;
+ *   - the bootstrap's float32 chrF is the float64 one give or take float32
+ *     rounding;
  *   - scores are finite and within [0, 100] (give or take rounding); the
  *     formatted lines fit. */
 #include <math.h>
@@ -140,8 +146,20 @@ static void check_chrf(const char *hyp, const char *const *refs, int n_refs, con
         FUZZ_CHECK(s.match[n] >= 0 && s.match[n] <= s.hyp[n] && s.match[n] <= s.ref[n],
                    "order %d: match %lld hyp %lld ref %lld", n + 1, (long long)s.match[n],
                    (long long)s.hyp[n], (long long)s.ref[n]);
-    double score = chrf_score(&s);
+    const int order = chrf_char_order(opt) + opt->word_order;
+    for (int n = order; n < CHRF_MAX_ORDER; n++)
+        FUZZ_CHECK(s.hyp[n] == 0 && s.ref[n] == 0 && s.match[n] == 0, "order %d past %d is not 0", n + 1, order);
+    double score = chrf_score_opt(&s, opt);
     FUZZ_CHECK(isfinite(score) && score >= 0 && score <= 100 + 1e-9, "chrF %.17g", score);
+    if (chrf_beta(opt) == CHRF_BETA && !opt->eps_smoothing)
+        FUZZ_CHECK(chrf_score(&s) == score, "chrf_score %.17g, chrf_score_opt %.17g", chrf_score(&s), score);
+    float f32[CHRF_N_STATS];
+    int64_t flat[CHRF_N_STATS];
+    chrf_stats_to_array(&s, flat);
+    for (int k = 0; k < CHRF_N_STATS; k++) f32[k] = (float)flat[k];
+    int python_float;
+    double score32 = chrf_score_numpy_f32(f32, opt, &python_float);
+    FUZZ_CHECK(fabs(score32 - score) < 1e-3, "float32 chrF %.17g, float64 %.17g", score32, score);
     ChrfStats acc;
     chrf_stats_clear(&acc);
     FUZZ_CHECK(chrf_add_sentence(&acc, hyp, refs, n_refs, opt) == NMT_OK, "chrF add");
@@ -153,8 +171,19 @@ static void check_chrf(const char *hyp, const char *const *refs, int n_refs, con
         FUZZ_CHECK(self.match[n] == self.hyp[n] && self.hyp[n] == self.ref[n],
                    "self order %d: match %lld hyp %lld ref %lld", n + 1, (long long)self.match[n],
                    (long long)self.hyp[n], (long long)self.ref[n]);
-    if (self.hyp[0] > 0)
-        FUZZ_CHECK(fabs(chrf_score(&self) - 100) < 1e-9, "self chrF %.17g", chrf_score(&self));
+    int full = 1; /* n-grams of every order */
+    for (int n = 0; n < order; n++) full &= self.hyp[n] > 0;
+    if (opt->eps_smoothing ? full : self.hyp[0] > 0)
+        FUZZ_CHECK(fabs(chrf_score_opt(&self, opt) - 100) < 1e-9, "self chrF %.17g", chrf_score_opt(&self, opt));
+    ChrfOptions other = *opt;
+    other.whitespace = !opt->whitespace;
+    ChrfStats self_other;
+    FUZZ_CHECK(chrf_sentence_stats(hyp, &hyp, 1, &other, &self_other) == NMT_OK, "chrF self, whitespace toggled");
+    if (chrf_char_order(opt) > 0)
+        FUZZ_CHECK(opt->whitespace ? self.hyp[0] >= self_other.hyp[0] : self.hyp[0] <= self_other.hyp[0],
+                   "whitespace lowered the character unigrams: %lld with, %lld without",
+                   (long long)(opt->whitespace ? self.hyp[0] : self_other.hyp[0]),
+                   (long long)(opt->whitespace ? self_other.hyp[0] : self.hyp[0]));
     char sig[256], line[512];
     int need = chrf_signature(opt, n_refs, 0, NULL, sig, sizeof sig);
     FUZZ_CHECK(need > 0 && need < (int)sizeof sig, "chrF signature length %d", need);
@@ -204,7 +233,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int lc = (int)(h & 1), tok = (int)(h >> 1 & 1);
     BleuOptions opt = {lc, tok ? BLEU_TOKENIZE_NONE : BLEU_TOKENIZE_13A};
     check_bleu(hyp, refs, n_refs, &opt);
-    ChrfOptions copt = {lc, (int)(h >> 2 & 3) % 3}; /* chrF2, chrF2+ or chrF2++ */
+    ChrfOptions copt = {.lowercase = lc, .word_order = (int)(h >> 2 & 3) % 3}; /* chrF2, chrF2+ or chrF2++ */
+    int nc = (int)(h >> 4 & 15); /* 0..10, or the default 6 (11..15) */
+    chrf_set_char_order(&copt, nc <= CHRF_MAX_CHAR_ORDER && (nc > 0 || copt.word_order > 0) ? nc : CHRF_CHAR_ORDER);
+    static const int betas[5] = {CHRF_BETA, 0, 1, 3, CHRF_MAX_BETA};
+    chrf_set_beta(&copt, betas[(h >> 8) % 5]);
+    copt.whitespace = (int)(h >> 16 & 1);
+    copt.eps_smoothing = (int)(h >> 17 & 1);
     check_chrf(hyp, refs, n_refs, &copt);
     free(buf);
     return 0;

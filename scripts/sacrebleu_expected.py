@@ -144,7 +144,10 @@ FILES = {'R1': 'ref1.txt', 'R2': 'ref2.txt', 'R3': 'ref3.txt', 'A': 'hyp_a.txt',
          'B': 'hyp_b.txt', 'EMPTY': 'hyp_empty_lines.txt', 'ALL': 'hyp_all_empty.txt',
          'NO': 'hyp_nomatch.txt', 'CRLF': 'hyp_crlf.txt',
          # chrF++'s punctuation splitting: "(hi)", "«Haus»,", "ä.", lone ". , !", CJK, NBSP
-         'P': 'hyp_punct.txt', 'RP': 'ref_punct.txt', 'RP2': 'ref_punct2.txt'}
+         'P': 'hyp_punct.txt', 'RP': 'ref_punct.txt', 'RP2': 'ref_punct2.txt',
+         # --chrf-whitespace: leading, doubled and trailing (cut by the CLI's rstrip()) whitespace,
+         # tabs, NBSP, U+3000, U+2003, U+2009, U+0085, U+2028, U+001F, form feed; empty and blank lines
+         'S': 'hyp_space.txt', 'RS': 'ref_space.txt', 'RS2': 'ref_space2.txt'}
 
 # Corpus cases: (name, hyp, refs, lowercase, tokenize)
 CORPUS_CASES = [
@@ -191,6 +194,32 @@ CLI_CASES = [
                       '--hyp A --hyp B --hyp EMPTY'),
     ('chrfpp_conf_json', '--chrf --chrf-word-order 1 --json --bootstrap 100 --ref RP --ref RP2 --hyp P'),
     ('chrfpp_multi_lc', '--bleu --chrf --chrf-word-order 2 --lowercase --ref RP --hyp P --hyp RP2'),
+    # chrF's other options (sacreBLEU's own spellings: -cc, --chrf-beta, --chrf-whitespace, --chrf-eps-smoothing)
+    ('chrf_beta3', '--chrf --chrf-beta 3 --ref R1 --hyp A'),
+    ('chrf_beta0_json', '--chrf --chrf-beta 0 --json --ref R1 --ref R2 --hyp B'),
+    ('chrf_beta1000', '--bleu --chrf --chrf-beta 1000 -cw 1 --ref RP --hyp P'),
+    ('chrf_cc4', '--chrf --chrf-char-order 4 --ref R1 --hyp A'),
+    ('chrf_cc1_lc', '--chrf -cc 1 --lowercase --ref R3 --ref R2 --hyp B'),
+    ('chrf_cc10_pp', '--chrf -cc 10 -cw 2 --ref R1 --ref R2 --ref R3 --hyp A'),
+    ('chrf_cc0_cw2', '--chrf -cc 0 -cw 2 --ref RP --ref RP2 --hyp P'),
+    ('chrf_space', '--chrf --chrf-whitespace --ref RS --hyp S'),
+    ('chrf_space_lc_2ref', '--bleu --chrf --chrf-whitespace --lowercase --ref RS --ref RS2 --hyp S'),
+    ('chrf_space_pp_json', '--chrf --chrf-whitespace -cw 2 --json --ref RS --hyp S'),
+    ('chrf_eps', '--chrf --chrf-eps-smoothing --ref R1 --ref R2 --ref R3 --hyp A'),
+    ('chrf_eps_pp', '--chrf --chrf-eps-smoothing -cw 2 --ref RP --hyp P'),
+    ('chrf_eps_empty_lines', '--chrf --chrf-eps-smoothing --chrf-beta 1 --ref R1 --hyp EMPTY'),
+    ('chrf_all_opts', '--chrf --chrf-beta 1 --chrf-whitespace --chrf-eps-smoothing -cc 4 -cw 1 --lowercase '
+                      '--ref RS --ref RS2 --hyp S'),
+    ('chrf_opts_multi', '--bleu --chrf --chrf-beta 3 --chrf-eps-smoothing -cc 5 --ref R1 --hyp A --hyp B --hyp NO'),
+    ('chrf_opts_multi_json', '--chrf --chrf-whitespace -cw 1 --json --ref RS --hyp S --hyp RS2'),
+    ('chrf_opts_paired', '--bleu --chrf --chrf-beta 3 --chrf-eps-smoothing --chrf-whitespace -cc 5 -cw 2 '
+                         '--bootstrap 1000 --ref R1 --ref R2 --hyp A --hyp B --hyp EMPTY'),
+    ('chrf_opts_paired_seed', '--chrf --chrf-beta 0 --chrf-whitespace --bootstrap 300 --seed 5 '
+                              '--ref RS --hyp S --hyp RS2'),
+    ('chrf_eps_paired_empty', '--chrf --chrf-eps-smoothing --bootstrap 200 --ref R1 --hyp ALL --hyp A'),
+    ('chrf_opts_conf', '--chrf --chrf-eps-smoothing --chrf-beta 1 --bootstrap 200 --ref R1 --ref R2 --hyp A'),
+    ('chrf_opts_conf_json', '--bleu --chrf --chrf-whitespace -cc 3 --json --bootstrap 100 --seed 7 --ref RS --hyp S'),
+    ('chrf_eps_conf_empty', '--chrf --chrf-eps-smoothing --bootstrap 100 --ref R1 --hyp ALL'),
 ]
 
 # chrF++ corpus cases: (name, hyp, refs, lowercase, word order)
@@ -206,6 +235,35 @@ CHRFPP_CASES = [(name + '_nw%d' % wo, h, rs, lc, wo)
                     ('punct_2ref', 'P', ['RP', 'RP2'], 0), ('punct_rev', 'RP', ['P'], 0))]
 CHRFPP_CASES += [('punct_2ref_nw3', 'P', ['RP', 'RP2'], 0, 3), ('a_3ref_nw4', 'A', ['R1', 'R2', 'R3'], 0, 4),
                  ('punct_lc_nw4', 'P', ['RP', 'RP2'], 1, 4)]
+
+
+# chrF with every CHRF argument: OPTS (a record field) is "LC NC NW BETA SPACE EPS", i.e.
+# CHRF(lowercase=LC, char_order=NC, word_order=NW, beta=BETA, whitespace=SPACE, eps_smoothing=EPS)
+CHRF_OPTS = [
+    (0, 6, 0, 3, 0, 0), (0, 6, 0, 1, 0, 0), (0, 6, 0, 0, 0, 0), (0, 6, 0, 1000, 0, 0),
+    (0, 4, 0, 2, 0, 0), (0, 1, 0, 2, 0, 0), (1, 10, 0, 2, 0, 0), (0, 0, 2, 2, 0, 0),
+    (0, 6, 0, 2, 1, 0), (1, 6, 0, 2, 1, 0), (0, 6, 0, 2, 0, 1), (0, 6, 2, 2, 0, 1),
+    (1, 6, 2, 2, 1, 1), (0, 3, 1, 5, 0, 1), (1, 8, 2, 1, 1, 0), (0, 0, 1, 2, 0, 1),
+    (1, 2, 4, 10, 1, 1),
+]
+# Corpus cases for every CHRF_OPTS entry: (name, hyp, refs)
+CHRF_OPT_CORPORA = [
+    ('a_3ref', 'A', ['R1', 'R2', 'R3']), ('b_2ref', 'B', ['R3', 'R2']), ('empty_lines', 'EMPTY', ['R1']),
+    ('all_empty', 'ALL', ['R1']), ('nomatch', 'NO', ['R1']), ('perfect', 'R1', ['R1']), ('crlf', 'CRLF', ['R1']),
+    ('punct_2ref', 'P', ['RP', 'RP2']), ('space', 'S', ['RS']), ('space_2ref', 'S', ['RS', 'RS2']),
+    ('space_rev', 'RS2', ['S']),
+]
+
+
+def chrf_opts(o):
+    """CHRF(...) keyword arguments of an OPTS tuple"""
+    lc, nc, nw, beta, space, eps = o
+    return dict(lowercase=bool(lc), char_order=nc, word_order=nw, beta=beta, whitespace=bool(space),
+                eps_smoothing=bool(eps))
+
+
+def opts_field(o):
+    return ' '.join(str(x) for x in o)
 
 
 def metrics_for(lc, tok, refs):
@@ -266,6 +324,57 @@ def chrfpp_records(out):
         refs = [read_lines(FILES[r]) for r in rs]
         s = CHRF(word_order=wo, references=refs).corpus_score(hyps, None, n_bootstrap=n)
         out.append('\t'.join(['conf', name, s.name, FILES[h], ','.join(FILES[r] for r in rs),
+                              str(n), str(seed), repr(float(s._mean)), repr(float(s._ci))]))
+    os.environ.pop('SACREBLEU_SEED', None)
+
+
+def chrf_opt_records(out):
+    """chrF's other options (char order, beta, whitespace, eps smoothing) with lowercase and word
+    orders: corpus scores and lines, segment statistics, paired bootstrap, confidence."""
+    from sacrebleu.metrics import CHRF
+    from sacrebleu.significance import PairedTest
+    for o in CHRF_OPTS:
+        for cname, h, rs in CHRF_OPT_CORPORA:
+            hyps = read_lines(FILES[h])
+            refs = [read_lines(FILES[r]) for r in rs]
+            chrf = CHRF(**chrf_opts(o), references=refs)
+            c = chrf.corpus_score(hyps, None)
+            out.append('\t'.join(['chrfopt', cname + '_' + '-'.join(str(x) for x in o), FILES[h],
+                                  ','.join(FILES[r] for r in rs), opts_field(o), repr(c.score),
+                                  esc(c.format(1, signature=chrf.get_signature().format()))]))
+    for h, rs, o in (('S', ['RS', 'RS2'], (0, 6, 0, 2, 1, 0)), ('S', ['RS'], (1, 6, 2, 2, 1, 1)),
+                     ('A', ['R1', 'R2', 'R3'], (0, 6, 0, 2, 0, 1)), ('P', ['RP', 'RP2'], (0, 4, 2, 3, 0, 1)),
+                     ('B', ['R3'], (1, 0, 2, 0, 0, 0)), ('EMPTY', ['R1', 'R2'], (0, 10, 1, 1, 1, 1)),
+                     ('RS2', ['S', 'RS'], (0, 2, 4, 1000, 1, 0))):
+        hyps = read_lines(FILES[h])
+        refs = [read_lines(FILES[r]) for r in rs]
+        chrf = CHRF(**chrf_opts(o))
+        for i, hyp in enumerate(hyps):
+            st = chrf._extract_corpus_statistics([hyp], [[r[i]] for r in refs])
+            out.append('\t'.join(['chrfopt_sent', FILES[h], ','.join(FILES[r] for r in rs), opts_field(o),
+                                  str(i + 1), ' '.join(str(x) for x in st[0]),
+                                  repr(chrf._aggregate_and_compute(st).score)]))
+    for name, hs, rs, n, seed, o in (('abe_2ref_eps', ['A', 'B', 'EMPTY'], ['R1', 'R2'], 1000, 12345, (0, 5, 2, 3, 1, 1)),
+                                     ('space_b0', ['S', 'RS2'], ['RS'], 300, 5, (0, 6, 0, 0, 1, 0)),
+                                     ('all_empty_eps', ['ALL', 'A'], ['R1'], 200, 12345, (0, 6, 0, 2, 0, 1)),
+                                     ('nomatch_cc0_eps', ['NO', 'B'], ['R1', 'R2', 'R3'], 200, 42, (1, 0, 2, 1, 0, 1))):
+        os.environ['SACREBLEU_SEED'] = str(seed)
+        refs = [read_lines(FILES[r]) for r in rs]
+        named = [(str(i), read_lines(FILES[h])) for i, h in enumerate(hs)]
+        _, scores = PairedTest(named, {'CHRF': CHRF(**chrf_opts(o), references=refs)}, references=None,
+                               test_type='bs', n_samples=n)()
+        for metric, results in scores.items():
+            if metric != 'System':
+                out.append('chrfopt_paired\t%s\t%s' % (opts_field(o), paired_record(name, metric, hs, rs, n, seed,
+                                                                                      results)))
+    for name, h, rs, n, seed, o in (('a_eps_b1', 'A', ['R1', 'R2'], 200, 12345, (0, 6, 0, 1, 0, 1)),
+                                    ('space_cc3', 'S', ['RS'], 100, 7, (0, 3, 0, 2, 1, 0)),
+                                    ('all_empty_eps', 'ALL', ['R1'], 100, 12345, (0, 6, 0, 2, 0, 1)),
+                                    ('punct_all', 'P', ['RP', 'RP2'], 150, 3, (1, 4, 2, 10, 1, 1))):
+        os.environ['SACREBLEU_SEED'] = str(seed)
+        refs = [read_lines(FILES[r]) for r in rs]
+        s = CHRF(**chrf_opts(o), references=refs).corpus_score(read_lines(FILES[h]), None, n_bootstrap=n)
+        out.append('\t'.join(['chrfopt_conf', opts_field(o), 'conf', name, s.name, FILES[h], ','.join(FILES[r] for r in rs),
                               str(n), str(seed), repr(float(s._mean)), repr(float(s._ci))]))
     os.environ.pop('SACREBLEU_SEED', None)
 
@@ -395,6 +504,20 @@ def multi30k_records(out):
         for field in ('score', 'mean', 'ci', 'p_value'):
             v = getattr(r, field)
             out.append('m30k\tpaired_chrF2++_sys%d_%s\t%r' % (k, field, -1.0 if v is None else float(v)))
+    # chrF's other options, OPTS in the name with '-' ("LC-NC-NW-BETA-SPACE-EPS")
+    for o in ((0, 6, 0, 3, 0, 0), (0, 6, 0, 2, 1, 0), (0, 6, 0, 2, 0, 1), (1, 4, 0, 2, 0, 0),
+              (0, 0, 2, 2, 0, 0), (1, 4, 2, 1, 1, 1)):
+        out.append('m30k\tval_drop3_chrfopt_%s\t%r'
+                   % ('-'.join(str(x) for x in o), CHRF(**chrf_opts(o)).corpus_score(hyp3, [ref]).score))
+    for o in ((0, 6, 0, 2, 0, 1), (1, 4, 2, 1, 1, 1)):
+        os.environ['SACREBLEU_SEED'] = '12345'
+        _, scores = PairedTest([('0', hyp3), ('1', hyp4)], {'CHRF': CHRF(**chrf_opts(o), references=[ref])},
+                               references=None, test_type='bs', n_samples=1000)()
+        for k, r in enumerate(scores[[m for m in scores if m != 'System'][0]]):
+            for field in ('score', 'mean', 'ci', 'p_value'):
+                v = getattr(r, field)
+                out.append('m30k\tpaired_chrfopt_%s_sys%d_%s\t%r'
+                           % ('-'.join(str(x) for x in o), k, field, -1.0 if v is None else float(v)))
     os.environ.pop('SACREBLEU_SEED', None)
     return True
 
@@ -422,8 +545,10 @@ def cli_records(cases=None, folder=FIX, files=None):
                 extra += ['-lc', '--chrf-lowercase']
             elif a == '--tokenize':
                 extra += ['-tok', next(it)]
-            elif a == '--chrf-word-order':
-                extra += ['--chrf-word-order', next(it)]
+            elif a in ('--chrf-word-order', '-cw', '--chrf-char-order', '-cc', '--chrf-beta'):
+                extra += [a, next(it)]  # sacreBLEU's own spellings
+            elif a in ('--chrf-whitespace', '--chrf-eps-smoothing'):
+                extra.append(a)
             elif a == '--json':
                 fmt = 'json'
             elif a == '--bootstrap':
@@ -718,6 +843,12 @@ def main():
         '# chrF++ (CHRF(word_order=NW)); paired and conf records of it have METRIC chrF2+, chrF2++, ...',
         '#   chrfpp      CASE HYP REFS LC NW SCORE LINE',
         '#   chrfpp_sent HYP REFS LC NW LINENO "HYP_1 REF_1 MATCH_1 ... (6 + NW orders)" SENT_CHRF',
+        '# chrF\'s other options: OPTS "LC NC NW BETA SPACE EPS" (CHRF(lowercase, char_order, word_order, beta,',
+        '# whitespace, eps_smoothing)); m30k names of them hold OPTS as "LC-NC-NW-BETA-SPACE-EPS"',
+        '#   chrfopt        CASE HYP REFS OPTS SCORE LINE',
+        '#   chrfopt_sent   HYP REFS OPTS LINENO "HYP_1 REF_1 MATCH_1 ... (NC + NW orders)" SENT_CHRF',
+        '#   chrfopt_paired OPTS then a whole paired record (from its word paired)',
+        '#   chrfopt_conf   OPTS then a whole conf record (from its word conf)',
     ]
     from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
     tok = Tokenizer13a()
@@ -728,6 +859,7 @@ def main():
     rng_records(out)
     bootstrap_records(out)
     chrfpp_records(out)
+    chrf_opt_records(out)
     if not multi30k_records(out):
         print('Multi30k not found: keeping the old m30k records', file=sys.stderr)
         out += old_m30k

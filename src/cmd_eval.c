@@ -38,9 +38,18 @@ static void eval_usage(FILE *out) {
             "\n"
             "metrics (default --bleu):\n"
             "  --bleu             corpus BLEU (13a tokenizer, exp smoothing, max order 4)\n"
-            "  --chrf             chrF2 (character 6-grams, beta 2, whitespace ignored)\n"
-            "  --chrf-word-order N, -cw N  with --chrf: word n-grams of orders 1..N\n"
-            "                     (0..%d, default 0) as well; 2 is chrF++ (chrF2++)\n"
+            "  --chrf             chrF2 (character 6-grams, beta 2, whitespace ignored);\n"
+            "                     with --chrf, as sacreBLEU's options of the same names:\n"
+            "  --chrf-char-order N, -cc N  character n-grams of orders 1..N (0..%d,\n"
+            "                     default %d; 0 needs a word order, nc:N in the signature)\n"
+            "  --chrf-word-order N, -cw N  word n-grams of orders 1..N as well (0..%d,\n"
+            "                     default 0); 2 is chrF++ (chrF2++)\n"
+            "  --chrf-beta B      recall weighs B times precision (0..%d, default %d;\n"
+            "                     the metric is named chrF{B}, e.g. chrF3)\n"
+            "  --chrf-whitespace  whitespace is part of the character n-grams (space:yes)\n"
+            "  --chrf-eps-smoothing  average the F-scores of all orders, eps for a missing\n"
+            "                     one (chrF++.py, NLTK, Moses), instead of precision and\n"
+            "                     recall over the orders that have n-grams (eff:no)\n"
             "  --ter              TER (translation edit rate with shifts, tercom-compatible;\n"
             "                     lower is better); several metrics print in the order\n"
             "                     BLEU, chrF2, TER\n"
@@ -79,13 +88,15 @@ static void eval_usage(FILE *out) {
             "decoding options (with --model): those of nmt translate, below; --nbest is refused:\n"
             "%s"
             "\n"
-            "Files are UTF-8 text, one segment per line (a final \"\\n\" or \"\\r\\n\" is\n"
-            "stripped), plain or gzip-compressed (recognised by content, whatever the\n"
-            "name). A FILE of '-' is stdin, which one option at most may read.\n"
+            "Files are UTF-8 text, one segment per line (whitespace at a line's end is\n"
+            "stripped, as sacreBLEU's line.rstrip()), plain or gzip-compressed (recognised\n"
+            "by content, whatever the name). A FILE of '-' is stdin, which one option at\n"
+            "most may read.\n"
             "Exit codes: 0 ok, 1 unreadable, truncated or corrupt file, line counts\n"
             "that differ or output that cannot be written, 2 bad usage. See\n"
             "docs/evaluation.md.\n",
-            NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, CHRF_MAX_WORD_ORDER, BOOTSTRAP_DEFAULT_SEED,
+            NMT_SACREBLEU_VERSION, NMT_SACREBLEU_VERSION, CHRF_MAX_CHAR_ORDER, CHRF_CHAR_ORDER,
+            CHRF_MAX_WORD_ORDER, CHRF_MAX_BETA, CHRF_BETA, BOOTSTRAP_DEFAULT_SEED,
             translator_options_help);
 }
 
@@ -109,12 +120,26 @@ static void text_free(TextFile *t) {
     t->lines = NULL;
 }
 
-/* The translation of --src as the hypothesis (takes over `tl`). */
+/* Python's line.rstrip(): every whitespace character (str.isspace) at the
+ * end of the NUL-terminated line cut off, in place. */
+static void rstrip_line(char *line) {
+    size_t len = strlen(line), keep = 0;
+    for (size_t at = 0, w; at < len; at += w) {
+        size_t space = bleu_space_len(line + at, len - at);
+        w = space ? space : bleu_char_len(line + at, len - at);
+        if (!space) keep = at + w;
+    }
+    line[keep] = '\0';
+}
+
+/* The translation of --src as the hypothesis (takes over `tl`), its lines
+ * stripped as text_read strips a file's. */
 static void text_from_translation(TextFile *t, TranslatorLines *tl) {
     memset(t, 0, sizeof *t);
     t->translated = *tl;
     t->lines = tl->lines;
     t->n = tl->n;
+    for (int64_t i = 0; i < t->n; i++) rstrip_line(t->lines[i]);
     memset(tl, 0, sizeof *tl);
 }
 
@@ -161,8 +186,9 @@ static NmtStatus source_word_counts(const char *path, int64_t **words, int64_t *
 }
 
 /* Reads `path` ("-": standard input) into t, one line per segment, the way
- * sacreBLEU 2.6.0 reads a file: split on "\n" only, one "\r" before it (or
- * at the very end) stripped, a last line without "\n" counted, a BOM kept,
+ * sacreBLEU 2.6.0 reads a file: split on "\n" only, line.rstrip() (every
+ * Python whitespace character at the end stripped, "\r" too; only
+ * --chrf-whitespace can tell), a last line without "\n" counted, a BOM kept,
  * no UTF-8 check here. gzip is inflated first (corpus_read_all), so a .gz
  * file scores as its plain text does; a truncated one is an error. */
 static NmtStatus text_read(const char *path, TextFile *t) {
@@ -196,7 +222,7 @@ static NmtStatus text_read(const char *path, TextFile *t) {
                             "as a character, nmt cannot)", t->path, (long long)i + 1, (size_t)(nul - (buf + start)) + 1);
         }
         buf[end] = '\0';
-        if (end > start && buf[end - 1] == '\r') buf[end - 1] = '\0';
+        rstrip_line(buf + start);
         t->lines[i] = buf + start;
         start = end + 1;
     }
@@ -214,6 +240,7 @@ typedef struct {
     uint64_t seed;
     BleuOptions bleu_opt;
     ChrfOptions chrf_opt;
+    char chrf_name[CHRF_NAME_CAP]; /* chrf_name(&chrf_opt), set once the options are read */
     TerOptions ter_opt;
     int split_len;             /* --split-len N; -1: none */
     const int64_t *src_words;  /* (n_seg) words of each --src line, with --split-len */
@@ -224,9 +251,10 @@ enum { SPLIT_SHORT = 0, SPLIT_LONG = 1 }; /* source <= split_len words, > split_
 /* The metrics, in the order sacreBLEU prints them (sorted by name). */
 enum { M_BLEU = 0, M_CHRF = 1, M_TER = 2, N_METRICS = 3 };
 
-/* "BLEU", "chrF2" ("chrF2++" with --chrf-word-order 2) or "TER". */
+/* "BLEU", "chrF2" ("chrF2++" with --chrf-word-order 2, "chrF3" with
+ * --chrf-beta 3) or "TER". */
 static const char *metric_name(const EvalOptions *o, int m) {
-    return m == M_BLEU ? "BLEU" : m == M_CHRF ? chrf_name(&o->chrf_opt) : "TER";
+    return m == M_BLEU ? "BLEU" : m == M_CHRF ? o->chrf_name : "TER";
 }
 
 typedef struct {
@@ -326,12 +354,12 @@ static NmtStatus score_system(System *sys, const TextFile *refs, int n_refs, con
                 "BLEU expects detokenized text\n",
                 sys->name, (long long)tokenized_period);
     bleu_score(&bs, &sys->bleu);
-    sys->chrf = chrf_score(&cs);
+    sys->chrf = chrf_score_opt(&cs, &o->chrf_opt);
     sys->ter = ter_score(&ts);
     for (int k = 0; k < 2; k++)
         if (sys->split_n[k] > 0) {
             bleu_score(&split_bs[k], &sys->split_bleu[k]);
-            sys->split_chrf[k] = chrf_score(&split_cs[k]);
+            sys->split_chrf[k] = chrf_score_opt(&split_cs[k], &o->chrf_opt);
             sys->split_ter[k] = ter_score(&split_ts[k]);
         }
     return NMT_OK;
@@ -351,8 +379,10 @@ static void signatures(const EvalOptions *o, int n_refs, int with_bs, char sig[N
     ter_signature(&o->ter_opt, n_refs, nb, with_bs ? seed : NULL, sig[M_TER], SIG_CAP);
 }
 
-static BootstrapMetric bootstrap_metric(int m, int n_refs) {
-    return m == M_BLEU ? bootstrap_metric_bleu() : m == M_CHRF ? bootstrap_metric_chrf() : bootstrap_metric_ter(n_refs);
+static BootstrapMetric bootstrap_metric(const EvalOptions *o, int m, int n_refs) {
+    return m == M_BLEU   ? bootstrap_metric_bleu()
+           : m == M_CHRF ? bootstrap_metric_chrf(&o->chrf_opt)
+                         : bootstrap_metric_ter(n_refs);
 }
 
 static const int64_t *segment_stats(const System *sys, int m) {
@@ -401,7 +431,7 @@ static void print_split_text(FILE *out, const System *sys, const EvalOptions *o)
             fprintf(out, ", BLEU = %.*f %s", EVAL_WIDTH, sys->split_bleu[k].score, verbose);
         }
         if (sys->split_n[k] > 0 && o->chrf)
-            fprintf(out, ", %s = %.*f", chrf_name(&o->chrf_opt), EVAL_WIDTH, sys->split_chrf[k]);
+            fprintf(out, ", %s = %.*f", metric_name(o, M_CHRF), EVAL_WIDTH, sys->split_chrf[k]);
         if (sys->split_n[k] > 0 && o->ter) fprintf(out, ", TER = %.*f", EVAL_WIDTH, sys->split_ter[k]);
         fputc('\n', out);
     }
@@ -454,7 +484,7 @@ static NmtStatus print_single(System *sys, int n_refs, const EvalOptions *o) {
     signatures(o, n_refs, with_bs, sig);
     for (int m = 0; m < N_METRICS && with_bs; m++) {
         if (!metric_on(o, m)) continue;
-        BootstrapMetric bm = bootstrap_metric(m, n_refs);
+        BootstrapMetric bm = bootstrap_metric(o, m, n_refs);
         NmtStatus st = bootstrap_confidence(&bm, segment_stats(sys, m), sys->text.n, o->n_bootstrap,
                                             o->seed, &mc[m][0], &mc[m][1]);
         if (st != NMT_OK) return st;
@@ -549,7 +579,7 @@ static NmtStatus print_multi(System *sys, int n_sys, int n_refs, const EvalOptio
         st = NMT_OK;
         for (int m = 0; m < N_METRICS && st == NMT_OK; m++) {
             if (!metric_on(o, m)) continue;
-            BootstrapMetric bm = bootstrap_metric(m, n_refs);
+            BootstrapMetric bm = bootstrap_metric(o, m, n_refs);
             for (int s = 0; s < n_sys; s++) {
                 seg[s] = segment_stats(&sys[s], m);
                 scores[s] = metric_score(&sys[s], m);
@@ -642,6 +672,27 @@ static int usage_error(const char *fmt, const char *arg) {
     return NMT_EXIT_USAGE;
 }
 
+/* sacreBLEU's chrF options (--chrf-*, -cc, -cw) into *opt: 1 when argv[*i]
+ * is one and was taken (advancing *i past its value), 0 when it is
+ * something else, -1 for a bad or missing value (the message, naming the
+ * option, is set). */
+static int chrf_take_option(int argc, char **argv, int *i, ChrfOptions *opt) {
+    const char *a = argv[*i];
+    int took, v;
+    if (!strcmp(a, "--chrf-whitespace")) return opt->whitespace = 1;
+    if (!strcmp(a, "--chrf-eps-smoothing")) return opt->eps_smoothing = 1;
+    if ((took = cli_take_int(argc, argv, i, "--chrf-word-order", 0, CHRF_MAX_WORD_ORDER, &opt->word_order)) ||
+        (took = cli_take_int(argc, argv, i, "-cw", 0, CHRF_MAX_WORD_ORDER, &opt->word_order)))
+        return took;
+    if ((took = cli_take_int(argc, argv, i, "--chrf-char-order", 0, CHRF_MAX_CHAR_ORDER, &v)) ||
+        (took = cli_take_int(argc, argv, i, "-cc", 0, CHRF_MAX_CHAR_ORDER, &v))) {
+        if (took > 0) chrf_set_char_order(opt, v);
+        return took;
+    }
+    if ((took = cli_take_int(argc, argv, i, "--chrf-beta", 0, CHRF_MAX_BETA, &v)) > 0) chrf_set_beta(opt, v);
+    return took;
+}
+
 /* --model: the translation of --src, exactly as `nmt translate` writes it. */
 static NmtStatus translate_source(const TranslatorOptions *topt, const char *src_path, TextFile *out) {
     Translator *tr = NULL;
@@ -715,7 +766,7 @@ int cmd_eval(int argc, char **argv) {
     int decoding_opts = 0; /* decoding options other than --model */
     int seed_given = 0;   /* --seed: the bootstrap's, and --sample's when it translates */
     int ter_opts = 0;     /* a --ter-* option was given */
-    const char *chrf_opt_given = NULL; /* --chrf-word-order or -cw, as given */
+    const char *chrf_opt_given = NULL; /* the first chrF option (--chrf-*, -cc, -cw), as given */
     const char *src_path = NULL;
     int n_refs = 0, n_hyps = 0;
     const char **ref_paths = nmt_calloc((size_t)argc + 1, sizeof *ref_paths);
@@ -776,11 +827,9 @@ int cmd_eval(int argc, char **argv) {
             if (missing || !nmt_parse_u64(v, UINT64_MAX, &num))
                 rc = usage_error("--seed needs an integer in [0, 18446744073709551615], not '%s'", missing ? "" : v);
             else o.seed = num, seed_given = 1;
-        } else if ((took = cli_take_int(argc, argv, &i, "--chrf-word-order", 0, CHRF_MAX_WORD_ORDER,
-                                        &o.chrf_opt.word_order)) ||
-                   (took = cli_take_int(argc, argv, &i, "-cw", 0, CHRF_MAX_WORD_ORDER, &o.chrf_opt.word_order))) {
+        } else if ((took = chrf_take_option(argc, argv, &i, &o.chrf_opt))) {
             if (took < 0) rc = usage_error("%s", nmt_error_message());
-            else chrf_opt_given = strncmp(a, "-cw", 3) ? "--chrf-word-order" : "-cw";
+            else if (!chrf_opt_given) chrf_opt_given = a;
         } else if ((took = cli_take_int(argc, argv, &i, "--split-len", 0, INT_MAX, &o.split_len))) {
             if (took < 0) rc = usage_error("%s", nmt_error_message());
         } else if ((took = translator_take_option(argc, argv, &i, &topt))) {
@@ -796,8 +845,15 @@ int cmd_eval(int argc, char **argv) {
     if (rc == NMT_EXIT_OK) rc = check_usage(&o, &topt, decoding_opts, src_path, n_refs, n_hyps);
     if (rc == NMT_EXIT_OK && ter_opts && !o.ter)
         rc = usage_error("%s", "the --ter-* options set up TER: add --ter");
-    if (rc == NMT_EXIT_OK && chrf_opt_given && !o.chrf)
-        rc = usage_error("%s sets up chrF: add --chrf", chrf_opt_given);
+    if (rc == NMT_EXIT_OK && chrf_opt_given && !o.chrf) {
+        char msg[LINE_CAP];
+        snprintf(msg, sizeof msg, "%.*s sets up chrF: add --chrf", (int)strcspn(chrf_opt_given, "="), chrf_opt_given);
+        rc = usage_error("%s", msg);
+    }
+    if (rc == NMT_EXIT_OK && o.chrf && chrf_char_order(&o.chrf_opt) == 0 && o.chrf_opt.word_order == 0)
+        rc = usage_error("%s", "--chrf-char-order 0 (-cc 0) needs --chrf-word-order (-cw) 1 or more: with "
+                               "neither character nor word n-grams there is nothing to score (sacreBLEU fails on it)");
+    chrf_name(&o.chrf_opt, o.chrf_name);
     if (rc == NMT_EXIT_OK) rc = check_stdin_once(ref_paths, n_refs, hyp_paths, n_hyps, src_path, topt.n_models);
     if (rc != NMT_EXIT_OK) {
         nmt_free(ref_paths);

@@ -270,11 +270,73 @@ done
 # shellcheck disable=SC2046
 "$NMT" eval --chrf-word-order 0 $(cat "$FIX/cli/chrf_only.args") > "$tmp/out" 2>/dev/null
 check "--chrf-word-order 0 is chrF2, byte for byte" cmp -s "$tmp/out" "$FIX/cli/chrf_only.out"
+# chrF's other options (sacreBLEU's names): each needs --chrf, is named with
+# its range when its value is bad, and may be spelled every way
+for opt in "--chrf-char-order 4" "-cc=4" "--chrf-beta 3" "--chrf-whitespace" "--chrf-eps-smoothing"; do
+  # shellcheck disable=SC2086
+  run --bleu $opt --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
+  expect_rc 2 "$opt without --chrf"
+  name=${opt%% *}
+  expect_err "${name%%=*} sets up chrF: add --chrf" "$opt without --chrf is named"
+done
+for bad in 11 -1 abc 2.5 ""; do
+  for opt in --chrf-char-order -cc; do
+    run --chrf "$opt" "$bad" --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
+    expect_rc 2 "$opt '$bad'"
+    expect_err "$opt must be an integer in [0, 10], got '$bad'" "$opt '$bad' names option, range and value"
+  done
+done
+for bad in -1 1001 2.5 x ""; do
+  run --chrf --chrf-beta "$bad" --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
+  expect_rc 2 "--chrf-beta '$bad'"
+  expect_err "--chrf-beta must be an integer in [0, 1000], got '$bad'" "--chrf-beta '$bad' names option, range and value"
+done
+for opt in --chrf-char-order -cc --chrf-beta; do
+  run --chrf --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" "$opt"
+  expect_rc 2 "$opt without a value"
+  expect_err "$opt" "$opt without a value is named"
+done
+run --chrf --chrf-whitespace=1 --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
+expect_rc 2 "--chrf-whitespace takes no value"
+expect_err "unknown option '--chrf-whitespace=1'" "--chrf-whitespace=1 is named"
+# character order 0 counts words alone: it needs a word order (sacreBLEU fails with IndexError)
+for args in "-cc 0" "--chrf-char-order 0 -cw 0" "-cc 0 --chrf-eps-smoothing"; do
+  # shellcheck disable=SC2086
+  run --chrf $args --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt"
+  expect_rc 2 "chrF $args"
+  expect_err "--chrf-char-order 0 (-cc 0) needs --chrf-word-order (-cw) 1 or more" "chrF $args says why"
+done
+# the recorded runs spelled otherwise; the defaults given explicitly are chrF2 byte for byte
+respell() { sed "s|$2|$3|" "$FIX/cli/$1.args"; }
+for form in "--chrf-char-order=4" "-cc 4" "-cc=4" "-cc 5 -cc 4"; do
+  # shellcheck disable=SC2046
+  "$NMT" eval $(respell chrf_cc4 "--chrf-char-order 4" "$form") > "$tmp/out" 2>/dev/null
+  check "character order 4 spelled '$form' prints sacreBLEU's output" cmp -s "$tmp/out" "$FIX/cli/chrf_cc4.out"
+done
+for form in "--chrf-beta=3" "--chrf-beta 03" "--chrf-beta +3"; do
+  # shellcheck disable=SC2046
+  "$NMT" eval $(respell chrf_beta3 "--chrf-beta 3" "$form") > "$tmp/out" 2>/dev/null
+  check "beta 3 spelled '$form' prints sacreBLEU's output" cmp -s "$tmp/out" "$FIX/cli/chrf_beta3.out"
+done
+# shellcheck disable=SC2046
+"$NMT" eval -cc 6 --chrf-beta 2 -cw 0 $(cat "$FIX/cli/chrf_only.args") > "$tmp/out" 2>/dev/null
+check "-cc 6 --chrf-beta 2 -cw 0 is chrF2, byte for byte" cmp -s "$tmp/out" "$FIX/cli/chrf_only.out"
+# whitespace at a line's end is cut as sacreBLEU's line.rstrip() cuts it
+# (it shows with --chrf-whitespace): "\r\n", spaces, tabs, a no-break space
+# and an ideographic space added to every hypothesis line, on stdin
+sed 's/$/ \t\xc2\xa0\xe3\x80\x80 \r/' "$FIX/hyp_space.txt" > "$tmp/space_hyp.txt"
+check "the padded hypothesis differs from the file" sh -c "! cmp -s \"\$1\" \"\$2\"" _ "$tmp/space_hyp.txt" "$FIX/hyp_space.txt"
+run --chrf --chrf-whitespace --ref "$FIX/ref_space.txt" < "$tmp/space_hyp.txt"
+check "--chrf-whitespace: whitespace at line ends is cut (as sacreBLEU's rstrip)" cmp -s "$tmp/out" "$FIX/cli/chrf_space.out"
+sed 's/$/ \t /' "$FIX/ref_space.txt" | gzip -c > "$tmp/space_ref.gz"
+run --chrf --chrf-whitespace --ref "$tmp/space_ref.gz" --hyp "$tmp/space_hyp.txt"
+check "--chrf-whitespace: a gzip reference's line ends are cut too" cmp -s "$tmp/out" "$FIX/cli/chrf_space.out"
 
 # 7. --help documents every option
 run --help
 expect_rc 0 "--help"
-for opt in --bleu --chrf --chrf-word-order -cw --ter --ter-normalized --ref --hyp --lowercase --tokenize --json --bootstrap --seed \
+for opt in --bleu --chrf --chrf-word-order -cw --chrf-char-order -cc --chrf-beta --chrf-whitespace --chrf-eps-smoothing \
+           --ter --ter-normalized --ref --hyp --lowercase --tokenize --json --bootstrap --seed \
            --src --split-len --model --beam --batch --length-penalty --device --progress; do
   case "$out" in *"$opt"*) ok ;; *) fail "--help lacks $opt" ;; esac
 done
@@ -310,6 +372,15 @@ run --chrf --chrf-word-order 2 --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" --sr
 want_short="short (source <= 7 words): 8 sentences, $(score_of 'chrF2++' "$tmp/short_pp.out")"
 check "--split-len with chrF++: the short part is named chrF2++ and scored alone (got: $(sed -n 2p "$tmp/out"), want: $want_short)" \
   [ "$(sed -n 2p "$tmp/out")" = "$want_short" ]
+# with chrF's other options: named chrF3, the part scored alone with them
+"$NMT" eval --chrf --chrf-beta 3 -cc 4 --chrf-eps-smoothing --chrf-whitespace \
+  --ref "$tmp/ref_short.txt" --hyp "$tmp/hyp_short.txt" > "$tmp/short_opt.out" 2>/dev/null
+run --chrf --chrf-beta 3 -cc 4 --chrf-eps-smoothing --chrf-whitespace --ref "$FIX/ref1.txt" --hyp "$FIX/hyp_a.txt" \
+  --src "$src" --split-len 7
+want_short="short (source <= 7 words): 8 sentences, $(score_of 'chrF3' "$tmp/short_opt.out")"
+check "--split-len with chrF's options: named chrF3 and scored alone (got: $(sed -n 2p "$tmp/out"), want: $want_short)" \
+  [ "$(sed -n 2p "$tmp/out")" = "$want_short" ]
+case "$want_short" in *"chrF3 = "[0-9]*) ok ;; *) fail "the chrF3 part has no score: $want_short" ;; esac
 run --bleu --ref "$FIX/ref1.txt" --src "$src" --split-len=100 < "$FIX/hyp_a.txt"
 expect_rc 0 "--split-len with the hypothesis on stdin"
 case "$out" in *"short (source <= 100 words): 12 sentences, BLEU = "*"long (source > 100 words): 0 sentences") ok ;;
@@ -401,6 +472,10 @@ done
 check "--beam reaches the decoder (beam 1 and beam 3 translations differ)" \
   sh -c "! cmp -s \"\$1\" \"\$2\"" _ <("$NMT" translate --model "$M" < "$S" 2>/dev/null) \
                                        <("$NMT" translate --model "$M" --beam 3 --length-penalty 0.8 --coverage-penalty 0.2 < "$S" 2>/dev/null)
+pipe_eval "--model $M" --chrf --chrf-whitespace --chrf-eps-smoothing -cw 2 --chrf-beta 1 --ref "$R"
+run --chrf --chrf-whitespace --chrf-eps-smoothing -cw 2 --chrf-beta 1 --model "$M" --src "$S" --ref "$R"
+check "--model with chrF's options equals translate | eval" cmp -s "$tmp/out" "$tmp/pipe.out"
+check "--model with chrF's options prints chrF1++" grep -q '^chrF1++|nrefs:1|case:mixed|eff:no|nc:6|nw:2|space:yes' "$tmp/out"
 pipe_eval "--model $M --model $M --beam 2" --bleu --json --ref "$R"
 run --bleu --json --model "$M" --model="$M" --beam=2 --src "$S" --ref "$R"
 check "an ensemble with --json equals translate | eval" cmp -s "$tmp/out" "$tmp/pipe.out"

@@ -125,20 +125,17 @@ uint32_t bootstrap_rng_below(BootstrapRng *rng, uint32_t n) {
 /* Metrics                                                             */
 /* ------------------------------------------------------------------ */
 
-static double score_bleu(const float *stats, void *ctx, int *python_float) {
+static double score_bleu(const float *stats, const void *ctx, int *python_float) {
     (void)ctx;
     *python_float = 1;
     return bleu_score_numpy_f32(stats);
 }
 
-static double score_chrf(const float *stats, void *ctx, int *python_float) {
-    (void)ctx;
-    float s = chrf_score_numpy_f32(stats);
-    *python_float = s == 0.0f; /* CHRF._compute_f_score returns the literal 0.0 */
-    return s;
+static double score_chrf(const float *stats, const void *ctx, int *python_float) {
+    return chrf_score_numpy_f32(stats, ctx, python_float);
 }
 
-static double score_ter(const float *stats, void *ctx, int *python_float) {
+static double score_ter(const float *stats, const void *ctx, int *python_float) {
     (void)ctx;
     return ter_score_numpy_f32(stats, python_float);
 }
@@ -148,8 +145,8 @@ BootstrapMetric bootstrap_metric_bleu(void) {
     return m;
 }
 
-BootstrapMetric bootstrap_metric_chrf(void) {
-    BootstrapMetric m = {CHRF_N_STATS, score_chrf, NULL, 1, -1, 1};
+BootstrapMetric bootstrap_metric_chrf(const ChrfOptions *opt) {
+    BootstrapMetric m = {CHRF_N_STATS, score_chrf, opt, 1, -1, 1};
     return m;
 }
 

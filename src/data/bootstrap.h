@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "data/chrf.h"
 
 #define BOOTSTRAP_DEFAULT_SEED 12345u
 #define BOOTSTRAP_DEFAULT_SAMPLES 1000
@@ -40,12 +41,12 @@ uint32_t bootstrap_rng_below(BootstrapRng *rng, uint32_t n);
 /* Scores one resample from its summed statistics (n_stat floats). Returns
  * the score; sets *python_float when sacreBLEU would return a Python float
  * rather than a NumPy float32 for it (see f32_scores). */
-typedef double (*BootstrapScoreFn)(const float *stats, void *ctx, int *python_float);
+typedef double (*BootstrapScoreFn)(const float *stats, const void *ctx, int *python_float);
 
 typedef struct {
     int n_stat;             /* statistics per segment */
     BootstrapScoreFn score;
-    void *ctx;
+    const void *ctx;        /* the metric's settings (not owned), or NULL */
     int f32_scores;         /* sacreBLEU's resampled scores are float32 (chrF, TER) */
     int avg_stat;           /* >= 0: statistic avg_stat is stored summed over avg_over
                              * references and sacreBLEU's float32 vector holds their
@@ -55,7 +56,9 @@ typedef struct {
 } BootstrapMetric;
 
 BootstrapMetric bootstrap_metric_bleu(void); /* BLEU_N_STATS statistics */
-BootstrapMetric bootstrap_metric_chrf(void); /* CHRF_N_STATS statistics */
+/* CHRF_N_STATS statistics, scored with *opt (chrf.h), which must outlive
+ * the metric */
+BootstrapMetric bootstrap_metric_chrf(const ChrfOptions *opt);
 /* TER_N_STATS statistics [edits, words of all n_refs references] */
 BootstrapMetric bootstrap_metric_ter(int n_refs);
 
