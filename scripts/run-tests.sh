@@ -30,8 +30,9 @@ esac
 # a thread the other test held: test_attention_gain took 584 s instead of
 # 94 (2026-12-03). A test that asks for a number of threads gets it.
 cores=$(nproc 2>/dev/null || echo 1)
-if [ -z "${OMP_NUM_THREADS:-}" ] && [ "$jobs" -gt 1 ]; then
-  share=$((cores / jobs))
+side_by_side=$((jobs < $# ? jobs : $#))
+if [ -z "${OMP_NUM_THREADS:-}" ] && [ "$side_by_side" -gt 1 ]; then
+  share=$((cores / side_by_side))
   export OMP_NUM_THREADS=$((share > 0 ? share : 1))
   export OPENBLAS_NUM_THREADS=$OMP_NUM_THREADS
 fi

@@ -73,10 +73,14 @@ parsed=$(grep -cE "$shape_re" "$out/bench.log")
 share=$(grep -E "$shape_re" "$out/bench.log" | sed -E 's/.* a step \(([0-9.]+)% of the ceiling.*/\1/' | awk '{ s += $1 } END { printf "%.1f", s }')
 check "[ $runs -ge 2 ] && [ $parsed -eq $listed ] && awk -v s=$share -v r=$runs 'BEGIN { exit !(s >= 98 * r && s <= 102 * r) }'" \
   "bench.log's GEMM shapes: $runs runs, $listed shapes listed, $parsed with their time alone, shares summing to $share%"
-# a CUDA build loads cuBLAS and CUPTI at run time, GPU or not
+# a CUDA build loads cuBLAS and CUPTI at run time, GPU or not; a CPU-only
+# build (make CUDA=0, or no nvcc) has neither, which the dry run notes
 if "$NMT" --version 2>/dev/null | grep -q '^cublas:'; then
   check "row 'cuBLAS \\(dlopen\\)' | grep -qE ' ok +[0-9]+  loads$'" "cuBLAS row: $(row 'cuBLAS \(dlopen\)')"
   check "row 'CUPTI \\(dlopen\\)' | grep -qE ' ok +[0-9]+  loads, of the build.s version$'" "CUPTI row: $(row 'CUPTI \(dlopen\)')"
+else
+  check "row 'cuBLAS \\(dlopen\\)' | grep -qE ' none +[0-9]+  a CPU-only build' && row 'CUPTI \\(dlopen\\)' | grep -qE ' none +[0-9]+  a CPU-only build'" \
+    "a CPU-only build's library rows: $(row 'cuBLAS \(dlopen\)'; row 'CUPTI \(dlopen\)')"
 fi
 # the profile rows run, and say that the CPU has no device profile (the
 # fake GPU run below checks what they make of one)
