@@ -120,18 +120,6 @@ static void text_free(TextFile *t) {
     t->lines = NULL;
 }
 
-/* Python's line.rstrip(): every whitespace character (str.isspace) at the
- * end of the NUL-terminated line cut off, in place. */
-static void rstrip_line(char *line) {
-    size_t len = strlen(line), keep = 0;
-    for (size_t at = 0, w; at < len; at += w) {
-        size_t space = bleu_space_len(line + at, len - at);
-        w = space ? space : bleu_char_len(line + at, len - at);
-        if (!space) keep = at + w;
-    }
-    line[keep] = '\0';
-}
-
 /* The translation of --src as the hypothesis (takes over `tl`), its lines
  * stripped as text_read strips a file's. */
 static void text_from_translation(TextFile *t, TranslatorLines *tl) {
@@ -139,7 +127,7 @@ static void text_from_translation(TextFile *t, TranslatorLines *tl) {
     t->translated = *tl;
     t->lines = tl->lines;
     t->n = tl->n;
-    for (int64_t i = 0; i < t->n; i++) rstrip_line(t->lines[i]);
+    for (int64_t i = 0; i < t->n; i++) bleu_rstrip(t->lines[i]);
     memset(tl, 0, sizeof *tl);
 }
 
@@ -222,7 +210,7 @@ static NmtStatus text_read(const char *path, TextFile *t) {
                             "as a character, nmt cannot)", t->path, (long long)i + 1, (size_t)(nul - (buf + start)) + 1);
         }
         buf[end] = '\0';
-        rstrip_line(buf + start);
+        bleu_rstrip(buf + start);
         t->lines[i] = buf + start;
         start = end + 1;
     }

@@ -51,16 +51,7 @@ static int chrf_same(double got, double want) { return fabs(got - want) <= 1e-12
 /* Python's line.rstrip() on every line, as the script's read_lines (the
  * sacreBLEU CLI) reads the fixtures: it shows with chrF's whitespace. */
 static void rstrip_lines(Lines *l) {
-    for (int i = 0; i < l->n; i++) {
-        char *line = l->lines[i];
-        size_t len = strlen(line), keep = 0;
-        for (size_t at = 0, w; at < len; at += w) {
-            size_t space = bleu_space_len(line + at, len - at);
-            w = space ? space : bleu_char_len(line + at, len - at);
-            if (!space) keep = at + w;
-        }
-        line[keep] = '\0';
-    }
+    for (int i = 0; i < l->n; i++) bleu_rstrip(l->lines[i]);
 }
 
 /* corpus_load, then the lines as the script reads them. */

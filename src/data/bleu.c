@@ -224,6 +224,16 @@ size_t bleu_space_len(const char *s, size_t n) {
     return cp_is_space(cp) ? k : 0;
 }
 
+void bleu_rstrip(char *s) {
+    size_t len = strlen(s), keep = 0;
+    for (size_t at = 0, w; at < len; at += w) {
+        size_t space = bleu_space_len(s + at, len - at);
+        w = space ? space : bleu_char_len(s + at, len - at);
+        if (!space) keep = at + w;
+    }
+    s[keep] = '\0';
+}
+
 size_t bleu_collapse_spaces(const char *s, size_t len, char *out) {
     size_t i = 0, w = 0;
     int need_sep = 0;

@@ -116,6 +116,10 @@ NmtStatus bleu_lower(const char *s, size_t len, char **out);
 size_t bleu_space_len(const char *s, size_t n);
 /* Byte length of the UTF-8 character at s (1 for an invalid byte). */
 size_t bleu_char_len(const char *s, size_t n);
+/* Python's s.rstrip(): every whitespace character (str.isspace) at the
+ * end of the NUL-terminated s cut off, in place (how sacreBLEU reads a
+ * line). */
+void bleu_rstrip(char *s);
 /* Python's ' '.join(s.split()): tokens separated by single spaces. Writes at
  * most len + 1 bytes to out (which may equal s) and returns the length. */
 size_t bleu_collapse_spaces(const char *s, size_t len, char *out);
