@@ -9,7 +9,8 @@
 #     and beam, and the CPU-trained one too, also as an ensemble and with a
 #     shortlist; a CPU run resumes on "cuda", its next step matches
 #     resuming on the CPU, and the checkpoint "cuda" then writes holds the
-#     CPU's weights).
+#     CPU's weights); with the streams run in the other order
+#     (EMU_STREAM_ORDER=last) training and translation are the same.
 #  2. A device that fails mid-run: nmt stops with CUDA's error and writes
 #     nothing computed after it.
 #  3. A device without the memory asked for: a message with the sizes, the
@@ -115,6 +116,22 @@ NMT_CUDA_GRAPHS=1 NMT_CUDA_GRAPHS_MAX=2 NMT_CUDA_SLOW_CALL_MS=0 "$EMU" translate
 check "[ $? -eq 0 ]" "translate with NMT_CUDA_GRAPHS=1: $(tail -2 graphs-tr.err)"
 "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 --nbest 2 < data/valid.src > plain-b2.cuda 2> tr.err
 check "cmp -s plain-b2.cuda graphs-b2.cuda" "translating with graphs differs: $(diff plain-b2.cuda graphs-b2.cuda | head -4)"
+# EMU_STREAM_ORDER=last (tests/gpu_emu/cuda_runtime.h): the latest-created
+# stream's work runs first wherever its event waits allow, so a missing
+# fork in nmt's own use of the streams (the encoder's two lanes, the
+# downloads overlapped with the next decoding step, validation included)
+# reads stale data where the default order shows a missing join: the same
+# training, bit for bit, and the same translations, greedy and beam
+EMU_STREAM_ORDER=last train order cuda "$EMU"
+check "[ $? -eq 0 ] && cmp -s <(cut -d, -f1-4,7,11 run-cuda/train.csv) <(cut -d, -f1-4,7,11 run-order/train.csv)" \
+  "training with EMU_STREAM_ORDER=last: $(tail -2 train-order.log; diff <(cut -d, -f1-4,7,11 run-cuda/train.csv) <(cut -d, -f1-4,7,11 run-order/train.csv) | head -4)"
+"$EMU" translate --model run-cuda/last.nmt --device cuda --beam 1 --nbest 1 < data/valid.src > plain-b1.cuda 2> tr.err
+for beam in 1 2; do
+  EMU_STREAM_ORDER=last "$EMU" translate --model run-cuda/last.nmt --device cuda --beam $beam --nbest $beam \
+    < data/valid.src > "order-b$beam.cuda" 2> tr.err
+  check "[ $? -eq 0 ] && cmp -s plain-b$beam.cuda order-b$beam.cuda" \
+    "translating (beam $beam) with EMU_STREAM_ORDER=last differs: $(tail -2 tr.err; diff "plain-b$beam.cuda" "order-b$beam.cuda" | head -4)"
+done
 check "grep -Eq 'translate: cuda: .*\(([1-9][0-9]*) graph launches, ([1-9][0-9]*) graphs captured' graphs-tr.err" \
   "translating with graphs replayed none: $(grep 'cuda:' graphs-tr.err)"
 # the host time line (docs/gpu.md, "Host time"): with NMT_CUDA_SLOW_CALL_MS=0
