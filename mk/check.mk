@@ -49,7 +49,7 @@ SAN_TESTS    ?=
 #    CPU emulator; mk/gpu.mk compiles the emulated kernels and the GPU
 #    backend with its own flags, without sanitizers, so only the CPU code
 #    around them is checked, which the other tests run already (and ASan
-#    warns about the emulator's fibers).
+#    would not know the emulator's fiber stacks).
 #  - test_gpu_check_dry: the dry run of scripts/gpu-check.sh, a check of
 #    the script's logic; the nmt code it runs, the other tests run.
 GPU_EMU_TESTS = test_gpu_emu_parity test_gpu_emu

@@ -480,8 +480,9 @@ static NmtStatus apply_override(cJSON *root, const char *text) {
     const char *raw = eq + 1;
     cJSON *value = NULL;
     int wants_string = key->type == CFG_STRING || key->type == CFG_PATH || key->type == CFG_ENUM;
-    if (!wants_string && underflowing_number(raw) >= 0) {
-        NmtStatus st = underflow_fail(path, raw, underflowing_number(raw));
+    long tiny = wants_string ? -1 : underflowing_number(raw);
+    if (tiny >= 0) {
+        NmtStatus st = underflow_fail(path, raw, tiny);
         nmt_error_prefix("--set %s", text);
         return st;
     }

@@ -80,13 +80,16 @@ done
 # (scripts/ckpt_same.py: the PARM and OPTM sections; STAT holds seconds)
 same=$(python3 "$ROOT/scripts/ckpt_same.py" run-det1/last.nmt run-det2/last.nmt)
 check "[ $? -eq 0 ]" "two shuffled orders of the device's threads trained different weights: $same"
+# step_rows SIDE: run-SIDE's train.csv rows (kind, step, epoch, loss, norm,
+# validation BLEU), which runs that differ only in their streams have alike
+step_rows() { cut -d, -f1-4,7,11 "run-$1/train.csv"; }
 # NMT_CUDA_LANES=0: the encoder's two directions on one stream instead of
 # two (docs/gpu.md, "Lanes") train bit for bit alike (the same kernels and
 # sums, only the streams differ); the default run logs its forks
 NMT_CUDA_LANES=0 train onestream cuda "$EMU"
 check "[ $? -eq 0 ]" "training with NMT_CUDA_LANES=0: $(tail -3 train-onestream.log)"
-check "cmp -s <(cut -d, -f1-4,7,11 run-cuda/train.csv) <(cut -d, -f1-4,7,11 run-onestream/train.csv)" \
-  "one stream trains otherwise: $(diff <(cut -d, -f1-4,7 run-cuda/train.csv) <(cut -d, -f1-4,7 run-onestream/train.csv) | head -4)"
+check "cmp -s <(step_rows cuda) <(step_rows onestream)" \
+  "one stream trains otherwise: $(diff <(step_rows cuda) <(step_rows onestream) | head -4)"
 check "grep -Eq 'train: cuda: .*host waits, [1-9][0-9]* lane forks' train-cuda.log" \
   "no lane forks in the usage line: $(grep 'cuda:' train-cuda.log)"
 # NMT_CUDA_PERSISTENT=1: each encoder layer's recurrence as one
@@ -116,6 +119,8 @@ NMT_CUDA_GRAPHS=1 NMT_CUDA_GRAPHS_MAX=2 NMT_CUDA_SLOW_CALL_MS=0 "$EMU" translate
 check "[ $? -eq 0 ]" "translate with NMT_CUDA_GRAPHS=1: $(tail -2 graphs-tr.err)"
 "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 2 --nbest 2 < data/valid.src > plain-b2.cuda 2> tr.err
 check "cmp -s plain-b2.cuda graphs-b2.cuda" "translating with graphs differs: $(diff plain-b2.cuda graphs-b2.cuda | head -4)"
+check "grep -Eq 'translate: cuda: .*\(([1-9][0-9]*) graph launches, ([1-9][0-9]*) graphs captured' graphs-tr.err" \
+  "translating with graphs replayed none: $(grep 'cuda:' graphs-tr.err)"
 # EMU_STREAM_ORDER=last (tests/gpu_emu/cuda_runtime.h): the latest-created
 # stream's work runs first wherever its event waits allow, so a missing
 # fork in nmt's own use of the streams (the encoder's two lanes, the
@@ -123,8 +128,8 @@ check "cmp -s plain-b2.cuda graphs-b2.cuda" "translating with graphs differs: $(
 # reads stale data where the default order shows a missing join: the same
 # training, bit for bit, and the same translations, greedy and beam
 EMU_STREAM_ORDER=last train order cuda "$EMU"
-check "[ $? -eq 0 ] && cmp -s <(cut -d, -f1-4,7,11 run-cuda/train.csv) <(cut -d, -f1-4,7,11 run-order/train.csv)" \
-  "training with EMU_STREAM_ORDER=last: $(tail -2 train-order.log; diff <(cut -d, -f1-4,7,11 run-cuda/train.csv) <(cut -d, -f1-4,7,11 run-order/train.csv) | head -4)"
+check "[ $? -eq 0 ] && cmp -s <(step_rows cuda) <(step_rows order)" \
+  "training with EMU_STREAM_ORDER=last: $(tail -2 train-order.log; diff <(step_rows cuda) <(step_rows order) | head -4)"
 "$EMU" translate --model run-cuda/last.nmt --device cuda --beam 1 --nbest 1 < data/valid.src > plain-b1.cuda 2> tr.err
 for beam in 1 2; do
   EMU_STREAM_ORDER=last "$EMU" translate --model run-cuda/last.nmt --device cuda --beam $beam --nbest $beam \
@@ -132,8 +137,6 @@ for beam in 1 2; do
   check "[ $? -eq 0 ] && cmp -s plain-b$beam.cuda order-b$beam.cuda" \
     "translating (beam $beam) with EMU_STREAM_ORDER=last differs: $(tail -2 tr.err; diff "plain-b$beam.cuda" "order-b$beam.cuda" | head -4)"
 done
-check "grep -Eq 'translate: cuda: .*\(([1-9][0-9]*) graph launches, ([1-9][0-9]*) graphs captured' graphs-tr.err" \
-  "translating with graphs replayed none: $(grep 'cuda:' graphs-tr.err)"
 # the host time line (docs/gpu.md, "Host time"): with NMT_CUDA_SLOW_CALL_MS=0
 # every host call counts as slow, so some are, named by kind; a bad value is
 # refused

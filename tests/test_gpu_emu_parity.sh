@@ -35,7 +35,7 @@ test_begin test_gpu_emu_parity
 # 1. the parity test (its stride is mk/gpu.mk's)
 emu_make test_gpu_parity emu_selftest
 log=$tmp/parity.log
-make -s -C "$ROOT" BUILD="$EMU_BUILD" ${NMT_CUDA:+CUDA=$NMT_CUDA} gpu-emu-check > "$log" 2>&1
+emu_mk gpu-emu-check > "$log" 2>&1
 grep -E '^SKIP' "$log"
 add_counts "$log" test_gpu_parity "the emulated parity test"
 

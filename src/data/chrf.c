@@ -203,8 +203,10 @@ static double f_score(const ChrfStats *s, int order, int beta, int eps_smoothing
     for (int n = 0; n < order; n++) {
         double prec = s->hyp[n] > 0 ? (double)s->match[n] / (double)s->hyp[n] : eps;
         double rec = s->ref[n] > 0 ? (double)s->match[n] / (double)s->ref[n] : eps;
-        double denom = factor * prec + rec;
-        score += denom > 0 ? (1 + factor) * prec * rec / denom : eps;
+        if (eps_smoothing) { /* each order's F-score, eps for a zero one */
+            double denom = factor * prec + rec;
+            score += denom > 0 ? (1 + factor) * prec * rec / denom : eps;
+        }
         if (s->hyp[n] > 0 && s->ref[n] > 0) {
             avg_prec += prec;
             avg_rec += rec;
@@ -264,7 +266,7 @@ double chrf_score_numpy_f32(const float *st, const ChrfOptions *opt, int *python
         float h = st[3 * n], r = st[3 * n + 1], m = st[3 * n + 2];
         PyNum prec = h > 0 ? py_f32(m / h) : eps;
         PyNum rec = r > 0 ? py_f32(m / r) : eps;
-        if (opt->eps_smoothing) { /* computed in both modes; only eps smoothing uses it */
+        if (opt->eps_smoothing) { /* each order's F-score, eps for a zero one */
             PyNum denom = py_add(py_mul(factor, prec), rec);
             score = py_add(score, denom.v > 0 ? py_div(py_mul(py_mul(one_plus, prec), rec), denom) : eps);
         }

@@ -3,6 +3,7 @@
 #
 #   . "$ROOT/tests/gpu_emu/lib.sh"
 #   emu_make test_gpu_parity nmt        # $EMU_DIR/test_gpu_parity, $EMU_DIR/nmt
+#   emu_mk gpu-emu-check > "$tmp/log"   # any other make target, in the same build
 #   parity_run "the slot tests in reverse order" "$tmp/rev.log" EMU_SCHEDULE=reverse ...
 #
 # The emulated programs are built in the build of the binary under test
@@ -15,16 +16,17 @@
 EMU_BUILD=${NMT_BUILD:-$ROOT/build}
 EMU_DIR=$EMU_BUILD/gpu-emu
 
-# emu_make TARGET...: makes mk/gpu.mk's TARGETs (a file in $EMU_DIR, or a
-# phony target such as gpu-emu-check) in $EMU_BUILD, with the CUDA setting
-# of the build under test ($NMT_CUDA, from `make test`); its output in
-# $tmp/emu-make.log. Fails the test (and ends it) when one does not build.
+# emu_mk TARGET...: make in $EMU_BUILD with the CUDA setting of the build
+# under test ($NMT_CUDA, from `make test`)
+emu_mk() {
+  make -s -C "$ROOT" BUILD="$EMU_BUILD" ${NMT_CUDA:+CUDA=$NMT_CUDA} "$@"
+}
+
+# emu_make PROGRAM...: makes mk/gpu.mk's emulated PROGRAMs ($EMU_DIR/PROGRAM);
+# the output in $tmp/emu-make.log. Fails the test (and ends it) when one
+# does not build.
 emu_make() {
-  local targets=() t
-  for t in "$@"; do
-    case $t in gpu-emu-*) targets+=("$t") ;; *) targets+=("$EMU_DIR/$t") ;; esac
-  done
-  if ! make -s -C "$ROOT" BUILD="$EMU_BUILD" ${NMT_CUDA:+CUDA=$NMT_CUDA} "${targets[@]}" > "$tmp/emu-make.log" 2>&1; then
+  if ! emu_mk "${@/#/$EMU_DIR/}" > "$tmp/emu-make.log" 2>&1; then
     tail -20 "$tmp/emu-make.log"
     bad "make $* did not build (see above)"
     test_end
