@@ -598,15 +598,9 @@ static NmtStatus validate(Config *cfg) {
         NmtStatus sst = config_check_subword_sampling(cfg);
         if (sst) return sst;
     }
-    if (d->train_align && d->train_align[0]) {
-        if (a->style == ATTN_STYLE_NONE)
-            return nmt_fail(NMT_ERR_CONFIG, "data.train_align: guided alignment needs attention, and "
-                            "model.attention.style is none");
-        if (d->spm_sample_alpha > 0)
-            return nmt_fail(NMT_ERR_CONFIG, "data.train_align: guided alignment maps the word alignments "
-                            "onto the one best segmentation, which data.spm_sample_alpha (%g) replaces every "
-                            "epoch; use one or the other", d->spm_sample_alpha);
-    }
+    if (d->train_align && d->train_align[0] && a->style == ATTN_STYLE_NONE)
+        return nmt_fail(NMT_ERR_CONFIG, "data.train_align: guided alignment needs attention, and "
+                        "model.attention.style is none");
     if (m->input_feed && a->style != ATTN_STYLE_LUONG) {
         if (cfg->explicit_keys[key_index("model.input_feed")])
             return nmt_fail(NMT_ERR_CONFIG,

@@ -572,7 +572,7 @@ static void test_set_dataset(void) {
     batcher_next(b, &bt, &got); /* one batch of epoch 0 from d */
     CHECK(got && batch_ok(d, &bt, &sp, &lim), "epoch 0 batch from the first dataset");
     /* mid-epoch: the rest of epoch 0 is planned from e */
-    CHECK_EQ_INT(batcher_set_dataset(b, e), NMT_OK);
+    CHECK_EQ_INT(batcher_set_dataset(b, e, NULL), NMT_OK);
     CHECK_EQ_INT(batcher_position(b).batch_index, 1);
     int64_t n0 = batcher_batches_in_epoch(b);
     CHECK_EQ_INT(n0, batcher_batches_in_epoch(ref));
@@ -601,9 +601,9 @@ static void test_set_dataset(void) {
     for (int j = 0; j < 100; j++) ids[j] = NMT_N_SPECIAL;
     for (int64_t i = 0; i < d->n_pairs; i++)
         NMT_ASSERT(dataset_add(longer, ids, i == 3 ? lim.max_S + 1 : 2, ids, 2, i + 1) == NMT_OK);
-    CHECK_EQ_INT(batcher_set_dataset(b, small), NMT_ERR_RUNTIME);
+    CHECK_EQ_INT(batcher_set_dataset(b, small, NULL), NMT_ERR_RUNTIME);
     CHECK_CONTAINS(nmt_error_message(), "a new dataset of 599 pairs for one of 600");
-    CHECK_EQ_INT(batcher_set_dataset(b, longer), NMT_ERR_RUNTIME);
+    CHECK_EQ_INT(batcher_set_dataset(b, longer, NULL), NMT_ERR_RUNTIME);
     CHECK_CONTAINS(nmt_error_message(), "pair 3 of the new dataset has lengths");
     batcher_next(b, &bt, &got);
     CHECK(got && batch_ok(e, &bt, &sp, &lim), "a refused dataset changes nothing");

@@ -6,8 +6,12 @@
  * other epochs, and changes with the epoch, the seed and alpha; the sides
  * setting leaves the other side at its best segmentation; a cache that
  * does not match the corpus and the keys' contradictions are refused with
- * messages naming the line or the key. The training loop's use of it
- * (resume, logs): tests/test_subword_sampling.sh. */
+ * messages naming the line or the key. Under guided alignment every epoch's
+ * token links are the word alignment through the drawn pieces (checked
+ * against the pieces' own word starts), drawn again alike, and an
+ * alignment file changed since the cache is refused naming its line. The
+ * training loop's use of it (resume, logs): tests/test_subword_sampling.sh
+ * and tests/test_guided_alignment.sh. */
 #include <omp.h>
 
 #include "config.h"
@@ -154,7 +158,7 @@ static void test_unigram(const char *dir) {
     CHECK(p.train->line_no[4] == 6 && p.train->n_pairs == 298, "the corpus skips lines 5 and 9: pair 4 is line %lld, %lld pairs",
           (long long)p.train->line_no[4], (long long)p.train->n_pairs);
     SubwordSampler *s = NULL;
-    NmtStatus st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s);
+    NmtStatus st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s);
     CHECK(st == NMT_OK, "sampler: %s", nmt_error_message());
     if (st) goto done;
     const Dataset *e;
@@ -194,12 +198,12 @@ static void test_unigram(const char *dir) {
      * before a draw, the draw stops (NMT_STOPPED) instead of running over
      * the whole corpus, and a later draw is whole again */
     volatile sig_atomic_t stop = 1;
-    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &stop, &s);
+    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &stop, &s);
     CHECK(st == NMT_STOPPED && !s, "a stop flag set at creation: status %d", st);
     subword_sampler_free(s);
     s = NULL;
     stop = 0;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, &stop, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &stop, &s), NMT_OK);
     if (s) {
         stop = 1;
         CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, NULL), NMT_STOPPED);
@@ -213,7 +217,7 @@ static void test_unigram(const char *dir) {
 
     /* another seed: another draw */
     cfg.train.seed = 2;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
         CHECK(pairs_differing(&e0, e, 0) > p.train->n_pairs / 4, "seed 2 repeats seed 1: %lld pairs differ",
               (long long)pairs_differing(&e0, e, 0));
@@ -223,7 +227,7 @@ static void test_unigram(const char *dir) {
 
     /* sides: src leaves the target at its best segmentation */
     cfg.data.spm_sample_sides = CFG_SAMPLE_SRC;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
         CHECK(pairs_differing(&best, e, 1) == 0 && es.tgt_tokens == es.best_tgt_tokens,
               "sides src changed %lld targets", (long long)pairs_differing(&best, e, 1));
@@ -233,7 +237,7 @@ static void test_unigram(const char *dir) {
     subword_sampler_free(s);
     s = NULL;
     cfg.data.spm_sample_sides = CFG_SAMPLE_TGT;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
         CHECK(pairs_differing(&best, e, 0) == 0 && pairs_differing(&best, e, 1) > 0,
               "sides tgt: %lld sources changed, %lld targets", (long long)pairs_differing(&best, e, 0),
@@ -246,14 +250,14 @@ static void test_unigram(const char *dir) {
      * a small one breaks words up more and overruns the longest sentences,
      * which then keep theirs (counted) */
     cfg.data.spm_sample_alpha = 10;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK)
         CHECK(pairs_differing(&best, e, 0) < p.train->n_pairs / 10, "alpha 10 changed %lld of %lld sources",
               (long long)pairs_differing(&best, e, 0), (long long)p.train->n_pairs);
     subword_sampler_free(s);
     s = NULL;
     cfg.data.spm_sample_alpha = 0.01;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
         check_epoch_shape(&p, e, "alpha 0.01");
         CHECK(es.kept_best > 0, "alpha 0.01 should overrun the longest sentences: %lld kept", (long long)es.kept_best);
@@ -274,7 +278,7 @@ static void test_unigram(const char *dir) {
         if (i == 7) ids[0] = ids[0] == 5 ? 6 : 5;
         dataset_add(d, ids, n, dataset_tgt(p.train, i), dataset_tgt_len(p.train, i), p.train->line_no[i]);
     }
-    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, d, NULL, &s);
+    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, d, NULL, NULL, &s);
     CHECK(st == NMT_ERR_FORMAT && !s, "a cache that differs from the corpus: status %d", st);
     char want[1100];
     snprintf(want, sizeof want, "%s:%lld: the line encodes to other ids", cfg.data.train_src,
@@ -289,6 +293,211 @@ done:
     config_free(&cfg);
 }
 
+/* Words of each line of a file (split at spaces), up to n lines. */
+static void count_words(const char *path, int *words, int n) {
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    for (int i = 0; i < n && f && fgets(line, sizeof line, f); i++) {
+        words[i] = 0;
+        for (char *c = line, prev = ' '; *c; prev = *c++)
+            if (*c != ' ' && *c != '\n' && prev == ' ') words[i]++;
+    }
+    if (f) fclose(f);
+}
+
+/* train.aln for the corpus: target word j of line i aligned to source
+ * word (3j + i) % ns, and every third one also to source word 0. */
+static void write_alignment(const char *dir, int n, const char *name) {
+    char path[1024];
+    int *ns = calloc((size_t)n, sizeof *ns), *nt = calloc((size_t)n, sizeof *nt);
+    snprintf(path, sizeof path, "%s/train.src", dir);
+    count_words(path, ns, n);
+    snprintf(path, sizeof path, "%s/train.tgt", dir);
+    count_words(path, nt, n);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; ns[i] && j < nt[i]; j++) {
+            fprintf(f, "%s%d-%d", j ? " " : "", (3 * j + i) % ns[i], j);
+            if (j % 3 == 0 && (3 * j + i) % ns[i]) fprintf(f, " 0-%d", j);
+        }
+        fputc('\n', f);
+    }
+    fclose(f);
+    free(ns);
+    free(nt);
+}
+
+/* The word of each token from the pieces alone: a piece that starts with
+ * U+2581 starts the next word (the reference for the sampler's spans). */
+static void piece_words(const Tokenizer *t, const int32_t *ids, int n, int *word) {
+    int w = -1;
+    for (int k = 0; k < n; k++) {
+        if (!strncmp(tokenizer_piece(t, ids[k]), "\xe2\x96\x81", 3) || w < 0) w++;
+        word[k] = w;
+    }
+}
+
+/* Pairs whose links in g are not those of the word pairs (read from the
+ * alignment file's lines) through e's pieces: target token t linked to
+ * source token s exactly when their words are aligned, t then s rising. */
+static int64_t links_wrong(const PreparedData *p, const Dataset *e, const GuidedAlignments *g, const char *aln) {
+    FILE *f = fopen(aln, "r");
+    char line[8192];
+    int64_t wrong = 0, line_no = 0;
+    for (int64_t i = 0; i < e->n_pairs; i++) {
+        while (line_no < e->line_no[i] && fgets(line, sizeof line, f)) line_no++;
+        int ns = dataset_src_len(e, i), nt = dataset_tgt_len(e, i), sw[200], tw[200];
+        piece_words(p->src_tok, dataset_src(e, i), ns, sw);
+        piece_words(p->tgt_tok, dataset_tgt(e, i), nt, tw);
+        static unsigned char aligned[200][200]; /* (source word, target word) */
+        memset(aligned, 0, sizeof aligned);
+        for (char *c = line; *c && *c != '\n';) {
+            int a, b, used;
+            if (sscanf(c, "%d-%d%n", &a, &b, &used) != 2) break;
+            aligned[a][b] = 1;
+            c += used;
+            while (*c == ' ') c++;
+        }
+        int64_t k = g->offset[i], end = g->offset[i + 1];
+        int ok = 1;
+        for (int t = 0; t < nt; t++)
+            for (int s = 0; s < ns; s++) {
+                if (!aligned[sw[s]][tw[t]]) continue;
+                ok &= k < end && g->links[2 * k] == s && g->links[2 * k + 1] == t;
+                k++;
+            }
+        if (!ok || k != end) wrong++;
+    }
+    fclose(f);
+    return wrong;
+}
+
+/* Guided alignment under sampling (data.train_align with
+ * data.spm_sample_alpha): each epoch's links follow its pieces. */
+static void test_guided(const char *dir) {
+    Config cfg;
+    PreparedData p;
+    write_alignment(dir, 300, "train.aln");
+    if (!prepare(dir, ", \"cache_dir\": \"guided-cache\", \"spm_sample_alpha\": 0.3, \"train_align\": \"train.aln\"",
+                 &cfg, &p))
+        return;
+    char aln[1100];
+    snprintf(aln, sizeof aln, "%s/train.aln", dir);
+    SubwordSampler *s = NULL;
+    const Dataset *e;
+    SubwordEpochStats es;
+    CHECK(p.train_align != NULL, "prepare made no alignments");
+    if (!p.train_align) goto done;
+    CHECK_EQ_INT(links_wrong(&p, p.train, p.train_align, aln), 0); /* the reference agrees with prepare */
+    NmtStatus st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, p.train_align, NULL, &s);
+    CHECK(st == NMT_OK, "guided sampler: %s", nmt_error_message());
+    if (st) goto done;
+    CHECK(subword_sampler_alignments(s) == NULL, "alignments before the first epoch");
+    omp_set_num_threads(4);
+    CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, &es), NMT_OK);
+    const GuidedAlignments *g = subword_sampler_alignments(s);
+    CHECK(g && g->n_pairs == e->n_pairs, "epoch 0's alignments: %lld pairs", g ? (long long)g->n_pairs : -1LL);
+    if (!g) goto done;
+    Snapshot best = snap(p.train), e0 = snap(e);
+    CHECK(pairs_differing(&best, e, 0) > p.train->n_pairs / 3, "alpha 0.3 drew %lld other sources",
+          (long long)pairs_differing(&best, e, 0));
+    CHECK_EQ_INT(links_wrong(&p, e, g, aln), 0);
+    CHECK(es.links > es.best_links && es.best_links == p.train_align->offset[p.train_align->n_pairs],
+          "a finer segmentation has more links: %lld against the best's %lld", (long long)es.links,
+          (long long)es.best_links);
+    int64_t n0 = g->offset[g->n_pairs];
+    int32_t *links0 = malloc((size_t)n0 * 2 * sizeof *links0);
+    memcpy(links0, g->links, (size_t)n0 * 2 * sizeof *links0);
+    /* another epoch: other links, still right; epoch 0 again on one thread: the same */
+    CHECK_EQ_INT(subword_sampler_epoch(s, 1, &e, NULL), NMT_OK);
+    g = subword_sampler_alignments(s);
+    CHECK_EQ_INT(links_wrong(&p, e, g, aln), 0);
+    CHECK(g->offset[g->n_pairs] != n0 || memcmp(g->links, links0, (size_t)n0 * 2 * sizeof *links0),
+          "epoch 1 has epoch 0's links");
+    omp_set_num_threads(1);
+    CHECK_EQ_INT(subword_sampler_epoch(s, 0, &e, NULL), NMT_OK);
+    g = subword_sampler_alignments(s);
+    CHECK(same_snapshot(&e0, e) && g->offset[g->n_pairs] == n0 && !memcmp(g->links, links0, (size_t)n0 * 2 * sizeof *links0),
+          "epoch 0 drawn again on one thread: other ids or links");
+    omp_set_num_threads(4);
+    subword_sampler_free(s);
+    s = NULL;
+    /* one side sampled: the other keeps its best segmentation, links still right */
+    cfg.data.spm_sample_sides = CFG_SAMPLE_TGT;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, p.train_align, NULL, &s), NMT_OK);
+    if (s && subword_sampler_epoch(s, 0, &e, NULL) == NMT_OK) {
+        CHECK(pairs_differing(&best, e, 0) == 0 && pairs_differing(&best, e, 1) > 0, "sides tgt: %lld sources changed",
+              (long long)pairs_differing(&best, e, 0));
+        CHECK_EQ_INT(links_wrong(&p, e, subword_sampler_alignments(s), aln), 0);
+    }
+    subword_sampler_free(s);
+    s = NULL;
+    /* overrunning draws keep the best segmentation, and its links */
+    cfg.data.spm_sample_sides = CFG_SAMPLE_BOTH;
+    cfg.data.spm_sample_alpha = 0.01;
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, p.train_align, NULL, &s), NMT_OK);
+    if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
+        CHECK(es.kept_best > 0, "alpha 0.01 kept no best segmentation");
+        CHECK_EQ_INT(links_wrong(&p, e, subword_sampler_alignments(s), aln), 0);
+    }
+    subword_sampler_free(s);
+    s = NULL;
+    cfg.data.spm_sample_alpha = 0.3;
+    /* an alignment file changed since the cache: its line is named */
+    char changed[1100];
+    snprintf(changed, sizeof changed, "%s/changed.aln", dir);
+    FILE *in = fopen(aln, "r"), *out = fopen(changed, "w");
+    char line[8192];
+    for (int k = 1; fgets(line, sizeof line, in); k++) fputs(k == 12 ? "0-0\n" : line, out);
+    fclose(in);
+    fclose(out);
+    char *given = cfg.data.train_align;
+    cfg.data.train_align = changed; /* for the check only: config_free frees the given one */
+    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, p.train_align, NULL, &s);
+    cfg.data.train_align = given;
+    CHECK(st == NMT_ERR_FORMAT && !s, "a changed alignment file: status %d", st);
+    char want[1200];
+    snprintf(want, sizeof want, "%s:12: the pair's word alignment maps onto other token links", changed);
+    CHECK_CONTAINS(nmt_error_message(), want);
+    subword_sampler_free(s);
+    s = NULL;
+    free(links0);
+    snap_free(&best);
+    snap_free(&e0);
+done:
+    subword_sampler_free(s);
+    prepared_data_free(&p);
+    config_free(&cfg);
+}
+
+/* tokenizer_sample_encode_spans_buf draws what tokenizer_sample_encode_buf
+ * draws for a key, with spans that cover the text in order. */
+static void test_sample_spans(const char *dir) {
+    Config cfg;
+    PreparedData p;
+    if (!prepare(dir, ", \"cache_dir\": \"cache\", \"spm_sample_alpha\": 0.3", &cfg, &p)) return;
+    static const char text[] = "kato rine  sumola pidegu kakaka";
+    int32_t *a = NULL, *b = NULL;
+    TokenSpan *spans = NULL;
+    int na = 0, nb = 0, ca = 0, cb = 0, same = 1, ordered = 1;
+    for (uint64_t key = 1; key <= 200; key++) {
+        NmtStatus st = tokenizer_sample_encode_buf(p.src_tok, text, strlen(text), 0.3, key, &a, &na, &ca);
+        if (!st) st = tokenizer_sample_encode_spans_buf(p.src_tok, text, strlen(text), 0.3, key, &b, &spans, &nb, &cb);
+        same &= !st && na == nb && !memcmp(a, b, (size_t)na * sizeof *a);
+        for (int k = 0; !st && k < nb; k++)
+            ordered &= spans[k].begin <= spans[k].end && spans[k].end <= strlen(text) &&
+                       (k == 0 || spans[k].begin == spans[k - 1].end);
+    }
+    CHECK(same, "the draw with spans is not the draw without them");
+    CHECK(ordered, "spans out of order or past the text");
+    nmt_free(a);
+    nmt_free(b);
+    nmt_free(spans);
+    prepared_data_free(&p);
+    config_free(&cfg);
+}
+
 static void test_bpe(const char *dir) {
     Config cfg;
     PreparedData p;
@@ -297,7 +506,7 @@ static void test_bpe(const char *dir) {
     SubwordSampler *s = NULL;
     const Dataset *e;
     SubwordEpochStats es;
-    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s), NMT_OK);
+    CHECK_EQ_INT(subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s), NMT_OK);
     if (s && subword_sampler_epoch(s, 0, &e, &es) == NMT_OK) {
         check_epoch_shape(&p, e, "bpe");
         Snapshot e0 = snap(e);
@@ -336,7 +545,7 @@ static void test_contradictions(const char *dir) {
         cfg.data.tokenizer = CFG_TOKENIZER_SPM;
         cfg.data.spm_sample_alpha = 0.2;
         SubwordSampler *s = NULL;
-        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s);
+        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s);
         CHECK(st == NMT_ERR_CONFIG && !s, "word tokenizers: status %d", st);
         CHECK_CONTAINS(nmt_error_message(), "data.spm_sample_alpha: subword sampling needs SentencePiece");
         subword_sampler_free(s);
@@ -346,7 +555,7 @@ static void test_contradictions(const char *dir) {
         char *init_from = cfg.train.init_from;
         cfg.train.init_from = (char *)"/runs/words/best.nmt";
         cfg.data.tokenizer = CFG_TOKENIZER_WORD;
-        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, &s);
+        st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &s);
         CHECK(st == NMT_ERR_CONFIG && !s, "data.tokenizer word of train.init_from: status %d", st);
         CHECK_CONTAINS(nmt_error_message(), "got word (the tokenizers and their keys are those of train.init_from");
         cfg.train.init_from = init_from;
@@ -363,6 +572,8 @@ int main(void) {
     write_corpus(dir, 300);
     test_unigram(dir);
     test_bpe(dir);
+    test_guided(dir);
+    test_sample_spans(dir);
     test_contradictions(dir);
     return test_summary("test_subword_sampling");
 }

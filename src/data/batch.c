@@ -238,9 +238,10 @@ NmtStatus batcher_set_alignments(Batcher *b, const GuidedAlignments *g) {
     return NMT_OK;
 }
 
-NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d) {
-    if (b->align)
-        return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset for one with alignments");
+NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d, const GuidedAlignments *g) {
+    if (!b->align != !g)
+        return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset %s alignments for one %s", g ? "with" : "without",
+                        b->align ? "with" : "without");
     if (d->n_pairs != b->n)
         return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset of %lld pairs for one of %lld",
                         (long long)d->n_pairs, (long long)b->n);
@@ -252,6 +253,11 @@ NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d) {
                             "first one's [%d, %d] and [%d, %d]",
                             (long long)i, s, t - 1, b->min_src, b->lim.max_S, b->min_tgt_cells - 1,
                             b->lim.max_T - 1);
+    }
+    if (g) {
+        NmtStatus st = guided_alignments_check(g, d, "batcher: the new dataset's alignments");
+        if (st) return st == NMT_ERR_FORMAT ? NMT_ERR_RUNTIME : st;
+        b->align = g;
     }
     b->d = d;
     b->plan_epoch = -1;

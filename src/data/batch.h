@@ -90,7 +90,8 @@ void batcher_free(Batcher *b); /* NULL is a no-op */
 /* Batches carry alignment rows (Batch.align) from now on: g's links of
  * the dataset's pairs (borrowed: it must outlive the batcher). Allocates
  * the rows (max T*B cells x max S floats). NMT_ERR_RUNTIME when g is not
- * of the dataset's pairs. batcher_set_dataset then refuses. */
+ * of the dataset's pairs. batcher_set_dataset then takes a dataset only
+ * with its alignments. */
 NmtStatus batcher_set_alignments(Batcher *b, const GuidedAlignments *g);
 
 /* Replaces the dataset from the current epoch on (subword sampling gives
@@ -99,8 +100,10 @@ NmtStatus batcher_set_alignments(Batcher *b, const GuidedAlignments *g);
  * the first. It must hold as many pairs as the first, each side's lengths
  * within the first dataset's shortest and longest of that side (so
  * batcher_limits still hold); otherwise NMT_ERR_RUNTIME and nothing
- * changes. Never allocates. */
-NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d);
+ * changes. g: the new dataset's alignments (borrowed like d), given
+ * exactly when the batcher has alignments (batcher_set_alignments), of as
+ * many pairs, each link within its pair's lengths. Never allocates. */
+NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d, const GuidedAlignments *g);
 
 /* Fills *out with the next batch and sets *got = 1; at the end of an epoch
  * sets *got = 0 and moves to the start of the next epoch, so the call after

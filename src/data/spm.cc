@@ -227,6 +227,19 @@ NmtStatus grow_ids(int32_t **ids, int *capacity, size_t need) {
     return NMT_OK;
 }
 
+// Makes sure *spans holds the entries grow_ids gives *ids for `need`.
+NmtStatus grow_spans(TokenSpan **spans, int capacity, size_t need) {
+    if (need > (size_t)INT_MAX) return nmt_fail(NMT_ERR_RUNTIME, "spm encode: too many tokens");
+    if ((int)need <= capacity && *spans) return NMT_OK;
+    size_t cap = capacity > 0 ? (size_t)capacity : 64;
+    while (cap < need) cap *= 2;
+    if (cap > (size_t)INT_MAX) cap = (size_t)INT_MAX;
+    void *p = nmt_realloc(*spans, cap * sizeof(TokenSpan));
+    if (!p) return nmt_fail_nomem("spm encode");
+    *spans = (TokenSpan *)p;
+    return NMT_OK;
+}
+
 // Hands an encoding to C: into *ids (grown as needed), its length in *n_ids.
 NmtStatus copy_ids(const std::vector<int> &from, int32_t **ids, int *n_ids, int *capacity) {
     NmtStatus s = grow_ids(ids, capacity, from.size() ? from.size() : 1);
@@ -446,21 +459,42 @@ extern "C" NmtStatus spm_encode_spans(const SpmModel *m, const char *text, size_
     }
 }
 
-extern "C" NmtStatus spm_sample_encode(const SpmModel *m, const char *text, size_t len, double alpha,
-                                       uint64_t key, int32_t **ids, int *n_ids, int *capacity) {
+extern "C" NmtStatus spm_sample_encode_spans(const SpmModel *m, const char *text, size_t len, double alpha,
+                                             uint64_t key, int32_t **ids, TokenSpan **spans, int *n_ids,
+                                             int *capacity) {
     *n_ids = 0;
     try {
-        thread_local std::vector<int> tl_ids;
+        thread_local spm::ImmutableSentencePieceText tl_spt;
         std::seed_seq seq{(uint32_t)key, (uint32_t)(key >> 32)};
         spm::random::GetRandomGenerator()->seed(seq);
         // nbest_size -1: the whole lattice (forward filtering, backward
         // sampling) for unigram; BPE ignores it (alpha is the merge dropout)
-        spm::util::Status st = m->proc.SampleEncode(absl::string_view(text, len), -1, (float)alpha, &tl_ids);
+        spm::util::Status st =
+            m->proc.SampleEncode(absl::string_view(text, len), -1, (float)alpha, tl_spt.mutable_proto());
         if (!st.ok()) return nmt_fail(NMT_ERR_RUNTIME, "spm sample encode: %s", st.error_message());
-        return copy_ids(tl_ids, ids, n_ids, capacity);
+        size_t n = tl_spt.pieces_size();
+        // spans first: *capacity only grows once both hold it
+        NmtStatus s = spans ? grow_spans(spans, *capacity, n ? n : 1) : NMT_OK;
+        if (s == NMT_OK) s = grow_ids(ids, capacity, n ? n : 1);
+        if (s != NMT_OK) return s;
+        for (size_t i = 0; i < n; i++) {
+            auto piece = tl_spt.pieces((int)i);
+            (*ids)[i] = (int32_t)piece.id();
+            if (spans) {
+                (*spans)[i].begin = piece.begin();
+                (*spans)[i].end = piece.end();
+            }
+        }
+        *n_ids = (int)n;
+        return NMT_OK;
     } catch (...) {
         return fail_from_exception("spm sample encode");
     }
+}
+
+extern "C" NmtStatus spm_sample_encode(const SpmModel *m, const char *text, size_t len, double alpha,
+                                       uint64_t key, int32_t **ids, int *n_ids, int *capacity) {
+    return spm_sample_encode_spans(m, text, len, alpha, key, ids, nullptr, n_ids, capacity);
 }
 
 extern "C" NmtStatus spm_decode_spans(const SpmModel *m, const int32_t *ids, int n, char **text, TokenSpan *spans) {

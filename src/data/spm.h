@@ -62,6 +62,11 @@ NmtStatus spm_decode_spans(const SpmModel *m, const int32_t *ids, int n, char **
  * a function of (model, text, alpha, key) only. */
 NmtStatus spm_sample_encode(const SpmModel *m, const char *text, size_t len, double alpha,
                             uint64_t key, int32_t **ids, int *n_ids, int *capacity);
+/* As spm_sample_encode (the same draw for the same key), with each piece's
+ * bytes in the input in *spans when spans is not NULL: *ids and *spans are
+ * grown together, both to *capacity entries. */
+NmtStatus spm_sample_encode_spans(const SpmModel *m, const char *text, size_t len, double alpha,
+                                  uint64_t key, int32_t **ids, TokenSpan **spans, int *n_ids, int *capacity);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,16 @@
 /* subword_sampling.c: the SubwordSampler (subword_sampling.h): the training
  * sentences of the prepared pairs held as text, checked against the cache,
  * and each epoch's keyed random segmentation of them, drawn in parallel
- * (OpenMP) in blocks of pairs and appended in pair order. */
+ * (OpenMP) in blocks of pairs and appended in pair order; under guided
+ * alignment also each pair's word alignment, mapped onto every epoch's
+ * segmentation through the drawn tokens' bytes. */
 #include "data/subword_sampling.h"
 
 #include <string.h>
 #include <time.h>
 
 #include "data/corpus.h"
+#include "data/guided_align.h"
 #include "data/rng.h"
 
 /* Pairs drawn together before they are appended to the epoch's dataset:
@@ -15,6 +18,9 @@
  * hold more than SAMPLE_BLOCK_IDS ids (64 MB). */
 #define SAMPLE_BLOCK_PAIRS 4096
 #define SAMPLE_BLOCK_IDS (1 << 24)
+/* ... or SAMPLE_BLOCK_IDS / 4 ids under guided alignment, whose spans take
+ * 16 bytes a token (64 MB a side) */
+#define SAMPLE_BLOCK_IDS_GUIDED (SAMPLE_BLOCK_IDS / 4)
 
 enum { SIDE_SRC = 0, SIDE_TGT = 1 };
 
@@ -40,6 +46,17 @@ struct SubwordSampler {
     int32_t *block_ids[2];
     int *block_len[2];
     const volatile sig_atomic_t *stop; /* a signal's flag (NULL: none) */
+    /* guided alignment (best_align not NULL; both sides' text is held) */
+    const GuidedAlignments *best_align; /* the cache's links of the best segmentation (borrowed) */
+    const char *align_path;             /* data.train_align, for messages */
+    int64_t *word_offset;               /* (n_pairs + 1): pair i's word pairs are */
+    int32_t *word_pairs;                /* word_pairs[2k], [2k + 1] (source, target word) for
+                                           word_offset[i] <= k < word_offset[i + 1] */
+    int64_t word_pairs_cap;             /* in pairs */
+    TokenSpan *block_spans[2];          /* the block's tokens' bytes, as block_ids */
+    int32_t **block_links;              /* (block_pairs) pair j's token links, grown as needed */
+    int *block_n_links, *block_links_cap;
+    GuidedAlignments *epoch_align;      /* the last epoch's links */
 };
 
 static double now_seconds(void) {
@@ -63,6 +80,9 @@ static int best_len(const Dataset *d, int side, int64_t i) {
     return side == SIDE_SRC ? dataset_src_len(d, i) : dataset_tgt_len(d, i);
 }
 
+/* Both sides' text is held under guided alignment (its words' bytes). */
+static int held(const SubwordSampler *s, int side) { return s->sampled[side] || s->best_align; }
+
 static const char *side_text(const SubwordSampler *s, int side, int64_t i, size_t *len) {
     const SideText *t = &s->side[side];
     *len = (size_t)(t->offset[i + 1] - t->offset[i]);
@@ -83,7 +103,16 @@ void subword_sampler_free(SubwordSampler *s) {
         nmt_free(s->side[side].offset);
         nmt_free(s->block_ids[side]);
         nmt_free(s->block_len[side]);
+        nmt_free(s->block_spans[side]);
     }
+    if (s->block_links)
+        for (int64_t j = 0; j < s->block_pairs; j++) nmt_free(s->block_links[j]);
+    nmt_free(s->block_links);
+    nmt_free(s->block_n_links);
+    nmt_free(s->block_links_cap);
+    nmt_free(s->word_offset);
+    nmt_free(s->word_pairs);
+    guided_alignments_free(s->epoch_align);
     dataset_free(s->epoch);
     nmt_free(s);
 }
@@ -103,16 +132,67 @@ static NmtStatus side_text_add(SideText *t, int64_t i, const char *text, size_t 
     return NMT_OK;
 }
 
-/* Reads the corpus lines of the prepared pairs (Dataset.line_no, rising). */
+/* Appends pair k's word alignment, line `line` of data.train_align (text
+ * the pair's sentences, for their word counts), to the held word pairs. */
+static NmtStatus add_word_pairs(SubwordSampler *s, int64_t k, const char *line, size_t len, int64_t line_no,
+                                const char *const text[2], const size_t text_len[2]) {
+    int32_t *pairs = NULL;
+    int n = 0, cap = 0;
+    NmtStatus st = guided_align_parse_line(line, len, guided_align_count_words(text[SIDE_SRC], text_len[SIDE_SRC]),
+                                           guided_align_count_words(text[SIDE_TGT], text_len[SIDE_TGT]), &pairs,
+                                           &n, &cap);
+    if (st) nmt_error_prefix("%s:%lld", s->align_path, (long long)line_no);
+    int64_t at = s->word_offset[k];
+    if (!st && at + n > s->word_pairs_cap) {
+        int64_t c = s->word_pairs_cap ? s->word_pairs_cap : 4096;
+        while (c < at + n) c *= 2;
+        int32_t *p = nmt_realloc(s->word_pairs, (size_t)c * 2 * sizeof *p);
+        if (p) {
+            s->word_pairs = p;
+            s->word_pairs_cap = c;
+        } else {
+            st = nmt_fail_nomem("subword sampling: holding the word alignments");
+        }
+    }
+    if (!st) {
+        if (n) memcpy(s->word_pairs + 2 * at, pairs, (size_t)n * 2 * sizeof *pairs);
+        s->word_offset[k + 1] = at + n;
+    }
+    nmt_free(pairs);
+    return st;
+}
+
+/* The line of data.train_align for corpus line line_no (lines rising). */
+static NmtStatus align_line(SubwordSampler *s, LineReader *r, int64_t line_no, const char **line, size_t *len) {
+    while (line_reader_line_no(r) < line_no) {
+        int got = 0;
+        NmtStatus st = line_reader_next(r, line, len, &got);
+        if (st) return st;
+        if (!got)
+            return nmt_fail(NMT_ERR_FORMAT, "%s: has no line %lld, a pair of the prepared cache (data.cache_dir); "
+                            "the alignment file changed since `nmt prepare`: run it again with --force",
+                            s->align_path, (long long)line_no);
+    }
+    return NMT_OK;
+}
+
+/* Reads the corpus lines of the prepared pairs (Dataset.line_no, rising),
+ * and under guided alignment their lines of data.train_align. */
 static NmtStatus read_sentences(SubwordSampler *s) {
     const Dataset *d = s->best;
     for (int side = 0; side < 2; side++) {
-        if (!s->sampled[side]) continue;
+        if (!held(s, side)) continue;
         s->side[side].offset = nmt_calloc((size_t)d->n_pairs + 1, sizeof(int64_t));
         if (!s->side[side].offset) return nmt_fail_nomem("subword sampling: holding the training sentences");
     }
     ParallelReader *r = NULL;
+    LineReader *ar = NULL;
     NmtStatus st = parallel_reader_open(s->path[SIDE_SRC], s->path[SIDE_TGT], &r);
+    if (!st && s->best_align) {
+        s->word_offset = nmt_calloc((size_t)d->n_pairs + 1, sizeof(int64_t));
+        st = s->word_offset ? line_reader_open(s->align_path, &ar)
+                            : nmt_fail_nomem("subword sampling: holding the word alignments");
+    }
     int64_t k = 0;
     while (!st && k < d->n_pairs) {
         const char *text[2];
@@ -126,10 +206,17 @@ static NmtStatus read_sentences(SubwordSampler *s) {
         }
         if (parallel_reader_line_no(r) != d->line_no[k]) continue;
         for (int side = 0; side < 2 && !st; side++)
-            if (s->sampled[side]) st = side_text_add(&s->side[side], k, text[side], len[side]);
+            if (held(s, side)) st = side_text_add(&s->side[side], k, text[side], len[side]);
+        if (!st && ar) {
+            const char *line = NULL;
+            size_t line_len = 0;
+            st = align_line(s, ar, d->line_no[k], &line, &line_len);
+            if (!st) st = add_word_pairs(s, k, line, line_len, d->line_no[k], text, len);
+        }
         k++;
     }
     parallel_reader_close(r);
+    line_reader_close(ar);
     if (!st && k < d->n_pairs)
         st = nmt_fail(NMT_ERR_FORMAT,
                       "%s: has no line %lld, a pair of the prepared cache (data.cache_dir); the corpus "
@@ -185,9 +272,77 @@ static NmtStatus check_sentences(SubwordSampler *s) {
     return NMT_OK;
 }
 
+/* Pair i's best segmentation of `side` with its tokens' bytes, in new
+ * arrays *spans (nmt_free it) of *n: NMT_ERR_FORMAT unless the ids are the
+ * cache's. */
+static NmtStatus best_spans(const SubwordSampler *s, int side, int64_t i, TokenSpan **spans, int *n) {
+    size_t len;
+    const char *text = side_text(s, side, i, &len);
+    int32_t *ids = NULL;
+    NmtStatus st = tokenizer_encode_spans(s->tok[side], text, len, &ids, spans, n);
+    if (!st && (*n != best_len(s->best, side, i) || memcmp(ids, best_ids(s->best, side, i), (size_t)*n * sizeof *ids)))
+        st = NMT_ERR_FORMAT;
+    nmt_free(ids);
+    return st;
+}
+
+/* Pair i's token links (word pairs through both sides' spans) into the
+ * caller's buffer. */
+static NmtStatus pair_links(const SubwordSampler *s, int64_t i, const TokenSpan *src_spans, int n_src,
+                            const TokenSpan *tgt_spans, int n_tgt, int32_t **links, int *n_links, int *cap) {
+    size_t src_len, tgt_len;
+    const char *src = side_text(s, SIDE_SRC, i, &src_len), *tgt = side_text(s, SIDE_TGT, i, &tgt_len);
+    int64_t w = s->word_offset[i];
+    return guided_align_token_links(s->word_pairs + 2 * w, (int)(s->word_offset[i + 1] - w), src, src_len, src_spans,
+                                    n_src, tgt, tgt_len, tgt_spans, n_tgt, links, n_links, cap);
+}
+
+/* Guided alignment: each pair's word alignment mapped onto its best
+ * segmentation must give the cache's token links (train.aln), else the
+ * alignment file, corpus or tokenizers changed since it was made. */
+static NmtStatus check_alignments(SubwordSampler *s) {
+    const Dataset *d = s->best;
+    const GuidedAlignments *g = s->best_align;
+    if (g->n_pairs != d->n_pairs)
+        return nmt_fail(NMT_ERR_FORMAT, "%s: alignments of %lld pairs in the prepared cache (data.cache_dir) for "
+                        "%lld pairs: run `nmt prepare` again with --force", s->align_path, (long long)g->n_pairs,
+                        (long long)d->n_pairs);
+    int64_t first_bad = d->n_pairs;
+#pragma omp parallel
+    {
+        int32_t *links = NULL;
+        int n_links = 0, cap = 0;
+#pragma omp for schedule(dynamic, 256)
+        for (int64_t i = 0; i < d->n_pairs; i++) {
+            if (stopped(s)) continue;
+            TokenSpan *spans[2] = {NULL, NULL};
+            int n[2] = {0, 0};
+            NmtStatus st = best_spans(s, SIDE_SRC, i, &spans[SIDE_SRC], &n[SIDE_SRC]);
+            if (!st) st = best_spans(s, SIDE_TGT, i, &spans[SIDE_TGT], &n[SIDE_TGT]);
+            if (!st) st = pair_links(s, i, spans[SIDE_SRC], n[SIDE_SRC], spans[SIDE_TGT], n[SIDE_TGT], &links,
+                                     &n_links, &cap);
+            int64_t at = g->offset[i];
+            if (st || n_links != g->offset[i + 1] - at ||
+                (n_links && memcmp(links, g->links + 2 * at, (size_t)n_links * 2 * sizeof *links))) {
+#pragma omp critical(subword_first_bad)
+                if (i < first_bad) first_bad = i;
+            }
+            nmt_free(spans[SIDE_SRC]);
+            nmt_free(spans[SIDE_TGT]);
+        }
+        nmt_free(links);
+    }
+    if (stopped(s)) return stop_fail();
+    if (first_bad == d->n_pairs) return NMT_OK;
+    return nmt_fail(NMT_ERR_FORMAT,
+                    "%s:%lld: the pair's word alignment maps onto other token links than the prepared cache "
+                    "(data.cache_dir) holds; the alignment file, corpus or tokenizers changed since `nmt prepare`: "
+                    "run it again with --force", s->align_path, (long long)d->line_no[first_bad]);
+}
+
 NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
-                                 const Dataset *train, const volatile sig_atomic_t *stop,
-                                 SubwordSampler **out) {
+                                 const Dataset *train, const GuidedAlignments *train_align,
+                                 const volatile sig_atomic_t *stop, SubwordSampler **out) {
     *out = NULL;
     const DataConfig *dc = &cfg->data;
     NMT_ASSERT(dc->spm_sample_alpha > 0 && train->n_pairs > 0 && train->line_no);
@@ -205,6 +360,9 @@ NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, co
     s->sampled[SIDE_SRC] = dc->spm_sample_sides != CFG_SAMPLE_TGT;
     s->sampled[SIDE_TGT] = dc->spm_sample_sides != CFG_SAMPLE_SRC;
     s->seed = (uint64_t)cfg->train.seed;
+    s->best_align = train_align;
+    s->align_path = dc->train_align;
+    NMT_ASSERT(!train_align || (dc->train_align && dc->train_align[0]));
     for (int side = 0; side < 2; side++) {
         if (s->sampled[side] && tokenizer_kind(s->tok[side]) != TOKENIZER_SPM) {
             subword_sampler_free(s);
@@ -221,20 +379,33 @@ NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, co
         }
     }
     int longest = s->hi[SIDE_SRC] > s->hi[SIDE_TGT] ? s->hi[SIDE_SRC] : s->hi[SIDE_TGT];
-    s->block_pairs = SAMPLE_BLOCK_IDS / (longest > 0 ? longest : 1);
+    s->block_pairs = (train_align ? SAMPLE_BLOCK_IDS_GUIDED : SAMPLE_BLOCK_IDS) / (longest > 0 ? longest : 1);
     if (s->block_pairs > SAMPLE_BLOCK_PAIRS) s->block_pairs = SAMPLE_BLOCK_PAIRS;
     if (s->block_pairs < 1) s->block_pairs = 1;
     for (int side = 0; side < 2; side++) {
         s->block_ids[side] = nmt_malloc((size_t)s->block_pairs * (size_t)s->hi[side] * sizeof(int32_t));
         s->block_len[side] = nmt_malloc((size_t)s->block_pairs * sizeof(int));
-        if (!s->block_ids[side] || !s->block_len[side]) {
+        if (train_align)
+            s->block_spans[side] = nmt_malloc((size_t)s->block_pairs * (size_t)s->hi[side] * sizeof(TokenSpan));
+        if (!s->block_ids[side] || !s->block_len[side] || (train_align && !s->block_spans[side])) {
             subword_sampler_free(s);
             return nmt_fail_nomem("subword sampling");
         }
     }
-    st = dataset_create(&s->epoch);
+    if (train_align) {
+        s->block_links = nmt_calloc((size_t)s->block_pairs, sizeof *s->block_links);
+        s->block_n_links = nmt_calloc((size_t)s->block_pairs, sizeof *s->block_n_links);
+        s->block_links_cap = nmt_calloc((size_t)s->block_pairs, sizeof *s->block_links_cap);
+        if (!s->block_links || !s->block_n_links || !s->block_links_cap) {
+            subword_sampler_free(s);
+            return nmt_fail_nomem("subword sampling");
+        }
+        st = guided_alignments_create(&s->epoch_align);
+    }
+    if (!st) st = dataset_create(&s->epoch);
     if (!st) st = read_sentences(s);
     if (!st) st = check_sentences(s);
+    if (!st && train_align) st = check_alignments(s);
     if (st) {
         subword_sampler_free(s);
         return st;
@@ -243,9 +414,10 @@ NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, co
     return NMT_OK;
 }
 
-/* Draws side `side` of pairs [from, from + count) into the block. Returns
- * the first pair whose draw failed (from + count when none) and adds the
- * sides kept at their best segmentation to *kept_best. */
+/* Draws side `side` of pairs [from, from + count) into the block, with
+ * the tokens' bytes under guided alignment. Returns the first pair whose
+ * draw failed (from + count when none) and adds the sides kept at their
+ * best segmentation to *kept_best. */
 static int64_t draw_block(SubwordSampler *s, int side, int64_t epoch, int64_t from, int64_t count,
                           int64_t *kept_best) {
     const Dataset *d = s->best;
@@ -253,34 +425,69 @@ static int64_t draw_block(SubwordSampler *s, int side, int64_t epoch, int64_t fr
 #pragma omp parallel reduction(+ : kept)
     {
         int32_t *ids = NULL;
+        TokenSpan *spans = NULL;
         int n = 0, cap = 0;
+        int guided = s->best_align != NULL;
 #pragma omp for schedule(dynamic, 64)
         for (int64_t j = 0; j < count; j++) {
             if (stopped(s)) continue; /* the block is thrown away */
             int64_t i = from + j;
             const int32_t *take = best_ids(d, side, i);
+            const TokenSpan *take_spans = NULL;
             int len = best_len(d, side, i);
+            NmtStatus st = NMT_OK;
             if (s->sampled[side]) {
                 size_t text_len;
                 const char *text = side_text(s, side, i, &text_len);
                 uint64_t key = draw_key(s->seed, epoch, d->line_no[i], side);
-                if (tokenizer_sample_encode_buf(s->tok[side], text, text_len, s->alpha, key, &ids, &n, &cap)) {
-#pragma omp critical(subword_first_bad)
-                    if (i < first_bad) first_bad = i;
-                } else if (n >= s->lo[side] && n <= s->hi[side]) {
+                st = tokenizer_sample_encode_spans_buf(s->tok[side], text, text_len, s->alpha, key, &ids,
+                                                       guided ? &spans : NULL, &n, &cap);
+                if (!st && n >= s->lo[side] && n <= s->hi[side]) {
                     take = ids;
+                    take_spans = spans;
                     len = n;
-                } else {
+                } else if (!st) {
                     kept++;
                 }
             }
-            memcpy(s->block_ids[side] + (size_t)j * (size_t)s->hi[side], take, (size_t)len * sizeof *take);
+            TokenSpan *best = NULL;
+            int n_best = 0;
+            if (!st && guided && !take_spans) {
+                st = best_spans(s, side, i, &best, &n_best);
+                take_spans = best;
+            }
+            if (st) {
+#pragma omp critical(subword_first_bad)
+                if (i < first_bad) first_bad = i;
+                nmt_free(best);
+                continue;
+            }
+            size_t at = (size_t)j * (size_t)s->hi[side];
+            memcpy(s->block_ids[side] + at, take, (size_t)len * sizeof *take);
+            if (guided) memcpy(s->block_spans[side] + at, take_spans, (size_t)len * sizeof *take_spans);
             s->block_len[side][j] = len;
+            nmt_free(best);
         }
         nmt_free(ids);
+        nmt_free(spans);
     }
     *kept_best += kept;
     return first_bad;
+}
+
+/* Guided alignment: the token links of the block's pairs [from, from +
+ * count) as drawn (block_spans) into block_links. */
+static NmtStatus link_block(SubwordSampler *s, int64_t from, int64_t count) {
+    int failed = 0;
+#pragma omp parallel for schedule(dynamic, 64) reduction(| : failed)
+    for (int64_t j = 0; j < count; j++) {
+        size_t at[2] = {(size_t)j * (size_t)s->hi[SIDE_SRC], (size_t)j * (size_t)s->hi[SIDE_TGT]};
+        if (pair_links(s, from + j, s->block_spans[SIDE_SRC] + at[SIDE_SRC], s->block_len[SIDE_SRC][j],
+                       s->block_spans[SIDE_TGT] + at[SIDE_TGT], s->block_len[SIDE_TGT][j], &s->block_links[j],
+                       &s->block_n_links[j], &s->block_links_cap[j]))
+            failed = 1;
+    }
+    return failed ? nmt_fail_nomem("subword sampling: mapping the word alignments onto the tokens") : NMT_OK;
 }
 
 NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset **out, SubwordEpochStats *stats) {
@@ -290,6 +497,7 @@ NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset 
     double start = now_seconds();
     SubwordEpochStats sum = {0};
     e->n_pairs = 0; /* offsets[0] stays 0: the pairs are appended anew */
+    if (s->epoch_align) s->epoch_align->n_pairs = 0; /* likewise */
     NmtStatus st = NMT_OK;
     for (int64_t from = 0; !st && from < d->n_pairs; from += s->block_pairs) {
         int64_t count = d->n_pairs - from < s->block_pairs ? d->n_pairs - from : s->block_pairs;
@@ -309,13 +517,19 @@ NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset 
                 nmt_error_prefix("%s:%lld", s->path[side], (long long)d->line_no[bad]);
             }
         }
+        if (!st && s->best_align) st = link_block(s, from, count);
         for (int64_t j = 0; !st && j < count; j++) {
             const int32_t *src = s->block_ids[SIDE_SRC] + (size_t)j * (size_t)s->hi[SIDE_SRC];
             const int32_t *tgt = s->block_ids[SIDE_TGT] + (size_t)j * (size_t)s->hi[SIDE_TGT];
             st = dataset_add(e, src, s->block_len[SIDE_SRC][j], tgt, s->block_len[SIDE_TGT][j], d->line_no[from + j]);
+            if (!st && s->best_align) st = guided_alignments_add(s->epoch_align, s->block_links[j], s->block_n_links[j]);
         }
     }
     if (st) return st;
+    if (s->best_align) {
+        sum.links = s->epoch_align->offset[s->epoch_align->n_pairs];
+        sum.best_links = s->best_align->offset[s->best_align->n_pairs];
+    }
     sum.src_tokens = e->src_offset[e->n_pairs];
     sum.tgt_tokens = e->tgt_offset[e->n_pairs];
     sum.best_src_tokens = d->src_offset[d->n_pairs];
@@ -324,4 +538,8 @@ NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset 
     if (stats) *stats = sum;
     *out = e;
     return NMT_OK;
+}
+
+const GuidedAlignments *subword_sampler_alignments(const SubwordSampler *s) {
+    return s->best_align && s->epoch_align->n_pairs == s->best->n_pairs ? s->epoch_align : NULL;
 }

@@ -14,7 +14,13 @@
  * A draw whose length falls outside the shortest and longest length of its
  * side in the prepared dataset keeps the best segmentation for that side,
  * so the batcher's limits (and the memory sized by them) hold and no side
- * exceeds data.max_len; the epoch's statistics count such sides. */
+ * exceeds data.max_len; the epoch's statistics count such sides.
+ *
+ * Guided alignment (data.train_align) maps each pair's word alignment onto
+ * every epoch's segmentation: the words a drawn token covers come from its
+ * bytes in the sentence (SentencePiece's spans of the draw), as for the
+ * best segmentation in the prepared cache (guided_align.h), so a word
+ * drawn as several pieces links each of them. */
 #ifndef NMT_DATA_SUBWORD_SAMPLING_H
 #define NMT_DATA_SUBWORD_SAMPLING_H
 
@@ -24,6 +30,7 @@
 #include "common.h"
 #include "config.h"
 #include "data/dataset.h"
+#include "data/guided_align.h"
 #include "data/tokenizer.h"
 
 typedef struct SubwordSampler SubwordSampler;
@@ -33,6 +40,7 @@ typedef struct {
     int64_t src_tokens, tgt_tokens;           /* sampled dataset */
     int64_t best_src_tokens, best_tgt_tokens; /* the prepared (best) dataset */
     int64_t kept_best;                        /* sampled sides outside the length range */
+    int64_t links, best_links;                /* guided alignment's token links: sampled, best */
     double seconds;                           /* wall time of the draw */
 } SubwordEpochStats;
 
@@ -48,10 +56,16 @@ typedef struct {
  * poll it between pairs, so a signal does not wait for a whole pass over
  * the corpus (minutes on a large one); once it is non-zero they return
  * NMT_STOPPED. A stopped draw leaves the epoch's dataset unusable until
- * the next subword_sampler_epoch that completes. */
+ * the next subword_sampler_epoch that completes.
+ *
+ * train_align (may be NULL; borrowed): the token links of `train` (the
+ * prepared cache's train.aln) when training with guided alignment: the
+ * sampler then reads cfg's data.train_align lines of the pairs too, and
+ * checks that they map onto the best segmentation as train_align holds
+ * (an error naming the file and line when not). */
 NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
-                                 const Dataset *train, const volatile sig_atomic_t *stop,
-                                 SubwordSampler **out);
+                                 const Dataset *train, const GuidedAlignments *train_align,
+                                 const volatile sig_atomic_t *stop, SubwordSampler **out);
 void subword_sampler_free(SubwordSampler *s); /* NULL is a no-op */
 
 /* The segmentation of `epoch` (from 0) in *out: the same pairs as the
@@ -59,5 +73,11 @@ void subword_sampler_free(SubwordSampler *s); /* NULL is a no-op */
  * sampler, valid until its next call or its free. stats may be NULL.
  * NMT_STOPPED when the stop flag was set (see subword_sampler_create). */
 NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset **out, SubwordEpochStats *stats);
+
+/* Made with train_align: the token links of the last completed epoch's
+ * segmentation (owned by the sampler, valid until its next epoch or its
+ * free; the pairs of subword_sampler_epoch's dataset, in its order), else
+ * NULL. */
+const GuidedAlignments *subword_sampler_alignments(const SubwordSampler *s);
 
 #endif

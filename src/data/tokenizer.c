@@ -184,6 +184,14 @@ NmtStatus tokenizer_sample_encode_buf(const Tokenizer *t, const char *text, size
     return spm_sample_encode(t->spm, text, len, alpha, key, ids, n_ids, capacity);
 }
 
+NmtStatus tokenizer_sample_encode_spans_buf(const Tokenizer *t, const char *text, size_t len, double alpha,
+                                            uint64_t key, int32_t **ids, TokenSpan **spans, int *n_ids,
+                                            int *capacity) {
+    if (t->kind != TOKENIZER_SPM)
+        return nmt_fail(NMT_ERR_CONFIG, "subword sampling needs a SentencePiece tokenizer, not words");
+    return spm_sample_encode_spans(t->spm, text, len, alpha, key, ids, spans, n_ids, capacity);
+}
+
 NmtStatus tokenizer_encode(const Tokenizer *t, const char *text, size_t len,
                            int32_t **ids, int *n_ids) {
     *ids = NULL;

@@ -181,6 +181,10 @@ NmtStatus tokenizer_encode(const Tokenizer *t, const char *text, size_t len,
  * at the end (also after an error). */
 NmtStatus tokenizer_encode_buf(const Tokenizer *t, const char *text, size_t len,
                                int32_t **ids, int *n_ids, int *capacity);
+/* The bytes of a text that a token stands for: text[begin..end). */
+typedef struct {
+    size_t begin, end;
+} TokenSpan;
 /* As tokenizer_encode_buf, but a segmentation drawn at random for subword
  * regularization (spm_sample_encode: unigram lattice sampling with inverse
  * temperature alpha, or BPE-dropout with probability alpha), a function of
@@ -188,15 +192,18 @@ NmtStatus tokenizer_encode_buf(const Tokenizer *t, const char *text, size_t len,
  * tokenizer is an NMT_ERR_CONFIG error. */
 NmtStatus tokenizer_sample_encode_buf(const Tokenizer *t, const char *text, size_t len, double alpha,
                                       uint64_t key, int32_t **ids, int *n_ids, int *capacity);
+/* As tokenizer_sample_encode_buf (the same draw for the same key), with
+ * each token's bytes in text in *spans (guided alignment maps words onto a
+ * drawn segmentation with them): *ids and *spans are grown together, to
+ * *capacity entries each; pass the same two buffers every call. */
+NmtStatus tokenizer_sample_encode_spans_buf(const Tokenizer *t, const char *text, size_t len, double alpha,
+                                            uint64_t key, int32_t **ids, TokenSpan **spans, int *n_ids,
+                                            int *capacity);
 /* Decodes n ids into a new '\0'-terminated string *text (nmt_free it).
  * PAD, BOS and EOS are skipped. An id outside [0, vocab_size) is an
  * NMT_ERR_RUNTIME error. */
 NmtStatus tokenizer_decode(const Tokenizer *t, const int32_t *ids, int n, char **text);
 
-/* The bytes of a text that a token stands for: text[begin..end). */
-typedef struct {
-    size_t begin, end;
-} TokenSpan;
 /* As tokenizer_encode (new arrays *ids and *spans of *n_ids; nmt_free
  * both), and where each id came from in text[0..len): spm: the bytes of
  * the input (before normalization) that SentencePiece aligns to the piece,

@@ -247,7 +247,8 @@ static void resume_weights(Trainer *tr, const Checkpoint *ck, const char *path) 
 
 
 /* Subword sampling: the batcher takes `epoch`'s own segmentation of the
- * training pairs (before any batch of that epoch is planned or taken).
+ * training pairs (before any batch of that epoch is planned or taken),
+ * under guided alignment with its own token links.
  * NMT_STOPPED when a signal came during the draw (it does not wait for the
  * draw's end): the batcher's dataset is then unusable, so the caller stops
  * training at once. */
@@ -256,7 +257,7 @@ static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
     const Dataset *d;
     SubwordEpochStats es;
     NmtStatus st = subword_sampler_epoch(tr->sampler, epoch, &d, &es);
-    if (!st) st = batcher_set_dataset(tr->train_batches, d);
+    if (!st) st = batcher_set_dataset(tr->train_batches, d, tr->guided ? subword_sampler_alignments(tr->sampler) : NULL);
     if (!st && !tr->opt->quiet) {
         const DataConfig *dc = &tr->cfg->data;
         nmt_log_info("train: epoch %lld: subword sampling (data.spm_sample_alpha %g, %s): %.3fx the source and "
@@ -265,6 +266,10 @@ static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
                      (long long)epoch + 1, dc->spm_sample_alpha, sample_side_names[dc->spm_sample_sides],
                      (double)es.src_tokens / (double)es.best_src_tokens,
                      (double)es.tgt_tokens / (double)es.best_tgt_tokens, (long long)es.kept_best, es.seconds);
+        if (tr->guided)
+            nmt_log_info("train: epoch %lld: guided alignment on the sampled segmentation: %lld token links, "
+                         "%.3fx the best segmentation's", (long long)epoch + 1, (long long)es.links,
+                         (double)es.links / (double)(es.best_links ? es.best_links : 1));
     }
     return st;
 }
@@ -863,8 +868,8 @@ static NmtStatus setup(Trainer *tr) {
     tr->st.rng_state = rng.state;
     tr->st.rng_inc = rng.inc;
     if (tr->data.train && tr->cfg->data.spm_sample_alpha > 0) {
-        st = subword_sampler_create(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.train, &stop_signal,
-                                    &tr->sampler);
+        st = subword_sampler_create(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.train,
+                                    tr->guided ? tr->data.train_align : NULL, &stop_signal, &tr->sampler);
         if (st) return st;
     }
     if (tr->opt->resume) {
