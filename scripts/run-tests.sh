@@ -15,7 +15,10 @@
 # suite should stay well under 30 minutes on 2 cores).
 # Exit status: 0 only if all passed.
 set -u
-jobs=${NMT_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+# the cores: GNU nproc counts OMP_NUM_THREADS and OMP_THREAD_LIMIT, which
+# are the tests' threads, not the machine's cores
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)
+jobs=${NMT_TEST_JOBS:-$cores}
 if [ "${1:-}" = "-j" ]; then
   jobs=${2:-}
   shift 2 || shift
@@ -29,7 +32,6 @@ esac
 # running two OpenMP threads on two cores made each parallel loop wait for
 # a thread the other test held: test_attention_gain took 584 s instead of
 # 94 (2026-12-03). A test that asks for a number of threads gets it.
-cores=$(nproc 2>/dev/null || echo 1)
 side_by_side=$((jobs < $# ? jobs : $#))
 if [ -z "${OMP_NUM_THREADS:-}" ] && [ "$side_by_side" -gt 1 ]; then
   share=$((cores / side_by_side))
@@ -40,8 +42,17 @@ passed=0
 failed=0
 out=$(mktemp -d)
 run_start=$SECONDS
-# a signal stops the tests under way too
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$out"; exit 130' INT TERM
+# A signal stops the tests under way too, and whatever they started: each
+# test runs in a process group of its own (see the loop below), which the
+# signal goes to whole. Exit 128 + the signal's number.
+stop() {
+  local p
+  for p in $(jobs -p); do kill -TERM -- "-$p" 2>/dev/null; done
+  rm -rf "$out"
+  exit "$1"
+}
+trap 'stop 130' INT
+trap 'stop 143' TERM
 
 # run_one I PROG: runs PROG with its output in $out/I.log; then writes its
 # exit status and wall time to $out/I.done (last, so that a .done file
@@ -96,7 +107,11 @@ for i in "${!progs[@]}"; do
     wait -n
   done
   report_ended
-  run_one "$i" "${progs[$i]}" &
+  # job control on for the fork only: the test's own process group (its
+  # stdin /dev/null, as without job control)
+  set -m
+  run_one "$i" "${progs[$i]}" </dev/null &
+  set +m
 done
 wait
 report_ended

@@ -9,7 +9,8 @@
 # at a time in the given order, bad values refused; the output of tests
 # side by side not mixed; OMP_NUM_THREADS / OPENBLAS_NUM_THREADS as cores
 # / min(N, tests) when unset (with a fake nproc of 8 cores), kept when
-# set; SIGTERM: exit 130 and the runner's folder removed.
+# set; SIGTERM: exit 143, the test under way stopped, the runner's folder
+# removed.
 set -u
 . "$(dirname "$0")/lib.sh"
 # (no test_begin: this test needs no nmt binary)
@@ -20,8 +21,9 @@ if [ -n "${KEEP_TMP:-}" ]; then echo "tmp: $tmp (kept)"; else trap 'rm -rf "$tmp
 RUNNER=$ROOT/scripts/run-tests.sh
 t=$tmp/t
 mkdir -p "$t" "$tmp/bin" "$tmp/rt"
-# the runner's cores: FAKE_NPROC, else 8 (whatever this machine has)
-printf '#!/bin/sh\necho "${FAKE_NPROC:-8}"\n' >"$tmp/bin/nproc"
+# the runner's cores: FAKE_NPROC, else 8 (whatever this machine has);
+# like GNU nproc it says OMP_NUM_THREADS when that is set
+printf '#!/bin/sh\necho "${OMP_NUM_THREADS:-${FAKE_NPROC:-8}}"\n' >"$tmp/bin/nproc"
 chmod +x "$tmp/bin/nproc"
 
 # ---- the fake tests; MARKS is a fresh folder for each run of the runner
@@ -208,6 +210,9 @@ check '[ $rc -eq 0 ] && summary | grep -q "^run-tests: 3 tests in [0-9]* s, 8 at
 
 # ---- 6. thread counts: cores / min(jobs, tests) when unset, kept when set
 check '[ "$(cat "$M/omp" 2>/dev/null)" = "2 2" ]' "8 cores, 3 tests, 8 at a time: OMP and OpenBLAS threads $(cat "$M/omp" 2>/dev/null), want 2 2"
+runner OMP_NUM_THREADS=1 -- "$t/pass.sh" "$t/prog"
+check '[ $rc -eq 0 ] && summary | grep -q " 8 at a time (OMP_NUM_THREADS=1); "' \
+  "OMP_NUM_THREADS=1 (which GNU nproc says) took for the cores: $(said)"
 omp_case() { # JOBS TESTS WANT [VAR=VALUE...]
   local j=$1 n=$2 want=$3 tests=("$t/omp.sh" "$t/pass.sh" "$t/prog" "$t/skip.sh")
   shift 3
@@ -225,7 +230,7 @@ omp_case 1 2 "unset unset"
 omp_case 3 1 "unset unset"
 check 'summary | grep -q "^run-tests: 1 tests in [0-9]* s, 3 at a time; "' "summary of one test alone: '$(summary)'"
 
-# ---- 7. SIGTERM: exit 130, the runner's folder removed
+# ---- 7. SIGTERM: exit 143, the test under way stopped, the runner's folder removed
 M=$tmp/marks-term
 mkdir "$M"
 env -u OMP_NUM_THREADS -u NMT_TEST_JOBS PATH="$tmp/bin:$PATH" TMPDIR="$tmp/rt" MARKS="$M" \
@@ -235,11 +240,11 @@ for i in $(seq 200); do [ -e "$M/hang.started" ] && break; sleep 0.1; done
 kill -TERM $runner_pid
 wait $runner_pid
 rc=$?
-check '[ $rc -eq 130 ]' "SIGTERM: exit $rc, want 130: $(cat "$tmp/term.out")"
+check '[ $rc -eq 143 ]' "SIGTERM: exit $rc, want 143: $(cat "$tmp/term.out")"
 check '[ -z "$(ls -A "$tmp/rt")" ]' "after SIGTERM the runner left in its TMPDIR: $(ls -A "$tmp/rt")"
-# (not checked: that the test under way is stopped too. The trap's `kill
-# $(jobs -p)` reaches the subshell of run_one, not the test under it, which
-# runs on; it is stopped here)
-[ -s "$M/hang.pid" ] && kill "$(cat "$M/hang.pid")" 2>/dev/null
+hang_pid=$(cat "$M/hang.pid" 2>/dev/null)
+for i in $(seq 50); do kill -0 "$hang_pid" 2>/dev/null || break; sleep 0.1; done
+check '[ -n "$hang_pid" ] && ! kill -0 "$hang_pid" 2>/dev/null' "the test under way ($hang_pid) outlived the runner's SIGTERM"
+[ -n "$hang_pid" ] && kill "$hang_pid" 2>/dev/null
 
 test_end
