@@ -444,6 +444,28 @@ static void test_guided(const char *dir) {
     subword_sampler_free(s);
     s = NULL;
     cfg.data.spm_sample_alpha = 0.3;
+    /* with only the source sampled, a target that differs from the cache
+     * is still found (its links come from it): pair 7, line 10 */
+    Dataset *d = NULL;
+    CHECK_EQ_INT(dataset_create(&d), NMT_OK);
+    for (int64_t i = 0; d && i < p.train->n_pairs; i++) {
+        int32_t ids[128];
+        int n = dataset_tgt_len(p.train, i);
+        memcpy(ids, dataset_tgt(p.train, i), (size_t)n * 4);
+        if (i == 7) ids[0] = ids[0] == 5 ? 6 : 5;
+        dataset_add(d, dataset_src(p.train, i), dataset_src_len(p.train, i), ids, n, p.train->line_no[i]);
+    }
+    cfg.data.spm_sample_sides = CFG_SAMPLE_SRC;
+    st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, d, p.train_align, NULL, &s);
+    cfg.data.spm_sample_sides = CFG_SAMPLE_BOTH;
+    CHECK(st == NMT_ERR_FORMAT && !s, "an unsampled target that differs from the cache: status %d", st);
+    char want_tgt[1100];
+    snprintf(want_tgt, sizeof want_tgt, "%s:%lld: the line encodes to other ids", cfg.data.train_tgt,
+             (long long)p.train->line_no[7]);
+    CHECK_CONTAINS(nmt_error_message(), want_tgt);
+    subword_sampler_free(s);
+    s = NULL;
+    dataset_free(d);
     /* an alignment file changed since the cache: its line is named */
     char changed[1100];
     snprintf(changed, sizeof changed, "%s/changed.aln", dir);

@@ -225,13 +225,14 @@ static NmtStatus read_sentences(SubwordSampler *s) {
     return st;
 }
 
-/* Each held sentence's best segmentation must be the cache's ids. The
+/* Each held sentence's best segmentation must be the cache's ids (both
+ * sides under guided alignment, whose links come from them). The
  * first pair that differs (or fails) is found in parallel and reported
  * from this thread (nmt_fail's message is per thread). */
 static NmtStatus check_sentences(SubwordSampler *s) {
     const Dataset *d = s->best;
     for (int side = 0; side < 2; side++) {
-        if (!s->sampled[side]) continue;
+        if (!held(s, side)) continue;
         int64_t first_bad = d->n_pairs;
 #pragma omp parallel
         {
