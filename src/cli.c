@@ -1,6 +1,7 @@
 /* cli.c: shared option handling of the subcommands (cli.h). */
 #include "cli.h"
 
+#include "data/given_tokenizers.h"
 #include "train/init_from.h"
 
 #include <errno.h>
@@ -128,8 +129,10 @@ NmtStatus cli_load_training_config(const CliConfigArgs *args, Config *cfg) {
     NmtStatus st = cli_load_config(args, cfg);
     if (st) return st;
     st = init_from_apply_config(cfg);
+    if (!st) st = given_tokenizers_apply_config(cfg);
     /* subword sampling's contradictions with the tokenizer keys, which
-     * train.init_from may have set: said before anything is encoded */
+     * train.init_from or the given models may have set: said before
+     * anything is encoded */
     if (!st) st = config_check_subword_sampling(cfg);
     if (st) config_free(cfg);
     return st;

@@ -540,6 +540,9 @@ NmtStatus config_check_subword_sampling(const Config *cfg) {
      * the config file says */
     if (st && cfg->train.init_from && cfg->train.init_from[0])
         nmt_error_suffix(" (the tokenizers and their keys are those of train.init_from, %s)", cfg->train.init_from);
+    else if (st && d->spm_src_model && d->spm_src_model[0])
+        nmt_error_suffix(" (the tokenizers and their keys are those of data.spm_src_model, %s, and "
+                         "data.spm_tgt_model, %s)", d->spm_src_model, d->spm_tgt_model);
     return st;
 }
 
@@ -592,9 +595,21 @@ static NmtStatus validate(Config *cfg) {
         return nmt_fail(NMT_ERR_CONFIG,
                         "data.spm_character_coverage: SentencePiece needs at least 0.98, got %g",
                         d->spm_character_coverage);
-    /* with train.init_from the tokenizer keys are still to come from its
-     * checkpoint: cli_load_training_config checks them then */
-    if (!(cfg->train.init_from && cfg->train.init_from[0])) {
+    int given_src = d->spm_src_model && d->spm_src_model[0], given_tgt = d->spm_tgt_model && d->spm_tgt_model[0];
+    if (given_src != given_tgt)
+        return nmt_fail(NMT_ERR_CONFIG, "%s: must be given together with %s (the same file for a joint model)",
+                        given_src ? "data.spm_tgt_model" : "data.spm_src_model",
+                        given_src ? "data.spm_src_model" : "data.spm_tgt_model");
+    if (given_src && d->tokenizer != CFG_TOKENIZER_SPM)
+        return nmt_fail(NMT_ERR_CONFIG, "data.spm_src_model: a SentencePiece model needs data.tokenizer spm, got %s",
+                        tokenizer_kind_names[d->tokenizer]);
+    if (given_src && cfg->train.init_from && cfg->train.init_from[0])
+        return nmt_fail(NMT_ERR_CONFIG, "data.spm_src_model: with train.init_from the tokenizers are its "
+                        "checkpoint's (%s): give one or the other", cfg->train.init_from);
+    /* with train.init_from or given SentencePiece models the tokenizer keys
+     * are still to come from the checkpoint or the models:
+     * cli_load_training_config checks them then */
+    if (!(cfg->train.init_from && cfg->train.init_from[0]) && !given_src) {
         NmtStatus sst = config_check_subword_sampling(cfg);
         if (sst) return sst;
     }

@@ -62,6 +62,7 @@ extern const char *const guided_cost_names[];
 typedef struct {
     char *train_src, *train_tgt, *valid_src, *valid_tgt, *test_src, *test_tgt;
     char *train_align; /* "": no guided alignment */
+    char *spm_src_model, *spm_tgt_model; /* given SentencePiece models ("": trained by nmt prepare) */
     int tokenizer;      /* CfgTokenizer */
     int spm_vocab_size;
     int spm_model_type; /* CfgSpmModelType */

@@ -36,7 +36,13 @@
     X("data.test_tgt", data.test_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL,                 \
       CFG_OPTIONAL | CFG_SCHEDULE, "test corpus, target side (optional; used by scripts)")          \
     X("data.tokenizer", data.tokenizer, CFG_ENUM, "\"spm\"", NOLIMIT, NOLIMIT, 0,                  \
-      tokenizer_kind_names, CFG_TOKENIZER, "spm: SentencePiece trained on the training corpus; word: whitespace words") \
+      tokenizer_kind_names, CFG_TOKENIZER, "spm: SentencePiece trained on the training corpus (or given: data.spm_src_model); word: whitespace words") \
+    X("data.spm_src_model", data.spm_src_model, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
+      "a SentencePiece model file (spm_train's .model, unigram or bpe, trained with --pad_id=0 --unk_id=1 " \
+      "--bos_id=2 --eos_id=3) as the source tokenizer instead of training one; with data.spm_tgt_model " \
+      "(the same file for a joint model); the spm_* training keys are then not used")              \
+    X("data.spm_tgt_model", data.spm_tgt_model, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
+      "the target side's SentencePiece model file, given with data.spm_src_model")                \
     X("data.spm_vocab_size", data.spm_vocab_size, CFG_INT, "8000", 8, 1000000, 0, NULL, CFG_TOKENIZER, \
       "SentencePiece vocabulary size per side (or joint), special tokens included")                \
     X("data.spm_model_type", data.spm_model_type, CFG_ENUM, "\"unigram\"", NOLIMIT, NOLIMIT, 0,    \

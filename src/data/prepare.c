@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "data/given_tokenizers.h"
 #include "data/word_vocab.h"
 #include "fileio.h"
 #include "train/init_from.h" /* the tokenizers of train.init_from */
@@ -42,7 +43,9 @@ char *prepare_manifest(const Config *cfg) {
     if (!out) return NULL;
     fprintf(out, "nmt cache 1\n");
     fprintf(out, "data.tokenizer = %s\n", tokenizer_kind_names[d->tokenizer]);
-    if (d->tokenizer == CFG_TOKENIZER_SPM) {
+    if (given_tokenizers(cfg)) {
+        /* the files' lines below say it all: the training keys are not used */
+    } else if (d->tokenizer == CFG_TOKENIZER_SPM) {
         fprintf(out, "data.spm_vocab_size = %d\n", d->spm_vocab_size);
         fprintf(out, "data.spm_model_type = %s\n", spm_model_type_names[d->spm_model_type]);
         fprintf(out, "data.spm_joint = %s\n", d->spm_joint ? "true" : "false");
@@ -59,12 +62,13 @@ char *prepare_manifest(const Config *cfg) {
     const char *init_from = init_from_path(cfg);
     const char *align = train_align(cfg);
     const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt", "train.init_from",
-                          "data.train_align"};
-    const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from, align};
+                          "data.train_align", "data.spm_src_model", "data.spm_tgt_model"};
+    const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from, align,
+                           d->spm_src_model, d->spm_tgt_model};
     for (size_t i = 0; i < NMT_ARRAY_LEN(keys); i++) {
         struct stat st;
         /* manifests of runs without these stay as they were */
-        if ((i == 4 && !init_from) || (i == 5 && !align)) continue;
+        if ((i == 4 && !init_from) || (i == 5 && !align) || (i >= 6 && !given_tokenizers(cfg))) continue;
         if (!paths[i] || !paths[i][0]) {
             fprintf(out, "%s = (none)\n", keys[i]);
         } else if (stat(paths[i], &st) == 0) {
@@ -502,6 +506,10 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
     if (!st && init_from) {
         nmt_log_info("prepare: the tokenizers of train.init_from (%s)", init_from);
         st = init_from_tokenizers(init_from, &out->src_tok, &out->tgt_tok);
+    } else if (!st && given_tokenizers(cfg)) {
+        nmt_log_info("prepare: the given SentencePiece models (data.spm_src_model %s, data.spm_tgt_model %s)",
+                     d->spm_src_model, d->spm_tgt_model);
+        st = given_tokenizers_load(cfg, &out->src_tok, &out->tgt_tok);
     } else if (!st) {
         char how[160] = ""; /* SentencePiece's sample and threads */
         if (d->tokenizer == CFG_TOKENIZER_SPM) {
@@ -516,7 +524,7 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
                      joint ? " (joint)" : "s", d->train_src, d->train_tgt, how);
         st = train_tokenizer(cfg, joint ? -1 : 0, &out->src_tok);
     }
-    if (!st && !init_from) {
+    if (!st && !init_from && !given_tokenizers(cfg)) {
         if (joint) {
             uint8_t *bytes;
             size_t n;

@@ -359,6 +359,76 @@ extern "C" NmtStatus spm_load_proto(const uint8_t *bytes, size_t n, const char *
     }
 }
 
+namespace {
+
+// Reads a protobuf varint at p[*i..n): false when it runs past n.
+bool read_varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v) {
+    *v = 0;
+    for (int shift = 0; *i < n && shift < 64; shift += 7) {
+        uint8_t b = p[(*i)++];
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    return false;
+}
+
+// Skips a field of wire type `wire` at p[*i..n): false when malformed.
+bool skip_field(const uint8_t *p, size_t n, size_t *i, unsigned wire) {
+    uint64_t v;
+    switch (wire) {
+    case 0: return read_varint(p, n, i, &v);
+    case 1: *i += 8; return *i <= n;
+    case 2: if (!read_varint(p, n, i, &v) || v > n - *i) return false; *i += v; return true;
+    case 5: *i += 4; return *i <= n;
+    default: return false;
+    }
+}
+
+// The first length-delimited field `field` of the message p[0..n): its
+// bytes in *sub, *sub_n; false when there is none.
+bool find_message(const uint8_t *p, size_t n, unsigned field, const uint8_t **sub, size_t *sub_n) {
+    size_t i = 0;
+    uint64_t tag, len;
+    while (i < n && read_varint(p, n, &i, &tag)) {
+        if ((tag >> 3) == field && (tag & 7) == 2) {
+            if (!read_varint(p, n, &i, &len) || len > n - i) return false;
+            *sub = p + i;
+            *sub_n = (size_t)len;
+            return true;
+        }
+        if (!skip_field(p, n, &i, (unsigned)(tag & 7))) return false;
+    }
+    return false;
+}
+
+}  // namespace
+
+// sentencepiece_model.proto: ModelProto.trainer_spec is field 2, and
+// TrainerSpec.model_type field 3 (UNIGRAM 1, the default; BPE 2; WORD 3;
+// CHAR 4). libsentencepiece-dev installs no header for the model proto, so
+// the serialized model is read here.
+extern "C" const char *spm_model_type(const SpmModel *m) {
+    try {
+        std::string proto = m->proc.serialized_model_proto();
+        const uint8_t *p = (const uint8_t *)proto.data(), *spec;
+        size_t spec_n, i = 0;
+        uint64_t type = 1, tag;
+        if (find_message(p, proto.size(), 2, &spec, &spec_n)) {
+            while (i < spec_n && read_varint(spec, spec_n, &i, &tag)) {
+                if ((tag >> 3) == 3 && (tag & 7) == 0) {
+                    if (!read_varint(spec, spec_n, &i, &type)) return "unknown";
+                } else if (!skip_field(spec, spec_n, &i, (unsigned)(tag & 7))) {
+                    return "unknown";
+                }
+            }
+        }
+        static const char *const names[] = {"unknown", "unigram", "bpe", "word", "char"};
+        return type < 5 ? names[type] : "unknown";
+    } catch (...) {
+        return "unknown";
+    }
+}
+
 extern "C" void spm_free(SpmModel *m) {
     try {
         destroy(m);

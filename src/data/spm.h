@@ -46,6 +46,10 @@ int spm_piece_to_id(const SpmModel *m, const char *piece);
  * at least one id (tokenizer_min_ids relies on it). */
 int spm_pieces_within_words(const SpmModel *m);
 
+/* The model's type as its trainer spec says: "unigram", "bpe", "word",
+ * "char", or "unknown" (a static string). */
+const char *spm_model_type(const SpmModel *m);
+
 /* As tokenizer_encode_buf / tokenizer_decode. */
 NmtStatus spm_encode(const SpmModel *m, const char *text, size_t len,
                      int32_t **ids, int *n_ids, int *capacity);

@@ -84,6 +84,8 @@ void tokenizer_free(Tokenizer *t) {
 
 TokenizerKind tokenizer_kind(const Tokenizer *t) { return t->kind; }
 
+const char *tokenizer_spm_type(const Tokenizer *t) { return t->kind == TOKENIZER_SPM ? spm_model_type(t->spm) : NULL; }
+
 int tokenizer_vocab_size(const Tokenizer *t) {
     return t->kind == TOKENIZER_SPM ? spm_vocab_size(t->spm) : word_vocab_size(t->word);
 }

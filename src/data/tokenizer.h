@@ -125,6 +125,9 @@ NmtStatus tokenizer_train(const TokenizerSpec *spec, SentenceSourceFn next, void
 void tokenizer_free(Tokenizer *t); /* NULL is a no-op */
 
 TokenizerKind tokenizer_kind(const Tokenizer *t);
+/* A SentencePiece tokenizer's model type (spm_model_type: "unigram",
+ * "bpe", "word", "char" or "unknown"); NULL for words. */
+const char *tokenizer_spm_type(const Tokenizer *t);
 /* Number of ids: valid ids are 0 .. tokenizer_vocab_size() - 1. */
 int tokenizer_vocab_size(const Tokenizer *t);
 /* The piece (spm, with U+2581 "▁" marking a word start) or word of `id`;

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# test_given_spm.sh: SentencePiece models given as files
+# (data.spm_src_model, data.spm_tgt_model; spm_train's .model files)
+# instead of trained by nmt prepare: the cache's and the checkpoint's
+# tokenizers are the files byte for byte, a unigram source and a bpe
+# target model included; the keys that describe the tokenizers follow the
+# models (data.spm_model_type, spm_vocab_size, spm_joint); the cache follows
+# the files; translation and resume work; bad models and keys are refused
+# naming the key and the file.
+set -u
+. "$(dirname "$0")/lib.sh"
+test_begin test_given_spm
+cd "$tmp" || exit 2
+command -v spm_train > /dev/null || { echo "SKIP: spm_train (Debian package sentencepiece) not installed"; test_end; exit; }
+
+"$NMT" demo-corpus --out data --train 500 --valid 30 --test 20 --seed 4 --max-words 10 > /dev/null || bad "demo-corpus"
+ids="--pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3"
+spm() { spm_train --minloglevel=2 "$@" > /dev/null 2>&1 || bad "spm_train $*"; }
+spm --input=data/train.src --model_prefix=src --vocab_size=100 $ids
+spm --input=data/train.tgt --model_prefix=tgt --vocab_size=120 --model_type=bpe $ids
+spm --input=data/train.src,data/train.tgt --model_prefix=joint --vocab_size=150 $ids
+spm --input=data/train.src --model_prefix=plain --vocab_size=100           # SentencePiece's own ids
+spm --input=data/train.src --model_prefix=char --model_type=char $ids
+MODEL='{"emb_dim": 16, "hidden": 16, "enc_layers": 1, "dec_layers": 1}'
+TRAIN='{"max_steps": 20, "batch_sentences": 16, "valid_every": 10, "log_every": 10, "seed": 1, "threads": 1}'
+demo_config c.json "$MODEL" "$TRAIN" '{"beam": 2}'
+sed -i 's|"tokenizer": "word"|"tokenizer": "spm", "spm_src_model": "src.model", "spm_tgt_model": "tgt.model"|' c.json
+train() { train_into "$tmp/c.json" "$@"; } # DIR SETTINGS...
+
+# 1. training with the given models: they are the cache's and the checkpoint's tokenizers
+train run
+check '[ $rc -eq 0 ]' "run with given models: $rc $out"
+check 'printf "%s" "$out" | grep -qF "prepare: the given SentencePiece models (data.spm_src_model $tmp/src.model, data.spm_tgt_model $tmp/tgt.model)"' \
+  "the prepare line: $out"
+check 'printf "%s" "$out" | grep -qF "the given SentencePiece models ($tmp/src.model: 100 pieces, unigram; $tmp/tgt.model: 120 pieces, bpe) set data.spm_model_type"' \
+  "the keys line: $out"
+check 'cmp -s cache/src.tok src.model && cmp -s cache/tgt.tok tgt.model' "the cache's tokenizers are not the given files"
+info=$("$NMT" info run/last.nmt 2>&1)
+check 'printf "%s" "$info" | grep -q "source vocabulary: *100" && printf "%s" "$info" | grep -q "target vocabulary: *120"' \
+  "nmt info: $info"
+conf=$("$NMT" config --config c.json 2>/dev/null)
+check 'printf "%s" "$conf" | grep -q "\"spm_model_type\":.*\"bpe\"" && printf "%s" "$conf" | grep -q "\"spm_joint\":.*false"' \
+  "resolved config: $(printf "%s" "$conf" | grep spm_)"
+out=$("$NMT" translate --model run/last.nmt < data/test.src 2>&1 > test.hyp); rc=$?
+check '[ $rc -eq 0 ] && [ "$(wc -l < test.hyp)" -eq 20 ]' "translate: $rc $out"
+# resume: the same tokenizers, the cache up to date
+train run --resume --set train.max_steps=30
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "is up to date"' "resume: $rc $out"
+
+# 2. one file on both sides: a joint model, data.spm_vocab_size its pieces
+train joint --quiet --set data.spm_src_model=joint.model --set data.spm_tgt_model=joint.model \
+  --set data.cache_dir="$tmp/jcache" --set train.max_steps=2
+check '[ $rc -eq 0 ] && cmp -s jcache/src.tok joint.model && cmp -s jcache/tgt.tok joint.model' "joint run: $rc $out"
+conf=$("$NMT" config --config c.json --set data.spm_src_model=joint.model --set data.spm_tgt_model=joint.model 2>/dev/null)
+check 'printf "%s" "$conf" | grep -q "\"spm_joint\":.*true" && printf "%s" "$conf" | grep -q "\"spm_vocab_size\":.*150" &&
+       printf "%s" "$conf" | grep -q "\"spm_model_type\":.*\"unigram\""' "joint resolved config: $(printf "%s" "$conf" | grep spm_)"
+
+# 3. the cache follows the files
+cp src.model src.keep
+spm --input=data/train.src --model_prefix=src --vocab_size=90 $ids
+train run2 --set train.max_steps=2
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "stale (data.spm_src_model changed)" && cmp -s cache/src.tok src.model' \
+  "a changed model file: $rc $out"
+cp src.keep src.model
+
+# 4. refused, naming the key and the file
+bad_run() { # WANT-CODE NEEDLE SETTINGS...
+  local code=$1 want=$2
+  shift 2
+  train "e$RANDOM" --quiet --set data.cache_dir="$tmp/ecache" "$@"
+  check '[ $rc -eq $code ] && printf "%s" "$out" | grep -qF -- "$want"' "want $code and '$want', got $rc: $(printf "%s" "$out" | tail -2)"
+}
+bad_run 2 "data.spm_tgt_model: must be given together with data.spm_src_model" --set data.spm_tgt_model=
+bad_run 2 "data.spm_src_model: a SentencePiece model needs data.tokenizer spm, got word" --set data.tokenizer=word
+"$NMT" train --config c.json --quiet --set train.save_dir="$tmp/plainrun" --set data.spm_src_model= \
+  --set data.spm_tgt_model= --set data.spm_vocab_size=100 --set data.cache_dir="$tmp/pcache" > /dev/null 2>&1 ||
+  bad "a run to fine-tune from"
+bad_run 2 "data.spm_src_model: with train.init_from the tokenizers are its checkpoint's ($tmp/plainrun/last.nmt)" \
+  --set train.init_from=plainrun/last.nmt
+bad_run 1 "data.spm_src_model: $tmp/plain.model: SentencePiece model has pad/unk/bos/eos ids -1/0/1/2, nmt needs 0/1/2/3 (train with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3)" \
+  --set data.spm_src_model=plain.model
+bad_run 1 "data.spm_tgt_model: $tmp/char.model: a SentencePiece char model; nmt takes unigram and bpe models" \
+  --set data.spm_tgt_model=char.model
+bad_run 1 "data.spm_src_model: $tmp/nope.model" --set data.spm_src_model=nope.model
+printf 'not a model\n' > text.model
+bad_run 1 "data.spm_src_model: $tmp/text.model: not a valid SentencePiece model" --set data.spm_src_model=text.model
+"$NMT" prepare --config c.json --set data.tokenizer=word --set data.spm_src_model= --set data.spm_tgt_model= \
+  --set data.cache_dir="$tmp/wcache" > /dev/null 2>&1 || bad "a word cache"
+bad_run 1 "data.spm_src_model: $tmp/wcache/src.tok: a word vocabulary (nmt's word tokenizer), not a SentencePiece model" \
+  --set data.spm_src_model=wcache/src.tok
+# subword sampling: the bpe target model's alpha is a merge dropout below 1
+bad_run 2 "data.spm_sample_alpha: with data.spm_model_type bpe it is the merge dropout probability and must be below 1, got 1.5 (the tokenizers and their keys are those of data.spm_src_model" \
+  --set data.spm_sample_alpha=1.5
+train sampled --quiet --set data.spm_sample_alpha=0.2 --set train.max_steps=2
+check '[ $rc -eq 0 ]' "sampling with the given models: $rc $out"
+
+test_end
