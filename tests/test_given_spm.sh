@@ -5,7 +5,8 @@
 # tokenizers are the files byte for byte, a unigram source and a bpe
 # target model included; the keys that describe the tokenizers follow the
 # models (data.spm_model_type, spm_vocab_size, spm_joint); the cache follows
-# the files; translation and resume work; bad models and keys are refused
+# the files (a run does not resume on a changed one); translation and
+# resume work; bad models and keys are refused
 # naming the key and the file.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +62,10 @@ spm --input=data/train.src --model_prefix=src --vocab_size=90 $ids
 train run2 --set train.max_steps=2
 check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "stale (data.spm_src_model changed)" && cmp -s cache/src.tok src.model' \
   "a changed model file: $rc $out"
+# ... and a run of the old one does not resume with it
+train run --resume --set train.max_steps=40
+check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "data.spm_src_model: cannot resume: the source tokenizer differs from the checkpoint.s (the model file changed)"' \
+  "resume after the model changed: $rc $out"
 cp src.keep src.model
 
 # 4. refused, naming the key and the file

@@ -21,6 +21,7 @@
 #include "data/corpus.h"
 #include "data/prepare.h"
 #include "data/rng.h"
+#include "data/given_tokenizers.h"
 #include "data/subword_sampling.h"
 #include "fileio.h"
 #include "model/seq2seq.h"
@@ -363,14 +364,18 @@ static NmtStatus resume(Trainer *tr) {
     memset(&tr->resume_ck, 0, sizeof tr->resume_ck);
     int old_metric = tr->resume_old_metric;
     int same = 1;
+    /* the tokenizers come from the corpus, or from given model files */
+    int given = given_tokenizers(tr->cfg);
     NmtStatus st = tokenizer_same_as_serialized(tr->data.src_tok, ck.src_tok, ck.src_tok_len, &same);
     if (!st && !same)
-        st = nmt_fail(NMT_ERR_CONFIG, "data.train_src: cannot resume: the source tokenizer differs from the "
-                      "checkpoint's (the corpus or its cache changed)");
+        st = nmt_fail(NMT_ERR_CONFIG, "%s: cannot resume: the source tokenizer differs from the checkpoint's (%s)",
+                      given ? "data.spm_src_model" : "data.train_src",
+                      given ? "the model file changed" : "the corpus or its cache changed");
     if (!st) st = tokenizer_same_as_serialized(tr->data.tgt_tok, ck.tgt_tok, ck.tgt_tok_len, &same);
     if (!st && !same)
-        st = nmt_fail(NMT_ERR_CONFIG, "data.train_tgt: cannot resume: the target tokenizer differs from the "
-                      "checkpoint's (the corpus or its cache changed)");
+        st = nmt_fail(NMT_ERR_CONFIG, "%s: cannot resume: the target tokenizer differs from the checkpoint's (%s)",
+                      given ? "data.spm_tgt_model" : "data.train_tgt",
+                      given ? "the model file changed" : "the corpus or its cache changed");
     const ParamLayout *layout = seq2seq_layout(tr->model);
     if (!st && (ck.n_floats != tr->n_params || ck.n_tensors != layout->n))
         st = nmt_fail(NMT_ERR_FORMAT, "%s: parameter layout differs from the model's", path);
