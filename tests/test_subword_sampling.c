@@ -151,6 +151,22 @@ static int prepare(const char *dir, const char *extra, Config *cfg, PreparedData
     return st == NMT_OK;
 }
 
+/* A copy of dataset b with the first id of pair 7's side `side` (0
+ * source, 1 target) changed: a cache that does not belong to the corpus. */
+static Dataset *pair7_changed(const Dataset *b, int side) {
+    Dataset *d = NULL;
+    NMT_ASSERT(dataset_create(&d) == NMT_OK);
+    for (int64_t i = 0; i < b->n_pairs; i++) {
+        int32_t ids[2][128];
+        int n[2] = {dataset_src_len(b, i), dataset_tgt_len(b, i)};
+        memcpy(ids[0], dataset_src(b, i), (size_t)n[0] * 4);
+        memcpy(ids[1], dataset_tgt(b, i), (size_t)n[1] * 4);
+        if (i == 7) ids[side][0] = ids[side][0] == 5 ? 6 : 5;
+        NMT_ASSERT(dataset_add(d, ids[0], n[0], ids[1], n[1], b->line_no[i]) == NMT_OK);
+    }
+    return d;
+}
+
 static void test_unigram(const char *dir) {
     Config cfg;
     PreparedData p;
@@ -269,15 +285,7 @@ static void test_unigram(const char *dir) {
     cfg.data.spm_sample_alpha = 0.3;
 
     /* a cache that does not belong to the corpus: pair 7 (line 9 + 1 = 10) */
-    Dataset *d = NULL;
-    CHECK_EQ_INT(dataset_create(&d), NMT_OK);
-    for (int64_t i = 0; d && i < p.train->n_pairs; i++) {
-        int32_t ids[128];
-        int n = dataset_src_len(p.train, i);
-        memcpy(ids, dataset_src(p.train, i), (size_t)n * 4);
-        if (i == 7) ids[0] = ids[0] == 5 ? 6 : 5;
-        dataset_add(d, ids, n, dataset_tgt(p.train, i), dataset_tgt_len(p.train, i), p.train->line_no[i]);
-    }
+    Dataset *d = pair7_changed(p.train, 0);
     st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, d, NULL, NULL, &s);
     CHECK(st == NMT_ERR_FORMAT && !s, "a cache that differs from the corpus: status %d", st);
     char want[1100];
@@ -446,15 +454,7 @@ static void test_guided(const char *dir) {
     cfg.data.spm_sample_alpha = 0.3;
     /* with only the source sampled, a target that differs from the cache
      * is still found (its links come from it): pair 7, line 10 */
-    Dataset *d = NULL;
-    CHECK_EQ_INT(dataset_create(&d), NMT_OK);
-    for (int64_t i = 0; d && i < p.train->n_pairs; i++) {
-        int32_t ids[128];
-        int n = dataset_tgt_len(p.train, i);
-        memcpy(ids, dataset_tgt(p.train, i), (size_t)n * 4);
-        if (i == 7) ids[0] = ids[0] == 5 ? 6 : 5;
-        dataset_add(d, dataset_src(p.train, i), dataset_src_len(p.train, i), ids, n, p.train->line_no[i]);
-    }
+    Dataset *d = pair7_changed(p.train, 1);
     cfg.data.spm_sample_sides = CFG_SAMPLE_SRC;
     st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, d, p.train_align, NULL, &s);
     cfg.data.spm_sample_sides = CFG_SAMPLE_BOTH;
