@@ -9,8 +9,8 @@
 # at a time in the given order, bad values refused; the output of tests
 # side by side not mixed; OMP_NUM_THREADS / OPENBLAS_NUM_THREADS as cores
 # / min(N, tests) when unset (with a fake nproc of 8 cores), kept when
-# set; SIGTERM: exit 143, the test under way stopped, the runner's folder
-# removed.
+# set; SIGTERM and SIGINT: exit 143 and 130, the test under way stopped,
+# the runner's folder removed.
 set -u
 . "$(dirname "$0")/lib.sh"
 # (no test_begin: this test needs no nmt binary)
@@ -230,21 +230,28 @@ omp_case 1 2 "unset unset"
 omp_case 3 1 "unset unset"
 check 'summary | grep -q "^run-tests: 1 tests in [0-9]* s, 3 at a time; "' "summary of one test alone: '$(summary)'"
 
-# ---- 7. SIGTERM: exit 143, the test under way stopped, the runner's folder removed
-M=$tmp/marks-term
-mkdir "$M"
-env -u OMP_NUM_THREADS -u NMT_TEST_JOBS PATH="$tmp/bin:$PATH" TMPDIR="$tmp/rt" MARKS="$M" \
-  bash "$RUNNER" -j 1 "$t/hang.sh" >"$tmp/term.out" 2>&1 &
-runner_pid=$!
-for i in $(seq 200); do [ -e "$M/hang.started" ] && break; sleep 0.1; done
-kill -TERM $runner_pid
-wait $runner_pid
-rc=$?
-check '[ $rc -eq 143 ]' "SIGTERM: exit $rc, want 143: $(cat "$tmp/term.out")"
-check '[ -z "$(ls -A "$tmp/rt")" ]' "after SIGTERM the runner left in its TMPDIR: $(ls -A "$tmp/rt")"
-hang_pid=$(cat "$M/hang.pid" 2>/dev/null)
-for i in $(seq 50); do kill -0 "$hang_pid" 2>/dev/null || break; sleep 0.1; done
-check '[ -n "$hang_pid" ] && ! kill -0 "$hang_pid" 2>/dev/null' "the test under way ($hang_pid) outlived the runner's SIGTERM"
-[ -n "$hang_pid" ] && kill "$hang_pid" 2>/dev/null
+# ---- 7. SIGTERM and SIGINT: exit 143 and 130, the test under way stopped, the runner's folder removed
+# (the runner starts with job control on, so that SIGINT is not ignored
+# in it as in a background job of a script)
+for sig in TERM INT; do
+  want=$([ $sig = TERM ] && echo 143 || echo 130)
+  M=$tmp/marks-$sig
+  mkdir "$M"
+  set -m
+  env -u OMP_NUM_THREADS -u NMT_TEST_JOBS PATH="$tmp/bin:$PATH" TMPDIR="$tmp/rt" MARKS="$M" \
+    bash "$RUNNER" -j 1 "$t/hang.sh" >"$tmp/$sig.out" 2>&1 &
+  runner_pid=$!
+  set +m
+  for i in $(seq 200); do [ -e "$M/hang.started" ] && break; sleep 0.1; done
+  kill -$sig $runner_pid
+  wait $runner_pid
+  rc=$?
+  check '[ $rc -eq $want ]' "SIG$sig: exit $rc, want $want: $(cat "$tmp/$sig.out")"
+  check '[ -z "$(ls -A "$tmp/rt")" ]' "after SIG$sig the runner left in its TMPDIR: $(ls -A "$tmp/rt")"
+  hang_pid=$(cat "$M/hang.pid" 2>/dev/null)
+  for i in $(seq 50); do kill -0 "$hang_pid" 2>/dev/null || break; sleep 0.1; done
+  check '[ -n "$hang_pid" ] && ! kill -0 "$hang_pid" 2>/dev/null' "the test under way ($hang_pid) outlived the runner's SIG$sig"
+  [ -n "$hang_pid" ] && kill "$hang_pid" 2>/dev/null
+done
 
 test_end
