@@ -112,14 +112,18 @@ check '[ "$("$NMT" score --model spm/last.nmt --src s300 --tgt t300 --alignment 
   "the spm model should have more target tokens than words"
 
 # 6b. subword sampling: each epoch's sampled pieces get the word alignment
-SPM="--set data.tokenizer=spm --set data.spm_vocab_size=120 --set data.cache_dir=$tmp/spmcache --set data.spm_sample_alpha=0.3"
+# (alpha 0.1 cuts finely: 1.46x the links of the best segmentation, so
+# links that did not follow the pieces would teach a wrong alignment:
+# agreement 0.558 with them, 0.384 when the batches took the best
+# segmentation's links instead, as measured 2026-12-03)
+SPM="--set data.tokenizer=spm --set data.spm_vocab_size=120 --set data.cache_dir=$tmp/spmcache --set data.spm_sample_alpha=0.1"
 train spms $SPM
 check '[ $rc -eq 0 ]' "spm run with sampling: $rc $out"
-check 'printf "%s" "$out" | grep -q "epoch 1: subword sampling (data.spm_sample_alpha 0.3, both)"' "no sampling: $out"
+check 'printf "%s" "$out" | grep -q "epoch 1: subword sampling (data.spm_sample_alpha 0.1, both)"' "no sampling: $out"
 ratio=$(printf "%s" "$out" | sed -n "s/.*epoch 2: guided alignment on the sampled segmentation: [0-9]* token links, \([0-9.]*\)x the best.*/\1/p")
-check 'awk -v r="$ratio" "BEGIN { exit !(r > 1.05) }"' "epoch 2's links should outnumber the best segmentation's: '$ratio' in $out"
+check 'awk -v r="$ratio" "BEGIN { exit !(r > 1.2) }"' "epoch 2's links should outnumber the best segmentation's: '$ratio' in $out"
 a_spms=$(agreement spms)
-check 'awk -v g="$a_spms" "BEGIN { exit !(g >= 0.45) }"' "sampled spm run's agreement with the given alignment: $a_spms (want >= 0.45)"
+check 'awk -v g="$a_spms" "BEGIN { exit !(g >= 0.47) }"' "sampled spm run's agreement with the given alignment: $a_spms (want >= 0.47)"
 # resume is exact, mid-epoch (the draw and its links made again)
 check_resume_exact rows spms spms_half 150 --quiet $SPM
 
