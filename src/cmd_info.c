@@ -51,14 +51,17 @@ typedef struct {
                                  (ck.moments_stored, ck.train_params_stored say whether stored) */
     Config cfg;               /* ck.config_json, loaded */
     int src_kind, tgt_kind;   /* TokenizerKind; -1: no tokenizer stored */
+    const char *src_spm_type, *tgt_spm_type; /* the SentencePiece models' types (tokenizer_spm_type), else NULL */
     int src_vocab, tgt_vocab; /* ids of each tokenizer; 0: none stored */
 } CheckpointInfo;
 
-/* Kind and number of ids of a serialized tokenizer (-1 and 0: none stored). */
+/* Kind, number of ids and SentencePiece model type (NULL for words) of a
+ * serialized tokenizer (-1, 0 and NULL: none stored). */
 static NmtStatus tokenizer_facts(const CheckpointInfo *info, const uint8_t *bytes, size_t n, const char *side,
-                                 int *kind, int *vocab) {
+                                 int *kind, int *vocab, const char **spm_type) {
     *kind = -1;
     *vocab = 0;
+    *spm_type = NULL;
     if (!n) return NMT_OK;
     Tokenizer *t = NULL;
     NmtStatus st = tokenizer_deserialize(bytes, n, &t);
@@ -68,6 +71,7 @@ static NmtStatus tokenizer_facts(const CheckpointInfo *info, const uint8_t *byte
     }
     *kind = (int)tokenizer_kind(t);
     *vocab = tokenizer_vocab_size(t);
+    *spm_type = tokenizer_spm_type(t);
     tokenizer_free(t);
     return NMT_OK;
 }
@@ -92,8 +96,11 @@ static NmtStatus info_load(const char *path, bool need_details, CheckpointInfo *
         nmt_free(message);
         return st;
     }
-    st = tokenizer_facts(info, ck->src_tok, ck->src_tok_len, "source", &info->src_kind, &info->src_vocab);
-    if (!st) st = tokenizer_facts(info, ck->tgt_tok, ck->tgt_tok_len, "target", &info->tgt_kind, &info->tgt_vocab);
+    st = tokenizer_facts(info, ck->src_tok, ck->src_tok_len, "source", &info->src_kind, &info->src_vocab,
+                         &info->src_spm_type);
+    if (!st)
+        st = tokenizer_facts(info, ck->tgt_tok, ck->tgt_tok_len, "target", &info->tgt_kind, &info->tgt_vocab,
+                             &info->tgt_spm_type);
     return st;
 }
 
@@ -184,12 +191,14 @@ static void print_model(const CheckpointInfo *info) {
         fact("attention:", "%s, %s, %s (window %d), %d head%s", attn_style_names[a->style],
              attn_score_names[a->score], attn_mode_names[a->mode], a->window, a->heads, a->heads == 1 ? "" : "s");
     fact("tie_embeddings:", "%s", m->tie_embeddings ? "yes" : "no");
+    /* the models' own types (given models may differ from each other) */
     const char *src = tokenizer_name(info->src_kind), *tgt = tokenizer_name(info->tgt_kind);
-    if (info->src_kind == info->tgt_kind)
-        fact("tokenizer:", "%s%s%s", src, info->src_kind == TOKENIZER_SPM ? " " : "",
-             info->src_kind == TOKENIZER_SPM ? spm_model_type_names[info->cfg.data.spm_model_type] : "");
+    const char *src_type = info->src_spm_type ? info->src_spm_type : "", *tgt_type = info->tgt_spm_type ? info->tgt_spm_type : "";
+    if (info->src_kind == info->tgt_kind && !strcmp(src_type, tgt_type))
+        fact("tokenizer:", "%s%s%s", src, src_type[0] ? " " : "", src_type);
     else
-        fact("tokenizer:", "%s (source), %s (target)", src, tgt);
+        fact("tokenizer:", "%s%s%s (source), %s%s%s (target)", src, src_type[0] ? " " : "", src_type, tgt,
+             tgt_type[0] ? " " : "", tgt_type);
     fact("source vocabulary:", "%d", info->src_vocab);
     fact("target vocabulary:", "%d", info->tgt_vocab);
     fact("parameters:", "%zu in %d tensors", info->ck.n_floats, info->ck.n_tensors);

@@ -37,8 +37,8 @@ check 'printf "%s" "$out" | grep -qF "the given SentencePiece models ($tmp/src.m
   "the keys line: $out"
 check 'cmp -s cache/src.tok src.model && cmp -s cache/tgt.tok tgt.model' "the cache's tokenizers are not the given files"
 info=$("$NMT" info run/last.nmt 2>&1)
-check 'printf "%s" "$info" | grep -q "source vocabulary: *100" && printf "%s" "$info" | grep -q "target vocabulary: *120"' \
-  "nmt info: $info"
+check 'printf "%s" "$info" | grep -q "source vocabulary: *100" && printf "%s" "$info" | grep -q "target vocabulary: *120" &&
+       printf "%s" "$info" | grep -q "^tokenizer: *spm unigram (source), spm bpe (target)$"' "nmt info: $info"
 conf=$("$NMT" config --config c.json 2>/dev/null)
 check 'printf "%s" "$conf" | grep -q "\"spm_model_type\":.*\"bpe\"" && printf "%s" "$conf" | grep -q "\"spm_joint\":.*false"' \
   "resolved config: $(printf "%s" "$conf" | grep spm_)"
