@@ -615,8 +615,73 @@ static void test_set_dataset(void) {
     dataset_free(longer);
 }
 
+/* Links of every pair of d: pair i's last source token to its last
+ * target token, or (bad) one past the last source token for pair 5. */
+static GuidedAlignments *last_token_links(const Dataset *d, int bad) {
+    GuidedAlignments *g;
+    NMT_ASSERT(guided_alignments_create(&g) == NMT_OK);
+    for (int64_t i = 0; i < d->n_pairs; i++) {
+        int32_t link[2] = {dataset_src_len(d, i) - 1 + (bad && i == 5), dataset_tgt_len(d, i) - 1};
+        NMT_ASSERT(guided_alignments_add(g, link, 1) == NMT_OK);
+    }
+    return g;
+}
+
+/* batcher_set_dataset with alignments (subword sampling under guided
+ * alignment): a batcher with alignments takes a new dataset only with its
+ * own, of its pairs and lengths; its batches then carry the new links. */
+static void test_set_dataset_aligned(void) {
+    Dataset *d = make_dataset(300, 8, 1), *e;
+    NMT_ASSERT(dataset_create(&e) == NMT_OK);
+    for (int64_t i = 0; i < d->n_pairs; i++) { /* other lengths in d's range */
+        int64_t k = i * 7 % d->n_pairs;
+        NMT_ASSERT(dataset_add(e, dataset_src(d, k), dataset_src_len(d, k), dataset_tgt(d, k), dataset_tgt_len(d, k),
+                               i + 1) == NMT_OK);
+    }
+    GuidedAlignments *gd = last_token_links(d, 0), *ge = last_token_links(e, 0), *bad = last_token_links(e, 1);
+    BatchSpec sp = {32, 0, 3, 1, 0};
+    Batcher *plain, *b;
+    NMT_ASSERT(batcher_create(d, &sp, &plain) == NMT_OK && batcher_create(d, &sp, &b) == NMT_OK);
+    CHECK_EQ_INT(batcher_set_alignments(b, gd), NMT_OK);
+    CHECK_EQ_INT(batcher_set_dataset(plain, e, ge), NMT_ERR_RUNTIME);
+    CHECK_CONTAINS(nmt_error_message(), "a new dataset with alignments for one without");
+    CHECK_EQ_INT(batcher_set_dataset(b, e, NULL), NMT_ERR_RUNTIME);
+    CHECK_CONTAINS(nmt_error_message(), "a new dataset without alignments for one with");
+    CHECK_EQ_INT(batcher_set_dataset(b, e, bad), NMT_ERR_RUNTIME);
+    CHECK_CONTAINS(nmt_error_message(), "pair 5 links token");
+    CHECK_EQ_INT(batcher_set_dataset(b, e, ge), NMT_OK);
+    /* every column's row at its last target token puts 1 on its last source token, and nothing else */
+    int wrong = 0, batches = 0;
+    for (;;) {
+        Batch bt;
+        int got;
+        batcher_next(b, &bt, &got);
+        if (!got) break;
+        batches++;
+        for (int col = 0; col < bt.B; col++) {
+            int64_t i = bt.pair_index[col];
+            int ls = dataset_src_len(e, i), lt = dataset_tgt_len(e, i);
+            for (int t = 0; t < bt.T; t++)
+                for (int s2 = 0; s2 < bt.S; s2++) {
+                    float want = t == lt - 1 && s2 == ls - 1 ? 1.0f : 0.0f;
+                    wrong += bt.align[((size_t)t * bt.B + col) * bt.S + s2] != want;
+                }
+        }
+    }
+    CHECK(batches > 0 && wrong == 0, "%d alignment cells differ from the new dataset's links in %d batches", wrong,
+          batches);
+    batcher_free(plain);
+    batcher_free(b);
+    guided_alignments_free(gd);
+    guided_alignments_free(ge);
+    guided_alignments_free(bad);
+    dataset_free(d);
+    dataset_free(e);
+}
+
 int main(void) {
     nmt_log_quiet(1);
+    test_set_dataset_aligned();
     test_rng();
     Dataset *d = make_dataset(4000, 1, 0);
     Dataset *dc = make_dataset(3000, 2, 1);
