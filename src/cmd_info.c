@@ -18,11 +18,13 @@
 #include "cli.h"
 #include "config.h"
 #include "data/tokenizer.h"
+#include "fileio.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
 
 static const char info_usage[] =
-    "usage: nmt info CHECKPOINT.nmt [--json] [--config] [--history]\n\n"
+    "usage: nmt info CHECKPOINT.nmt [--json] [--config] [--history]\n"
+    "       nmt info CHECKPOINT.nmt --tokenizers DIR\n\n"
     "Describes a checkpoint, one fact a line: its file, size and format;\n"
     "what it holds (the weights or their moving average, the training\n"
     "weights, the optimizer and whether its moments are stored); the model's\n"
@@ -39,7 +41,13 @@ static const char info_usage[] =
     "  --config    the resolved config stored in the checkpoint, as stored\n"
     "              (alone; with --json, its \"config\" member)\n"
     "  --json      everything as one JSON object, the history included\n"
-    "              (null where a value is not known)\n\n"
+    "              (null where a value is not known)\n"
+    "  --tokenizers DIR\n"
+    "              writes the tokenizers, alone: SentencePiece models as\n"
+    "              DIR/src.model and DIR/tgt.model (spm_encode and spm_decode\n"
+    "              take them, and so do data.spm_src_model and\n"
+    "              data.spm_tgt_model: a new model on the same vocabularies),\n"
+    "              word vocabularies as DIR/src.vocab and DIR/tgt.vocab\n\n"
     "A missing, corrupt or truncated file is refused with the loader's\n"
     "message (exit code 1).\n";
 
@@ -400,8 +408,51 @@ static int usage_error(const char *fmt, ...) {
     return NMT_EXIT_USAGE;
 }
 
+/* --tokenizers DIR: the checkpoint's tokenizers as files: SentencePiece
+ * models as DIR/src.model and DIR/tgt.model (spm_encode and spm_decode
+ * take them, and so do data.spm_src_model and data.spm_tgt_model), word
+ * vocabularies as DIR/src.vocab and DIR/tgt.vocab; one line per file. */
+static NmtStatus export_tokenizers(const CheckpointInfo *info, const char *dir) {
+    NmtStatus st = file_make_dirs(dir);
+    const uint8_t *bytes[2] = {info->ck.src_tok, info->ck.tgt_tok};
+    size_t len[2] = {info->ck.src_tok_len, info->ck.tgt_tok_len};
+    const char *side[2] = {"src", "tgt"}, *ext[2] = {"model", "vocab"};
+    /* no file is written over another */
+    for (int k = 0; k < 4 && !st; k++) {
+        char *out = nmt_asprintf("%s/%s.%s", dir, side[k / 2], ext[k % 2]);
+        struct stat there;
+        if (!out) st = nmt_fail_nomem("writing the tokenizers");
+        else if (lstat(out, &there) == 0)
+            st = nmt_fail(NMT_ERR_IO, "%s: exists; nmt info --tokenizers writes into a folder without "
+                          "src.model, tgt.model, src.vocab and tgt.vocab", out);
+        nmt_free(out);
+    }
+    for (int k = 0; k < 2 && !st; k++) {
+        if (!len[k]) {
+            st = nmt_fail(NMT_ERR_FORMAT, "%s: holds no %s tokenizer", info->path, k ? "target" : "source");
+            break;
+        }
+        Tokenizer *t = NULL;
+        st = tokenizer_deserialize(bytes[k], len[k], &t);
+        if (st) {
+            nmt_error_prefix("%s: %s tokenizer", info->path, k ? "target" : "source");
+            break;
+        }
+        bool spm = tokenizer_kind(t) == TOKENIZER_SPM;
+        char *out = nmt_asprintf("%s/%s.%s", dir, side[k], spm ? "model" : "vocab");
+        st = out ? tokenizer_save(t, out) : nmt_fail_nomem("writing the tokenizers");
+        if (!st && spm)
+            printf("%s: SentencePiece %s model, %d pieces\n", out, tokenizer_spm_type(t), tokenizer_vocab_size(t));
+        else if (!st)
+            printf("%s: word vocabulary, %d entries\n", out, tokenizer_vocab_size(t));
+        nmt_free(out);
+        tokenizer_free(t);
+    }
+    return st;
+}
+
 int cmd_info(int argc, char **argv) {
-    const char *path = NULL;
+    const char *path = NULL, *tokenizers_dir = NULL;
     bool json = false, config = false, history = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -412,6 +463,10 @@ int cmd_info(int argc, char **argv) {
         if (!strcmp(a, "--json")) json = true;
         else if (!strcmp(a, "--config")) config = true;
         else if (!strcmp(a, "--history")) history = true;
+        else if (!strcmp(a, "--tokenizers")) {
+            if (i + 1 >= argc || !argv[i + 1][0]) return usage_error("--tokenizers needs a folder");
+            tokenizers_dir = argv[++i];
+        }
         else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
         else if (path) return usage_error("one checkpoint at a time ('%s' and '%s' given)", path, a);
         else path = a;
@@ -419,10 +474,13 @@ int cmd_info(int argc, char **argv) {
     if (!path) return usage_error("no checkpoint given");
     if (config && history && !json)
         return usage_error("--config prints the stored config alone; --json holds it with the history");
+    if (tokenizers_dir && (json || config || history))
+        return usage_error("--tokenizers writes the tokenizers alone; give --json, --config and --history without it");
     CheckpointInfo info;
     NmtStatus st = info_load(path, json || !config, &info);
     if (!st) {
-        if (json) st = print_json(&info, config);
+        if (tokenizers_dir) st = export_tokenizers(&info, tokenizers_dir);
+        else if (json) st = print_json(&info, config);
         else if (config) print_config(&info);
         else print_text(&info, history);
     }

@@ -5,7 +5,8 @@
 # tokenizers are the files byte for byte, a unigram source and a bpe
 # target model included; the keys that describe the tokenizers follow the
 # models (data.spm_model_type, spm_vocab_size, spm_joint); the cache follows
-# the files (a run does not resume on a changed one); translation and
+# the files (a run does not resume on a changed one); nmt info
+# --tokenizers writes a checkpoint's back as files; translation and
 # resume work; bad models and keys are refused
 # naming the key and the file.
 set -u
@@ -47,6 +48,18 @@ check '[ $rc -eq 0 ] && [ "$(wc -l < test.hyp)" -eq 20 ]' "translate: $rc $out"
 # resume: the same tokenizers, the cache up to date
 train run --resume --set train.max_steps=30
 check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "is up to date"' "resume: $rc $out"
+
+# 1b. nmt info --tokenizers writes them back as files: the given ones byte
+# for byte, which spm_encode and a new run take; never over a file
+out=$("$NMT" info run/last.nmt --tokenizers exported 2>&1); rc=$?
+check '[ $rc -eq 0 ] && cmp -s exported/src.model src.model && cmp -s exported/tgt.model tgt.model' "export: $rc $out"
+check '[ "$out" = "exported/src.model: SentencePiece unigram model, 100 pieces
+exported/tgt.model: SentencePiece bpe model, 120 pieces" ]' "export's lines: $out"
+check '[ "$(head -3 data/test.src | spm_encode --model=exported/src.model | wc -l)" -eq 3 ]' "spm_encode on the exported model"
+expect 1 "exported/src.model: exists; nmt info --tokenizers writes into a folder without" \
+  "$NMT" info run/last.nmt --tokenizers exported
+expect 2 "--tokenizers writes the tokenizers alone" "$NMT" info run/last.nmt --tokenizers other --json
+expect 2 "--tokenizers needs a folder" "$NMT" info run/last.nmt --tokenizers
 
 # 2. one file on both sides: a joint model, data.spm_vocab_size its pieces
 train joint --quiet --set data.spm_src_model=joint.model --set data.spm_tgt_model=joint.model \
@@ -91,6 +104,12 @@ printf 'not a model\n' > text.model
 bad_run 1 "data.spm_src_model: $tmp/text.model: not a valid SentencePiece model" --set data.spm_src_model=text.model
 "$NMT" prepare --config c.json --set data.tokenizer=word --set data.spm_src_model= --set data.spm_tgt_model= \
   --set data.cache_dir="$tmp/wcache" > /dev/null 2>&1 || bad "a word cache"
+# a word model's tokenizers export as vocabularies
+train wordrun --quiet --set data.tokenizer=word --set data.spm_src_model= --set data.spm_tgt_model= \
+  --set data.cache_dir="$tmp/wcache" --set train.max_steps=1
+out=$("$NMT" info wordrun/last.nmt --tokenizers wexp 2>&1); rc=$?
+check '[ $rc -eq 0 ] && cmp -s wexp/src.vocab wcache/src.tok && cmp -s wexp/tgt.vocab wcache/tgt.tok &&
+       printf "%s" "$out" | grep -q "^wexp/src.vocab: word vocabulary, [0-9]* entries$"' "word export: $rc $out"
 bad_run 1 "data.spm_src_model: $tmp/wcache/src.tok: a word vocabulary (nmt's word tokenizer), not a SentencePiece model" \
   --set data.spm_src_model=wcache/src.tok
 # subword sampling: the bpe target model's alpha is a merge dropout below 1
