@@ -148,6 +148,7 @@ static void check_spm_model(const char *type, int vocab) {
     if (!t) return;
     CHECK_EQ_INT(tokenizer_kind(t), TOKENIZER_SPM);
     CHECK_EQ_INT(tokenizer_vocab_size(t), vocab);
+    CHECK_EQ_STR(tokenizer_spm_type(t), type); /* read back from the serialized trainer spec */
     CHECK_EQ_STR(tokenizer_piece(t, NMT_PAD_ID), "<pad>");
     CHECK_EQ_STR(tokenizer_piece(t, NMT_UNK_ID), "<unk>");
     CHECK_EQ_STR(tokenizer_piece(t, NMT_BOS_ID), "<s>");
@@ -544,6 +545,7 @@ static void check_words(void) {
                                   "zebra"};
     static const int counts[] = {0, 0, 0, 0, 4, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
     CHECK_EQ_INT(tokenizer_kind(t), TOKENIZER_WORD);
+    CHECK(tokenizer_spm_type(t) == NULL, "a word tokenizer has no SentencePiece type");
     CHECK_EQ_INT(tokenizer_vocab_size(t), (int)NMT_ARRAY_LEN(order));
     uint8_t *ser = NULL;
     size_t nser = 0;
