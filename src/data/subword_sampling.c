@@ -225,14 +225,35 @@ static NmtStatus read_sentences(SubwordSampler *s) {
     return st;
 }
 
-/* Each held sentence's best segmentation must be the cache's ids (both
- * sides under guided alignment, whose links come from them). The
+/* The error for pair i, whose `side` does not encode to the cache's ids
+ * (or fails to encode): encoded again here, in the calling thread, for
+ * the message (nmt_fail's message is per thread). */
+static NmtStatus ids_mismatch(const SubwordSampler *s, int side, int64_t i) {
+    const Dataset *d = s->best;
+    size_t len;
+    const char *text = side_text(s, side, i, &len);
+    int32_t *ids = NULL;
+    int n = 0, cap = 0;
+    NmtStatus st = tokenizer_encode_buf(s->tok[side], text, len, &ids, &n, &cap);
+    nmt_free(ids);
+    if (st) {
+        nmt_error_prefix("%s:%lld", s->path[side], (long long)d->line_no[i]);
+        return st;
+    }
+    return nmt_fail(NMT_ERR_FORMAT,
+                    "%s:%lld: the line encodes to other ids than the prepared cache (data.cache_dir) "
+                    "holds; the corpus or tokenizer changed since `nmt prepare`: run it again with --force",
+                    s->path[side], (long long)d->line_no[i]);
+}
+
+/* Each sampled sentence's best segmentation must be the cache's ids. The
  * first pair that differs (or fails) is found in parallel and reported
- * from this thread (nmt_fail's message is per thread). */
+ * from this thread. (Under guided alignment check_alignments checks both
+ * sides in its own pass instead.) */
 static NmtStatus check_sentences(SubwordSampler *s) {
     const Dataset *d = s->best;
     for (int side = 0; side < 2; side++) {
-        if (!held(s, side)) continue;
+        if (!s->sampled[side]) continue;
         int64_t first_bad = d->n_pairs;
 #pragma omp parallel
         {
@@ -254,21 +275,7 @@ static NmtStatus check_sentences(SubwordSampler *s) {
             nmt_free(ids);
         }
         if (stopped(s)) return stop_fail();
-        if (first_bad == d->n_pairs) continue;
-        size_t len;
-        const char *text = side_text(s, side, first_bad, &len);
-        int32_t *ids = NULL;
-        int n = 0, cap = 0;
-        NmtStatus st = tokenizer_encode_buf(s->tok[side], text, len, &ids, &n, &cap);
-        nmt_free(ids);
-        if (st) {
-            nmt_error_prefix("%s:%lld", s->path[side], (long long)d->line_no[first_bad]);
-            return st;
-        }
-        return nmt_fail(NMT_ERR_FORMAT,
-                        "%s:%lld: the line encodes to other ids than the prepared cache (data.cache_dir) "
-                        "holds; the corpus or tokenizer changed since `nmt prepare`: run it again with --force",
-                        s->path[side], (long long)d->line_no[first_bad]);
+        if (first_bad < d->n_pairs) return ids_mismatch(s, side, first_bad);
     }
     return NMT_OK;
 }
@@ -298,9 +305,12 @@ static NmtStatus pair_links(const SubwordSampler *s, int64_t i, const TokenSpan 
                                     n_src, tgt, tgt_len, tgt_spans, n_tgt, links, n_links, cap);
 }
 
-/* Guided alignment: each pair's word alignment mapped onto its best
- * segmentation must give the cache's token links (train.aln), else the
- * alignment file, corpus or tokenizers changed since it was made. */
+/* Guided alignment, in one pass over the pairs (each side encoded once,
+ * with its spans): both sides' best segmentations must be the cache's ids
+ * (reported as check_sentences does: the source side's first mismatch,
+ * else the target's), and each pair's word alignment mapped onto them
+ * must give the cache's token links (train.aln), else the alignment file,
+ * corpus or tokenizers changed since it was made. */
 static NmtStatus check_alignments(SubwordSampler *s) {
     const Dataset *d = s->best;
     const GuidedAlignments *g = s->best_align;
@@ -308,7 +318,8 @@ static NmtStatus check_alignments(SubwordSampler *s) {
         return nmt_fail(NMT_ERR_FORMAT, "%s: alignments of %lld pairs in the prepared cache (data.cache_dir) for "
                         "%lld pairs: run `nmt prepare` again with --force", s->align_path, (long long)g->n_pairs,
                         (long long)d->n_pairs);
-    int64_t first_bad = d->n_pairs;
+    /* the first pair whose source ids, target ids or links differ */
+    int64_t first_bad[3] = {d->n_pairs, d->n_pairs, d->n_pairs};
 #pragma omp parallel
     {
         int32_t *links = NULL;
@@ -317,16 +328,20 @@ static NmtStatus check_alignments(SubwordSampler *s) {
         for (int64_t i = 0; i < d->n_pairs; i++) {
             if (stopped(s)) continue;
             TokenSpan *spans[2] = {NULL, NULL};
-            int n[2] = {0, 0};
-            NmtStatus st = best_spans(s, SIDE_SRC, i, &spans[SIDE_SRC], &n[SIDE_SRC]);
-            if (!st) st = best_spans(s, SIDE_TGT, i, &spans[SIDE_TGT], &n[SIDE_TGT]);
-            if (!st) st = pair_links(s, i, spans[SIDE_SRC], n[SIDE_SRC], spans[SIDE_TGT], n[SIDE_TGT], &links,
-                                     &n_links, &cap);
-            int64_t at = g->offset[i];
-            if (st || n_links != g->offset[i + 1] - at ||
-                (n_links && memcmp(links, g->links + 2 * at, (size_t)n_links * 2 * sizeof *links))) {
+            int n[2] = {0, 0}, bad = -1;
+            for (int side = 0; side < 2 && bad < 0; side++)
+                if (best_spans(s, side, i, &spans[side], &n[side])) bad = side;
+            if (bad < 0) {
+                int64_t at = g->offset[i];
+                if (pair_links(s, i, spans[SIDE_SRC], n[SIDE_SRC], spans[SIDE_TGT], n[SIDE_TGT], &links, &n_links,
+                               &cap) ||
+                    n_links != g->offset[i + 1] - at ||
+                    (n_links && memcmp(links, g->links + 2 * at, (size_t)n_links * 2 * sizeof *links)))
+                    bad = 2;
+            }
+            if (bad >= 0) {
 #pragma omp critical(subword_first_bad)
-                if (i < first_bad) first_bad = i;
+                if (i < first_bad[bad]) first_bad[bad] = i;
             }
             nmt_free(spans[SIDE_SRC]);
             nmt_free(spans[SIDE_TGT]);
@@ -334,11 +349,13 @@ static NmtStatus check_alignments(SubwordSampler *s) {
         nmt_free(links);
     }
     if (stopped(s)) return stop_fail();
-    if (first_bad == d->n_pairs) return NMT_OK;
+    for (int side = 0; side < 2; side++)
+        if (first_bad[side] < d->n_pairs) return ids_mismatch(s, side, first_bad[side]);
+    if (first_bad[2] == d->n_pairs) return NMT_OK;
     return nmt_fail(NMT_ERR_FORMAT,
                     "%s:%lld: the pair's word alignment maps onto other token links than the prepared cache "
                     "(data.cache_dir) holds; the alignment file, corpus or tokenizers changed since `nmt prepare`: "
-                    "run it again with --force", s->align_path, (long long)d->line_no[first_bad]);
+                    "run it again with --force", s->align_path, (long long)d->line_no[first_bad[2]]);
 }
 
 NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
@@ -405,8 +422,7 @@ NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, co
     }
     if (!st) st = dataset_create(&s->epoch);
     if (!st) st = read_sentences(s);
-    if (!st) st = check_sentences(s);
-    if (!st && train_align) st = check_alignments(s);
+    if (!st) st = train_align ? check_alignments(s) : check_sentences(s);
     if (st) {
         subword_sampler_free(s);
         return st;
