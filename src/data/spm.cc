@@ -213,31 +213,39 @@ NmtStatus load_into(SpmModel *m, const std::string &proto, const char *name) {
     return NMT_OK;
 }
 
-// Makes sure *ids holds at least `need` ids.
-NmtStatus grow_ids(int32_t **ids, int *capacity, size_t need) {
+// Makes sure *buf (of `capacity` elements of `elem` bytes; NULL: none)
+// holds at least `need`: grown to the first doubling of capacity (from 64)
+// that does, that count in *grown (capacity when nothing was grown or on
+// failure).
+NmtStatus grow_buffer(void **buf, size_t elem, int capacity, size_t need, int *grown) {
+    *grown = capacity;
     if (need > (size_t)INT_MAX) return nmt_fail(NMT_ERR_RUNTIME, "spm encode: too many tokens");
-    if ((int)need <= *capacity && *ids) return NMT_OK;
-    size_t cap = *capacity > 0 ? (size_t)*capacity : 64;
+    if ((int)need <= capacity && *buf) return NMT_OK;
+    size_t cap = capacity > 0 ? (size_t)capacity : 64;
     while (cap < need) cap *= 2;
     if (cap > (size_t)INT_MAX) cap = (size_t)INT_MAX;
-    void *p = nmt_realloc(*ids, cap * sizeof(int32_t));
+    void *p = nmt_realloc(*buf, cap * elem);
     if (!p) return nmt_fail_nomem("spm encode");
-    *ids = (int32_t *)p;
-    *capacity = (int)cap;
+    *buf = p;
+    *grown = (int)cap;
     return NMT_OK;
+}
+
+// Makes sure *ids holds at least `need` ids.
+NmtStatus grow_ids(int32_t **ids, int *capacity, size_t need) {
+    void *p = *ids;
+    NmtStatus s = grow_buffer(&p, sizeof(int32_t), *capacity, need, capacity);
+    *ids = (int32_t *)p;
+    return s;
 }
 
 // Makes sure *spans holds the entries grow_ids gives *ids for `need`.
 NmtStatus grow_spans(TokenSpan **spans, int capacity, size_t need) {
-    if (need > (size_t)INT_MAX) return nmt_fail(NMT_ERR_RUNTIME, "spm encode: too many tokens");
-    if ((int)need <= capacity && *spans) return NMT_OK;
-    size_t cap = capacity > 0 ? (size_t)capacity : 64;
-    while (cap < need) cap *= 2;
-    if (cap > (size_t)INT_MAX) cap = (size_t)INT_MAX;
-    void *p = nmt_realloc(*spans, cap * sizeof(TokenSpan));
-    if (!p) return nmt_fail_nomem("spm encode");
+    void *p = *spans;
+    int grown;
+    NmtStatus s = grow_buffer(&p, sizeof(TokenSpan), capacity, need, &grown);
     *spans = (TokenSpan *)p;
-    return NMT_OK;
+    return s;
 }
 
 // Hands an encoding to C: into *ids (grown as needed), its length in *n_ids.
