@@ -546,6 +546,29 @@ NmtStatus config_check_subword_sampling(const Config *cfg) {
     return st;
 }
 
+/* data.extra_tag: only with data.extra_src; one token (no white space,
+ * which would make it several words, nor a comma, which separates
+ * SentencePiece's user-defined symbols), not a special token's name nor
+ * holding SentencePiece's word-start mark. */
+static NmtStatus check_extra_tag(const DataConfig *d) {
+    const char *tag = d->extra_tag;
+    if (!tag || !tag[0]) return NMT_OK;
+    if (!(d->extra_src && d->extra_src[0]))
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is put before the sentences of data.extra_src, "
+                        "which is not given", tag);
+    for (const char *c = tag; *c; c++)
+        if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r' || *c == '\v' || *c == '\f' || *c == ',')
+            return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" must be one token, without %s", tag,
+                            *c == ',' ? "a comma" : "white space");
+    static const char *const reserved[] = {"<pad>", "<unk>", "<s>", "</s>"};
+    for (size_t i = 0; i < NMT_ARRAY_LEN(reserved); i++)
+        if (!strcmp(tag, reserved[i]))
+            return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is a special token's name", tag);
+    if (strstr(tag, "\xe2\x96\x81"))
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" holds U+2581, SentencePiece's word-start mark", tag);
+    return NMT_OK;
+}
+
 static NmtStatus validate(Config *cfg) {
     DataConfig *d = &cfg->data;
     ModelConfig *m = &cfg->model;
@@ -553,6 +576,7 @@ static NmtStatus validate(Config *cfg) {
         {"data.train_src", "data.train_tgt", d->train_src, d->train_tgt},
         {"data.valid_src", "data.valid_tgt", d->valid_src, d->valid_tgt},
         {"data.test_src", "data.test_tgt", d->test_src, d->test_tgt},
+        {"data.extra_src", "data.extra_tgt", d->extra_src, d->extra_tgt},
     };
     for (size_t i = 0; i < NMT_ARRAY_LEN(pairs); i++) {
         int has_a = pairs[i].a && pairs[i].a[0], has_b = pairs[i].b && pairs[i].b[0];
@@ -561,6 +585,8 @@ static NmtStatus validate(Config *cfg) {
                             has_a ? pairs[i].b_path : pairs[i].a_path,
                             has_a ? pairs[i].a_path : pairs[i].b_path);
     }
+    NmtStatus tst = check_extra_tag(d);
+    if (tst) return tst;
     if (cfg->train.batch_sentences == 0 && cfg->train.batch_tokens == 0)
         return nmt_fail(NMT_ERR_CONFIG,
                         "train.batch_sentences: batch_sentences and batch_tokens cannot both be 0");

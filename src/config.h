@@ -62,6 +62,9 @@ extern const char *const guided_cost_names[];
 typedef struct {
     char *train_src, *train_tgt, *valid_src, *valid_tgt, *test_src, *test_tgt;
     char *train_align; /* "": no guided alignment */
+    char *extra_src, *extra_tgt; /* a second training corpus ("": none) */
+    char *extra_tag;             /* token before every extra_src sentence ("": none) */
+    int train_upsample;          /* train_src's pairs per epoch, each this many times */
     char *spm_src_model, *spm_tgt_model; /* given SentencePiece models ("": trained by nmt prepare) */
     int tokenizer;      /* CfgTokenizer */
     int spm_vocab_size;

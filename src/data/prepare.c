@@ -23,6 +23,14 @@ static const char *train_align(const Config *cfg) {
     return cfg->data.train_align && cfg->data.train_align[0] ? cfg->data.train_align : NULL;
 }
 
+/* data.extra_src (the second training corpus) is given */
+static bool has_extra(const Config *cfg) { return cfg->data.extra_src && cfg->data.extra_src[0]; }
+
+/* data.extra_tag, or NULL when not given */
+static const char *extra_tag(const Config *cfg) {
+    return has_extra(cfg) && cfg->data.extra_tag && cfg->data.extra_tag[0] ? cfg->data.extra_tag : NULL;
+}
+
 static char *cache_path(const Config *cfg, const char *name) {
     return nmt_asprintf("%s/%s", cfg->data.cache_dir, name);
 }
@@ -57,18 +65,22 @@ char *prepare_manifest(const Config *cfg) {
         fprintf(out, "data.word_min_freq = %d\n", d->word_min_freq);
     }
     fprintf(out, "data.max_len = %d\n", d->max_len);
+    if (has_extra(cfg)) fprintf(out, "data.extra_tag = %s\n", extra_tag(cfg) ? extra_tag(cfg) : "(none)");
     /* with train.init_from, the tokenizers are that checkpoint's (the keys
      * above were copied from it): its file is a source of the cache */
     const char *init_from = init_from_path(cfg);
     const char *align = train_align(cfg);
     const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt", "train.init_from",
-                          "data.train_align", "data.spm_src_model", "data.spm_tgt_model"};
+                          "data.train_align", "data.spm_src_model", "data.spm_tgt_model", "data.extra_src",
+                          "data.extra_tgt"};
     const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from, align,
-                           d->spm_src_model, d->spm_tgt_model};
+                           d->spm_src_model, d->spm_tgt_model, d->extra_src, d->extra_tgt};
     for (size_t i = 0; i < NMT_ARRAY_LEN(keys); i++) {
         struct stat st;
         /* manifests of runs without these stay as they were */
-        if ((i == 4 && !init_from) || (i == 5 && !align) || (i >= 6 && !given_tokenizers(cfg))) continue;
+        if ((i == 4 && !init_from) || (i == 5 && !align) || ((i == 6 || i == 7) && !given_tokenizers(cfg)) ||
+            (i >= 8 && !has_extra(cfg)))
+            continue;
         if (!paths[i] || !paths[i][0]) {
             fprintf(out, "%s = (none)\n", keys[i]);
         } else if (stat(paths[i], &st) == 0) {
@@ -106,24 +118,74 @@ static void first_changed_setting(const char *expected, const char *found, char 
     }
 }
 
+/* ---- the training corpora --------------------------------------------- */
+
+/* A training corpus: data.train_src/tgt, or data.extra_src/tgt, whose
+ * source lines are read with data.extra_tag and a space before them. */
+typedef struct {
+    const char *src_path, *tgt_path;
+    const char *src_prefix; /* NULL: none */
+} TrainCorpus;
+
+/* The training corpora of cfg into c[0..1]; returns how many (1 or 2).
+ * prefix_buf holds data.extra_tag's prefix. */
+static int train_corpora(const Config *cfg, TrainCorpus c[2], char prefix_buf[], size_t prefix_cap) {
+    c[0] = (TrainCorpus){cfg->data.train_src, cfg->data.train_tgt, NULL};
+    if (!has_extra(cfg)) return 1;
+    const char *tag = extra_tag(cfg);
+    if (tag) snprintf(prefix_buf, prefix_cap, "%s ", tag);
+    c[1] = (TrainCorpus){cfg->data.extra_src, cfg->data.extra_tgt, tag ? prefix_buf : NULL};
+    return 2;
+}
+
+/* text[0..len) with `prefix` before it (NULL: none) in *out, *out_len:
+ * text itself, or the joined text in the growing buffer *buf of *cap. */
+static NmtStatus with_prefix(const char *prefix, const char *text, size_t len, char **buf, size_t *cap,
+                             const char **out, size_t *out_len) {
+    *out = text;
+    *out_len = len;
+    if (!prefix) return NMT_OK;
+    size_t plen = strlen(prefix), need = plen + len + 1;
+    if (need > *cap) {
+        size_t c = *cap ? *cap : 256;
+        while (c < need) c *= 2;
+        char *p = nmt_realloc(*buf, c);
+        if (!p) return nmt_fail_nomem("reading data.extra_src");
+        *buf = p;
+        *cap = c;
+    }
+    memcpy(*buf, prefix, plen);
+    memcpy(*buf + plen, text, len);
+    (*buf)[plen + len] = '\0';
+    *out = *buf;
+    *out_len = plen + len;
+    return NMT_OK;
+}
+
 /* ---- tokenizer training ------------------------------------------------ */
 
 /* A SentenceSourceFn over one side of the training pairs, or both sides one
  * after the other (all source lines, then all target lines: a joint
- * vocabulary). Pairs that cannot fit data.max_len by their word count
- * (tokenizer_kind_min_ids) or, with SentencePiece, by their bytes
- * (tokenizer_kind_bytes_cap) are left out on both sides, as encode_corpus
- * drops them: the tokenizers never see a line that is dropped for its
- * length, however long it is. */
+ * vocabulary), of every training corpus (data.train_*, then data.extra_*,
+ * its source lines with the tag). Pairs that cannot fit data.max_len by
+ * their word count (tokenizer_kind_min_ids) or, with SentencePiece, by
+ * their bytes (tokenizer_kind_bytes_cap) are left out on both sides, as
+ * encode_corpus drops them: the tokenizers never see a line that is
+ * dropped for its length, however long it is. */
 typedef struct {
-    const char *src_path, *tgt_path;
-    int sides[2], n_sides, current; /* 0: source, 1: target */
+    TrainCorpus corpora[2];
+    int n_corpora;
+    int sides[2], n_sides; /* 0: source, 1: target */
+    int pass;              /* passes begun: pass p (from 1) reads corpus (p - 1) % n_corpora,
+                              side sides[(p - 1) / n_corpora] */
     TokenizerKind kind;
     int max_len;
     ParallelReader *reader;
-    int64_t pairs, too_long; /* of the first pass: pairs read, left out for length */
+    int64_t pairs, too_long; /* of the first side's passes: pairs read, left out for length */
     int64_t given;           /* lines handed to the tokenizer with a non-space character */
     bool failed;             /* the reader failed (its message is the error) */
+    char *line_buf;          /* a source line with its corpus's prefix */
+    size_t line_cap;
 } PairSentences;
 
 /* The one length rule of a side, before encoding: `min` ids at least (the
@@ -145,10 +207,12 @@ static bool side_too_long(TokenizerKind kind, const char *text, size_t len, int 
 static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
     PairSentences *ps = ctx;
     for (;;) {
+        const TrainCorpus *c = &ps->corpora[ps->pass > 0 ? (ps->pass - 1) % ps->n_corpora : 0];
         if (!ps->reader) {
-            if (ps->current >= ps->n_sides) return 0;
-            ps->current++;
-            NmtStatus st = parallel_reader_open(ps->src_path, ps->tgt_path, &ps->reader);
+            if (ps->pass >= ps->n_sides * ps->n_corpora) return 0;
+            ps->pass++;
+            c = &ps->corpora[(ps->pass - 1) % ps->n_corpora];
+            NmtStatus st = parallel_reader_open(c->src_path, c->tgt_path, &ps->reader);
             if (st) {
                 ps->failed = true;
                 return -(int)st;
@@ -158,6 +222,7 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
         size_t src_len, tgt_len;
         int got = 0;
         NmtStatus st = parallel_reader_next(ps->reader, &src, &src_len, &tgt, &tgt_len, &got);
+        if (!st && got) st = with_prefix(c->src_prefix, src, src_len, &ps->line_buf, &ps->line_cap, &src, &src_len);
         if (st) {
             ps->failed = true;
             return -(int)st;
@@ -167,18 +232,31 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
             ps->reader = NULL;
             continue;
         }
-        if (ps->current == 1) ps->pairs++;
+        bool first_side = ps->pass <= ps->n_corpora;
+        if (first_side) ps->pairs++;
         if (ps->max_len > 0 && (side_too_long(ps->kind, src, src_len, ps->max_len) ||
                                 side_too_long(ps->kind, tgt, tgt_len, ps->max_len))) {
-            if (ps->current == 1) ps->too_long++;
+            if (first_side) ps->too_long++;
             continue;
         }
-        int side = ps->sides[ps->current - 1];
+        int side = ps->sides[(ps->pass - 1) / ps->n_corpora];
         *line = side == 0 ? src : tgt;
         *len = side == 0 ? src_len : tgt_len;
         size_t pos = 0, b, e;
         if (word_next(*line, *len, &pos, &b, &e)) ps->given++; /* a word to learn from */
         return 1;
+    }
+}
+
+/* paths[0..n) joined into buf: "A", "A<last>B", "A, B<last>C" (last ", "
+ * or " and "). */
+static void join_paths(const char *const *paths, int n, const char *last, char *buf, size_t cap) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && at < cap; i++) {
+        int w = snprintf(buf + at, cap - at, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", paths[i]);
+        if (w < 0) break;
+        at += (size_t)w;
     }
 }
 
@@ -202,16 +280,32 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
         spec.min_freq = d->word_min_freq;
     }
     spec.seed = TOKENIZER_SEED;
-    PairSentences ps = {d->train_src, d->train_tgt, {side < 0 ? 0 : side, 1}, side < 0 ? 2 : 1,
-                        0, spec.kind, d->max_len, NULL, 0, 0, 0, false};
+    PairSentences ps = {.sides = {side < 0 ? 0 : side, 1}, .n_sides = side < 0 ? 2 : 1, .kind = spec.kind,
+                        .max_len = d->max_len};
+    char prefix[512];
+    ps.n_corpora = train_corpora(cfg, ps.corpora, prefix, sizeof prefix);
+    spec.spm_user_symbol = extra_tag(cfg);
     NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
     parallel_reader_close(ps.reader);
+    nmt_free(ps.line_buf);
     const char *which = side < 0 ? "joint" : side == 0 ? "source" : "target";
-    const char *path = side < 0 ? NULL : side == 0 ? d->train_src : d->train_tgt; /* NULL: both files */
+    /* for messages: the files the tokenizer read, and all of the corpora's */
+    const char *read[4], *all[4];
+    int n_read = 0, n_all = 0;
+    for (int k = 0; k < ps.n_sides; k++)
+        for (int c = 0; c < ps.n_corpora; c++)
+            read[n_read++] = ps.sides[k] == 0 ? ps.corpora[c].src_path : ps.corpora[c].tgt_path;
+    for (int c = 0; c < ps.n_corpora; c++) {
+        all[n_all++] = ps.corpora[c].src_path;
+        all[n_all++] = ps.corpora[c].tgt_path;
+    }
+    char read_and[2048], read_comma[2048], all_comma[2048];
+    join_paths(read, n_read, " and ", read_and, sizeof read_and);
+    join_paths(read, n_read, ", ", read_comma, sizeof read_comma);
+    join_paths(all, n_all, ", ", all_comma, sizeof all_comma);
     if (st == NMT_ERR_CONFIG && !ps.failed && !strncmp(nmt_error_message(), "data.word_min_freq", 18)) {
         /* which side ran out of words */
-        nmt_error_suffix(" (the %s vocabulary, of %s%s%s)", which, path ? path : d->train_src, path ? "" : " and ",
-                         path ? "" : d->train_tgt);
+        nmt_error_suffix(" (the %s vocabulary, of %s)", which, read_and);
         return st;
     }
     /* the reader read every pair, and the tokenizer had nothing to learn
@@ -221,16 +315,15 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     nmt_error_clear();
     int64_t kept = ps.pairs - ps.too_long;
     if (ps.pairs == 0)
-        return nmt_fail(NMT_ERR_RUNTIME, "%s, %s: no training pairs (the files are empty): nothing to train the %s "
-                        "tokenizer on", d->train_src, d->train_tgt, which);
+        return nmt_fail(NMT_ERR_RUNTIME, "%s: no training pairs (the files are empty): nothing to train the %s "
+                        "tokenizer on", all_comma, which);
     if (kept == 0)
-        return nmt_fail(NMT_ERR_CONFIG, "data.max_len = %d: all %lld training pair%s (%s, %s) %s longer, so no "
+        return nmt_fail(NMT_ERR_CONFIG, "data.max_len = %d: all %lld training pair%s (%s) %s longer, so no "
                         "sentence is left to train the %s tokenizer on", d->max_len, (long long)ps.pairs,
-                        ps.pairs == 1 ? "" : "s", d->train_src, d->train_tgt, ps.pairs == 1 ? "is" : "are", which);
-    return nmt_fail(NMT_ERR_RUNTIME, "%s%s%s: every line of %s %lld training pair%s%s is empty: nothing to train the "
-                    "%s tokenizer on", path ? path : d->train_src, path ? "" : ", ", path ? "" : d->train_tgt,
-                    path ? "its" : "their", (long long)kept, kept == 1 ? "" : "s",
-                    ps.too_long ? " within data.max_len" : "", which);
+                        ps.pairs == 1 ? "" : "s", all_comma, ps.pairs == 1 ? "is" : "are", which);
+    return nmt_fail(NMT_ERR_RUNTIME, "%s: every line of %s %lld training pair%s%s is empty: nothing to train the "
+                    "%s tokenizer on", read_comma, n_read == 1 ? "its" : "their", (long long)kept,
+                    kept == 1 ? "" : "s", ps.too_long ? " within data.max_len" : "", which);
 }
 
 /* ---- encoding ---------------------------------------------------------- */
@@ -306,10 +399,15 @@ static NmtStatus align_pair(AlignReader *ar, const char *src, size_t src_len, in
  * as too long without being encoded: encoding a line of millions of words
  * takes seconds and gigabytes only to drop it. align_path (NULL: none):
  * the pairs' word alignments, whose token links of the kept pairs go to
- * *align_out. */
-static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const Tokenizer *src_tok,
-                               const Tokenizer *tgt_tok, int max_len, const char *align_path, CorpusStats *stats,
-                               Dataset **out, GuidedAlignments **align_out) {
+ * *align_out. c->src_prefix (data.extra_tag, NULL: none) goes before every
+ * source line but a blank one (an empty pair stays empty). */
+static NmtStatus encode_corpus(const TrainCorpus *c, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
+                               int max_len, const char *align_path, CorpusStats *stats, Dataset **out,
+                               GuidedAlignments **align_out) {
+    const char *src_path = c->src_path, *tgt_path = c->tgt_path;
+    NMT_ASSERT(!(align_path && c->src_prefix)); /* the alignment's words are the lines' own */
+    char *prefixed = NULL;
+    size_t prefixed_cap = 0;
     *out = NULL;
     ParallelReader *reader = NULL;
     Dataset *d = NULL;
@@ -335,6 +433,8 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
             stats->skipped_empty++;
             continue;
         }
+        st = with_prefix(c->src_prefix, src, src_len, &prefixed, &prefixed_cap, &src, &src_len);
+        if (st) break;
         int n_src = 0, n_tgt = 0;
         if (max_len > 0) {
             /* The skip is the same as after encoding: a side whose bound
@@ -391,6 +491,7 @@ static NmtStatus encode_corpus(const char *src_path, const char *tgt_path, const
     }
     nmt_free(src_ids);
     nmt_free(tgt_ids);
+    nmt_free(prefixed);
     nmt_free(ar.pairs);
     nmt_free(ar.links);
     nmt_free(ar.src_spans);
@@ -427,6 +528,50 @@ static NmtStatus check_ids(const Dataset *d, int src_vocab, int tgt_vocab, const
     return NMT_OK;
 }
 
+/* data.extra_tag must come out of the source tokenizer as one piece (after
+ * a lone word-start piece of SentencePiece), neither unknown nor split:
+ * else NMT_ERR_CONFIG naming the key, the pieces it gives and where the
+ * tokenizer came from. */
+static NmtStatus check_tag_piece(const Config *cfg, const Tokenizer *src_tok) {
+    const char *tag = extra_tag(cfg);
+    if (!tag) return NMT_OK;
+    int32_t *ids = NULL;
+    int n = 0, cap = 0;
+    NmtStatus st = tokenizer_encode_buf(src_tok, tag, strlen(tag), &ids, &n, &cap);
+    if (st) {
+        nmt_error_prefix("data.extra_tag");
+        return st;
+    }
+    int first = 0;
+    while (first < n - 1 && !strcmp(tokenizer_piece(src_tok, ids[first]), "\xe2\x96\x81")) first++;
+    if (n - first == 1 && ids[first] != NMT_UNK_ID) {
+        nmt_free(ids);
+        return NMT_OK;
+    }
+    char pieces[512];
+    size_t at = 0;
+    pieces[0] = '\0';
+    for (int i = 0; i < n && at < sizeof pieces; i++) {
+        int w = snprintf(pieces + at, sizeof pieces - at, "%s%s", i ? " " : "", tokenizer_piece(src_tok, ids[i]));
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    nmt_free(ids);
+    const DataConfig *d = &cfg->data;
+    nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is not one piece of the source tokenizer (it encodes as: %s)",
+             tag, pieces);
+    if (init_from_path(cfg))
+        nmt_error_suffix("; the tokenizers are those of train.init_from (%s), which was not trained with this tag",
+                         init_from_path(cfg));
+    else if (given_tokenizers(cfg))
+        nmt_error_suffix("; data.spm_src_model (%s) needs it as a piece: spm_train --user_defined_symbols=%s",
+                         d->spm_src_model, tag);
+    else if (d->tokenizer == CFG_TOKENIZER_WORD)
+        nmt_error_suffix("; the source word vocabulary has no room for it (data.word_vocab_size %d, "
+                         "data.word_min_freq %d)", d->word_vocab_size, d->word_min_freq);
+    return NMT_ERR_CONFIG;
+}
+
 /* ---- the cache --------------------------------------------------------- */
 
 /* Loads an up-to-date cache; NMT_ERR_FORMAT with a "stale" message when it
@@ -451,10 +596,11 @@ static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedDat
         return NMT_ERR_FORMAT;
     }
     nmt_free(found);
-    const char *names[] = {"src.tok", "tgt.tok", "train.bin", "valid.bin", "train.aln"};
+    const char *names[] = {"src.tok", "tgt.tok", "train.bin", "valid.bin", "train.aln", "extra.bin"};
     for (size_t i = 0; i < NMT_ARRAY_LEN(names) && !st; i++) {
         if (i == 3 && !(cfg->data.valid_src && cfg->data.valid_src[0])) continue;
         if (i == 4 && !train_align(cfg)) continue;
+        if (i == 5 && !has_extra(cfg)) continue;
         char *p = cache_path(cfg, names[i]);
         if (!p) return nmt_fail_nomem("reading the cache");
         switch (i) {
@@ -463,13 +609,15 @@ static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedDat
         case 2: st = dataset_load(p, &out->train); break;
         case 3: st = dataset_load(p, &out->valid); break;
         case 4: st = guided_alignments_load(p, &out->train_align); break;
+        case 5: st = dataset_load(p, &out->extra); break;
         }
+        if (!st && i == 0) st = check_tag_piece(cfg, out->src_tok);
         if (!st && i == 4) st = guided_alignments_check(out->train_align, out->train, p);
         if (!st && i == 2)
             st = check_ids(out->train, tokenizer_vocab_size(out->src_tok),
                            tokenizer_vocab_size(out->tgt_tok), p);
-        if (!st && i == 3)
-            st = check_ids(out->valid, tokenizer_vocab_size(out->src_tok),
+        if (!st && (i == 3 || i == 5))
+            st = check_ids(i == 3 ? out->valid : out->extra, tokenizer_vocab_size(out->src_tok),
                            tokenizer_vocab_size(out->tgt_tok), p);
         nmt_free(p);
     }
@@ -535,26 +683,38 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
             st = train_tokenizer(cfg, 1, &out->tgt_tok);
         }
     }
+    if (!st) st = check_tag_piece(cfg, out->src_tok);
+    TrainCorpus corpora[2];
+    char prefix[512];
+    int n_corpora = train_corpora(cfg, corpora, prefix, sizeof prefix);
     if (!st) {
         corpus_stats_init(&out->train_stats, "train", d->max_len);
-        st = encode_corpus(d->train_src, d->train_tgt, out->src_tok, out->tgt_tok, d->max_len, train_align(cfg),
-                           &out->train_stats, &out->train, &out->train_align);
+        st = encode_corpus(&corpora[0], out->src_tok, out->tgt_tok, d->max_len, train_align(cfg), &out->train_stats,
+                           &out->train, &out->train_align);
+    }
+    if (!st && n_corpora > 1) {
+        corpus_stats_init(&out->extra_stats, "extra", d->max_len);
+        st = encode_corpus(&corpora[1], out->src_tok, out->tgt_tok, d->max_len, NULL, &out->extra_stats, &out->extra,
+                           NULL);
     }
     if (!st && has_valid) {
+        TrainCorpus valid = {d->valid_src, d->valid_tgt, NULL};
         corpus_stats_init(&out->valid_stats, "valid", 0);
-        st = encode_corpus(d->valid_src, d->valid_tgt, out->src_tok, out->tgt_tok, 0, NULL,
-                           &out->valid_stats, &out->valid, NULL);
+        st = encode_corpus(&valid, out->src_tok, out->tgt_tok, 0, NULL, &out->valid_stats, &out->valid, NULL);
     }
     SAVE_CACHE_FILE(st, cfg, "src.tok", tokenizer_save(out->src_tok, p));
     SAVE_CACHE_FILE(st, cfg, "tgt.tok", tokenizer_save(out->tgt_tok, p));
     SAVE_CACHE_FILE(st, cfg, "train.bin", dataset_save(out->train, p));
     if (has_valid) SAVE_CACHE_FILE(st, cfg, "valid.bin", dataset_save(out->valid, p));
     if (out->train_align) SAVE_CACHE_FILE(st, cfg, "train.aln", guided_alignments_save(out->train_align, p));
+    if (out->extra) SAVE_CACHE_FILE(st, cfg, "extra.bin", dataset_save(out->extra, p));
     if (!st) {
-        char train_line[512], valid_line[512] = "";
+        char train_line[512], extra_line[512] = "", valid_line[512] = "";
         corpus_stats_summary(&out->train_stats, train_line, sizeof train_line);
+        if (out->extra) corpus_stats_summary(&out->extra_stats, extra_line, sizeof extra_line);
         if (has_valid) corpus_stats_summary(&out->valid_stats, valid_line, sizeof valid_line);
-        out->summary = nmt_asprintf("%s\n%s%s", train_line, valid_line, has_valid ? "\n" : "");
+        out->summary = nmt_asprintf("%s\n%s%s%s%s", train_line, extra_line, out->extra ? "\n" : "", valid_line,
+                                    has_valid ? "\n" : "");
         if (!out->summary) st = nmt_fail_nomem("preparing the data");
     }
     SAVE_CACHE_FILE(st, cfg, "summary.txt", file_write_atomic(p, out->summary, strlen(out->summary)));
@@ -570,6 +730,7 @@ void prepared_data_free(PreparedData *p) {
     tokenizer_free(p->tgt_tok);
     dataset_free(p->train);
     dataset_free(p->valid);
+    dataset_free(p->extra);
     guided_alignments_free(p->train_align);
     nmt_free(p->summary);
     memset(p, 0, sizeof *p);

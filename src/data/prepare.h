@@ -1,6 +1,7 @@
 /* prepare.h: the data pipeline behind `nmt prepare` and the start of
  * `nmt train`: train the tokenizers (or word vocabularies) on the training
- * corpus (or take those of train.init_from's checkpoint: fine-tuning),
+ * corpora (data.train_* and data.extra_*; or take those of
+ * train.init_from's checkpoint: fine-tuning, or data.spm_*_model's files),
  * encode the training and validation corpora, and keep the result in a
  * cache folder (data.cache_dir) that is rebuilt when stale.
  *
@@ -15,6 +16,9 @@
  *   train.bin, valid.bin    the encoded corpora (dataset.h)
  *   train.aln               with data.train_align: the token links of the
  *                           pairs of train.bin (guided_align.h)
+ *   extra.bin               with data.extra_src: its encoded pairs, every
+ *                           source line read with data.extra_tag and a
+ *                           space before it
  *   summary.txt             what was kept and skipped, printed on every use
  * The cache is stale when manifest.txt differs from the one the current
  * config and files give; the log names the first setting that changed.
@@ -36,7 +40,9 @@ typedef struct {
     Dataset *train;       /* pairs within data.max_len tokens */
     Dataset *valid;       /* NULL without a validation set; not length-filtered */
     GuidedAlignments *train_align; /* data.train_align's links of train's pairs; NULL without */
-    CorpusStats train_stats, valid_stats; /* counts of this build (zero when cached) */
+    Dataset *extra;       /* data.extra_src/tgt's pairs within data.max_len (sources begin with
+                             data.extra_tag); NULL without */
+    CorpusStats train_stats, extra_stats, valid_stats; /* counts of this build (zero when cached) */
     int from_cache;       /* 1 when the cache was up to date */
     char *summary;        /* the kept/skipped lines, one per corpus */
 } PreparedData;

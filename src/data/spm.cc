@@ -295,6 +295,8 @@ extern "C" NmtStatus spm_train(const TokenizerSpec *spec, SentenceSourceFn next,
         kw["hard_vocab_limit"] = spec->spm_hard_vocab_limit ? "true" : "false";
         kw["byte_fallback"] = spec->spm_byte_fallback ? "true" : "false";
         kw["num_threads"] = std::to_string(spec->spm_threads > 0 ? spec->spm_threads : 1);
+        if (spec->spm_user_symbol && spec->spm_user_symbol[0])
+            kw["user_defined_symbols"] = spec->spm_user_symbol;
         kw["input_sentence_size"] = "0";  // nmt samples itself (sample_sentences)
         // INFO = 0, WARNING = 1, ERROR = 2; failures come back as statuses.
         kw["minloglevel"] = env_verbose() ? "0" : "2";

@@ -35,6 +35,8 @@ struct SubwordSampler {
     const Dataset *best; /* the prepared dataset (borrowed) */
     const Tokenizer *tok[2];
     const char *path[2]; /* the corpus files, for messages */
+    char *src_prefix;       /* data.extra_tag and a space before every source sentence, or NULL */
+    uint64_t corpus_key;    /* 0 for data.train_src; mixed into the draws' keys of another corpus */
     double alpha;
     int sampled[2]; /* which sides are drawn */
     uint64_t seed;
@@ -89,9 +91,12 @@ static const char *side_text(const SubwordSampler *s, int side, int64_t i, size_
     return t->text + t->offset[i];
 }
 
-/* The key of one draw: (seed, epoch, corpus line, side) mixed into 64 bits. */
-static uint64_t draw_key(uint64_t seed, int64_t epoch, int64_t line_no, int side) {
+/* The key of one draw: (seed, corpus, epoch, corpus line, side) mixed into
+ * 64 bits (corpus_key 0, data.train_src, mixes nothing in: its keys are
+ * those of the runs before data.extra_src). */
+static uint64_t draw_key(uint64_t seed, uint64_t corpus_key, int64_t epoch, int64_t line_no, int side) {
     uint64_t k = rng_mix64(seed ^ 0x73756277u); /* "subw" */
+    if (corpus_key) k = rng_mix64(k ^ corpus_key);
     k = rng_mix64(k ^ (uint64_t)epoch);
     return rng_mix64(k ^ ((uint64_t)line_no << 1 | (uint64_t)side));
 }
@@ -112,22 +117,27 @@ void subword_sampler_free(SubwordSampler *s) {
     nmt_free(s->block_links_cap);
     nmt_free(s->word_offset);
     nmt_free(s->word_pairs);
+    nmt_free(s->src_prefix);
     guided_alignments_free(s->epoch_align);
     dataset_free(s->epoch);
     nmt_free(s);
 }
 
-static NmtStatus side_text_add(SideText *t, int64_t i, const char *text, size_t len) {
-    if (t->size + (int64_t)len > t->capacity) {
+/* Appends pair i's sentence: prefix (NULL: none) and text[0..len). */
+static NmtStatus side_text_add(SideText *t, int64_t i, const char *prefix, const char *text, size_t len) {
+    size_t plen = prefix ? strlen(prefix) : 0;
+    int64_t need = t->size + (int64_t)(plen + len);
+    if (need > t->capacity) {
         int64_t cap = t->capacity ? t->capacity : 1 << 16;
-        while (cap < t->size + (int64_t)len) cap *= 2;
+        while (cap < need) cap *= 2;
         char *p = nmt_realloc(t->text, (size_t)cap);
         if (!p) return nmt_fail_nomem("subword sampling: holding the training sentences");
         t->text = p;
         t->capacity = cap;
     }
-    memcpy(t->text + t->size, text, len);
-    t->size += (int64_t)len;
+    if (plen) memcpy(t->text + t->size, prefix, plen);
+    memcpy(t->text + t->size + plen, text, len);
+    t->size = need;
     t->offset[i + 1] = t->size;
     return NMT_OK;
 }
@@ -206,7 +216,8 @@ static NmtStatus read_sentences(SubwordSampler *s) {
         }
         if (parallel_reader_line_no(r) != d->line_no[k]) continue;
         for (int side = 0; side < 2 && !st; side++)
-            if (held(s, side)) st = side_text_add(&s->side[side], k, text[side], len[side]);
+            if (held(s, side))
+                st = side_text_add(&s->side[side], k, side == SIDE_SRC ? s->src_prefix : NULL, text[side], len[side]);
         if (!st && ar) {
             const char *line = NULL;
             size_t line_len = 0;
@@ -358,11 +369,15 @@ static NmtStatus check_alignments(SubwordSampler *s) {
                     "run it again with --force", s->align_path, (long long)d->line_no[first_bad[2]]);
 }
 
-NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
-                                 const Dataset *train, const GuidedAlignments *train_align,
-                                 const volatile sig_atomic_t *stop, SubwordSampler **out) {
+/* The sampler of one training corpus: data.train_src/tgt (extra 0, with
+ * train_align under guided alignment) or data.extra_src/tgt (extra 1, its
+ * source lines with data.extra_tag before them). */
+static NmtStatus create_for(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
+                            const Dataset *train, const GuidedAlignments *train_align, int extra,
+                            const volatile sig_atomic_t *stop, SubwordSampler **out) {
     *out = NULL;
     const DataConfig *dc = &cfg->data;
+    NMT_ASSERT(!(extra && train_align));
     NMT_ASSERT(dc->spm_sample_alpha > 0 && train->n_pairs > 0 && train->line_no);
     NmtStatus st = config_check_subword_sampling(cfg);
     if (st) return st;
@@ -372,8 +387,16 @@ NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, co
     s->stop = stop;
     s->tok[SIDE_SRC] = src_tok;
     s->tok[SIDE_TGT] = tgt_tok;
-    s->path[SIDE_SRC] = dc->train_src;
-    s->path[SIDE_TGT] = dc->train_tgt;
+    s->path[SIDE_SRC] = extra ? dc->extra_src : dc->train_src;
+    s->path[SIDE_TGT] = extra ? dc->extra_tgt : dc->train_tgt;
+    if (extra && dc->extra_tag && dc->extra_tag[0]) {
+        s->src_prefix = nmt_asprintf("%s ", dc->extra_tag);
+        if (!s->src_prefix) {
+            subword_sampler_free(s);
+            return nmt_fail_nomem("subword sampling");
+        }
+    }
+    s->corpus_key = extra ? 0x6578747261u : 0; /* "extra" */
     s->alpha = dc->spm_sample_alpha;
     s->sampled[SIDE_SRC] = dc->spm_sample_sides != CFG_SAMPLE_TGT;
     s->sampled[SIDE_TGT] = dc->spm_sample_sides != CFG_SAMPLE_SRC;
@@ -456,7 +479,7 @@ static int64_t draw_block(SubwordSampler *s, int side, int64_t epoch, int64_t fr
             if (s->sampled[side]) {
                 size_t text_len;
                 const char *text = side_text(s, side, i, &text_len);
-                uint64_t key = draw_key(s->seed, epoch, d->line_no[i], side);
+                uint64_t key = draw_key(s->seed, s->corpus_key, epoch, d->line_no[i], side);
                 st = tokenizer_sample_encode_spans_buf(s->tok[side], text, text_len, s->alpha, key, &ids,
                                                        guided ? &spans : NULL, &n, &cap);
                 if (!st && n >= s->lo[side] && n <= s->hi[side]) {
@@ -507,6 +530,19 @@ static NmtStatus link_block(SubwordSampler *s, int64_t from, int64_t count) {
     return failed ? nmt_fail_nomem("subword sampling: mapping the word alignments onto the tokens") : NMT_OK;
 }
 
+NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
+                                 const Dataset *train, const GuidedAlignments *train_align,
+                                 const volatile sig_atomic_t *stop, SubwordSampler **out) {
+    return create_for(cfg, src_tok, tgt_tok, train, train_align, 0, stop, out);
+}
+
+NmtStatus subword_sampler_create_extra(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
+                                       const Dataset *extra, const volatile sig_atomic_t *stop,
+                                       SubwordSampler **out) {
+    NMT_ASSERT(cfg->data.extra_src && cfg->data.extra_src[0]);
+    return create_for(cfg, src_tok, tgt_tok, extra, NULL, 1, stop, out);
+}
+
 NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset **out, SubwordEpochStats *stats) {
     *out = NULL;
     const Dataset *d = s->best;
@@ -528,7 +564,7 @@ NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset 
                 int32_t *ids = NULL;
                 int n = 0, cap = 0;
                 st = tokenizer_sample_encode_buf(s->tok[side], text, text_len, s->alpha,
-                                                 draw_key(s->seed, epoch, d->line_no[bad], side), &ids, &n, &cap);
+                                                 draw_key(s->seed, s->corpus_key, epoch, d->line_no[bad], side), &ids, &n, &cap);
                 nmt_free(ids);
                 if (!st) st = nmt_fail(NMT_ERR_RUNTIME, "subword sampling failed on one thread only");
                 nmt_error_prefix("%s:%lld", s->path[side], (long long)d->line_no[bad]);

@@ -96,6 +96,10 @@ typedef struct {
      * the seed (reservoir sampling in spm.cc, because the library's own
      * input_sentence_size sampler has a fixed seed); 0 (default) uses all. */
     int64_t spm_max_sentences;
+    /* A piece kept whole wherever it occurs in the text (SentencePiece's
+     * user_defined_symbols: data.extra_tag), or NULL. It must have no
+     * comma. */
+    const char *spm_user_symbol;
 
     /* --- words only --- */
     int min_freq; /* keep words seen at least this often; default 1 */

@@ -23,6 +23,7 @@
 #include "data/rng.h"
 #include "data/given_tokenizers.h"
 #include "data/subword_sampling.h"
+#include "data/train_mix.h"
 #include "fileio.h"
 #include "model/seq2seq.h"
 #include "train/checkpoint.h"
@@ -44,6 +45,13 @@ typedef struct {
     Optimizer *optim;
     Batcher *train_batches, *valid_batches;
     SubwordSampler *sampler; /* data.spm_sample_alpha > 0: each epoch's segmentation, else NULL */
+    SubwordSampler *extra_sampler; /* ... of data.extra_src's pairs (NULL without) */
+    TrainMix *mix; /* data.extra_src or data.train_upsample > 1: the corpora mixed, else NULL */
+    TrainMix *epoch_mix; /* ... with subword sampling: each epoch's segmentations mixed */
+    /* the pairs of epoch 0 at the best segmentation, which the batcher was
+     * made from: data.train (with its links), or the mix of the corpora */
+    const Dataset *train_set;
+    const GuidedAlignments *train_set_align; /* NULL without guided alignment */
     TrainState st;
     ValidRecord *history;
     int n_history, cap_history;
@@ -255,10 +263,27 @@ static void resume_weights(Trainer *tr, const Checkpoint *ck, const char *path) 
  * training at once. */
 static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
     if (!tr->sampler) return NMT_OK;
-    const Dataset *d;
-    SubwordEpochStats es;
+    const Dataset *d, *extra = NULL;
+    const GuidedAlignments *g = NULL;
+    SubwordEpochStats es, xs;
     NmtStatus st = subword_sampler_epoch(tr->sampler, epoch, &d, &es);
-    if (!st) st = batcher_set_dataset(tr->train_batches, d, tr->guided ? subword_sampler_alignments(tr->sampler) : NULL);
+    if (!st && tr->guided) g = subword_sampler_alignments(tr->sampler);
+    if (!st && tr->extra_sampler) {
+        st = subword_sampler_epoch(tr->extra_sampler, epoch, &extra, &xs);
+        if (!st) { /* the log line counts both corpora */
+            es.src_tokens += xs.src_tokens, es.tgt_tokens += xs.tgt_tokens;
+            es.best_src_tokens += xs.best_src_tokens, es.best_tgt_tokens += xs.best_tgt_tokens;
+            es.kept_best += xs.kept_best, es.seconds += xs.seconds;
+        }
+    }
+    if (!st && tr->epoch_mix) {
+        st = train_mix_build(tr->epoch_mix, d, g, tr->cfg->data.train_upsample, extra, &d, &g);
+        if (!st && g) { /* the links of the mix, copies included */
+            es.links = g->offset[g->n_pairs];
+            es.best_links = tr->train_set_align->offset[tr->train_set_align->n_pairs];
+        }
+    }
+    if (!st) st = batcher_set_dataset(tr->train_batches, d, g);
     if (!st && !tr->opt->quiet) {
         const DataConfig *dc = &tr->cfg->data;
         nmt_log_info("train: epoch %lld: subword sampling (data.spm_sample_alpha %g, %s): %.3fx the source and "
@@ -770,8 +795,8 @@ static NmtStatus remove_earlier_run(const Trainer *tr) {
  * carry the alignment rows and the model adds their loss. */
 static NmtStatus setup_guided_alignment(Trainer *tr) {
     const TrainConfig *tc = &tr->cfg->train;
-    const GuidedAlignments *g = tr->data.train_align;
-    if (!g) return NMT_OK;
+    const GuidedAlignments *g = tr->train_set_align;
+    if (!tr->data.train_align) return NMT_OK;
     if (tc->guided_alignment_weight <= 0) {
         if (!tr->opt->quiet)
             nmt_log_info("train: data.train_align is not used: train.guided_alignment_weight is 0");
@@ -782,7 +807,7 @@ static NmtStatus setup_guided_alignment(Trainer *tr) {
     if (!st) st = seq2seq_set_guided_alignment(tr->model, cost, (float)tc->guided_alignment_weight);
     if (st) return st;
     tr->guided = true;
-    int64_t tokens = tr->data.train->tgt_offset[tr->data.train->n_pairs];
+    int64_t tokens = tr->train_set->tgt_offset[tr->train_set->n_pairs];
     if (!tr->opt->quiet)
         nmt_log_info("train: guided alignment (%s, weight %g, %s): %lld token links; %.1f%% of the %lld target "
                      "tokens aligned", guided_cost_names[tc->guided_alignment_cost], tc->guided_alignment_weight,
@@ -790,6 +815,32 @@ static NmtStatus setup_guided_alignment(Trainer *tr) {
                      100.0 * (double)guided_alignments_aligned_targets(g) / (double)(tokens ? tokens : 1),
                      (long long)tokens);
     return NMT_OK;
+}
+
+/* The pairs the batcher plans from (tr->train_set): data.train's, or with
+ * data.extra_src or data.train_upsample above 1 the corpora's mix
+ * (train_mix.h), which carries token links under guided alignment. */
+static NmtStatus mix_corpora(Trainer *tr) {
+    const DataConfig *dc = &tr->cfg->data;
+    bool links = tr->data.train_align && tr->cfg->train.guided_alignment_weight > 0; /* setup_guided_alignment's */
+    tr->train_set = tr->data.train;
+    tr->train_set_align = links ? tr->data.train_align : NULL;
+    if (!tr->data.extra && dc->train_upsample == 1) return NMT_OK;
+    NmtStatus st = train_mix_create(links, &tr->mix);
+    if (!st)
+        st = train_mix_build(tr->mix, tr->data.train, tr->train_set_align, dc->train_upsample, tr->data.extra,
+                             &tr->train_set, &tr->train_set_align);
+    if (!st && !tr->opt->quiet) {
+        char extra[512] = "";
+        if (tr->data.extra)
+            snprintf(extra, sizeof extra, " and %lld of data.extra_src (%s)", (long long)tr->data.extra->n_pairs,
+                     dc->extra_tag && dc->extra_tag[0] ? dc->extra_tag : "untagged");
+        char times[64] = "";
+        if (dc->train_upsample > 1) snprintf(times, sizeof times, " x %d (data.train_upsample)", dc->train_upsample);
+        nmt_log_info("train: an epoch's pairs: %lld of data.train_src%s%s", (long long)tr->data.train->n_pairs,
+                     times, extra);
+    }
+    return st;
 }
 
 static NmtStatus setup(Trainer *tr) {
@@ -806,7 +857,8 @@ static NmtStatus setup(Trainer *tr) {
                             &tr->be);
     if (st) return st;
     BatchSpec spec = {tc->batch_sentences, tc->batch_tokens, (uint64_t)tc->seed, 1, cfg->model.right_to_left};
-    st = batcher_create(tr->data.train, &spec, &tr->train_batches);
+    st = mix_corpora(tr);
+    if (!st) st = batcher_create(tr->train_set, &spec, &tr->train_batches);
     if (st) return st;
     BatchLimits lim = batcher_limits(tr->train_batches);
     ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0, 0, 0};
@@ -875,6 +927,10 @@ static NmtStatus setup(Trainer *tr) {
     if (tr->data.train && tr->cfg->data.spm_sample_alpha > 0) {
         st = subword_sampler_create(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.train,
                                     tr->guided ? tr->data.train_align : NULL, &stop_signal, &tr->sampler);
+        if (!st && tr->data.extra)
+            st = subword_sampler_create_extra(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.extra, &stop_signal,
+                                              &tr->extra_sampler);
+        if (!st && tr->mix) st = train_mix_create(tr->train_set_align != NULL, &tr->epoch_mix);
         if (st) return st;
     }
     if (tr->opt->resume) {
@@ -906,7 +962,7 @@ static NmtStatus setup(Trainer *tr) {
             snprintf(updates, sizeof updates, " (%lld updates of up to %d, train.accum_batches)",
                      (long long)updates_for_batches(batches, tc->accum_batches), tc->accum_batches);
         nmt_log_info("train: %zu parameters; %lld training pairs, %lld batches per epoch%s; %s attention; device %s",
-                     tr->n_params, (long long)tr->data.train->n_pairs, (long long)batches, updates,
+                     tr->n_params, (long long)tr->train_set->n_pairs, (long long)batches, updates,
                      attn_style_names[d.style], tr->be->name);
         double param_mb = tr->n_params * sizeof(float) / 1e6;
         char device_note[128];
@@ -937,6 +993,9 @@ static void teardown(Trainer *tr) {
     batcher_free(tr->train_batches);
     batcher_free(tr->valid_batches);
     subword_sampler_free(tr->sampler);
+    subword_sampler_free(tr->extra_sampler);
+    train_mix_free(tr->mix);
+    train_mix_free(tr->epoch_mix);
     if (tr->be) {
         backend_log_usage(tr->be, "train");
         tr->be->destroy(tr->be);
