@@ -589,6 +589,69 @@ static void test_contradictions(const char *dir) {
     config_free(&cfg);
 }
 
+/* The second corpus (data.extra_src/tgt, here the same files as the first,
+ * with data.extra_tag "<T>"): its sampler reads the sources with the tag
+ * before them, as the cache encoded them, never splits the tag, and draws
+ * its own segmentations: the same text on the same line gets other draws
+ * than in the first corpus (its keys differ). */
+static void test_extra(const char *dir) {
+    Config cfg;
+    PreparedData p;
+    if (!prepare(dir, ", \"cache_dir\": \"cache_extra\", \"spm_sample_alpha\": 0.3, \"extra_src\": \"train.src\","
+                      " \"extra_tgt\": \"train.tgt\", \"extra_tag\": \"<T>\"",
+                 &cfg, &p))
+        return;
+    CHECK(p.extra && p.extra->n_pairs == p.train->n_pairs, "the extra corpus: %lld pairs",
+          p.extra ? (long long)p.extra->n_pairs : -1LL);
+    int tag = tokenizer_piece_to_id(p.src_tok, "<T>");
+    CHECK(tag != NMT_UNK_ID, "the tag is not a piece");
+    SubwordSampler *main_s = NULL, *extra_s = NULL;
+    NmtStatus st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &main_s);
+    CHECK(st == NMT_OK, "sampler: %s", nmt_error_message());
+    if (!st) st = subword_sampler_create_extra(&cfg, p.src_tok, p.tgt_tok, p.extra, NULL, &extra_s);
+    CHECK(st == NMT_OK, "extra sampler: %s", nmt_error_message());
+    if (st || !p.extra) goto done;
+    const Dataset *m, *e;
+    CHECK_EQ_INT(subword_sampler_epoch(main_s, 0, &m, NULL), NMT_OK);
+    Snapshot main0 = snap(m), best = snap(p.extra);
+    CHECK_EQ_INT(subword_sampler_epoch(extra_s, 0, &e, NULL), NMT_OK);
+    CHECK_EQ_INT(e->n_pairs, p.extra->n_pairs);
+    int64_t untagged = 0, bad_text = 0;
+    for (int64_t i = 0; i < e->n_pairs; i++) {
+        const int32_t *ids = dataset_src(e, i);
+        int n = dataset_src_len(e, i), k = 0;
+        while (k < n - 1 && !strcmp(tokenizer_piece(p.src_tok, ids[k]), "\xe2\x96\x81")) k++;
+        if (ids[k] != tag) untagged++;
+        char *t1 = NULL, *t2 = NULL;
+        tokenizer_decode(p.src_tok, ids, n, &t1);
+        tokenizer_decode(p.src_tok, dataset_src(p.extra, i), dataset_src_len(p.extra, i), &t2);
+        if (!t1 || !t2 || strcmp(t1, t2)) bad_text++;
+        nmt_free(t1);
+        nmt_free(t2);
+    }
+    CHECK(untagged == 0, "%lld drawn sources do not start with the tag's piece", (long long)untagged);
+    CHECK(bad_text == 0, "%lld drawn sources decode to another text than the cache's", (long long)bad_text);
+    CHECK(pairs_differing(&best, e, 0) > e->n_pairs / 3 && pairs_differing(&best, e, 1) > e->n_pairs / 3,
+          "the extra corpus was hardly drawn: %lld and %lld of %lld pairs differ from the best",
+          (long long)pairs_differing(&best, e, 0), (long long)pairs_differing(&best, e, 1), (long long)e->n_pairs);
+    /* the targets are the same text on the same lines in both corpora */
+    CHECK(pairs_differing(&main0, e, 1) > e->n_pairs / 4, "the extra corpus's draws repeat the first's: %lld of %lld "
+          "targets differ", (long long)pairs_differing(&main0, e, 1), (long long)e->n_pairs);
+    Snapshot e0 = snap(e);
+    CHECK_EQ_INT(subword_sampler_epoch(extra_s, 1, &e, NULL), NMT_OK);
+    CHECK(pairs_differing(&e0, e, 1) > e->n_pairs / 4, "epoch 1 of the extra corpus repeats epoch 0");
+    CHECK_EQ_INT(subword_sampler_epoch(extra_s, 0, &e, NULL), NMT_OK);
+    CHECK(same_snapshot(&e0, e), "epoch 0 of the extra corpus drawn again differs");
+    snap_free(&e0);
+    snap_free(&main0);
+    snap_free(&best);
+done:
+    subword_sampler_free(main_s);
+    subword_sampler_free(extra_s);
+    prepared_data_free(&p);
+    config_free(&cfg);
+}
+
 int main(void) {
     const char *dir = test_tmpdir();
     write_corpus(dir, 300);
@@ -597,5 +660,6 @@ int main(void) {
     test_guided(dir);
     test_sample_spans(dir);
     test_contradictions(dir);
+    test_extra(dir);
     return test_summary("test_subword_sampling");
 }
