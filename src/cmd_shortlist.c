@@ -8,12 +8,14 @@
 #include "commands.h"
 #include "data/prepare.h"
 #include "data/shortlist.h"
+#include "data/train_mix.h"
 #include "fileio.h"
 
 static const char shortlist_usage[] =
     "usage: nmt shortlist --config FILE [--set KEY=VALUE ...] [--out FILE] [--per-source K]\n\n"
-    "Counts, over the training corpus of the config (its prepared cache, built\n"
-    "when missing), how often each target token occurs and which target tokens\n"
+    "Counts, over the training pairs of the config as an epoch holds them (its\n"
+    "prepared cache, built when missing: data.train_src's, data.train_upsample\n"
+    "times, and data.extra_src's), how often each target token occurs and which target tokens\n"
     "co-occur with each source token (Dice coefficient over sentence pairs), and\n"
     "writes the shortlist file that `nmt translate --shortlist FILE` uses to\n"
     "score only the likely output tokens of each batch (docs/decoding.md).\n"
@@ -46,8 +48,16 @@ int cmd_shortlist(int argc, char **argv) {
     st = prepare_data(&cfg, 0, &data);
     Shortlist *sl = NULL;
     char *default_path = NULL;
-    if (!st) st = shortlist_build(data.train, tokenizer_vocab_size(data.src_tok), tokenizer_vocab_size(data.tgt_tok),
+    /* the pairs of an epoch: with a second corpus or upsampling, the mix */
+    TrainMix *mix = NULL;
+    const Dataset *pairs = data.train;
+    if (!st && (data.extra || cfg.data.train_upsample > 1)) {
+        st = train_mix_create(0, &mix);
+        if (!st) st = train_mix_build(mix, data.train, NULL, cfg.data.train_upsample, data.extra, &pairs, NULL);
+    }
+    if (!st) st = shortlist_build(pairs, tokenizer_vocab_size(data.src_tok), tokenizer_vocab_size(data.tgt_tok),
                                   per_source, &sl);
+    train_mix_free(mix);
     if (!st && !out_path) {
         st = file_make_dirs(cfg.train.save_dir);
         default_path = nmt_asprintf("%s/shortlist.tsv", cfg.train.save_dir);

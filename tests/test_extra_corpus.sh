@@ -40,6 +40,17 @@ plain_u=$(marked untagged/last.nmt) tagged_u=$(marked untagged/last.nmt '<BT> ')
 check '[ $((tagged_u - plain_u)) -le 10 ] && [ $((tagged_u - plain_u)) -ge -10 ]' \
   "untagged: $plain_u of 40 plain, $tagged_u of 40 with the tag's text"
 
+# 1b. nmt shortlist counts the pairs of an epoch: the mark, in the extra
+# corpus only, is frequent (800 times), and twice that with upsampling
+out=$("$NMT" shortlist --config c.json --out sl.tsv 2>&1); rc=$?
+check '[ $rc -eq 0 ] && grep -q "^F	zz	800$" sl.tsv && grep -q "^F	the	" sl.tsv' "shortlist: $rc $out $(grep zz sl.tsv | head -2)"
+out=$("$NMT" shortlist --config c.json --set data.train_upsample=2 --out sl2.tsv 2>&1); rc=$?
+the1=$(awk -F'\t' '$1 == "F" && $2 == "the" { print $3 }' sl.tsv) the2=$(awk -F'\t' '$1 == "F" && $2 == "the" { print $3 }' sl2.tsv)
+zz2=$(awk -F'\t' '$1 == "F" && $2 == "zz" { print $3 }' sl2.tsv)
+main_the=$(grep -cw the data/train.tgt) # pairs containing it
+check '[ $rc -eq 0 ] && [ "$zz2" = 800 ] && [ "$the2" -eq $((the1 + main_the)) ]' \
+  "upsampled shortlist: $rc, zz $zz2, the $the1 -> $the2 (+$main_the expected) $out"
+
 # 2. data.train_upsample: the main pairs twice an epoch; resume is exact
 train up --set data.train_upsample=2 --set train.max_steps=60 --quiet
 check '[ $rc -eq 0 ]' "upsampled run: $rc $out"
