@@ -560,6 +560,8 @@ static NmtStatus check_extra_tag(const DataConfig *d) {
         if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r' || *c == '\v' || *c == '\f' || *c == ',')
             return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" must be one token, without %s", tag,
                             *c == ',' ? "a comma" : "white space");
+    if (strlen(tag) > CFG_MAX_EXTRA_TAG)
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: at most %d bytes, got %zu", CFG_MAX_EXTRA_TAG, strlen(tag));
     static const char *const reserved[] = {"<pad>", "<unk>", "<s>", "</s>"};
     for (size_t i = 0; i < NMT_ARRAY_LEN(reserved); i++)
         if (!strcmp(tag, reserved[i]))

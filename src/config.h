@@ -129,6 +129,7 @@ typedef struct {
 
 /* decode.maxi_batch (and nmt translate --maxi-batch) at most */
 #define CFG_MAX_MAXI_BATCH 1000
+#define CFG_MAX_EXTRA_TAG 64 /* bytes of data.extra_tag */
 
 typedef struct {
     int beam;

@@ -36,7 +36,7 @@
     X("data.extra_tag", data.extra_tag, CFG_STRING, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
       "a token put before every data.extra_src sentence, e.g. <BT> (tagged back-translation: the "   \
       "model tells the corpora apart); a piece of its own in the source vocabulary (SentencePiece: "  \
-      "a user-defined symbol); no spaces or commas; empty: none")                                   \
+      "a user-defined symbol); no spaces or commas, at most 64 bytes; empty: none")                                   \
     X("data.train_upsample", data.train_upsample, CFG_INT, "1", 1, 1000, 0, NULL, 0,                \
       "every epoch takes each data.train_src pair this many times (weighs the genuine pairs "       \
       "against a larger data.extra_src)")                                                          \

@@ -105,6 +105,8 @@ expect 2 "data.extra_tag: \"<BT>\" is put before the sentences of data.extra_src
   "$NMT" train --config c.json --set data.extra_src= --set data.extra_tgt= --set train.save_dir="$tmp/x"
 expect 2 "data.extra_tag: \"a b\" must be one token, without white space" \
   "$NMT" config --config c.json --set 'data.extra_tag=a b'
+expect 2 "data.extra_tag: at most 64 bytes, got 65" \
+  "$NMT" config --config c.json --set "data.extra_tag=<$(printf 'x%.0s' $(seq 63))>"
 expect 2 "data.train_upsample: must be in [1, 1000], got 0" "$NMT" config --config c.json --set data.train_upsample=0
 expect 1 "missing.src" "$NMT" train --config c.json --set data.extra_src=missing.src --set train.save_dir="$tmp/x"
 if command -v spm_train > /dev/null; then

@@ -128,8 +128,9 @@ typedef struct {
 } TrainCorpus;
 
 /* The training corpora of cfg into c[0..1]; returns how many (1 or 2).
- * prefix_buf holds data.extra_tag's prefix. */
+ * prefix_buf holds data.extra_tag's prefix (CFG_MAX_EXTRA_TAG + 2 bytes). */
 static int train_corpora(const Config *cfg, TrainCorpus c[2], char prefix_buf[], size_t prefix_cap) {
+    NMT_ASSERT(prefix_cap >= CFG_MAX_EXTRA_TAG + 2);
     c[0] = (TrainCorpus){cfg->data.train_src, cfg->data.train_tgt, NULL};
     if (!has_extra(cfg)) return 1;
     const char *tag = extra_tag(cfg);
