@@ -341,6 +341,76 @@ static void test_reference(void) {
     free(buf);
 }
 
+/* The extra training corpus's keys: data.extra_src and data.extra_tgt
+ * together; data.extra_tag only with them, one token of at most 64 bytes,
+ * neither a special token's name nor holding SentencePiece's word-start
+ * mark; data.train_upsample in [1, 1000]. */
+static void test_extra_corpus_keys(void) {
+    expect_error("{\"data\": {\"extra_src\": \"x.src\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_tgt: must be given together with data.extra_src");
+    expect_error("{\"data\": {\"extra_tgt\": \"x.tgt\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_src: must be given together with data.extra_tgt");
+    expect_error("{\"data\": {\"extra_tag\": \"<BT>\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_tag: \"<BT>\" is put before the sentences of data.extra_src, "
+                 "which is not given");
+    /* a tag with only one of the pair: the pair's message */
+    expect_error("{\"data\": {\"extra_tgt\": \"x.tgt\", \"extra_tag\": \"<BT>\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "data.extra_src: must be given together with data.extra_tgt");
+    const char *bad[][2] = {{"a b", "white space"},
+                            {"a\\tb", "white space"},
+                            {"a,b", "a comma"},
+                            {"<unk>", "a special token's name"},
+                            {"<pad>", "a special token's name"},
+                            {"</s>", "a special token's name"},
+                            {"x\xe2\x96\x81y", "U+2581"}};
+    for (size_t i = 0; i < NMT_ARRAY_LEN(bad); i++) {
+        char json[256];
+        snprintf(json, sizeof json,
+                 "{\"data\": {\"extra_src\": \"x.src\", \"extra_tgt\": \"x.tgt\", \"extra_tag\": \"%s\"}}", bad[i][0]);
+        expect_error(json, NULL, 0, NMT_ERR_CONFIG, "cfg.json: data.extra_tag: \"");
+        expect_error(json, NULL, 0, NMT_ERR_CONFIG, bad[i][1]);
+    }
+    /* at most 64 bytes (the prefix buffer of prepare.c) */
+    for (int len = 64; len <= 65; len++) {
+        char tag[80], json[256], want[64];
+        memset(tag, 'a', (size_t)len);
+        tag[len] = '\0';
+        snprintf(json, sizeof json,
+                 "{\"data\": {\"extra_src\": \"x.src\", \"extra_tgt\": \"x.tgt\", \"extra_tag\": \"%s\"}}", tag);
+        snprintf(want, sizeof want, "data.extra_tag: at most 64 bytes, got %d", len);
+        expect_error(json, NULL, 0, len == 64 ? NMT_OK : NMT_ERR_CONFIG, len == 64 ? "" : want);
+    }
+    /* through --set too */
+    const char *set_bad[] = {"data.extra_src=x.src", "data.extra_tgt=x.tgt", "data.extra_tag=a,b"};
+    expect_error("{}", set_bad, 3, NMT_ERR_CONFIG, "data.extra_tag: \"a,b\" must be one token, without a comma");
+    /* accepted: the tag (kept as given), the paths resolved */
+    Config cfg;
+    const char *good = "{\"data\": {\"extra_src\": \"x.src\", \"extra_tgt\": \"x.tgt\", \"extra_tag\": \"<BT>\","
+                       " \"train_upsample\": 1000}}";
+    NmtStatus st = load_text(good, NULL, 0, &cfg);
+    CHECK(st == NMT_OK, "extra keys: %s", nmt_error_message());
+    if (!st) {
+        CHECK_EQ_STR(cfg.data.extra_tag, "<BT>");
+        CHECK_EQ_INT(cfg.data.train_upsample, 1000);
+        CHECK(cfg.data.extra_src[0] == '/' && strstr(cfg.data.extra_src, "/x.src"), "extra_src resolved: %s",
+              cfg.data.extra_src);
+        config_free(&cfg);
+    }
+    /* no tag, and a tag with other characters SentencePiece may see */
+    expect_error("{\"data\": {\"extra_src\": \"x.src\", \"extra_tgt\": \"x.tgt\"}}", NULL, 0, NMT_OK, "");
+    expect_error("{\"data\": {\"extra_src\": \"x.src\", \"extra_tgt\": \"x.tgt\", \"extra_tag\": \"<unk2>\"}}", NULL, 0,
+                 NMT_OK, "");
+    /* the default upsample is 1; its range is [1, 1000] */
+    CHECK_EQ_INT(load_text("{}", NULL, 0, &cfg), NMT_OK);
+    CHECK_EQ_INT(cfg.data.train_upsample, 1);
+    config_free(&cfg);
+    expect_error("{\"data\": {\"train_upsample\": 0}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.train_upsample: must be in [1, 1000], got 0");
+    expect_error("{\"data\": {\"train_upsample\": 1001}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.train_upsample: must be in [1, 1000], got 1001");
+    expect_error("{\"data\": {\"train_upsample\": 1}}", NULL, 0, NMT_OK, "");
+}
+
 /* Every allocation failure while loading is reported, never a crash. */
 static void test_alloc_failures(void) {
     const char *json = "{\"model\": {\"hidden\": 64, \"attention\": {\"style\": \"bahdanau\"}},"
@@ -376,5 +446,6 @@ int main(void) {
     test_reference();
     test_fuzz_regressions();
     test_alloc_failures();
+    test_extra_corpus_keys();
     return test_summary("test_config");
 }

@@ -3,8 +3,10 @@
  * the cache reused when up to date and rebuilt when a corpus file or a
  * tokenizer setting changes, corrupt cache files refused or rebuilt, the
  * manifest written last and a cache without one rebuilt, mismatched
- * corpora reported, the dataset file round trip. (Two processes building
- * one cache at once: tests/test_cache_lock.sh.) */
+ * corpora reported, the dataset file round trip, the extra training corpus
+ * (data.extra_src/tgt with data.extra_tag: its pairs, tag, summary and
+ * manifest lines, cache). (Two processes building one cache at once:
+ * tests/test_cache_lock.sh.) */
 #include <sys/stat.h>
 #include <utime.h>
 
@@ -490,6 +492,318 @@ static void test_bad_corpora(void) {
     config_free(&cfg);
 }
 
+/* ---- the extra corpus (data.extra_src/tgt, data.extra_tag) ------------ */
+
+/* Line i (0-based) of the extra corpus of EXTRA_N lines, one side (0
+ * source, 1 target), into buf: source (i % 5) + 1 words "e.." (and
+ * "eonly" on every fourth line from line 2), target (i % 4) + 1 words
+ * "u.." (and "zzonly" on every other line). Blank: the source of lines 8
+ * (empty) and 15 (white space only), the target of line 22. "eonly" and
+ * "zzonly" appear in no other corpus. */
+enum { EXTRA_N = 40, EXTRA_BLANK = 3 };
+
+static const char *extra_line(int i, int side, char *buf, size_t cap) {
+    size_t at = 0;
+    buf[0] = '\0';
+    if (side == 0 && i == 7) return buf;
+    if (side == 0 && i == 14) return snprintf(buf, cap, "  \t "), buf;
+    if (side == 1 && i == 21) return buf;
+    int words = side == 0 ? (i % 5) + 1 : (i % 4) + 1;
+    for (int w = 0; w < words; w++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%c%d", w ? " " : "", side == 0 ? 'e' : 'u',
+                               side == 0 ? (i * 3 + w) % 13 : (i + 2 * w) % 11);
+    if (side == 0 && i % 4 == 1) at += (size_t)snprintf(buf + at, cap - at, " eonly");
+    if (side == 1 && i % 2 == 0) at += (size_t)snprintf(buf + at, cap - at, " zzonly");
+    return buf;
+}
+
+/* Writes dir/NAME.src and dir/NAME.tgt: the first n lines of extra_line. */
+static void write_extra(const char *dir, const char *name, int n) {
+    char path[1024], line[256];
+    for (int side = 0; side < 2; side++) {
+        snprintf(path, sizeof path, "%s/%s.%s", dir, name, side ? "tgt" : "src");
+        FILE *f = fopen(path, "w");
+        for (int i = 0; i < n; i++) fprintf(f, "%s\n", extra_line(i, side, line, sizeof line));
+        fclose(f);
+    }
+}
+
+/* The number of times id occurs in ids[0..n). */
+static int count_id(const int32_t *ids, int n, int32_t id) {
+    int c = 0;
+    for (int i = 0; i < n; i++) c += ids[i] == id;
+    return c;
+}
+
+/* Checks p->extra against the extra corpus as written by write_extra:
+ * one pair per non-blank line, in order, each source the tag's piece
+ * (after a lone "▁" with SentencePiece) then exactly the ids of its line
+ * encoded alone, each target exactly its line's ids (no tag); the tag's
+ * id nowhere in the training pairs nor on any target side. tag NULL: the
+ * sources are their lines' ids alone. */
+static void check_extra_pairs(const char *what, const PreparedData *p, const char *tag) {
+    const Dataset *x = p->extra;
+    CHECK(x != NULL, "%s: no extra dataset", what);
+    if (!x) return;
+    CHECK_EQ_INT(x->n_pairs, EXTRA_N - EXTRA_BLANK);
+    CHECK_EQ_INT(p->extra_stats.pairs_read, p->from_cache ? 0 : EXTRA_N);
+    CHECK_EQ_INT(p->extra_stats.skipped_empty, p->from_cache ? 0 : EXTRA_BLANK);
+    CHECK_EQ_INT(p->extra_stats.kept, p->from_cache ? 0 : EXTRA_N - EXTRA_BLANK);
+    int32_t tag_id = tag ? tokenizer_piece_to_id(p->src_tok, tag) : -1;
+    if (tag) CHECK(tag_id != NMT_UNK_ID && tag_id >= NMT_N_SPECIAL, "%s: %s is not a source piece (%d)", what, tag,
+                   tag_id);
+    int32_t tgt_tag = tag ? tokenizer_piece_to_id(p->tgt_tok, tag) : -1;
+    /* the pairs in order: line numbers of the non-blank lines */
+    int64_t k = 0;
+    int bad = 0;
+    char src[256], tgt[256];
+    for (int i = 0; i < EXTRA_N && k < x->n_pairs; i++) {
+        extra_line(i, 0, src, sizeof src);
+        extra_line(i, 1, tgt, sizeof tgt);
+        if (!src[strspn(src, " \t")] || !tgt[0]) continue; /* blank: no pair */
+        if (x->line_no[k] != i + 1) {
+            if (bad++ < 3) CHECK(0, "%s: extra pair %lld is line %lld, expected %d", what, (long long)k,
+                                 (long long)x->line_no[k], i + 1);
+            k++;
+            continue;
+        }
+        int32_t *ids = NULL, *tids = NULL;
+        int n = 0, nt = 0;
+        CHECK_EQ_INT(tokenizer_encode(p->src_tok, src, strlen(src), &ids, &n), NMT_OK);
+        CHECK_EQ_INT(tokenizer_encode(p->tgt_tok, tgt, strlen(tgt), &tids, &nt), NMT_OK);
+        const int32_t *s = dataset_src(x, k);
+        int ns = dataset_src_len(x, k);
+        int skip = 0; /* the tag's ids before the line's */
+        if (tag) {
+            if (ns >= 1 && s[0] == tag_id) skip = 1;
+            else if (ns >= 2 && s[1] == tag_id && !strcmp(tokenizer_piece(p->src_tok, s[0]), "\xe2\x96\x81")) skip = 2;
+        }
+        int ok = (!tag || skip > 0) && ns == skip + n && !memcmp(s + skip, ids, (size_t)n * 4) &&
+                 (!tag || count_id(s, ns, tag_id) == 1);
+        ok &= dataset_tgt_len(x, k) == nt && !memcmp(dataset_tgt(x, k), tids, (size_t)nt * 4);
+        if (tag && tgt_tag != NMT_UNK_ID) ok &= count_id(dataset_tgt(x, k), dataset_tgt_len(x, k), tgt_tag) == 0;
+        if (!ok && bad++ < 3)
+            CHECK(0, "%s: extra pair %lld (line %d, \"%s\" -> \"%s\"): %d source ids (first %s), expected %s%d", what,
+                  (long long)k, i + 1, src, tgt, ns, ns ? tokenizer_piece(p->src_tok, s[0]) : "-",
+                  tag ? "the tag and " : "", n);
+        nmt_free(ids);
+        nmt_free(tids);
+        k++;
+    }
+    CHECK(bad == 0, "%s: %d extra pairs differ", what, bad);
+    CHECK_EQ_INT(k, x->n_pairs);
+    if (!tag) return;
+    /* the tag is the extra corpus's alone: never in the training pairs */
+    const Dataset *t = p->train;
+    int in_train = count_id(t->src_ids, (int)t->src_offset[t->n_pairs], tag_id);
+    CHECK(in_train == 0, "%s: the tag's id in the training sources %d times", what, in_train);
+    if (tgt_tag != NMT_UNK_ID) {
+        int in_tgt = count_id(t->tgt_ids, (int)t->tgt_offset[t->n_pairs], tgt_tag);
+        CHECK(in_tgt == 0, "%s: the tag's id in the training targets %d times", what, in_tgt);
+    }
+}
+
+/* 1 when d and e hold the same pairs (ids, lengths, lines). */
+static int same_dataset(const Dataset *d, const Dataset *e) {
+    if (!d || !e || d->n_pairs != e->n_pairs) return 0;
+    int64_t n = d->n_pairs;
+    return !memcmp(d->src_offset, e->src_offset, (size_t)(n + 1) * 8) &&
+           !memcmp(d->tgt_offset, e->tgt_offset, (size_t)(n + 1) * 8) &&
+           !memcmp(d->src_ids, e->src_ids, (size_t)d->src_offset[n] * 4) &&
+           !memcmp(d->tgt_ids, e->tgt_ids, (size_t)d->tgt_offset[n] * 4) &&
+           !memcmp(d->line_no, e->line_no, (size_t)n * 8);
+}
+
+/* A copy of d (to compare after its PreparedData is freed). */
+static Dataset *copy_dataset(const Dataset *d) {
+    Dataset *c = NULL;
+    if (dataset_create(&c)) return NULL;
+    for (int64_t i = 0; i < d->n_pairs; i++)
+        if (dataset_add(c, dataset_src(d, i), dataset_src_len(d, i), dataset_tgt(d, i), dataset_tgt_len(d, i),
+                        d->line_no[i])) {
+            dataset_free(c);
+            return NULL;
+        }
+    return c;
+}
+
+/* The extra corpus with each tokenizer: its pairs (blank lines skipped,
+ * not made tag-only sentences), the tag before every source, the summary
+ * and manifest lines, the cache reused and made stale by the tag, the
+ * tokenizers trained on it too. */
+static void test_extra_corpus(void) {
+    const char *dir = test_tmpdir();
+    write_corpus(dir, "xtrain", 120);
+    write_corpus(dir, "valid", 20);
+    write_extra(dir, "extra", EXTRA_N);
+    const char *extra_keys = ", \"extra_src\": \"extra.src\", \"extra_tgt\": \"extra.tgt\", \"extra_tag\": \"<BT>\"";
+    const char *kinds[] = {"\"tokenizer\": \"word\"", "\"tokenizer\": \"spm\", \"spm_vocab_size\": 30"};
+    for (int k = 0; k < 2; k++) {
+        char json[512], cache[64], what[64];
+        snprintf(cache, sizeof cache, "xcache%d", k);
+        snprintf(what, sizeof what, "%s", k == 0 ? "word" : "spm");
+        Config cfg, plain;
+        PreparedData p;
+        /* the same cache without the extra corpus first: its manifest has
+         * no line of the extra keys (as before them: old caches stay
+         * valid), and adding the extra corpus makes it stale */
+        snprintf(json, sizeof json, ", %s", kinds[k]);
+        CHECK_EQ_INT(load_cfg_files(dir, "xtrain.src", "xtrain.tgt", cache, json, &plain), NMT_OK);
+        char *m = prepare_manifest(&plain);
+        CHECK(m && !strstr(m, "data.extra_tag") && !strstr(m, "data.extra_src") && !strstr(m, "data.extra_tgt"),
+              "%s: a manifest without the extra corpus names its keys:\n%s", what, m ? m : "(null)");
+        nmt_free(m);
+        NmtStatus st = prepare_data(&plain, 0, &p);
+        CHECK(st == NMT_OK, "%s: prepare without extra: %s", what, nmt_error_message());
+        if (!st) {
+            CHECK(p.extra == NULL, "%s: an extra dataset without data.extra_src", what);
+            CHECK(!strstr(p.summary, "extra:"), "%s: an extra line in the summary without data.extra_src:\n%s",
+                  what, p.summary);
+            if (k == 0) CHECK_EQ_INT(tokenizer_piece_to_id(p.src_tok, "<BT>"), NMT_UNK_ID);
+            prepared_data_free(&p);
+        }
+        config_free(&plain);
+
+        snprintf(json, sizeof json, ", %s%s", kinds[k], extra_keys);
+        CHECK_EQ_INT(load_cfg_files(dir, "xtrain.src", "xtrain.tgt", cache, json, &cfg), NMT_OK);
+        m = prepare_manifest(&cfg);
+        CHECK_CONTAINS(m, "\ndata.extra_tag = <BT>\n");
+        CHECK_CONTAINS(m, "\ndata.extra_src = ");
+        CHECK_CONTAINS(m, "\ndata.extra_tgt = ");
+        CHECK_CONTAINS(m, "/extra.src size ");
+        nmt_free(m);
+        st = prepare_data(&cfg, 0, &p);
+        CHECK(st == NMT_OK, "%s: prepare with extra: %s", what, nmt_error_message());
+        if (st) {
+            config_free(&cfg);
+            continue;
+        }
+        CHECK(!p.from_cache, "%s: adding the extra corpus rebuilds the cache", what);
+        check_extra_pairs(what, &p, "<BT>");
+        /* the training corpus is as without the extra one: 120 read, line
+         * 6 empty, line 10 too long */
+        CHECK_EQ_INT(p.train->n_pairs, 118);
+        char want[160];
+        snprintf(want, sizeof want, "\nextra: %d pairs read, %d kept, %d skipped (empty), 0 skipped (longer than 50 "
+                 "tokens)\n", EXTRA_N, EXTRA_N - EXTRA_BLANK, EXTRA_BLANK);
+        CHECK_CONTAINS(p.summary, want);
+        CHECK(!strncmp(p.summary, "train: ", 7), "%s: the summary starts with %.20s", what, p.summary);
+        /* the tokenizers learned from the extra corpus, both sides */
+        if (k == 0) {
+            CHECK(tokenizer_piece_to_id(p.tgt_tok, "zzonly") != NMT_UNK_ID, "zzonly (extra target only) not learned");
+            CHECK(tokenizer_piece_to_id(p.src_tok, "eonly") != NMT_UNK_ID, "eonly (extra source only) not learned");
+            CHECK(tokenizer_piece_to_id(p.tgt_tok, "u3") != NMT_UNK_ID, "u3 (extra target) not learned");
+            /* the tag is a source word, not a target one */
+            CHECK_EQ_INT(tokenizer_piece_to_id(p.tgt_tok, "<BT>"), NMT_UNK_ID);
+        } else {
+            CHECK(vocab_has_char(p.tgt_tok, "z"), "spm: no target piece has z (extra target only)");
+            CHECK(vocab_has_char(p.src_tok, "e"), "spm: no source piece has e (extra source only)");
+            /* a source piece only: the target model (not joint) spends no piece on it */
+            CHECK_EQ_INT(tokenizer_piece_to_id(p.tgt_tok, "<BT>"), NMT_UNK_ID);
+        }
+        Dataset *first = copy_dataset(p.extra);
+        prepared_data_free(&p);
+
+        /* the same config again: from the cache, the same pairs */
+        st = prepare_data(&cfg, 0, &p);
+        CHECK(st == NMT_OK, "%s: second prepare: %s", what, nmt_error_message());
+        if (!st) {
+            CHECK(p.from_cache, "%s: an unchanged config reuses the cache", what);
+            CHECK(same_dataset(first, p.extra), "%s: the cached extra pairs differ from the built ones", what);
+            check_extra_pairs(what, &p, "<BT>");
+            CHECK_CONTAINS(p.summary, want);
+            prepared_data_free(&p);
+        }
+        dataset_free(first);
+        config_free(&cfg);
+
+        /* another tag: the cache is stale, the sources carry the new tag */
+        snprintf(json, sizeof json, ", %s, \"extra_src\": \"extra.src\", \"extra_tgt\": \"extra.tgt\","
+                 " \"extra_tag\": \"<XX>\"", kinds[k]);
+        CHECK_EQ_INT(load_cfg_files(dir, "xtrain.src", "xtrain.tgt", cache, json, &cfg), NMT_OK);
+        st = prepare_data(&cfg, 0, &p);
+        CHECK(st == NMT_OK, "%s: prepare with <XX>: %s", what, nmt_error_message());
+        if (!st) {
+            CHECK(!p.from_cache, "%s: a changed data.extra_tag rebuilds the cache", what);
+            check_extra_pairs(what, &p, "<XX>");
+            if (k == 0) CHECK_EQ_INT(tokenizer_piece_to_id(p.src_tok, "<BT>"), NMT_UNK_ID);
+            prepared_data_free(&p);
+        }
+        config_free(&cfg);
+    }
+
+    /* the extra corpus without a tag: its sources are their lines alone */
+    Config cfg;
+    PreparedData p;
+    CHECK_EQ_INT(load_cfg_files(dir, "xtrain.src", "xtrain.tgt", "xcache-notag",
+                                ", \"tokenizer\": \"word\", \"extra_src\": \"extra.src\", \"extra_tgt\": \"extra.tgt\"",
+                                &cfg), NMT_OK);
+    char *m = prepare_manifest(&cfg);
+    CHECK_CONTAINS(m, "\ndata.extra_tag = (none)\n");
+    nmt_free(m);
+    NmtStatus st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_OK, "prepare without a tag: %s", nmt_error_message());
+    if (!st) {
+        check_extra_pairs("no tag", &p, NULL);
+        prepared_data_free(&p);
+    }
+    config_free(&cfg);
+
+    /* a word vocabulary too small for the tag: the tag would be unknown */
+    write_extra(dir, "extra5", 5);
+    CHECK_EQ_INT(load_cfg_files(dir, "xtrain.src", "xtrain.tgt", "xcache-small",
+                                ", \"tokenizer\": \"word\", \"word_vocab_size\": 8, \"extra_src\": \"extra5.src\","
+                                " \"extra_tgt\": \"extra5.tgt\", \"extra_tag\": \"<BT>\"", &cfg), NMT_OK);
+    st = prepare_data(&cfg, 0, &p);
+    CHECK(st == NMT_ERR_CONFIG, "a vocabulary without the tag: status %d (%s)", st, nmt_error_message());
+    CHECK(!strncmp(nmt_error_message(), "data.extra_tag:", 15), "message: %s", nmt_error_message());
+    CHECK_CONTAINS(nmt_error_message(), "data.word_vocab_size 8");
+    config_free(&cfg);
+
+    /* given SentencePiece models (data.spm_src_model) trained without the
+     * tag: refused, saying how to train them; those trained with it (the
+     * cache's of the spm case above, last built with the tag <XX>) are
+     * taken */
+    const char *given[] = {"xcache-plain", "xcache1"};
+    for (int g = 0; g < 2; g++) {
+        char json[512];
+        if (g == 0) {
+            CHECK_EQ_INT(load_cfg_files(dir, "xtrain.src", "xtrain.tgt", given[g],
+                                        ", \"tokenizer\": \"spm\", \"spm_vocab_size\": 30", &cfg), NMT_OK);
+            st = prepare_data(&cfg, 0, &p);
+            CHECK(st == NMT_OK, "plain spm: %s", nmt_error_message());
+            if (!st) {
+                CHECK(tokenizer_piece_to_id(p.src_tok, "<BT>") == NMT_UNK_ID, "plain spm has the tag");
+                prepared_data_free(&p);
+            }
+            config_free(&cfg);
+        }
+        snprintf(json, sizeof json, ", \"tokenizer\": \"spm\", \"spm_src_model\": \"%s/src.tok\","
+                 " \"spm_tgt_model\": \"%s/tgt.tok\", \"extra_src\": \"extra.src\", \"extra_tgt\": \"extra.tgt\","
+                 " \"extra_tag\": \"%s\"", given[g], given[g], g == 0 ? "<BT>" : "<XX>");
+        char cache[64];
+        snprintf(cache, sizeof cache, "xcache-given%d", g);
+        CHECK_EQ_INT(load_cfg_files(dir, "xtrain.src", "xtrain.tgt", cache, json, &cfg), NMT_OK);
+        st = prepare_data(&cfg, 0, &p);
+        if (g == 0) {
+            CHECK(st == NMT_ERR_CONFIG, "given models without the tag: status %d (%s)", st, nmt_error_message());
+            CHECK(!strncmp(nmt_error_message(), "data.extra_tag:", 15), "message: %s", nmt_error_message());
+            CHECK_CONTAINS(nmt_error_message(), "--user_defined_symbols=<BT>");
+            CHECK_CONTAINS(nmt_error_message(), "xcache-plain/src.tok");
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s/manifest.txt", dir, cache);
+            CHECK(access(path, F_OK) != 0, "a manifest after a refused build");
+        } else {
+            CHECK(st == NMT_OK, "given models with the tag: %s", nmt_error_message());
+            if (!st) {
+                check_extra_pairs("given", &p, "<XX>");
+                prepared_data_free(&p);
+            }
+        }
+        config_free(&cfg);
+    }
+}
+
 static void test_dataset_round_trip(void) {
     Dataset *d;
     CHECK_EQ_INT(dataset_create(&d), NMT_OK);
@@ -527,5 +841,6 @@ int main(void) {
     test_bad_corpora();
     test_long_lines();
     test_junk_blob();
+    test_extra_corpus();
     return test_summary("test_prepare");
 }

@@ -223,7 +223,9 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
         size_t src_len, tgt_len;
         int got = 0;
         NmtStatus st = parallel_reader_next(ps->reader, &src, &src_len, &tgt, &tgt_len, &got);
-        if (!st && got) st = with_prefix(c->src_prefix, src, src_len, &ps->line_buf, &ps->line_cap, &src, &src_len);
+        /* a blank line stays blank (encode_corpus skips its pair) */
+        if (!st && got && !corpus_line_is_blank(src, src_len))
+            st = with_prefix(c->src_prefix, src, src_len, &ps->line_buf, &ps->line_cap, &src, &src_len);
         if (st) {
             ps->failed = true;
             return -(int)st;
@@ -285,7 +287,7 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
                         .max_len = d->max_len};
     char prefix[512];
     ps.n_corpora = train_corpora(cfg, ps.corpora, prefix, sizeof prefix);
-    spec.spm_user_symbol = extra_tag(cfg);
+    spec.spm_user_symbol = side != 1 ? extra_tag(cfg) : NULL; /* a source-side piece (and joint) */
     NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
     parallel_reader_close(ps.reader);
     nmt_free(ps.line_buf);
