@@ -29,6 +29,8 @@ marked() { sed "s/^/${2:-}/" data/test.src | "$NMT" translate --model "$1" 2> /d
 train run
 check '[ $rc -eq 0 ]' "tagged run: $rc $out"
 check 'printf "%s" "$out" | grep -q "^prepare: extra: 800 pairs read, 800 kept"' "the extra summary line: $out"
+check 'printf "%s" "$out" | grep -qF "prepare: training word tokenizers on $tmp/data/train.src, $tmp/data/train.tgt, $tmp/more/train.src and $tmp/more/train.zz"' \
+  "the tokenizers' files: $out"
 check 'printf "%s" "$out" | grep -qF "an epoch'"'"'s pairs: 800 of data.train_src and 800 of data.extra_src (<BT>)" &&
        printf "%s" "$out" | grep -q " 1600 training pairs, 50 batches per epoch"' "the pairs of an epoch: $out"
 plain=$(marked run/last.nmt) tagged=$(marked run/last.nmt '<BT> ')

@@ -671,8 +671,10 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
             snprintf(how, sizeof how, " (%s, data.spm_max_sentences; %d thread%s, data.spm_threads)", sample,
                      d->spm_threads, d->spm_threads == 1 ? "" : "s");
         }
-        nmt_log_info("prepare: training %s tokenizer%s on %s and %s%s", tokenizer_kind_names[d->tokenizer],
-                     joint ? " (joint)" : "s", d->train_src, d->train_tgt, how);
+        char extra[2100] = ""; /* the second corpus's files */
+        if (has_extra(cfg)) snprintf(extra, sizeof extra, ", %s and %s", d->extra_src, d->extra_tgt);
+        nmt_log_info("prepare: training %s tokenizer%s on %s%s%s%s%s", tokenizer_kind_names[d->tokenizer],
+                     joint ? " (joint)" : "s", d->train_src, extra[0] ? ", " : " and ", d->train_tgt, extra, how);
         st = train_tokenizer(cfg, joint ? -1 : 0, &out->src_tok);
     }
     if (!st && !init_from && !given_tokenizers(cfg)) {
