@@ -5,7 +5,10 @@
 # is monolingual text. An en->de model trained on the first half translates
 # that English into German (beam search), and three de->en runs of equal
 # updates compare: the first half alone, with the back-translation as
-# data.extra_src tagged <BT>, and untagged. Each run goes through
+# data.extra_src tagged <BT>, and untagged; and (steps bts, sampled) with
+# a back-translation sampled among the 10 likeliest tokens, tagged; and
+# (step full) with the second half's real German instead. Each
+# run goes through
 # scripts/quality-run.sh (checkpoint, beam and length penalty chosen on
 # validation, test2016 scored once). See --help.
 set -eu
@@ -21,15 +24,15 @@ usage: scripts/bt-multi30k.sh [--data DIR] [--out DIR] [--reverse-hours H] [--st
   --reverse-hours H    the en->de model's training budget (default 0.5)
   --steps N            updates of each de->en run (default 4000)
   --threads N          threads of each run (default 1)
-  --only LIST          the steps to run, of split,reverse,bt,half,tagged,untagged
-                       (default all, in that order)
+  --only LIST          the steps to run, of split,reverse,bt,half,tagged,untagged,
+                       bts,sampled,full (default all, in that order)
 EOF
 }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT_BIN:-$ROOT/nmt}
 data=$ROOT/../shared/data/multi30k out=$ROOT/../runs/bt hours=0.5 steps=4000 threads=1
-only=split,reverse,bt,half,tagged,untagged
+only=split,reverse,bt,half,tagged,untagged,bts,sampled,full
 while [ $# -gt 0 ]; do
   case $1 in
     --data) data=$2; shift 2 ;;
@@ -55,10 +58,11 @@ if wants split; then
   python3 - "$ROOT/configs/de-en.json" "$data" "$out" <<'PY'
 import json, sys
 base, data, out = sys.argv[1:]
-def make(name, src, tgt, extra=None, tag=""):
+def make(name, src, tgt, extra=None, tag="", train=None):
     c = json.load(open(base))
     d = c["data"]
-    d.update(train_src=f"{out}/para.{src}.gz", train_tgt=f"{out}/para.{tgt}.gz",
+    train = train or f"{out}/para"
+    d.update(train_src=f"{train}.{src}.gz", train_tgt=f"{train}.{tgt}.gz",
              valid_src=f"{data}/val.{src}.gz", valid_tgt=f"{data}/val.{tgt}.gz",
              test_src=f"{data}/test_2016_flickr.{src}.gz", test_tgt=f"{data}/test_2016_flickr.{tgt}.gz",
              spm_vocab_size=5000, cache_dir=f"{out}/cache/{name}")
@@ -71,6 +75,8 @@ make("de-en-half", "de", "en")
 bt = (f"{out}/mono.bt.de.gz", f"{out}/mono.en.gz")
 make("de-en-bt-tagged", "de", "en", bt, "<BT>")
 make("de-en-bt-untagged", "de", "en", bt, "")
+make("de-en-bts-tagged", "de", "en", (f"{out}/mono.bts.de.gz", f"{out}/mono.en.gz"), "<BT>")
+make("de-en-full", "de", "en", train=f"{data}/train")  # the real second half: the bound
 PY
 fi
 run() { # NAME ARGS...: a quality run of $out/NAME.json
@@ -83,9 +89,17 @@ if wants bt; then # the back-translation: beam 5, the en->de run's best checkpoi
   zcat "$out/mono.en.gz" | "$NMT" translate --model "$out/en-de-half/best.nmt" --beam 5 --threads "$threads" \
     --no-progress | gzip > "$out/mono.bt.de.gz"
 fi
-for name in half tagged untagged; do
-  config=de-en-$name
-  [ $name = half ] || config=de-en-bt-$name
+if wants bts; then # sampled: each token among the 10 likeliest (Edunov et al. 2018)
+  zcat "$out/mono.en.gz" | "$NMT" translate --model "$out/en-de-half/best.nmt" --sample 10 --seed 1 \
+    --threads "$threads" --no-progress | gzip > "$out/mono.bts.de.gz"
+fi
+for name in half tagged untagged sampled full; do
+  case $name in
+    half) config=de-en-half ;;
+    full) config=de-en-full ;;
+    sampled) config=de-en-bts-tagged ;;
+    *) config=de-en-bt-$name ;;
+  esac
   wants $name && run $config --hours 3 --set train.max_steps="$steps"
 done
 exit 0
