@@ -10,9 +10,10 @@
 static const char prepare_usage[] =
     "usage: nmt prepare --config FILE [--set KEY=VALUE ...] [--force]\n\n"
     "Trains the SentencePiece models (or builds the word vocabularies) on the\n"
-    "training corpus and encodes the training and validation corpora into\n"
-    "data.cache_dir. Nothing is redone when the cache is up to date (same\n"
-    "corpus files, sizes and times, same tokenizer settings); --force rebuilds.\n"
+    "training corpora (data.train_src, and data.extra_src when given) and encodes\n"
+    "them and the validation corpus into data.cache_dir. Nothing is redone when\n"
+    "the cache is up to date (same corpus files, sizes and times, same tokenizer\n"
+    "settings); --force rebuilds.\n"
     "`nmt train` runs this step itself when needed.\n";
 
 int cmd_prepare(int argc, char **argv) {
