@@ -15,10 +15,11 @@ static const char shortlist_usage[] =
     "usage: nmt shortlist --config FILE [--set KEY=VALUE ...] [--out FILE] [--per-source K]\n\n"
     "Counts, over the training pairs of the config as an epoch holds them (its\n"
     "prepared cache, built when missing: data.train_src's, data.train_upsample\n"
-    "times, and data.extra_src's), how often each target token occurs and which target tokens\n"
-    "co-occur with each source token (Dice coefficient over sentence pairs), and\n"
-    "writes the shortlist file that `nmt translate --shortlist FILE` uses to\n"
-    "score only the likely output tokens of each batch (docs/decoding.md).\n"
+    "times, and data.extra_src's), how often each target token occurs and which\n"
+    "target tokens co-occur with each source token (Dice coefficient over\n"
+    "sentence pairs), and writes the shortlist file that `nmt translate\n"
+    "--shortlist FILE` uses to score only the likely output tokens of each\n"
+    "batch (docs/decoding.md).\n"
     "--out FILE: where to write it (default: shortlist.tsv in train.save_dir).\n"
     "--per-source K: partners kept per source token (default 50).\n";
 
