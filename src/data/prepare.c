@@ -208,17 +208,17 @@ static bool side_too_long(TokenizerKind kind, const char *text, size_t len, int 
 static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
     PairSentences *ps = ctx;
     for (;;) {
-        const TrainCorpus *c = &ps->corpora[ps->pass > 0 ? (ps->pass - 1) % ps->n_corpora : 0];
         if (!ps->reader) {
             if (ps->pass >= ps->n_sides * ps->n_corpora) return 0;
             ps->pass++;
-            c = &ps->corpora[(ps->pass - 1) % ps->n_corpora];
-            NmtStatus st = parallel_reader_open(c->src_path, c->tgt_path, &ps->reader);
+            const TrainCorpus *open = &ps->corpora[(ps->pass - 1) % ps->n_corpora];
+            NmtStatus st = parallel_reader_open(open->src_path, open->tgt_path, &ps->reader);
             if (st) {
                 ps->failed = true;
                 return -(int)st;
             }
         }
+        const TrainCorpus *c = &ps->corpora[(ps->pass - 1) % ps->n_corpora];
         const char *src, *tgt;
         size_t src_len, tgt_len;
         int got = 0;
@@ -251,16 +251,29 @@ static int pair_sentences_next(void *ctx, const char **line, size_t *len) {
     }
 }
 
-/* paths[0..n) joined into buf: "A", "A<last>B", "A, B<last>C" (last ", "
- * or " and "). */
-static void join_paths(const char *const *paths, int n, const char *last, char *buf, size_t cap) {
+/* items[0..n) joined into buf: "A", "A<last>B", "A<sep>B<last>C" (cut
+ * short when buf is full). */
+static void join_strings(const char *const *items, int n, const char *sep, const char *last, char *buf,
+                         size_t cap) {
     size_t at = 0;
     buf[0] = '\0';
     for (int i = 0; i < n && at < cap; i++) {
-        int w = snprintf(buf + at, cap - at, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", paths[i]);
+        int w = snprintf(buf + at, cap - at, "%s%s", i == 0 ? "" : i == n - 1 ? last : sep, items[i]);
         if (w < 0) break;
         at += (size_t)w;
     }
+}
+
+/* Every file of the corpora c[0..n) (source, target, next corpus ...),
+ * joined as join_strings does with ", " and `last`. */
+static void corpus_files(const TrainCorpus *c, int n, const char *last, char *buf, size_t cap) {
+    const char *files[4];
+    NMT_ASSERT(n <= 2);
+    for (int k = 0; k < n; k++) {
+        files[2 * k] = c[k].src_path;
+        files[2 * k + 1] = c[k].tgt_path;
+    }
+    join_strings(files, 2 * n, ", ", last, buf, cap);
 }
 
 /* Trains the tokenizer of one side (0 source, 1 target) or, with side -1,
@@ -285,7 +298,7 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     spec.seed = TOKENIZER_SEED;
     PairSentences ps = {.sides = {side < 0 ? 0 : side, 1}, .n_sides = side < 0 ? 2 : 1, .kind = spec.kind,
                         .max_len = d->max_len};
-    char prefix[512];
+    char prefix[CFG_MAX_EXTRA_TAG + 2];
     ps.n_corpora = train_corpora(cfg, ps.corpora, prefix, sizeof prefix);
     spec.spm_user_symbol = side != 1 ? extra_tag(cfg) : NULL; /* a source-side piece (and joint) */
     NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
@@ -293,19 +306,15 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     nmt_free(ps.line_buf);
     const char *which = side < 0 ? "joint" : side == 0 ? "source" : "target";
     /* for messages: the files the tokenizer read, and all of the corpora's */
-    const char *read[4], *all[4];
-    int n_read = 0, n_all = 0;
+    const char *read[4];
+    int n_read = 0;
     for (int k = 0; k < ps.n_sides; k++)
         for (int c = 0; c < ps.n_corpora; c++)
             read[n_read++] = ps.sides[k] == 0 ? ps.corpora[c].src_path : ps.corpora[c].tgt_path;
-    for (int c = 0; c < ps.n_corpora; c++) {
-        all[n_all++] = ps.corpora[c].src_path;
-        all[n_all++] = ps.corpora[c].tgt_path;
-    }
     char read_and[2048], read_comma[2048], all_comma[2048];
-    join_paths(read, n_read, " and ", read_and, sizeof read_and);
-    join_paths(read, n_read, ", ", read_comma, sizeof read_comma);
-    join_paths(all, n_all, ", ", all_comma, sizeof all_comma);
+    join_strings(read, n_read, ", ", " and ", read_and, sizeof read_and);
+    join_strings(read, n_read, ", ", ", ", read_comma, sizeof read_comma);
+    corpus_files(ps.corpora, ps.n_corpora, ", ", all_comma, sizeof all_comma);
     if (st == NMT_ERR_CONFIG && !ps.failed && !strncmp(nmt_error_message(), "data.word_min_freq", 18)) {
         /* which side ran out of words */
         nmt_error_suffix(" (the %s vocabulary, of %s)", which, read_and);
@@ -552,13 +561,14 @@ static NmtStatus check_tag_piece(const Config *cfg, const Tokenizer *src_tok) {
         return NMT_OK;
     }
     char pieces[512];
-    size_t at = 0;
-    pieces[0] = '\0';
-    for (int i = 0; i < n && at < sizeof pieces; i++) {
-        int w = snprintf(pieces + at, sizeof pieces - at, "%s%s", i ? " " : "", tokenizer_piece(src_tok, ids[i]));
-        if (w < 0) break;
-        at += (size_t)w;
+    const char **piece = nmt_malloc((size_t)(n > 0 ? n : 1) * sizeof *piece);
+    if (!piece) {
+        nmt_free(ids);
+        return nmt_fail_nomem("data.extra_tag");
     }
+    for (int i = 0; i < n; i++) piece[i] = tokenizer_piece(src_tok, ids[i]);
+    join_strings(piece, n, " ", " ", pieces, sizeof pieces);
+    nmt_free(piece);
     nmt_free(ids);
     const DataConfig *d = &cfg->data;
     nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is not one piece of the source tokenizer (it encodes as: %s)",
@@ -646,6 +656,9 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
     const DataConfig *d = &cfg->data;
     int has_valid = d->valid_src && d->valid_src[0];
     NmtStatus st = NMT_OK;
+    TrainCorpus corpora[2];
+    char prefix[CFG_MAX_EXTRA_TAG + 2];
+    int n_corpora = train_corpora(cfg, corpora, prefix, sizeof prefix);
     /* an interrupted rebuild must not leave an old manifest beside new files */
     char *manifest_path = cache_path(cfg, "manifest.txt");
     if (!manifest_path) return nmt_fail_nomem("preparing the cache");
@@ -671,10 +684,10 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
             snprintf(how, sizeof how, " (%s, data.spm_max_sentences; %d thread%s, data.spm_threads)", sample,
                      d->spm_threads, d->spm_threads == 1 ? "" : "s");
         }
-        char extra[2100] = ""; /* the second corpus's files */
-        if (has_extra(cfg)) snprintf(extra, sizeof extra, ", %s and %s", d->extra_src, d->extra_tgt);
-        nmt_log_info("prepare: training %s tokenizer%s on %s%s%s%s%s", tokenizer_kind_names[d->tokenizer],
-                     joint ? " (joint)" : "s", d->train_src, extra[0] ? ", " : " and ", d->train_tgt, extra, how);
+        char files[4200];
+        corpus_files(corpora, n_corpora, " and ", files, sizeof files);
+        nmt_log_info("prepare: training %s tokenizer%s on %s%s", tokenizer_kind_names[d->tokenizer],
+                     joint ? " (joint)" : "s", files, how);
         st = train_tokenizer(cfg, joint ? -1 : 0, &out->src_tok);
     }
     if (!st && !init_from && !given_tokenizers(cfg)) {
@@ -689,9 +702,6 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
         }
     }
     if (!st) st = check_tag_piece(cfg, out->src_tok);
-    TrainCorpus corpora[2];
-    char prefix[512];
-    int n_corpora = train_corpora(cfg, corpora, prefix, sizeof prefix);
     if (!st) {
         corpus_stats_init(&out->train_stats, "train", d->max_len);
         st = encode_corpus(&corpora[0], out->src_tok, out->tgt_tok, d->max_len, train_align(cfg), &out->train_stats,
