@@ -120,6 +120,13 @@ struct Backend {
      * dx (=) dy * mask. y may be x (in place); else they do not overlap. */
     void (*dropout)(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
                     uint64_t offset);
+    /* Word dropout: y (rows, cols) (=) x with row r times mask[r], where
+     * mask[r] is dropout's mask element for word offset + r of the same
+     * seed (0 with probability p, else 1/(1-p)): each row, a position's
+     * whole embedding, is kept and scaled or zeroed. y may be x; the
+     * backward is the same call on the gradients. */
+    void (*dropout_rows)(Backend *be, float *y, const float *x, int rows, int cols, float p,
+                         uint64_t seed, uint64_t offset);
 
     /* ---- LSTM cell, one step for B rows of size H ---- */
     /* z (B, 4H): in, pre-activations (inputs and recurrence summed, and the

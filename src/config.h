@@ -96,6 +96,7 @@ typedef struct {
     bool bidirectional, input_feed, tie_embeddings, residual, layer_norm, right_to_left;
     int bridge; /* CfgBridge */
     double dropout;
+    double word_dropout_src, word_dropout_tgt; /* whole embeddings of positions */
     double init_range;
     AttentionConfig attention;
 } ModelConfig;

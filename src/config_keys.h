@@ -110,6 +110,14 @@
     X("model.dropout", model.dropout, CFG_FLOAT, "0.3", 0, 1, CFG_HI_OPEN, NULL,                   \
       CFG_SINGLE | CFG_TRAINING_ONLY,                                                               \
       "dropout on embeddings, between LSTM layers and on the attentional vector")                  \
+    X("model.word_dropout_src", model.word_dropout_src, CFG_FLOAT, "0.0", 0, 1, CFG_HI_OPEN, NULL, \
+      CFG_SINGLE | CFG_TRAINING_ONLY,                                                               \
+      "word dropout on the source: each position's embedding is zeroed with this probability "   \
+      "(the whole vector; the others scaled by 1/(1-p)), as Marian's --dropout-src")               \
+    X("model.word_dropout_tgt", model.word_dropout_tgt, CFG_FLOAT, "0.0", 0, 1, CFG_HI_OPEN, NULL, \
+      CFG_SINGLE | CFG_TRAINING_ONLY,                                                               \
+      "word dropout on the decoder's input: each previous target token's embedding is zeroed "    \
+      "with this probability, as Marian's --dropout-trg")                                          \
     X("model.init_range", model.init_range, CFG_FLOAT, "0.1", 0, 10, CFG_LO_OPEN, NULL,            \
       CFG_SINGLE | CFG_TRAINING_ONLY,                                                               \
       "weights start uniform in [-init_range, init_range]")                                        \

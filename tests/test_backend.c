@@ -522,6 +522,51 @@ static void test_dropout(void) {
     free(h); free(h2); free(h3); free(h4); free(h5);
 }
 
+/* Word dropout: row r of dropout_rows is x's row times element r of the
+ * mask dropout draws from the same (seed, offset), whole rows kept or
+ * zeroed, at about the rate p; in place too, at offsets inside Philox
+ * blocks. */
+static void test_dropout_rows(void) {
+    int rows = 20000, cols = 7;
+    size_t n = (size_t)rows * cols;
+    float p = 0.25f;
+    float *hx = test_hrand(n, -2, 2);
+    for (size_t i = 0; i < n; i++)
+        if (hx[i] == 0.0f) hx[i] = 1.0f; /* a zero in x would look dropped */
+    float *x = dup_f(hx, n), *y = dalloc(n * sizeof(float)), *mask = dalloc((size_t)rows * sizeof(float));
+    uint64_t offs[] = {0, 1, 3, 6, (uint64_t)1 << 40};
+    size_t wrong = 0, partial = 0, zeros = 0, checked = 0;
+    for (size_t oi = 0; oi < sizeof offs / sizeof *offs; oi++) {
+        mask_of(mask, (size_t)rows, p, 99, offs[oi]);
+        be->dropout_rows(be, y, x, rows, cols, p, 99, offs[oi]);
+        float *hm = get_f(mask, (size_t)rows), *hy = get_f(y, n);
+        float *inplace = dup_f(hx, n);
+        be->dropout_rows(be, inplace, inplace, rows, cols, p, 99, offs[oi]);
+        float *hi = get_f(inplace, n);
+        for (int r = 0; r < rows; r++) {
+            int zero_cols = 0;
+            for (int c = 0; c < cols; c++) {
+                size_t i = (size_t)r * cols + c;
+                wrong += hy[i] != hx[i] * hm[r] || hi[i] != hy[i];
+                zero_cols += hy[i] == 0.0f;
+            }
+            partial += zero_cols != 0 && zero_cols != cols;
+            zeros += zero_cols == cols;
+            checked++;
+        }
+        free(hm); free(hy); free(hi);
+    }
+    double rate = (double)zeros / checked;
+    printf("  dropout_rows p = 0.25: zeroed rows %.4f\n", rate);
+    CHECK(wrong == 0, "dropout_rows: row r = x's row r times dropout's mask element offset + r, in place too (%zu wrong)", wrong);
+    CHECK(partial == 0, "dropout_rows zeroes whole rows (%zu rows partly zero)", partial);
+    CHECK(fabs(rate - p) < 0.01, "dropout_rows zeroes rows at the rate p (%.4f)", rate);
+    be->dropout_rows(be, y, x, rows, cols, 0.0f, 99, 0);
+    float *h0 = get_f(y, n);
+    CHECK(memcmp(h0, hx, n * sizeof(float)) == 0, "dropout_rows with p = 0 copies x");
+    free(h0); free(hx);
+}
+
 /* The first maximum of v (n) not yet used, or -1: the naive top-k's
  * pick (ties: lower index first; NaN never picked). */
 static int naive_pick(const float *v, int n, int *used) {
@@ -1298,6 +1343,12 @@ static double dropout_loss(void *p) {
     return dot_out(C->y, C->R, C->n);
 }
 
+static double dropout_rows_loss(void *p) {
+    EwCtx *C = p;
+    be->dropout_rows(be, C->y, C->x, C->rows, C->cols, 0.4f, 8, 3);
+    return dot_out(C->y, C->R, C->n);
+}
+
 static void test_small_backward(void) {
     int rows = 5, cols = 70; /* two column blocks */
     size_t n = (size_t)rows * cols;
@@ -1323,6 +1374,9 @@ static void test_small_backward(void) {
     dx = dalloc(n * sizeof(float));
     be->dropout(be, dx, R, n, 0.3f, 5, 0);
     report("dropout backward (the same call)", grad_err(dropout_loss, &C, C.x, n, dx, NULL), GRAD_TOL);
+    be->dropout_rows(be, dx, R, rows, cols, 0.4f, 8, 3);
+    report("dropout_rows backward (the same call)", grad_err(dropout_rows_loss, &C, C.x, n, dx, NULL),
+           GRAD_TOL);
     free(C.R);
 }
 
@@ -1393,7 +1447,7 @@ static int slots_set(const Backend *b) {
            SLOT_SET(copy) && SLOT_SET(zero) && SLOT_SET(copy_cols) && SLOT_SET(add_cols) &&
            SLOT_SET(gemm) && SLOT_SET(gemm_batched) && SLOT_SET(add_bias) &&
            SLOT_SET(bias_backward) && SLOT_SET(tanh_forward) && SLOT_SET(tanh_backward) &&
-           SLOT_SET(dropout) && SLOT_SET(layer_norm_forward) && SLOT_SET(layer_norm_backward) &&
+           SLOT_SET(dropout) && SLOT_SET(dropout_rows) && SLOT_SET(layer_norm_forward) && SLOT_SET(layer_norm_backward) &&
            SLOT_SET(lstm_forward) && SLOT_SET(lstm_backward) && SLOT_SET(lstm_seq_recurrence) &&
            SLOT_SET(lstm_seq_recurrence_backward) && SLOT_SET(embedding_forward) &&
            SLOT_SET(embedding_backward) && SLOT_SET(additive_score_forward) &&
@@ -1419,6 +1473,7 @@ int main(void) {
     test_elementwise();
     test_adam();
     test_dropout();
+    test_dropout_rows();
     test_topk();
 
     float keep3[3] = {1, 0, 1}, keep1[1] = {1}, keep4[4] = {0, 1, 1, 0};

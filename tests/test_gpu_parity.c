@@ -275,6 +275,21 @@ static void test_dropout(void) {
     cmp_exact("dropout p=0 and p=1", m.c, m.g, n * sizeof(float));
 }
 
+/* word dropout: whole rows, each row's mask element drawn by the kernel
+ * itself with the CPU's Philox */
+static void test_dropout_rows(void) {
+    int rows = 4001, cols = 37;
+    size_t n = (size_t)rows * cols;
+    Buf m = buf_rand(n, -1, 1), x = buf_rand(n, -1, 1);
+    BOTH(be->dropout_rows(be, P(m), P(x), rows, cols, 0.3f, 42, 7));
+    cmp_exact("dropout_rows p=0.3 4001 x 37: bit for bit", m.c, m.g, n * sizeof(float));
+    BOTH(be->dropout_rows(be, P(m), P(m), 1001, 3, 0.5f, 0xfeedbeefcafeULL, (uint64_t)1 << 40));
+    cmp_exact("dropout_rows in place, p=0.5, 64-bit seed and offset", m.c, m.g, n * sizeof(float));
+    BOTH(be->dropout_rows(be, P(m) + 5, P(x) + 5, 1, 1, 0.5f, 9, 2));
+    BOTH(be->dropout_rows(be, P(m), P(x), 333, 1, 0.0f, 1, 0));
+    cmp_exact("dropout_rows of one element; p=0", m.c, m.g, n * sizeof(float));
+}
+
 static void test_adam(void) {
     size_t n = 10007;
     Buf w = buf_rand(n, -1, 1), g = buf_rand(n, -1, 1), m = buf_rand(n, -0.1f, 0.1f);
@@ -1085,6 +1100,9 @@ static void test_models(void) {
     test_model("luong dot local-p heads 2", local_p, 4, MB);
     test_model("luong scaled_dot local-m attn-dropout", local_m, 4, MB);
     test_model("luong concat global K != H", concat, 4, MB);
+    const char *word_drop[] = {"model.word_dropout_src=0.3", "model.word_dropout_tgt=0.2",
+                               "model.attention.heads=2"};
+    test_model("luong general word dropout", word_drop, 3, MB);
     test_model("style none", none, 1, MB);
     /* residual connections (the top decoder output as Bahdanau's next
      * query), deeper stacks with dropout between layers */
@@ -1372,6 +1390,7 @@ int main(void) {
     test_gemm_batched();
     test_elementwise();
     test_dropout();
+    test_dropout_rows();
     test_adam();
     test_sum_squares();
     test_topk();

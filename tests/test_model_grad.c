@@ -433,6 +433,16 @@ static void special_models(void) {
     check_config("dropout, bahdanau", drop_b, 4, 12);
     const char *tied[] = {"model.emb_dim=6", "model.tie_embeddings=true", "model.bridge=zero"};
     check_config("tied embeddings, zero bridge", tied, 3, 16);
+    /* word dropout: whole source and target embeddings dropped (and the
+     * rest scaled); Bahdanau, whose W_c input holds w_t too; tied
+     * embeddings, whose target table is also the output layer */
+    const char *words[] = {"model.word_dropout_src=0.3", "model.word_dropout_tgt=0.3", "model.dropout=0.2"};
+    check_config("word dropout, luong general", words, 3, 12);
+    const char *words_b[] = {"model.word_dropout_src=0.4", "model.word_dropout_tgt=0.4",
+                             "model.attention.style=bahdanau", "model.attention.score=additive"};
+    check_config("word dropout, bahdanau", words_b, 4, 12);
+    const char *words_tied[] = {"model.word_dropout_tgt=0.5", "model.emb_dim=6", "model.tie_embeddings=true"};
+    check_config("target word dropout, tied embeddings", words_tied, 3, 12);
     const char *smooth0[] = {"train.label_smoothing=0", "model.attention.score=additive"};
     check_config("no label smoothing", smooth0, 2, 12);
 }

@@ -136,6 +136,7 @@ Backend *cpu_backend_create(int threads) {
     be->tanh_forward = cpu_tanh_forward;
     be->tanh_backward = cpu_tanh_backward;
     be->dropout = cpu_dropout;
+    be->dropout_rows = cpu_dropout_rows;
 
     be->layer_norm_forward = cpu_layer_norm_forward;
     be->layer_norm_backward = cpu_layer_norm_backward;

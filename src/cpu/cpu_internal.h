@@ -26,6 +26,8 @@ void cpu_tanh_forward(Backend *be, float *y, const float *x, size_t n);
 void cpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n);
 void cpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
                  uint64_t offset);
+void cpu_dropout_rows(Backend *be, float *y, const float *x, int rows, int cols, float p,
+                      uint64_t seed, uint64_t offset);
 
 /* cpu_ops.c: LSTM, embeddings */
 void cpu_lstm_forward(Backend *be, int B, int H, float *z, const float *bias, const float *c_prev,

@@ -117,6 +117,14 @@ NMT_CPU_ROW static void dropout_scale(float *restrict y, const float *restrict x
     for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];
 }
 
+/* y *= s and y = x * s for one row of n (restrict: see dropout_scale) */
+NMT_CPU_ROW static void cpu_scale_row(float *restrict y, float s, int n) {
+    for (int i = 0; i < n; i++) y[i] *= s;
+}
+NMT_CPU_ROW static void cpu_scale_row_to(float *restrict y, const float *restrict x, float s, int n) {
+    for (int i = 0; i < n; i++) y[i] = x[i] * s;
+}
+
 #define CPU_DROPOUT_CHUNK 1024 /* Philox blocks per task: a 16 KB mask on the stack */
 
 void cpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
@@ -144,6 +152,18 @@ void cpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint6
         size_t o = skip + 4 * at;
         if (y == x) dropout_scale_in_place(y + o, mask, 4 * len);
         else dropout_scale(y + o, x + o, mask, 4 * len);
+    }
+}
+
+void cpu_dropout_rows(Backend *be, float *y, const float *x, int rows, int cols, float p,
+                      uint64_t seed, uint64_t offset) {
+    (void)be;
+#pragma omp parallel for schedule(static) if ((size_t)rows * cols > CPU_PAR_MIN)
+    for (int r = 0; r < rows; r++) {
+        float keep = dropout_math_word_keep(seed, offset + (uint64_t)r, p);
+        size_t o = (size_t)r * cols;
+        if (y == x) cpu_scale_row(y + o, keep, cols);
+        else cpu_scale_row_to(y + o, x + o, keep, cols);
     }
 }
 

@@ -489,6 +489,7 @@ static void fill_table(Backend *be) {
     be->tanh_forward = gpu_tanh_forward;
     be->tanh_backward = gpu_tanh_backward;
     be->dropout = gpu_dropout;
+    be->dropout_rows = gpu_dropout_rows;
 
     be->layer_norm_forward = gpu_layer_norm_forward;
     be->layer_norm_backward = gpu_layer_norm_backward;

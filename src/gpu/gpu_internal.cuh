@@ -471,6 +471,8 @@ void gpu_tanh_forward(Backend *be, float *y, const float *x, size_t n);
 void gpu_tanh_backward(Backend *be, float *dx, const float *dy, const float *y, size_t n);
 void gpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint64_t seed,
                  uint64_t offset);
+void gpu_dropout_rows(Backend *be, float *y, const float *x, int rows, int cols, float p,
+                      uint64_t seed, uint64_t offset);
 void gpu_scale(Backend *be, float *x, size_t n, float s);
 
 /* gpu_ops.cu: LSTM, embeddings, local-p, optimizer */

@@ -1,6 +1,7 @@
 /* gpu_ops.cu: the CUDA backend's elementwise kernels (mirrors the first
  * half of cpu_ops.c): add_cols, bias add and its column reduction, tanh,
- * dropout (x times a mask from cuRAND's Philox), scale, the fused
+ * dropout (x times a mask from cuRAND's Philox), word dropout (whole
+ * rows, the same Philox words), scale, the fused
  * LSTM cell forward and backward, embedding gather and scatter-add, the
  * local-p centre, and the Adam and SGD updates. The per-element arithmetic
  * is the shared math of src/kernels/ (the same functions the CPU loops
@@ -129,6 +130,32 @@ void gpu_dropout(Backend *be, float *y, const float *x, size_t n, float p, uint6
     v.u[0] = seed; /* a new seed every step: a graph reads it from device memory */
     GPU_LAUNCH(ctx, dropout_kernel, gpu_blocks(blocks), GPU_THREADS, y, x, n, p, gpu_var(ctx, v),
                first, blocks, offset);
+}
+
+/* Word dropout: one thread per element; element i of row r = i / cols
+ * is scaled by the mask element of word offset + r, which the thread
+ * draws itself with the CPU's Philox (dropout_math_word_keep): the same
+ * function on both backends, so their masks agree bit for bit. A row's
+ * threads draw its word alike (cols Philox runs for one mask element;
+ * cheap next to the embedding gather it follows). */
+__global__ void dropout_rows_kernel(float *y, const float *x, size_t n, int cols, float p,
+                                    GpuVar seed_var, uint64_t offset) {
+    uint64_t seed = gpu_var_read(seed_var).u[0];
+    GPU_GRID_STRIDE(i, n) {
+        uint64_t r = i / (size_t)cols;
+        y[i] = x[i] * dropout_math_word_keep(seed, offset + r, p);
+    }
+}
+
+void gpu_dropout_rows(Backend *be, float *y, const float *x, int rows, int cols, float p,
+                      uint64_t seed, uint64_t offset) {
+    GPU_ENTER(be);
+    size_t n = (size_t)rows * cols;
+    if (!n) return;
+    GpuVarVals v = {};
+    v.u[0] = seed; /* a new seed every step: a graph reads it from device memory */
+    GPU_LAUNCH(ctx, dropout_rows_kernel, gpu_blocks(n), GPU_THREADS, y, x, n, cols, p,
+               gpu_var(ctx, v), offset);
 }
 
 __global__ void scale_kernel(float *x, size_t n, GpuVar s_var) {

@@ -104,4 +104,12 @@ NMT_HD static inline void dropout_math_mask_block(float *y, const float *x, uint
     dropout_math_store_block(y, x, n, p, offset, g, u);
 }
 
+/* the mask element of word j of the stream of seed alone (dropout_rows'
+ * row mask: one word per row, drawn where the row is handled) */
+NMT_HD static inline float dropout_math_word_keep(uint64_t seed, uint64_t j, float p) {
+    uint32_t w[4];
+    dropout_math_block(seed, j / 4, w);
+    return dropout_math_keep(dropout_math_uniform(w[j % 4]), p);
+}
+
 #endif

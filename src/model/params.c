@@ -37,6 +37,8 @@ NmtStatus model_dims_from_config(const Config *cfg, int src_vocab, int tgt_vocab
     d->bridge_learned = m->bridge == CFG_BRIDGE_LEARNED;
     d->dropout = (float)m->dropout;
     d->attn_dropout = (float)m->attention.dropout;
+    d->word_dropout_src = (float)m->word_dropout_src;
+    d->word_dropout_tgt = (float)m->word_dropout_tgt;
     d->label_smoothing = (float)cfg->train.label_smoothing;
     if (d->L_e > MODEL_MAX_LAYERS || d->L_d > MODEL_MAX_LAYERS)
         return nmt_fail(NMT_ERR_CONFIG, "model.enc_layers: at most %d layers", MODEL_MAX_LAYERS);

@@ -29,6 +29,7 @@ typedef struct {
     bool residual;  /* layers above the first add their input to their output */
     bool layer_norm; /* every LSTM normalises its input and recurrent products (lstm.h) */
     float dropout, attn_dropout;
+    float word_dropout_src, word_dropout_tgt; /* a position's whole embedding, in training */
     float label_smoothing; /* train.label_smoothing */
     int dec_in;     /* input size of decoder layer 0 */
     int wc_in;      /* input size of out_Wc */

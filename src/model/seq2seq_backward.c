@@ -106,6 +106,7 @@ static void decoder_backward(Seq2Seq *m, const AttnWeights *aw) {
     if (d->style == ATTN_STYLE_BAHDANAU) /* the first query was h_0^top */
         be->add_cols(be, a->dh0all + (d->L_d - 1) * H, LH, a->dq_carry, H, B, H);
     apply_dropout(m, a->dw, a->dw, (size_t)T * B * E, DROP_TGT_EMB, 0);
+    apply_word_dropout(m, a->dw, T * B, E, m->d.word_dropout_tgt, DROP_TGT_WORDS);
     be->embedding_backward(be, G(m, m->layout.idx.tgt_emb), a->dw, a->tgt_in, T * B, E);
 }
 
@@ -185,6 +186,7 @@ static void encoder_backward(Seq2Seq *m) {
                           L0->dx, NULL, NULL, L0->dc, L0->dh_rec);
     }
     apply_dropout(m, L0->dx, L0->dx, (size_t)S * B * d->E, DROP_SRC_EMB, 0);
+    apply_word_dropout(m, L0->dx, S * B, d->E, d->word_dropout_src, DROP_SRC_WORDS);
     be->embedding_backward(be, G(m, m->layout.idx.src_emb), L0->dx, a->src, S * B, d->E);
 }
 

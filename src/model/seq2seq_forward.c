@@ -74,6 +74,7 @@ void seq2seq_encoder_forward(Seq2Seq *m) {
     float *x0 = a->enc[0].x;
     be->embedding_forward(be, x0, P(m, m->layout.idx.src_emb), a->src, S * B, d->E);
     apply_dropout(m, x0, x0, (size_t)S * B * d->E, DROP_SRC_EMB, 0);
+    apply_word_dropout(m, x0, S * B, d->E, d->word_dropout_src, DROP_SRC_WORDS);
     for (int l = 0; l < d->L_e; l++) {
         Layer *L = &a->enc[l];
         int size = L->w.H;
@@ -244,6 +245,7 @@ static void decoder_forward(Seq2Seq *m, const AttnWeights *aw) {
     int B = m->B * m->G, T = m->T, E = m->d.E; /* decoder rows */
     be->embedding_forward(be, a->w, P(m, m->layout.idx.tgt_emb), a->tgt_in, T * B, E);
     apply_dropout(m, a->w, a->w, (size_t)T * B * E, DROP_TGT_EMB, 0);
+    apply_word_dropout(m, a->w, T * B, E, m->d.word_dropout_tgt, DROP_TGT_WORDS);
     /* w_t into layer 0's input (and Bahdanau's W_c input) for every step at
      * once: one copy instead of one a step */
     const ModelDims *d = &m->d;

@@ -186,7 +186,7 @@ static inline bool attn_dropping(const Seq2Seq *m) { return m->train && m->d.att
 
 /* Dropout stream ids: every masked tensor draws from its own stream. */
 enum { DROP_SRC_EMB = 1, DROP_TGT_EMB, DROP_HD, DROP_ENC_LAYER, DROP_DEC_LAYER = DROP_ENC_LAYER + MODEL_MAX_LAYERS,
-       DROP_ATTN = DROP_DEC_LAYER + MODEL_MAX_LAYERS };
+       DROP_ATTN = DROP_DEC_LAYER + MODEL_MAX_LAYERS, DROP_SRC_WORDS, DROP_TGT_WORDS };
 
 static inline uint64_t drop_seed(const Seq2Seq *m, int stream) {
     return rng_mix64(m->seed * 0x9E3779B97F4A7C15ull + (uint64_t)stream);
@@ -205,6 +205,13 @@ static inline void apply_dropout(Seq2Seq *m, float *y, const float *x, size_t n,
     Backend *be = m->be;
     if (dropping(m)) be->dropout(be, y, x, n, m->d.dropout, drop_seed(m, stream), offset);
     else if (y != x) be->copy(be, y, x, n * sizeof(float));
+}
+
+/* Word dropout on x (rows, cols), rows = positions: each row kept and
+ * scaled, or zeroed, with probability p (model.word_dropout_src/_tgt), in
+ * training; the backward is the same call on the gradients. */
+static inline void apply_word_dropout(Seq2Seq *m, float *x, int rows, int cols, float p, int stream) {
+    if (m->train && p > 0) m->be->dropout_rows(m->be, x, x, rows, cols, p, drop_seed(m, stream), 0);
 }
 
 /* Layer l has a residual connection (model.residual: every layer above
