@@ -51,8 +51,8 @@
     X("data.tokenizer", data.tokenizer, CFG_ENUM, "\"spm\"", NOLIMIT, NOLIMIT, 0,                  \
       tokenizer_kind_names, CFG_TOKENIZER, "spm: SentencePiece trained on the training corpus (or given: data.spm_src_model); word: whitespace words") \
     X("data.spm_src_model", data.spm_src_model, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
-      "a SentencePiece model file (spm_train's .model, unigram or bpe, trained with --pad_id=0 --unk_id=1 " \
-      "--bos_id=2 --eos_id=3) as the source tokenizer instead of training one; with data.spm_tgt_model " \
+      "a SentencePiece model file (spm_train's .model, unigram or bpe; special ids other than pad 0, unk 1, " \
+      "bos 2, eos 3 are moved there) as the source tokenizer instead of training one; with data.spm_tgt_model " \
       "(the same file for a joint model); the spm_* training keys are then not used")              \
     X("data.spm_tgt_model", data.spm_tgt_model, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
       "the target side's SentencePiece model file, given with data.spm_src_model")                \

@@ -3,7 +3,8 @@
 # (data.spm_src_model, data.spm_tgt_model; spm_train's .model files)
 # instead of trained by nmt prepare: the cache's and the checkpoint's
 # tokenizers are the files byte for byte, a unigram source and a bpe
-# target model included; the keys that describe the tokenizers follow the
+# target model included; models with other special ids than nmt's are used
+# with their specials moved to 0..3 and segment as given; the keys that describe the tokenizers follow the
 # models (data.spm_model_type, spm_vocab_size, spm_joint); the cache follows
 # the files (a run does not resume on a changed one); nmt info
 # --tokenizers writes a checkpoint's back as files; translation and
@@ -22,6 +23,10 @@ spm --input=data/train.src --model_prefix=src --vocab_size=100 $ids
 spm --input=data/train.tgt --model_prefix=tgt --vocab_size=120 --model_type=bpe $ids
 spm --input=data/train.src,data/train.tgt --model_prefix=joint --vocab_size=150 $ids
 spm --input=data/train.src --model_prefix=plain --vocab_size=100           # SentencePiece's own ids
+spm --input=data/train.tgt --model_prefix=nobos --vocab_size=120 --model_type=bpe --bos_id=-1 --eos_id=-1
+spm --input=data/train.src --model_prefix=padend --vocab_size=100 --pad_id=99
+spm --input=data/train.src --model_prefix=pad3 --vocab_size=100 --pad_id=3
+spm --input=data/train.src --model_prefix=taken --vocab_size=100 --bos_id=-1 --user_defined_symbols='<s>'
 spm --input=data/train.src --model_prefix=char --model_type=char $ids
 MODEL='{"emb_dim": 16, "hidden": 16, "enc_layers": 1, "dec_layers": 1}'
 TRAIN='{"max_steps": 20, "batch_sentences": 16, "valid_every": 10, "log_every": 10, "seed": 1, "threads": 1}'
@@ -81,6 +86,54 @@ check '[ $rc -eq 2 ] && printf "%s" "$out" | grep -q "data.spm_src_model: cannot
   "resume after the model changed: $rc $out"
 cp src.keep src.model
 
+# 3b. models with other special ids than nmt's (spm_train's defaults: no
+# pad, unk 0, bos 1, eos 2; bos and eos off; pad elsewhere): used with the
+# specials moved to 0..3, a log line saying how; the cache's model segments
+# every training sentence as the given one, each piece's id moved as the
+# line says; a run trains, translates and resumes on them
+same_pieces() { # GIVEN CACHED [TEXT]: spm_encode's pieces of TEXT (train.src) agree
+  local text=${3:-data/train.src}
+  cmp -s <(spm_encode --model="$1" < "$text") <(spm_encode --model="$2" < "$text")
+}
+id_shifts() { # GIVEN CACHED [TEXT]: how the ids of TEXT (train.src) differ, "shift count" lines
+  local text=${3:-data/train.src}
+  paste <(spm_encode --model="$1" --output_format=id < "$text" | tr ' ' '\n') \
+        <(spm_encode --model="$2" --output_format=id < "$text" | tr ' ' '\n') |
+    awk '{ d[$2 - $1]++ } END { for (k in d) print k, d[k] }'
+}
+train moved --set data.spm_src_model=plain.model --set data.spm_tgt_model=nobos.model \
+  --set data.cache_dir="$tmp/mcache"
+check '[ $rc -eq 0 ]' "run on models with SentencePiece's own ids: $rc $out"
+check 'printf "%s" "$out" | grep -qF "data.spm_src_model: $tmp/plain.model has SentencePiece'"'"'s special ids pad none, unk 0, bos 1, eos 2; nmt moves them to pad 0, unk 1, bos 2, eos 3 (adding <pad>), and every other piece'"'"'s id is 1 higher, in nmt and in the cache'"'"'s src.tok"' \
+  "the source model's line: $out"
+check 'printf "%s" "$out" | grep -qF "data.spm_tgt_model: $tmp/nobos.model has SentencePiece'"'"'s special ids pad none, unk 0, bos none, eos none; nmt moves them to pad 0, unk 1, bos 2, eos 3 (adding <pad>, <s>, </s>), and every other piece'"'"'s id is 3 higher"' \
+  "the target model's line: $out"
+check 'same_pieces plain.model mcache/src.tok && same_pieces nobos.model mcache/tgt.tok data/train.tgt' "the moved models segment otherwise"
+shifts=$(id_shifts plain.model mcache/src.tok)
+check '[ "${shifts%% *}" = 1 ] && [ "$(printf "%s\n" "$shifts" | wc -l)" -eq 1 ]' "source ids should all be 1 higher: $shifts"
+shifts=$(id_shifts nobos.model mcache/tgt.tok data/train.tgt)
+check '[ "${shifts%% *}" = 3 ] && [ "$(printf "%s\n" "$shifts" | wc -l)" -eq 1 ]' "target ids should all be 3 higher: $shifts"
+check '[ "$(spm_export_vocab --model=mcache/tgt.tok | head -4 | cut -f1 | tr "\n" " ")" = "<pad> <unk> <s> </s> " ]' \
+  "the moved target model's first pieces: $(spm_export_vocab --model=mcache/tgt.tok | head -4)"
+info=$("$NMT" info moved/last.nmt 2>&1)
+check 'printf "%s" "$info" | grep -q "source vocabulary: *101" && printf "%s" "$info" | grep -q "target vocabulary: *123"' \
+  "nmt info of the moved run: $info"
+out=$("$NMT" translate --model moved/last.nmt < data/test.src 2>&1 > moved.hyp); rc=$?
+check '[ $rc -eq 0 ] && [ "$(wc -l < moved.hyp)" -eq 20 ]' "translate with moved models: $rc $out"
+train moved --resume --set data.spm_src_model=plain.model --set data.spm_tgt_model=nobos.model \
+  --set data.cache_dir="$tmp/mcache" --set train.max_steps=30
+check '[ $rc -eq 0 ] && printf "%s" "$out" | grep -q "is up to date"' "resume on moved models: $rc $out"
+for m in padend:99:1:"every other piece's id is 1 higher" pad3:3:0:"the other pieces keep their ids"; do
+  IFS=: read -r name pad want says <<< "$m"
+  "$NMT" prepare --config c.json --set data.spm_src_model=$name.model --set data.cache_dir="$tmp/c$name" > prep.log 2>&1
+  check '[ $? -eq 0 ] && grep -qF "$tmp/$name.model has SentencePiece'"'"'s special ids pad $pad, unk 0, bos 1, eos 2;" prep.log' \
+    "prepare with $name.model: $(cat prep.log)"
+  check 'grep -qF "$says" prep.log' "$name.model: want '$says': $(grep special prep.log)"
+  shifts=$(id_shifts $name.model c$name/src.tok)
+  check 'same_pieces $name.model c$name/src.tok && [ "$shifts" = "$want $(spm_encode --model=$name.model < data/train.src | wc -w)" ]' \
+    "$name.model: pieces or id shifts ($shifts)"
+done
+
 # 4. refused, naming the key and the file
 bad_run() { # WANT-CODE NEEDLE SETTINGS...
   local code=$1 want=$2
@@ -95,8 +148,8 @@ bad_run 2 "data.spm_src_model: a SentencePiece model needs data.tokenizer spm, g
   bad "a run to fine-tune from"
 bad_run 2 "data.spm_src_model: with train.init_from the tokenizers are its checkpoint's ($tmp/plainrun/last.nmt)" \
   --set train.init_from=plainrun/last.nmt
-bad_run 1 "data.spm_src_model: $tmp/plain.model: SentencePiece model has pad/unk/bos/eos ids -1/0/1/2, nmt needs 0/1/2/3 (train with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3)" \
-  --set data.spm_src_model=plain.model
+bad_run 1 "data.spm_src_model: $tmp/taken.model: the SentencePiece model has no <s> control piece (nmt needs one at id 2) and its piece 1 is named <s>, so none can be added; train it with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3" \
+  --set data.spm_src_model=taken.model
 bad_run 1 "data.spm_tgt_model: $tmp/char.model: a SentencePiece char model; nmt takes unigram and bpe models" \
   --set data.spm_tgt_model=char.model
 bad_run 1 "data.spm_src_model: $tmp/nope.model" --set data.spm_src_model=nope.model

@@ -26,6 +26,7 @@
 extern "C" {
 #include "common.h"
 #include "data/spm.h"
+#include "data/spm_proto.h"
 }
 
 namespace spm = sentencepiece;
@@ -50,6 +51,10 @@ struct SpmModel {
     // 1 when no piece holds U+2581 past its first byte and U+2581 is a known
     // piece: then no id spans two words (spm_pieces_within_words).
     int within_words = 0;
+    // The ids pad, unk, bos, eos had in the model as given (-1: none), when
+    // nmt moved them to 0..3 (spm_moved_specials); moved 0 when in place.
+    int given_ids[NMT_N_SPECIAL] = {0, 0, 0, 0};
+    int moved = 0;
 };
 
 namespace {
@@ -187,20 +192,78 @@ SpmModel *create(const char *what) {
     }
 }
 
-// Loads a serialized proto into m and checks the special ids.
+// The ids of pad, unk, bos and eos in m (-1: none), in that order.
+void special_ids(const SpmModel *m, int ids[NMT_N_SPECIAL]) {
+    ids[NMT_PAD_ID] = m->proc.pad_id();
+    ids[NMT_UNK_ID] = m->proc.unk_id();
+    ids[NMT_BOS_ID] = m->proc.bos_id();
+    ids[NMT_EOS_ID] = m->proc.eos_id();
+}
+
+// A model whose special pieces are not at 0..3 (spm_train's defaults: unk
+// 0, bos 1, eos 2, no pad) is rewritten so that they are, the missing ones
+// added as control pieces (spm_proto_move_specials), and loaded again: the
+// same segmentation, each other id moved up by the specials put before it.
+// Refused when a missing special's name is taken by another piece.
+NmtStatus move_specials(SpmModel *m, const std::string &proto, const char *name) {
+    int ids[NMT_N_SPECIAL];
+    special_ids(m, ids);
+    std::string names[NMT_N_SPECIAL];
+    const char *name_ptrs[NMT_N_SPECIAL];
+    for (int k = 0; k < NMT_N_SPECIAL; k++) {
+        if (ids[k] >= 0) {
+            names[k] = m->proc.IdToPiece(ids[k]);
+        } else {
+            names[k] = kSpecialPieces[k];
+            int taken = m->proc.PieceToId(names[k]);
+            if (taken != ids[NMT_UNK_ID] || names[k] == m->proc.IdToPiece(ids[NMT_UNK_ID]))
+                return nmt_fail(NMT_ERR_FORMAT,
+                                "%s: the SentencePiece model has no %s control piece (nmt needs one at id %d) "
+                                "and its piece %d is named %s, so none can be added; train it with "
+                                "--pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3",
+                                name, names[k].c_str(), k, taken, names[k].c_str());
+        }
+        name_ptrs[k] = names[k].c_str();
+    }
+    uint8_t *moved = nullptr;
+    size_t moved_n = 0;
+    NmtStatus s = spm_proto_move_specials((const uint8_t *)proto.data(), proto.size(), ids, name_ptrs, &moved,
+                                          &moved_n);
+    if (s != NMT_OK) {
+        nmt_error_prefix("%s", name);
+        return s;
+    }
+    spm::util::Status st = m->proc.LoadFromSerializedProto(std::string((const char *)moved, moved_n));
+    nmt_free(moved);
+    int now[NMT_N_SPECIAL];
+    if (st.ok()) special_ids(m, now);
+    if (!st.ok() || now[NMT_PAD_ID] != NMT_PAD_ID || now[NMT_UNK_ID] != NMT_UNK_ID ||
+        now[NMT_BOS_ID] != NMT_BOS_ID || now[NMT_EOS_ID] != NMT_EOS_ID)
+        return nmt_fail(NMT_ERR_FORMAT,
+                        "%s: SentencePiece model has pad/unk/bos/eos ids %d/%d/%d/%d, and moving them to "
+                        "nmt's 0/1/2/3 failed (%s); train it with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3",
+                        name, ids[NMT_PAD_ID], ids[NMT_UNK_ID], ids[NMT_BOS_ID], ids[NMT_EOS_ID],
+                        st.ok() ? "other ids after the rewrite" : st.error_message());
+    for (int k = 0; k < NMT_N_SPECIAL; k++) m->given_ids[k] = ids[k];
+    m->moved = 1;
+    return NMT_OK;
+}
+
+// Loads a serialized proto into m, its special pieces moved to nmt's ids
+// when they are elsewhere.
 NmtStatus load_into(SpmModel *m, const std::string &proto, const char *name) {
     spm::util::Status st = m->proc.LoadFromSerializedProto(proto);
     if (!st.ok())
         return nmt_fail(NMT_ERR_FORMAT, "%s: not a valid SentencePiece model: %s", name,
                         st.error_message());
+    int ids[NMT_N_SPECIAL];
+    special_ids(m, ids);
+    if (ids[NMT_PAD_ID] != NMT_PAD_ID || ids[NMT_UNK_ID] != NMT_UNK_ID || ids[NMT_BOS_ID] != NMT_BOS_ID ||
+        ids[NMT_EOS_ID] != NMT_EOS_ID) {
+        NmtStatus s = move_specials(m, proto, name);
+        if (s != NMT_OK) return s;
+    }
     int n = m->proc.GetPieceSize();
-    if (n < NMT_N_SPECIAL || m->proc.pad_id() != NMT_PAD_ID || m->proc.unk_id() != NMT_UNK_ID ||
-        m->proc.bos_id() != NMT_BOS_ID || m->proc.eos_id() != NMT_EOS_ID)
-        return nmt_fail(NMT_ERR_FORMAT,
-                        "%s: SentencePiece model has pad/unk/bos/eos ids %d/%d/%d/%d, nmt needs "
-                        "0/1/2/3 (train with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3)",
-                        name, m->proc.pad_id(), m->proc.unk_id(), m->proc.bos_id(),
-                        m->proc.eos_id());
     // Pieces within words: SentencePiece's default split_by_whitespace (nmt
     // never changes it) keeps U+2581 at the start of a piece only.
     static const char kWordStart[] = "\xE2\x96\x81";  // U+2581
@@ -369,65 +432,19 @@ extern "C" NmtStatus spm_load_proto(const uint8_t *bytes, size_t n, const char *
     }
 }
 
-namespace {
-
-// Reads a protobuf varint at p[*i..n): false when it runs past n.
-bool read_varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v) {
-    *v = 0;
-    for (int shift = 0; *i < n && shift < 64; shift += 7) {
-        uint8_t b = p[(*i)++];
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) return true;
-    }
-    return false;
-}
-
-// Skips a field of wire type `wire` at p[*i..n): false when malformed.
-bool skip_field(const uint8_t *p, size_t n, size_t *i, unsigned wire) {
-    uint64_t v;
-    switch (wire) {
-    case 0: return read_varint(p, n, i, &v);
-    case 1: *i += 8; return *i <= n;
-    case 2: if (!read_varint(p, n, i, &v) || v > n - *i) return false; *i += v; return true;
-    case 5: *i += 4; return *i <= n;
-    default: return false;
-    }
-}
-
-// The first length-delimited field `field` of the message p[0..n): its
-// bytes in *sub, *sub_n; false when there is none.
-bool find_message(const uint8_t *p, size_t n, unsigned field, const uint8_t **sub, size_t *sub_n) {
-    size_t i = 0;
-    uint64_t tag, len;
-    while (i < n && read_varint(p, n, &i, &tag)) {
-        if ((tag >> 3) == field && (tag & 7) == 2) {
-            if (!read_varint(p, n, &i, &len) || len > n - i) return false;
-            *sub = p + i;
-            *sub_n = (size_t)len;
-            return true;
-        }
-        if (!skip_field(p, n, &i, (unsigned)(tag & 7))) return false;
-    }
-    return false;
-}
-
-}  // namespace
-
-// sentencepiece_model.proto: ModelProto.trainer_spec is field 2, and
-// TrainerSpec.model_type field 3 (UNIGRAM 1, the default; BPE 2; WORD 3;
-// CHAR 4). libsentencepiece-dev installs no header for the model proto, so
-// the serialized model is read here.
+// TrainerSpec.model_type (spm_proto.h): UNIGRAM 1, the default; BPE 2;
+// WORD 3; CHAR 4.
 extern "C" const char *spm_model_type(const SpmModel *m) {
     try {
         std::string proto = m->proc.serialized_model_proto();
         const uint8_t *p = (const uint8_t *)proto.data(), *spec;
         size_t spec_n, i = 0;
         uint64_t type = 1, tag;
-        if (find_message(p, proto.size(), 2, &spec, &spec_n)) {
-            while (i < spec_n && read_varint(spec, spec_n, &i, &tag)) {
-                if ((tag >> 3) == 3 && (tag & 7) == 0) {
-                    if (!read_varint(spec, spec_n, &i, &type)) return "unknown";
-                } else if (!skip_field(spec, spec_n, &i, (unsigned)(tag & 7))) {
+        if (spm_proto_find_message(p, proto.size(), SPM_PROTO_TRAINER_SPEC, &spec, &spec_n)) {
+            while (i < spec_n && spm_proto_read_varint(spec, spec_n, &i, &tag)) {
+                if ((tag >> 3) == SPM_PROTO_MODEL_TYPE && (tag & 7) == 0) {
+                    if (!spm_proto_read_varint(spec, spec_n, &i, &type)) return "unknown";
+                } else if (!spm_proto_skip_field(spec, spec_n, &i, (unsigned)(tag & 7))) {
                     return "unknown";
                 }
             }
@@ -437,6 +454,11 @@ extern "C" const char *spm_model_type(const SpmModel *m) {
     } catch (...) {
         return "unknown";
     }
+}
+
+extern "C" int spm_moved_specials(const SpmModel *m, int given_ids[NMT_N_SPECIAL]) {
+    for (int k = 0; k < NMT_N_SPECIAL; k++) given_ids[k] = m->moved ? m->given_ids[k] : k;
+    return m->moved;
 }
 
 extern "C" void spm_free(SpmModel *m) {

@@ -28,9 +28,16 @@ typedef struct SpmModel SpmModel;
 NmtStatus spm_train(const TokenizerSpec *spec, SentenceSourceFn next, void *ctx,
                     SpmModel **out);
 /* Loads a serialized ModelProto (the bytes of a .model file); `name` (a file
- * name or "checkpoint") prefixes error messages. The model must have the
- * specials at ids 0..3, else NMT_ERR_FORMAT. */
+ * name or "checkpoint") prefixes error messages. A model whose specials
+ * are not at ids 0..3 (pad, unk, bos, eos: spm_train's defaults are -1, 0,
+ * 1, 2) is rewritten so that they are, the missing ones added as control
+ * pieces, the others' order kept (spm_moved_specials says so; the model
+ * serializes as rewritten); NMT_ERR_FORMAT when that cannot be done. */
 NmtStatus spm_load_proto(const uint8_t *bytes, size_t n, const char *name, SpmModel **out);
+/* 1 when spm_load_proto moved m's specials; given_ids[k] then holds the
+ * id special k (pad, unk, bos, eos) had (-1: none, added). 0 otherwise
+ * (given_ids 0..3). */
+int spm_moved_specials(const SpmModel *m, int given_ids[NMT_N_SPECIAL]);
 void spm_free(SpmModel *m); /* NULL is a no-op */
 
 /* The serialized ModelProto in a new buffer (nmt_free it). */

@@ -86,6 +86,12 @@ TokenizerKind tokenizer_kind(const Tokenizer *t) { return t->kind; }
 
 const char *tokenizer_spm_type(const Tokenizer *t) { return t->kind == TOKENIZER_SPM ? spm_model_type(t->spm) : NULL; }
 
+int tokenizer_spm_moved_specials(const Tokenizer *t, int given_ids[NMT_N_SPECIAL]) {
+    if (t->kind == TOKENIZER_SPM) return spm_moved_specials(t->spm, given_ids);
+    for (int k = 0; k < NMT_N_SPECIAL; k++) given_ids[k] = k;
+    return 0;
+}
+
 int tokenizer_vocab_size(const Tokenizer *t) {
     return t->kind == TOKENIZER_SPM ? spm_vocab_size(t->spm) : word_vocab_size(t->word);
 }

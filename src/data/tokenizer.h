@@ -132,6 +132,12 @@ TokenizerKind tokenizer_kind(const Tokenizer *t);
 /* A SentencePiece tokenizer's model type (spm_model_type: "unigram",
  * "bpe", "word", "char" or "unknown"); NULL for words. */
 const char *tokenizer_spm_type(const Tokenizer *t);
+/* A SentencePiece model whose special pieces were not at nmt's ids 0..3
+ * is loaded with them moved there (spm_load_proto): then 1, and
+ * given_ids[k] the id special k (pad, unk, bos, eos) had in the model as
+ * given (-1: none; a control piece was added). 0 for other models and
+ * for words. */
+int tokenizer_spm_moved_specials(const Tokenizer *t, int given_ids[NMT_N_SPECIAL]);
 /* Number of ids: valid ids are 0 .. tokenizer_vocab_size() - 1. */
 int tokenizer_vocab_size(const Tokenizer *t);
 /* The piece (spm, with U+2581 "▁" marking a word start) or word of `id`;
