@@ -36,7 +36,7 @@ static void shrink(ModelDims *d) {
     d->K = K;
     d->D_e = d->bidirectional ? K / 2 : K;
     d->E = d->tie_embeddings ? H : 5;
-    d->V_s = 13;
+    d->V_s = d->share_embeddings ? 11 : 13;
     d->V_t = 11;
     if (d->L_e > 2) d->L_e = 2;
     if (d->L_d > 2) d->L_d = 2;
@@ -70,7 +70,7 @@ int cmd_gradcheck(int argc, char **argv) {
     if (st) return cli_report("gradcheck", st);
     ModelDims d;
     const char *cost_name = NULL; /* with the guided alignment loss: its cost */
-    st = model_dims_from_config(&cfg, 13, 11, &d);
+    st = model_dims_from_config(&cfg, cfg.model.share_embeddings ? 11 : 13, 11, &d);
     if (cfg.data.train_align && cfg.data.train_align[0] && cfg.train.guided_alignment_weight > 0) {
         /* the guided alignment loss too, against the batch's random alignment */
         spec.align_weight = (float)cfg.train.guided_alignment_weight;

@@ -199,6 +199,7 @@ static void print_model(const CheckpointInfo *info) {
         fact("attention:", "%s, %s, %s (window %d), %d head%s", attn_style_names[a->style],
              attn_score_names[a->score], attn_mode_names[a->mode], a->window, a->heads, a->heads == 1 ? "" : "s");
     fact("tie_embeddings:", "%s", m->tie_embeddings ? "yes" : "no");
+    fact("share_embeddings:", "%s", m->share_embeddings ? "yes (source and target)" : "no");
     /* the models' own types (given models may differ from each other) */
     const char *src = tokenizer_name(info->src_kind), *tgt = tokenizer_name(info->tgt_kind);
     const char *src_type = info->src_spm_type ? info->src_spm_type : "", *tgt_type = info->tgt_spm_type ? info->tgt_spm_type : "";
@@ -296,6 +297,7 @@ static cJSON *json_model(const CheckpointInfo *info) {
     cJSON_AddBoolToObject(model, "bidirectional", m->bidirectional);
     cJSON_AddBoolToObject(model, "input_feed", m->input_feed);
     cJSON_AddBoolToObject(model, "tie_embeddings", m->tie_embeddings);
+    cJSON_AddBoolToObject(model, "share_embeddings", m->share_embeddings);
     cJSON_AddStringToObject(attention, "style", attn_style_names[a->style]);
     cJSON_AddStringToObject(attention, "score", attn_score_names[a->score]);
     cJSON_AddStringToObject(attention, "mode", attn_mode_names[a->mode]);

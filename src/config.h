@@ -94,6 +94,7 @@ typedef struct {
     int emb_dim, hidden, enc_hidden;
     int enc_layers, dec_layers;
     bool bidirectional, input_feed, tie_embeddings, residual, layer_norm, right_to_left;
+    bool share_embeddings; /* source and target embeddings one matrix */
     int bridge; /* CfgBridge */
     double dropout;
     double word_dropout_src, word_dropout_tgt; /* whole embeddings of positions */

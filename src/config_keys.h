@@ -96,6 +96,10 @@
       "Luong input feeding: the previous attentional vector joins the decoder input")              \
     X("model.tie_embeddings", model.tie_embeddings, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL,  \
       0, "share the target embedding matrix with the output layer")                                \
+    X("model.share_embeddings", model.share_embeddings, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0,   \
+      NULL, 0,                                                                                      \
+      "one embedding matrix for source and target (needs one tokenizer for both sides: "          \
+      "data.spm_joint true); with tie_embeddings also the output layer's")                         \
     X("model.residual", model.residual, CFG_BOOL, "false", NOLIMIT, NOLIMIT, 0, NULL, 0,           \
       "residual connections: every LSTM layer above the first adds its input to its output "       \
       "(encoder and decoder; deep stacks train better)")                                           \

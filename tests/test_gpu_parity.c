@@ -916,7 +916,7 @@ static bool parity_dims(const char *label, const char *const *sets, int n_sets, 
     NmtStatus st = config_load_string(base, "parity", "/", sets, n_sets, &cfg);
     CHECK(st == NMT_OK, "%s: config: %s", label, nmt_error_message());
     if (st) return false;
-    st = model_dims_from_config(&cfg, V_S, V_T, d);
+    st = model_dims_from_config(&cfg, cfg.model.share_embeddings ? V_T : V_S, V_T, d); /* shared: one vocabulary */
     config_free(&cfg);
     CHECK(st == NMT_OK, "%s: dims: %s", label, nmt_error_message());
     return st == NMT_OK;
@@ -992,7 +992,7 @@ static void test_model(const char *label, const char *const *sets, int n_sets, i
     ModelDims d;
     if (!parity_dims(label, sets, n_sets, &d)) return;
     Batch batch;
-    gradcheck_make_batch(B, MS, MT, V_S, V_T, 17, &batch);
+    gradcheck_make_batch(B, MS, MT, d.V_s, d.V_t, 17, &batch);
     Seq2Seq *mc, *mg;
     if (!model_pair(&d, gpu, &mc, &mg)) return;
     if (parity_align_weight > 0) {
@@ -1103,6 +1103,9 @@ static void test_models(void) {
     const char *word_drop[] = {"model.word_dropout_src=0.3", "model.word_dropout_tgt=0.2",
                                "model.attention.heads=2"};
     test_model("luong general word dropout", word_drop, 3, MB);
+    const char *shared[] = {"model.share_embeddings=true", "model.tie_embeddings=true", "model.emb_dim=8",
+                            "model.hidden=8", "model.word_dropout_tgt=0.2"};
+    test_model("shared and tied embeddings", shared, 5, MB);
     test_model("style none", none, 1, MB);
     /* residual connections (the top decoder output as Bahdanau's next
      * query), deeper stacks with dropout between layers */

@@ -25,7 +25,7 @@ static int dims_for(const char *const *sets, int n_sets, ModelDims *d) {
         CHECK(0, "config: %s", nmt_error_message());
         return 0;
     }
-    st = model_dims_from_config(&cfg, 13, 11, d);
+    st = model_dims_from_config(&cfg, cfg.model.share_embeddings ? 11 : 13, 11, d); /* one vocabulary when shared */
     config_free(&cfg);
     CHECK(st == NMT_OK, "dims: %s", nmt_error_message());
     return st == NMT_OK;
@@ -443,6 +443,14 @@ static void special_models(void) {
     check_config("word dropout, bahdanau", words_b, 4, 12);
     const char *words_tied[] = {"model.word_dropout_tgt=0.5", "model.emb_dim=6", "model.tie_embeddings=true"};
     check_config("target word dropout, tied embeddings", words_tied, 3, 12);
+    /* shared embeddings: one matrix that the source, the decoder's input
+     * and (tied) the output layer read, its gradient the sum of all */
+    const char *shared[] = {"model.share_embeddings=true", "model.attention.score=general"};
+    check_config("shared embeddings, luong general", shared, 2, 16);
+    const char *shared_all[] = {"model.share_embeddings=true", "model.tie_embeddings=true", "model.emb_dim=6",
+                                "model.attention.style=bahdanau", "model.attention.score=additive",
+                                "model.word_dropout_src=0.3", "model.dropout=0.2"};
+    check_config("shared and tied embeddings, bahdanau, word dropout", shared_all, 7, 16);
     const char *smooth0[] = {"train.label_smoothing=0", "model.attention.score=additive"};
     check_config("no label smoothing", smooth0, 2, 12);
 }

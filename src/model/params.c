@@ -32,6 +32,7 @@ NmtStatus model_dims_from_config(const Config *cfg, int src_vocab, int tgt_vocab
     d->A = d->H;
     d->input_feed = m->input_feed && d->style == ATTN_STYLE_LUONG;
     d->tie_embeddings = m->tie_embeddings;
+    d->share_embeddings = m->share_embeddings;
     d->residual = m->residual;
     d->layer_norm = m->layer_norm;
     d->bridge_learned = m->bridge == CFG_BRIDGE_LEARNED;
@@ -52,6 +53,10 @@ NmtStatus model_dims_from_config(const Config *cfg, int src_vocab, int tgt_vocab
     }
     d->dec_in = d->E + (d->input_feed ? d->H : 0) + (d->style == ATTN_STYLE_BAHDANAU ? d->K : 0);
     d->wc_in = d->style == ATTN_STYLE_BAHDANAU ? d->H + d->K + d->E : d->K + d->H;
+    if (d->share_embeddings && d->V_s != d->V_t)
+        return nmt_fail(NMT_ERR_CONFIG,
+                        "model.share_embeddings: needs one vocabulary for both sides, got %d source and %d "
+                        "target entries", d->V_s, d->V_t);
     if (d->tie_embeddings && d->E != d->H)
         return nmt_fail(NMT_ERR_CONFIG, "model.tie_embeddings: needs model.emb_dim (%d) equal to model.hidden (%d)",
                         d->E, d->H);
@@ -95,8 +100,10 @@ void param_layout_build(const ModelDims *d, ParamLayout *l) {
     memset(l, 0, sizeof *l);
     ParamIndex *x = &l->idx;
     memset(x, -1, sizeof *x); /* every index -1 (all bytes 0xFF) until added */
-    x->src_emb = add(l, "src_emb", 1, d->V_s, d->E, INIT_UNIFORM);
+    /* shared embeddings: one tensor, tgt_emb, that the source reads too */
+    if (!d->share_embeddings) x->src_emb = add(l, "src_emb", 1, d->V_s, d->E, INIT_UNIFORM);
     x->tgt_emb = add(l, "tgt_emb", 1, d->V_t, d->E, INIT_UNIFORM);
+    if (d->share_embeddings) x->src_emb = x->tgt_emb;
     char prefix[32];
     for (int i = 0; i < d->L_e; i++) {
         snprintf(prefix, sizeof prefix, "enc%d_fwd", i);

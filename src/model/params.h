@@ -26,6 +26,7 @@ typedef struct {
     int window;
     int style, score, mode; /* AttnStyle, AttnScore (resolved), AttnMode */
     bool bidirectional, input_feed, tie_embeddings, bridge_learned;
+    bool share_embeddings; /* src_emb is tgt_emb (V_s == V_t, one tokenizer) */
     bool residual;  /* layers above the first add their input to their output */
     bool layer_norm; /* every LSTM normalises its input and recurrent products (lstm.h) */
     float dropout, attn_dropout;

@@ -843,6 +843,40 @@ static NmtStatus mix_corpora(Trainer *tr) {
     return st;
 }
 
+/* model.share_embeddings needs one tokenizer for both sides: refused
+ * before any tokenizer is trained when the config makes two (the word
+ * tokenizer, SentencePiece not joint), given models and train.init_from's
+ * tokenizers being checked once loaded (check_shared_vocabulary). */
+static NmtStatus check_shared_vocabulary_config(const Config *cfg) {
+    const DataConfig *d = &cfg->data;
+    bool given = d->spm_src_model && d->spm_src_model[0], init_from = cfg->train.init_from[0];
+    if (!cfg->model.share_embeddings || given || init_from) return NMT_OK;
+    if (d->tokenizer == CFG_TOKENIZER_WORD)
+        return nmt_fail(NMT_ERR_CONFIG, "model.share_embeddings: needs one tokenizer for both sides; the word "
+                                        "tokenizer has one a side (use data.tokenizer spm with data.spm_joint true)");
+    if (!d->spm_joint)
+        return nmt_fail(NMT_ERR_CONFIG, "model.share_embeddings: needs one tokenizer for both sides: set "
+                                        "data.spm_joint true (one SentencePiece model for both languages)");
+    return NMT_OK;
+}
+
+/* The prepared tokenizers are one (byte for byte) when model.share_embeddings. */
+static NmtStatus check_shared_vocabulary(const Config *cfg, const PreparedData *data) {
+    if (!cfg->model.share_embeddings) return NMT_OK;
+    uint8_t *bytes = NULL;
+    size_t n = 0;
+    int same = 0;
+    NmtStatus st = tokenizer_serialize(data->src_tok, &bytes, &n);
+    if (!st) st = tokenizer_same_as_serialized(data->tgt_tok, bytes, n, &same);
+    nmt_free(bytes);
+    if (!st && !same)
+        st = nmt_fail(NMT_ERR_CONFIG, "model.share_embeddings: needs one tokenizer for both sides, and the source "
+                                      "and target tokenizers differ (%d and %d entries%s)",
+                      tokenizer_vocab_size(data->src_tok), tokenizer_vocab_size(data->tgt_tok),
+                      cfg->train.init_from[0] ? ", from train.init_from" : "; give the same data.spm_src_model and data.spm_tgt_model");
+    return st;
+}
+
 static NmtStatus setup(Trainer *tr) {
     const Config *cfg = tr->cfg;
     const TrainConfig *tc = &cfg->train;
@@ -851,7 +885,9 @@ static NmtStatus setup(Trainer *tr) {
     if (!st) st = refuse_earlier_run(tr);
     if (!st) st = load_resume_checkpoint(tr);
     if (st) return st;
-    st = prepare_data(cfg, 0, &tr->data);
+    st = check_shared_vocabulary_config(cfg);
+    if (!st) st = prepare_data(cfg, 0, &tr->data);
+    if (!st) st = check_shared_vocabulary(cfg, &tr->data);
     if (st) return st;
     st = backend_create_for(tc->device, tc->gpu, tc->threads, "train.device", "train.gpu",
                             &tr->be);
