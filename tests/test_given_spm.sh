@@ -148,7 +148,7 @@ bad_run 2 "data.spm_src_model: a SentencePiece model needs data.tokenizer spm, g
   bad "a run to fine-tune from"
 bad_run 2 "data.spm_src_model: with train.init_from the tokenizers are its checkpoint's ($tmp/plainrun/last.nmt)" \
   --set train.init_from=plainrun/last.nmt
-bad_run 1 "data.spm_src_model: $tmp/taken.model: the SentencePiece model has no <s> control piece (nmt needs one at id 2) and its piece 1 is named <s>, so none can be added; train it with --pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3" \
+bad_run 1 "data.spm_src_model: $tmp/taken.model: the SentencePiece model has no <s> control piece (nmt needs one at id 2) and its piece 1, a user-defined or other piece, is named <s>, so none can be added" \
   --set data.spm_src_model=taken.model
 bad_run 1 "data.spm_tgt_model: $tmp/char.model: a SentencePiece char model; nmt takes unigram and bpe models" \
   --set data.spm_tgt_model=char.model

@@ -87,8 +87,9 @@ static void log_moved_specials(const char *key, const char *path, const Tokenize
 NmtStatus given_tokenizers_load(const Config *cfg, Tokenizer **src, Tokenizer **tgt) {
     NmtStatus st = load_models(cfg, src, tgt);
     if (st) return st;
-    log_moved_specials("data.spm_src_model", cfg->data.spm_src_model, *src, "src.tok");
-    if (strcmp(cfg->data.spm_src_model, cfg->data.spm_tgt_model))
+    bool joint = !strcmp(cfg->data.spm_src_model, cfg->data.spm_tgt_model);
+    log_moved_specials("data.spm_src_model", cfg->data.spm_src_model, *src, joint ? "src.tok and tgt.tok" : "src.tok");
+    if (!joint)
         log_moved_specials("data.spm_tgt_model", cfg->data.spm_tgt_model, *tgt, "tgt.tok");
     return NMT_OK;
 }

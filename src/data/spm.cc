@@ -219,8 +219,8 @@ NmtStatus move_specials(SpmModel *m, const std::string &proto, const char *name)
             if (taken != ids[NMT_UNK_ID] || names[k] == m->proc.IdToPiece(ids[NMT_UNK_ID]))
                 return nmt_fail(NMT_ERR_FORMAT,
                                 "%s: the SentencePiece model has no %s control piece (nmt needs one at id %d) "
-                                "and its piece %d is named %s, so none can be added; train it with "
-                                "--pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3",
+                                "and its piece %d, a user-defined or other piece, is named %s, so none can be "
+                                "added; train it without that piece (e.g. not in --user_defined_symbols)",
                                 name, names[k].c_str(), k, taken, names[k].c_str());
         }
         name_ptrs[k] = names[k].c_str();
@@ -233,8 +233,15 @@ NmtStatus move_specials(SpmModel *m, const std::string &proto, const char *name)
         nmt_error_prefix("%s", name);
         return s;
     }
-    spm::util::Status st = m->proc.LoadFromSerializedProto(std::string((const char *)moved, moved_n));
+    std::string moved_proto;
+    try {
+        moved_proto.assign((const char *)moved, moved_n);
+    } catch (...) {
+        nmt_free(moved);
+        throw;
+    }
     nmt_free(moved);
+    spm::util::Status st = m->proc.LoadFromSerializedProto(moved_proto);
     int now[NMT_N_SPECIAL];
     if (st.ok()) special_ids(m, now);
     if (!st.ok() || now[NMT_PAD_ID] != NMT_PAD_ID || now[NMT_UNK_ID] != NMT_UNK_ID ||
