@@ -849,8 +849,7 @@ static NmtStatus mix_corpora(Trainer *tr) {
  * tokenizers being checked once loaded (check_shared_vocabulary). */
 static NmtStatus check_shared_vocabulary_config(const Config *cfg) {
     const DataConfig *d = &cfg->data;
-    bool given = d->spm_src_model && d->spm_src_model[0], init_from = cfg->train.init_from[0];
-    if (!cfg->model.share_embeddings || given || init_from) return NMT_OK;
+    if (!cfg->model.share_embeddings || given_tokenizers(cfg) || cfg->train.init_from[0]) return NMT_OK;
     if (d->tokenizer == CFG_TOKENIZER_WORD)
         return nmt_fail(NMT_ERR_CONFIG, "model.share_embeddings: needs one tokenizer for both sides; the word "
                                         "tokenizer has one a side (use data.tokenizer spm with data.spm_joint true)");
