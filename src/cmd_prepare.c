@@ -10,7 +10,7 @@
 static const char prepare_usage[] =
     "usage: nmt prepare --config FILE [--set KEY=VALUE ...] [--force]\n\n"
     "Trains the SentencePiece models (or builds the word vocabularies) on the\n"
-    "training corpora (data.train_src, and data.extra_src when given) and encodes\n"
+    "training corpora (data.train_src, and data.extra_src's when given) and encodes\n"
     "them and the validation corpus into data.cache_dir. Nothing is redone when\n"
     "the cache is up to date (same corpus files, sizes and times, same tokenizer\n"
     "settings); --force rebuilds.\n"

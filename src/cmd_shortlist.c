@@ -15,9 +15,9 @@ static const char shortlist_usage[] =
     "usage: nmt shortlist --config FILE [--set KEY=VALUE ...] [--out FILE] [--per-source K]\n\n"
     "Counts, over the training pairs of the config as an epoch holds them (its\n"
     "prepared cache, built when missing: data.train_src's, data.train_upsample\n"
-    "times, and data.extra_src's), how often each target token occurs and which\n"
-    "target tokens co-occur with each source token (Dice coefficient over\n"
-    "sentence pairs), and writes the shortlist file that `nmt translate\n"
+    "times, and those of data.extra_src's corpora), how often each target token\n"
+    "occurs and which target tokens co-occur with each source token (Dice\n"
+    "coefficient over sentence pairs), and writes the shortlist file that `nmt translate\n"
     "--shortlist FILE` uses to score only the likely output tokens of each\n"
     "batch (docs/decoding.md).\n"
     "--out FILE: where to write it (default: shortlist.tsv in train.save_dir).\n"
@@ -49,12 +49,14 @@ int cmd_shortlist(int argc, char **argv) {
     st = prepare_data(&cfg, 0, &data);
     Shortlist *sl = NULL;
     char *default_path = NULL;
-    /* the pairs of an epoch: with a second corpus or upsampling, the mix */
+    /* the pairs of an epoch: with more corpora or upsampling, the mix */
     TrainMix *mix = NULL;
     const Dataset *pairs = data.train;
-    if (!st && (data.extra || cfg.data.train_upsample > 1)) {
+    if (!st && (data.n_extra || cfg.data.train_upsample > 1)) {
         st = train_mix_create(0, &mix);
-        if (!st) st = train_mix_build(mix, data.train, NULL, cfg.data.train_upsample, data.extra, &pairs, NULL);
+        if (!st)
+            st = train_mix_build(mix, data.train, NULL, cfg.data.train_upsample, (const Dataset *const *)data.extra,
+                                 data.n_extra, &pairs, NULL);
     }
     if (!st) st = shortlist_build(pairs, tokenizer_vocab_size(data.src_tok), tokenizer_vocab_size(data.tgt_tok),
                                   per_source, &sl);

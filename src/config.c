@@ -32,7 +32,7 @@ const char *const sample_side_names[] = {SAMPLE_SIDES(CONFIG_ENUM_NAME) NULL};
 
 typedef enum { CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_STRING, CFG_PATH, CFG_ENUM } ConfigType;
 enum { CFG_LO_OPEN = 1, CFG_HI_OPEN = 2 };
-enum { CFG_SCHEDULE = 1, CFG_OPTIONAL = 2, CFG_SINGLE = 4, CFG_TOKENIZER = 8, CFG_TRAINING_ONLY = 16 };
+enum { CFG_SCHEDULE = 1, CFG_OPTIONAL = 2, CFG_SINGLE = 4, CFG_TOKENIZER = 8, CFG_TRAINING_ONLY = 16, CFG_LIST = 32 };
 #define NOLIMIT NAN
 
 typedef struct {
@@ -56,8 +56,9 @@ enum { N_CONFIG_KEYS = NMT_ARRAY_LEN(config_keys) };
 /* Objects that hold keys rather than values. */
 static const char *const config_sections[] = {"data", "model", "model.attention", "train", "decode"};
 
-static const char *type_name(ConfigType t) {
-    switch (t) {
+static const char *type_name(const ConfigKey *key) {
+    if (key->flags & CFG_LIST) return key->type == CFG_PATH ? "path or list of paths" : "string or list of strings";
+    switch (key->type) {
     case CFG_INT: return "integer";
     case CFG_FLOAT: return "number";
     case CFG_BOOL: return "boolean";
@@ -217,6 +218,55 @@ static char *resolve_path(const char *value, const char *base_dir) {
     return path;
 }
 
+/* A list key's JSON array of strings into its field: the items (each path
+ * resolved) joined by '\n' (config_list_len). Paths must not be empty,
+ * strings may ("" in data.extra_tag: that corpus has no tag); neither may
+ * hold a line break. */
+static NmtStatus assign_list(Config *cfg, const ConfigKey *key, const cJSON *array) {
+    int n = cJSON_GetArraySize(array);
+    if (n < 1 || n > CFG_MAX_LIST)
+        return nmt_fail(NMT_ERR_CONFIG, "%s: a list of 1 to %d items, got %d", key->path, CFG_MAX_LIST, n);
+    char *joined = nmt_strdup("");
+    int i = 0;
+    for (const cJSON *item = array->child; joined && item; item = item->next, i++) {
+        if (!cJSON_IsString(item)) {
+            nmt_free(joined);
+            return nmt_fail(NMT_ERR_CONFIG, "%s: item %d: expected a string, got %s", key->path, i + 1,
+                            json_kind(item));
+        }
+        const char *v = item->valuestring;
+        if ((!v[0] && key->type == CFG_PATH) || strpbrk(v, "\n\r")) {
+            nmt_free(joined);
+            return nmt_fail(NMT_ERR_CONFIG, "%s: item %d: %s", key->path, i + 1,
+                            v[0] ? "must not hold a line break" : "must not be empty");
+        }
+        char *copy = key->type == CFG_PATH ? resolve_path(v, cfg->base_dir) : nmt_strdup(v);
+        char *next = copy ? nmt_asprintf("%s%s%s", joined, i ? "\n" : "", copy) : NULL;
+        nmt_free(copy);
+        nmt_free(joined);
+        joined = next;
+    }
+    if (!joined) return nmt_fail_nomem("reading the config");
+    char **field = field_ptr(cfg, key);
+    nmt_free(*field);
+    *field = joined;
+    return NMT_OK;
+}
+
+int config_list_len(const char *list) {
+    if (!list || !list[0]) return 0;
+    int n = 1;
+    for (const char *c = list; *c; c++) n += *c == '\n';
+    return n;
+}
+
+char *config_list_item(const char *list, int i) {
+    NMT_ASSERT(i >= 0 && i < config_list_len(list));
+    const char *start = list;
+    for (int k = 0; k < i; k++) start = strchr(start, '\n') + 1;
+    return nmt_strndup(start, strcspn(start, "\n"));
+}
+
 /* Stores one JSON value into the field of `key`, checking type and range. */
 static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item) {
     void *field = field_ptr(cfg, key);
@@ -286,11 +336,15 @@ static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item
     }
     case CFG_STRING:
     case CFG_PATH: {
+        if ((key->flags & CFG_LIST) && cJSON_IsArray(item)) return assign_list(cfg, key, item);
         if (!cJSON_IsString(item))
-            return nmt_fail(NMT_ERR_CONFIG, "%s: expected a string, got %s", key->path, json_kind(item));
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected a string%s, got %s", key->path,
+                            key->flags & CFG_LIST ? " or a list of strings" : "", json_kind(item));
         const char *v = item->valuestring;
         if (!v[0] && !(key->flags & CFG_OPTIONAL))
             return nmt_fail(NMT_ERR_CONFIG, "%s: must not be empty", key->path);
+        if ((key->flags & CFG_LIST) && strpbrk(v, "\n\r"))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: must not hold a line break", key->path);
         char *copy = (key->type == CFG_PATH && v[0]) ? resolve_path(v, cfg->base_dir) : nmt_strdup(v);
         if (!copy) return nmt_fail_nomem("reading the config");
         nmt_free(*(char **)field);
@@ -487,9 +541,14 @@ static NmtStatus apply_override(cJSON *root, const char *text) {
         return st;
     }
     long failures_before = nmt_alloc_failures();
-    if (!wants_string) value = cJSON_ParseWithOpts(raw, NULL, 1); /* the whole value: no "0.5,5" read as 0.5 */
+    if (!wants_string || ((key->flags & CFG_LIST) && raw[0] == '['))
+        value = cJSON_ParseWithOpts(raw, NULL, 1); /* the whole value: no "0.5,5" read as 0.5 */
     if (!value && nmt_alloc_failures() != failures_before) return nmt_fail_nomem("applying --set");
-    if (value && (cJSON_IsObject(value) || cJSON_IsArray(value))) {
+    if (value && (key->flags & CFG_LIST) && !cJSON_IsArray(value)) { /* "[x" or a number: the text itself */
+        cJSON_Delete(value);
+        value = NULL;
+    }
+    if (value && (cJSON_IsObject(value) || (cJSON_IsArray(value) && !(key->flags & CFG_LIST)))) {
         cJSON_Delete(value);
         value = NULL;
     }
@@ -546,28 +605,56 @@ NmtStatus config_check_subword_sampling(const Config *cfg) {
     return st;
 }
 
-/* data.extra_tag: only with data.extra_src; one token (no white space,
- * which would make it several words, nor a comma, which separates
- * SentencePiece's user-defined symbols), not a special token's name nor
- * holding SentencePiece's word-start mark. */
-static NmtStatus check_extra_tag(const DataConfig *d) {
-    const char *tag = d->extra_tag;
-    if (!tag || !tag[0]) return NMT_OK;
-    if (!(d->extra_src && d->extra_src[0]))
-        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is put before the sentences of data.extra_src, "
-                        "which is not given", tag);
+/* One tag of data.extra_tag (item `item` of n, 0-based): one token (no
+ * white space, which would make it several words, nor a comma, which
+ * separates SentencePiece's user-defined symbols), not a special token's
+ * name nor holding SentencePiece's word-start mark. */
+static NmtStatus check_one_tag(const char *tag, int item, int n) {
+    char where[48] = "";
+    if (n > 1) snprintf(where, sizeof where, " (item %d)", item + 1);
     for (const char *c = tag; *c; c++)
-        if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r' || *c == '\v' || *c == '\f' || *c == ',')
-            return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" must be one token, without %s", tag,
+        if (*c == ' ' || *c == '\t' || *c == '\v' || *c == '\f' || *c == ',')
+            return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag%s: \"%s\" must be one token, without %s", where, tag,
                             *c == ',' ? "a comma" : "white space");
     if (strlen(tag) > CFG_MAX_EXTRA_TAG)
-        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: at most %d bytes, got %zu", CFG_MAX_EXTRA_TAG, strlen(tag));
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag%s: at most %d bytes, got %zu", where, CFG_MAX_EXTRA_TAG,
+                        strlen(tag));
     static const char *const reserved[] = {"<pad>", "<unk>", "<s>", "</s>"};
     for (size_t i = 0; i < NMT_ARRAY_LEN(reserved); i++)
         if (!strcmp(tag, reserved[i]))
-            return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is a special token's name", tag);
+            return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag%s: \"%s\" is a special token's name", where, tag);
     if (strstr(tag, "\xe2\x96\x81"))
-        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" holds U+2581, SentencePiece's word-start mark", tag);
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag%s: \"%s\" holds U+2581, SentencePiece's word-start mark",
+                        where, tag);
+    return NMT_OK;
+}
+
+/* data.extra_src and data.extra_tgt: as many corpora on each side;
+ * data.extra_tag: none, or one tag per corpus ("" for an untagged one),
+ * each checked by check_one_tag. */
+static NmtStatus check_extra_corpora(const DataConfig *d) {
+    int n_src = config_list_len(d->extra_src), n_tgt = config_list_len(d->extra_tgt);
+    int n_tag = config_list_len(d->extra_tag);
+    if (!n_src != !n_tgt)
+        return nmt_fail(NMT_ERR_CONFIG, "%s: must be given together with %s", n_src ? "data.extra_tgt" : "data.extra_src",
+                        n_src ? "data.extra_src" : "data.extra_tgt");
+    if (n_src != n_tgt)
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tgt: %d path%s for the %d corpora of data.extra_src: give one "
+                        "target side per source side, in the same order", n_tgt, n_tgt == 1 ? "" : "s", n_src);
+    if (n_tag && !n_src)
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is put before the sentences of data.extra_src, "
+                        "which is not given", d->extra_tag);
+    if (n_tag && n_tag != n_src)
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: %d tag%s for the %d corpora of data.extra_src: give a "
+                        "list of one per corpus, in its order (\"\" for an untagged one)", n_tag,
+                        n_tag == 1 ? "" : "s", n_src);
+    for (int i = 0; i < n_tag; i++) {
+        char *tag = config_list_item(d->extra_tag, i);
+        if (!tag) return nmt_fail_nomem("checking data.extra_tag");
+        NmtStatus st = check_one_tag(tag, i, n_tag);
+        nmt_free(tag);
+        if (st) return st;
+    }
     return NMT_OK;
 }
 
@@ -578,7 +665,6 @@ static NmtStatus validate(Config *cfg) {
         {"data.train_src", "data.train_tgt", d->train_src, d->train_tgt},
         {"data.valid_src", "data.valid_tgt", d->valid_src, d->valid_tgt},
         {"data.test_src", "data.test_tgt", d->test_src, d->test_tgt},
-        {"data.extra_src", "data.extra_tgt", d->extra_src, d->extra_tgt},
     };
     for (size_t i = 0; i < NMT_ARRAY_LEN(pairs); i++) {
         int has_a = pairs[i].a && pairs[i].a[0], has_b = pairs[i].b && pairs[i].b[0];
@@ -587,7 +673,7 @@ static NmtStatus validate(Config *cfg) {
                             has_a ? pairs[i].b_path : pairs[i].a_path,
                             has_a ? pairs[i].a_path : pairs[i].b_path);
     }
-    NmtStatus tst = check_extra_tag(d);
+    NmtStatus tst = check_extra_corpora(d);
     if (tst) return tst;
     if (cfg->train.batch_sentences == 0 && cfg->train.batch_tokens == 0)
         return nmt_fail(NMT_ERR_CONFIG,
@@ -820,7 +906,19 @@ static cJSON *key_to_json(const Config *cfg, const ConfigKey *key) {
     case CFG_STRING:
     case CFG_PATH: {
         const char *s = *(char *const *)field;
-        return cJSON_CreateString(s ? s : "");
+        if (!(key->flags & CFG_LIST) || config_list_len(s) < 2) return cJSON_CreateString(s ? s : "");
+        cJSON *array = cJSON_CreateArray(); /* a list key's items */
+        for (int i = 0; array && i < config_list_len(s); i++) {
+            char *one = config_list_item(s, i);
+            cJSON *item = one ? cJSON_CreateString(one) : NULL;
+            nmt_free(one);
+            if (!item || !cJSON_AddItemToArray(array, item)) {
+                cJSON_Delete(item);
+                cJSON_Delete(array);
+                return NULL;
+            }
+        }
+        return array;
     }
     }
     return NULL;
@@ -942,7 +1040,7 @@ void config_write_reference(FILE *out) {
             }
         } else {
             range_text(key, 1, range, sizeof range);
-            snprintf(type, sizeof type, "%s%s%s", type_name(key->type), range[0] ? ", " : "",
+            snprintf(type, sizeof type, "%s%s%s", type_name(key), range[0] ? ", " : "",
                      range[0] ? range + strlen("must be ") : "");
         }
         const char *def = key->default_json;

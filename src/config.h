@@ -62,8 +62,11 @@ extern const char *const guided_cost_names[];
 typedef struct {
     char *train_src, *train_tgt, *valid_src, *valid_tgt, *test_src, *test_tgt;
     char *train_align; /* "": no guided alignment */
-    char *extra_src, *extra_tgt; /* a second training corpus ("": none) */
-    char *extra_tag;             /* token before every extra_src sentence ("": none) */
+    /* more training corpora: lists (config_list_len, config_list_item) of
+     * as many items each; extra_tag has one item per corpus ("" for none)
+     * or none at all */
+    char *extra_src, *extra_tgt; /* "": none */
+    char *extra_tag;             /* the token before every sentence of that corpus's source */
     int train_upsample;          /* train_src's pairs per epoch, each this many times */
     char *spm_src_model, *spm_tgt_model; /* given SentencePiece models ("": trained by nmt prepare) */
     int tokenizer;      /* CfgTokenizer */
@@ -131,7 +134,8 @@ typedef struct {
 
 /* decode.maxi_batch (and nmt translate --maxi-batch) at most */
 #define CFG_MAX_MAXI_BATCH 1000
-#define CFG_MAX_EXTRA_TAG 64 /* bytes of data.extra_tag */
+#define CFG_MAX_EXTRA_TAG 64 /* bytes of a data.extra_tag */
+#define CFG_MAX_LIST 32      /* items of a list key (the data.extra_* corpora) */
 
 typedef struct {
     int beam;
@@ -152,6 +156,13 @@ typedef struct {
     /* which keys the file or an override gave explicitly (by key index) */
     unsigned char *explicit_keys;
 } Config;
+
+/* A list key's value (data.extra_src, data.extra_tgt, data.extra_tag: in
+ * JSON a string or an array of strings; --set KEY='["a","b"]') holds its
+ * items joined by '\n': config_list_len counts them (0 for NULL or ""),
+ * config_list_item copies item i (nmt_free it; NULL on no memory). */
+int config_list_len(const char *list);
+char *config_list_item(const char *list, int i);
 
 /* Defaults for every key; paths resolve against base_dir ("." when NULL). */
 NmtStatus config_init_defaults(Config *cfg, const char *base_dir);

@@ -27,16 +27,19 @@
       "guided alignment: word alignments of the training pairs, one line per pair of Pharaoh "     \
       "pairs i-j (0-based source and target word, words split at spaces: fast_align's and eflomal's " \
       "output on the corpus as it is; plain or gzip); train.guided_alignment_weight weighs them")  \
-    X("data.extra_src", data.extra_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
-      "a second training corpus, source side: e.g. back-translation (machine-translated sources of "  \
-      "monolingual target text); its pairs join every epoch beside data.train_src's, and the "       \
-      "tokenizers are trained on both corpora; no guided alignment links (plain or gzip)")          \
-    X("data.extra_tgt", data.extra_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
-      "the second training corpus, target side, aligned line by line with extra_src")              \
-    X("data.extra_tag", data.extra_tag, CFG_STRING, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
-      "a token put before every data.extra_src sentence, e.g. <BT> (tagged back-translation: the "   \
-      "model tells the corpora apart); a piece of its own in the source vocabulary (SentencePiece: "  \
-      "a user-defined symbol); no spaces or commas, at most 64 bytes; empty: none")                                   \
+    X("data.extra_src", data.extra_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL | CFG_LIST, \
+      "more training corpora, source side: a path or a list of paths (at most 32), e.g. back-translation " \
+      "(machine-translated sources of monolingual target text) or other parallel corpora; their pairs join " \
+      "every epoch beside data.train_src's, and the tokenizers are trained on all the corpora; no guided "  \
+      "alignment links (plain or gzip)")                                                           \
+    X("data.extra_tgt", data.extra_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL | CFG_LIST, \
+      "the target sides of data.extra_src's corpora, as many and in its order, each aligned line by line " \
+      "with its source")                                                                           \
+    X("data.extra_tag", data.extra_tag, CFG_STRING, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL | CFG_LIST, \
+      "a token put before every source sentence of a data.extra_src corpus, e.g. <BT> (tagged "      \
+      "back-translation: the model tells the corpora apart); with several corpora a list of one per " \
+      "corpus, \"\" for an untagged one; each a piece of its own in the source vocabulary "           \
+      "(SentencePiece: a user-defined symbol); no spaces or commas, at most 64 bytes; empty: none")   \
     X("data.train_upsample", data.train_upsample, CFG_INT, "1", 1, 1000, 0, NULL, 0,                \
       "every epoch takes each data.train_src pair this many times (weighs the genuine pairs "       \
       "against a larger data.extra_src)")                                                          \

@@ -411,6 +411,81 @@ static void test_extra_corpus_keys(void) {
     expect_error("{\"data\": {\"train_upsample\": 1}}", NULL, 0, NMT_OK, "");
 }
 
+/* data.extra_src, data.extra_tgt and data.extra_tag as lists: each item
+ * resolved and kept in order; --set takes a JSON array; the resolved JSON
+ * prints a list as an array and loads back the same; every way the lists
+ * can disagree is refused, naming the key. */
+static void test_extra_corpus_lists(void) {
+    Config cfg, back;
+    const char *good = "{\"data\": {\"extra_src\": [\"a.src\", \"/abs/b.src\"], \"extra_tgt\": [\"a.tgt\", "
+                       "\"/abs/b.tgt\"], \"extra_tag\": [\"<BT>\", \"\"]}}";
+    NmtStatus st = load_text(good, NULL, 0, &cfg);
+    CHECK(st == NMT_OK, "lists: %s", nmt_error_message());
+    if (!st) {
+        CHECK_EQ_INT(config_list_len(cfg.data.extra_src), 2);
+        CHECK_EQ_INT(config_list_len(cfg.data.extra_tag), 2);
+        char *a = config_list_item(cfg.data.extra_src, 0), *b = config_list_item(cfg.data.extra_src, 1);
+        char *t0 = config_list_item(cfg.data.extra_tag, 0), *t1 = config_list_item(cfg.data.extra_tag, 1);
+        CHECK(a && a[0] == '/' && strstr(a, "/a.src"), "item 1 resolved: %s", a ? a : "(null)");
+        CHECK_EQ_STR(b, "/abs/b.src");
+        CHECK_EQ_STR(t0, "<BT>");
+        CHECK_EQ_STR(t1, "");
+        nmt_free(a), nmt_free(b), nmt_free(t0), nmt_free(t1);
+        char *json = config_to_json(&cfg);
+        CHECK(json && strstr(json, "\"/abs/b.src\"]"), "the resolved JSON holds the list: %s", json ? json : "");
+        CHECK_EQ_INT(config_load_string(json, "resolved", "/", NULL, 0, &back), NMT_OK);
+        CHECK(config_first_fixed_difference(&cfg, &back) == NULL, "list round trip differs at %s",
+              config_first_fixed_difference(&cfg, &back));
+        config_free(&back);
+        nmt_free(json);
+        config_free(&cfg);
+    }
+    /* --set with a JSON array; a plain value is still one path */
+    const char *sets[] = {"data.extra_src=[\"/x/1\", \"/x/2\", \"/x/3\"]", "data.extra_tgt=[\"/y/1\", \"/y/2\", \"/y/3\"]",
+                          "data.extra_tag=[\"<a>\", \"<b>\", \"<a>\"]"};
+    st = load_text("{}", sets, 3, &cfg);
+    CHECK(st == NMT_OK, "--set lists: %s", nmt_error_message());
+    if (!st) {
+        CHECK_EQ_STR(cfg.data.extra_src, "/x/1\n/x/2\n/x/3");
+        CHECK_EQ_STR(cfg.data.extra_tag, "<a>\n<b>\n<a>");
+        config_free(&cfg);
+    }
+    const char *one[] = {"data.extra_src=[x", "data.extra_tgt=/y"};
+    st = load_text("{}", one, 2, &cfg);
+    CHECK(st == NMT_OK, "--set [x: %s", nmt_error_message());
+    if (!st) {
+        CHECK_EQ_INT(config_list_len(cfg.data.extra_src), 1);
+        CHECK(strstr(cfg.data.extra_src, "/[x") != NULL, "[x is a path: %s", cfg.data.extra_src);
+        config_free(&cfg);
+    }
+    /* disagreements and bad items */
+    expect_error("{\"data\": {\"extra_src\": [\"a\", \"b\"], \"extra_tgt\": \"c\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_tgt: 1 path for the 2 corpora of data.extra_src: give one target side per "
+                 "source side, in the same order");
+    expect_error("{\"data\": {\"extra_src\": [\"a\", \"b\"], \"extra_tgt\": [\"c\", \"d\"], \"extra_tag\": \"<BT>\"}}",
+                 NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_tag: 1 tag for the 2 corpora of data.extra_src: give a list of one per corpus");
+    expect_error("{\"data\": {\"extra_src\": [\"a\"], \"extra_tgt\": [\"c\"], \"extra_tag\": [\"x\", \"y\"]}}", NULL, 0,
+                 NMT_ERR_CONFIG, "cfg.json: data.extra_tag: 2 tags for the 1 corpora of data.extra_src");
+    expect_error("{\"data\": {\"extra_src\": [\"a\", \"\"], \"extra_tgt\": [\"c\", \"d\"]}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_src: item 2: must not be empty");
+    expect_error("{\"data\": {\"extra_src\": [\"a\", 3], \"extra_tgt\": [\"c\", \"d\"]}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_src: item 2: expected a string, got a number");
+    expect_error("{\"data\": {\"extra_src\": [], \"extra_tgt\": []}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_src: a list of 1 to 32 items, got 0");
+    expect_error("{\"data\": {\"extra_src\": [\"a\", \"b\"], \"extra_tgt\": [\"c\", \"d\"], \"extra_tag\": [\"ok\", "
+                 "\"no way\"]}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_tag (item 2): \"no way\" must be one token, without white space");
+    expect_error("{\"data\": {\"extra_src\": \"a\\nb\", \"extra_tgt\": \"c\"}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.extra_src: must not hold a line break");
+    expect_error("{\"data\": {\"train_src\": [\"a\"]}}", NULL, 0, NMT_ERR_CONFIG,
+                 "cfg.json: data.train_src: expected a string, got");
+    char many[4096] = "{\"data\": {\"extra_src\": [";
+    for (int i = 0; i < 33; i++) strcat(many, i ? ", \"f\"" : "\"f\"");
+    strcat(many, "]}}");
+    expect_error(many, NULL, 0, NMT_ERR_CONFIG, "cfg.json: data.extra_src: a list of 1 to 32 items, got 33");
+}
+
 /* Every allocation failure while loading is reported, never a crash. */
 static void test_alloc_failures(void) {
     const char *json = "{\"model\": {\"hidden\": 64, \"attention\": {\"style\": \"bahdanau\"}},"
@@ -447,5 +522,6 @@ int main(void) {
     test_fuzz_regressions();
     test_alloc_failures();
     test_extra_corpus_keys();
+    test_extra_corpus_lists();
     return test_summary("test_config");
 }

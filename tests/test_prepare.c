@@ -542,13 +542,13 @@ static int count_id(const int32_t *ids, int n, int32_t id) {
  * id nowhere in the training pairs nor on any target side. tag NULL: the
  * sources are their lines' ids alone. */
 static void check_extra_pairs(const char *what, const PreparedData *p, const char *tag) {
-    const Dataset *x = p->extra;
+    const Dataset *x = p->extra[0];
     CHECK(x != NULL, "%s: no extra dataset", what);
     if (!x) return;
     CHECK_EQ_INT(x->n_pairs, EXTRA_N - EXTRA_BLANK);
-    CHECK_EQ_INT(p->extra_stats.pairs_read, p->from_cache ? 0 : EXTRA_N);
-    CHECK_EQ_INT(p->extra_stats.skipped_empty, p->from_cache ? 0 : EXTRA_BLANK);
-    CHECK_EQ_INT(p->extra_stats.kept, p->from_cache ? 0 : EXTRA_N - EXTRA_BLANK);
+    CHECK_EQ_INT(p->extra_stats[0].pairs_read, p->from_cache ? 0 : EXTRA_N);
+    CHECK_EQ_INT(p->extra_stats[0].skipped_empty, p->from_cache ? 0 : EXTRA_BLANK);
+    CHECK_EQ_INT(p->extra_stats[0].kept, p->from_cache ? 0 : EXTRA_N - EXTRA_BLANK);
     int32_t tag_id = tag ? tokenizer_piece_to_id(p->src_tok, tag) : -1;
     if (tag) CHECK(tag_id != NMT_UNK_ID && tag_id >= NMT_N_SPECIAL, "%s: %s is not a source piece (%d)", what, tag,
                    tag_id);
@@ -656,7 +656,7 @@ static void test_extra_corpus(void) {
         NmtStatus st = prepare_data(&plain, 0, &p);
         CHECK(st == NMT_OK, "%s: prepare without extra: %s", what, nmt_error_message());
         if (!st) {
-            CHECK(p.extra == NULL, "%s: an extra dataset without data.extra_src", what);
+            CHECK(p.n_extra == 0, "%s: an extra dataset without data.extra_src", what);
             CHECK(!strstr(p.summary, "extra:"), "%s: an extra line in the summary without data.extra_src:\n%s",
                   what, p.summary);
             if (k == 0) CHECK_EQ_INT(tokenizer_piece_to_id(p.src_tok, "<BT>"), NMT_UNK_ID);
@@ -701,7 +701,7 @@ static void test_extra_corpus(void) {
             /* a source piece only: the target model (not joint) spends no piece on it */
             CHECK_EQ_INT(tokenizer_piece_to_id(p.tgt_tok, "<BT>"), NMT_UNK_ID);
         }
-        Dataset *first = copy_dataset(p.extra);
+        Dataset *first = copy_dataset(p.extra[0]);
         prepared_data_free(&p);
 
         /* the same config again: from the cache, the same pairs */
@@ -709,7 +709,7 @@ static void test_extra_corpus(void) {
         CHECK(st == NMT_OK, "%s: second prepare: %s", what, nmt_error_message());
         if (!st) {
             CHECK(p.from_cache, "%s: an unchanged config reuses the cache", what);
-            CHECK(same_dataset(first, p.extra), "%s: the cached extra pairs differ from the built ones", what);
+            CHECK(same_dataset(first, p.extra[0]), "%s: the cached extra pairs differ from the built ones", what);
             check_extra_pairs(what, &p, "<BT>");
             CHECK_CONTAINS(p.summary, want);
             prepared_data_free(&p);

@@ -589,33 +589,35 @@ static void test_contradictions(const char *dir) {
     config_free(&cfg);
 }
 
-/* The second corpus (data.extra_src/tgt, here the same files as the first,
- * with data.extra_tag "<T>"): its sampler reads the sources with the tag
+/* The extra corpora (data.extra_src/tgt, here twice the same files as the
+ * first, with data.extra_tag "<T>" and "<U>"): its sampler reads the sources with the tag
  * before them, as the cache encoded them, never splits the tag, and draws
  * its own segmentations: the same text on the same line gets other draws
  * than in the first corpus (its keys differ). */
 static void test_extra(const char *dir) {
     Config cfg;
     PreparedData p;
-    if (!prepare(dir, ", \"cache_dir\": \"cache_extra\", \"spm_sample_alpha\": 0.3, \"extra_src\": \"train.src\","
-                      " \"extra_tgt\": \"train.tgt\", \"extra_tag\": \"<T>\"",
+    if (!prepare(dir, ", \"cache_dir\": \"cache_extra\", \"spm_sample_alpha\": 0.3, \"extra_src\": [\"train.src\","
+                      " \"train.src\"], \"extra_tgt\": [\"train.tgt\", \"train.tgt\"], \"extra_tag\": [\"<T>\", \"<U>\"]",
                  &cfg, &p))
         return;
-    CHECK(p.extra && p.extra->n_pairs == p.train->n_pairs, "the extra corpus: %lld pairs",
-          p.extra ? (long long)p.extra->n_pairs : -1LL);
+    CHECK(p.n_extra == 2 && p.extra[0]->n_pairs == p.train->n_pairs && p.extra[1]->n_pairs == p.train->n_pairs,
+          "the extra corpora: %d, of %lld pairs", p.n_extra, p.n_extra ? (long long)p.extra[0]->n_pairs : -1LL);
     int tag = tokenizer_piece_to_id(p.src_tok, "<T>");
     CHECK(tag != NMT_UNK_ID, "the tag is not a piece");
-    SubwordSampler *main_s = NULL, *extra_s = NULL;
+    SubwordSampler *main_s = NULL, *extra_s = NULL, *extra2_s = NULL;
     NmtStatus st = subword_sampler_create(&cfg, p.src_tok, p.tgt_tok, p.train, NULL, NULL, &main_s);
     CHECK(st == NMT_OK, "sampler: %s", nmt_error_message());
-    if (!st) st = subword_sampler_create_extra(&cfg, p.src_tok, p.tgt_tok, p.extra, NULL, &extra_s);
+    if (!st) st = subword_sampler_create_extra(&cfg, p.src_tok, p.tgt_tok, p.extra[0], 0, NULL, &extra_s);
     CHECK(st == NMT_OK, "extra sampler: %s", nmt_error_message());
-    if (st || !p.extra) goto done;
+    if (!st) st = subword_sampler_create_extra(&cfg, p.src_tok, p.tgt_tok, p.extra[1], 1, NULL, &extra2_s);
+    CHECK(st == NMT_OK, "second extra sampler: %s", nmt_error_message());
+    if (st || p.n_extra != 2) goto done;
     const Dataset *m, *e;
     CHECK_EQ_INT(subword_sampler_epoch(main_s, 0, &m, NULL), NMT_OK);
-    Snapshot main0 = snap(m), best = snap(p.extra);
+    Snapshot main0 = snap(m), best = snap(p.extra[0]);
     CHECK_EQ_INT(subword_sampler_epoch(extra_s, 0, &e, NULL), NMT_OK);
-    CHECK_EQ_INT(e->n_pairs, p.extra->n_pairs);
+    CHECK_EQ_INT(e->n_pairs, p.extra[0]->n_pairs);
     int64_t untagged = 0, bad_text = 0;
     for (int64_t i = 0; i < e->n_pairs; i++) {
         const int32_t *ids = dataset_src(e, i);
@@ -624,7 +626,7 @@ static void test_extra(const char *dir) {
         if (ids[k] != tag) untagged++;
         char *t1 = NULL, *t2 = NULL;
         tokenizer_decode(p.src_tok, ids, n, &t1);
-        tokenizer_decode(p.src_tok, dataset_src(p.extra, i), dataset_src_len(p.extra, i), &t2);
+        tokenizer_decode(p.src_tok, dataset_src(p.extra[0], i), dataset_src_len(p.extra[0], i), &t2);
         if (!t1 || !t2 || strcmp(t1, t2)) bad_text++;
         nmt_free(t1);
         nmt_free(t2);
@@ -642,12 +644,29 @@ static void test_extra(const char *dir) {
     CHECK(pairs_differing(&e0, e, 1) > e->n_pairs / 4, "epoch 1 of the extra corpus repeats epoch 0");
     CHECK_EQ_INT(subword_sampler_epoch(extra_s, 0, &e, NULL), NMT_OK);
     CHECK(same_snapshot(&e0, e), "epoch 0 of the extra corpus drawn again differs");
+    /* the second extra corpus (the same files, tag <U>): its own tag, and
+     * its own draws of the same lines */
+    const Dataset *e2;
+    int tag2 = tokenizer_piece_to_id(p.src_tok, "<U>");
+    CHECK(tag2 != NMT_UNK_ID && tag2 != tag, "the second tag is not a piece of its own");
+    CHECK_EQ_INT(subword_sampler_epoch(extra2_s, 0, &e2, NULL), NMT_OK);
+    int64_t untagged2 = 0;
+    for (int64_t i = 0; i < e2->n_pairs; i++) {
+        const int32_t *ids = dataset_src(e2, i);
+        int n = dataset_src_len(e2, i), k = 0;
+        while (k < n - 1 && !strcmp(tokenizer_piece(p.src_tok, ids[k]), "\xe2\x96\x81")) k++;
+        untagged2 += ids[k] != tag2;
+    }
+    CHECK(untagged2 == 0, "%lld drawn sources of the second extra corpus do not start with <U>", (long long)untagged2);
+    CHECK(pairs_differing(&e0, e2, 1) > e2->n_pairs / 4, "the second extra corpus's draws repeat the first's: %lld "
+          "of %lld targets differ", (long long)pairs_differing(&e0, e2, 1), (long long)e2->n_pairs);
     snap_free(&e0);
     snap_free(&main0);
     snap_free(&best);
 done:
     subword_sampler_free(main_s);
     subword_sampler_free(extra_s);
+    subword_sampler_free(extra2_s);
     prepared_data_free(&p);
     config_free(&cfg);
 }

@@ -149,33 +149,33 @@ static void test_without_links(void) {
     const Dataset *out = NULL;
     const GuidedAlignments *out_align = (const GuidedAlignments *)&out; /* not NULL: must become NULL */
 
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, NULL, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, NULL, 0, &out, &out_align), NMT_OK);
     CHECK(out_align == NULL, "a mix without links hands out no links");
     check_mix("up 1, no extra", out, NULL, 1, 9, 1, 0);
 
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, NULL, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, NULL, 0, &out, NULL), NMT_OK);
     check_mix("up 3, no extra", out, NULL, 1, 9, 3, 0);
 
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, extra, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, (const Dataset *const[]){extra}, 1, &out, NULL), NMT_OK);
     check_mix("up 1, extra", out, NULL, 1, 9, 1, 5);
 
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, extra, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, (const Dataset *const[]){extra}, 1, &out, NULL), NMT_OK);
     check_mix("up 3, extra", out, NULL, 1, 9, 3, 5);
     const Dataset *first = out;
 
     /* a rebuild of other, smaller inputs (another epoch's segmentation):
      * the pairs of the previous mix are gone, nothing is left over */
     Dataset *train2 = make_corpus(2, 0, 4), *extra2 = make_corpus(2, 1, 2);
-    CHECK_EQ_INT(train_mix_build(m, train2, NULL, 2, extra2, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train2, NULL, 2, (const Dataset *const[]){extra2}, 1, &out, NULL), NMT_OK);
     check_mix("rebuild smaller", out, NULL, 2, 4, 2, 2);
     CHECK(out == first, "the mix's dataset is reused (valid until the next build)");
     /* and larger again, without the extra corpus */
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, NULL, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, NULL, 0, &out, NULL), NMT_OK);
     check_mix("rebuild larger, no extra", out, NULL, 1, 9, 3, 0);
     /* a one-pair training corpus and a large upsample */
     Dataset *one = make_corpus(3, 0, 1);
     Dataset *extra3 = make_corpus(3, 1, 2);
-    CHECK_EQ_INT(train_mix_build(m, one, NULL, 1000, extra3, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, one, NULL, 1000, (const Dataset *const[]){extra3}, 1, &out, NULL), NMT_OK);
     check_mix("one pair, up 1000", out, NULL, 3, 1, 1000, 2);
 
     dataset_free(one);
@@ -199,17 +199,17 @@ static void test_with_links(void) {
     const Dataset *out = NULL;
     const GuidedAlignments *out_align = NULL;
 
-    CHECK_EQ_INT(train_mix_build(m, train, g, 1, NULL, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, g, 1, NULL, 0, &out, &out_align), NMT_OK);
     CHECK(out_align != NULL, "a mix with links hands them out");
     check_mix("links, up 1, no extra", out, out_align, 4, 10, 1, 0);
 
-    CHECK_EQ_INT(train_mix_build(m, train, g, 3, NULL, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, g, 3, NULL, 0, &out, &out_align), NMT_OK);
     check_mix("links, up 3, no extra", out, out_align, 4, 10, 3, 0);
 
-    CHECK_EQ_INT(train_mix_build(m, train, g, 1, extra, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, g, 1, (const Dataset *const[]){extra}, 1, &out, &out_align), NMT_OK);
     check_mix("links, up 1, extra", out, out_align, 4, 10, 1, 6);
 
-    CHECK_EQ_INT(train_mix_build(m, train, g, 3, extra, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, g, 3, (const Dataset *const[]){extra}, 1, &out, &out_align), NMT_OK);
     check_mix("links, up 3, extra", out, out_align, 4, 10, 3, 6);
     /* the mix's links are a copy: the input's are as they were */
     int64_t total = 0;
@@ -221,9 +221,9 @@ static void test_with_links(void) {
     /* a rebuild with other inputs: smaller, then larger */
     Dataset *train2 = make_corpus(5, 0, 3), *extra2 = make_corpus(5, 1, 1);
     GuidedAlignments *g2 = make_links(5, 3);
-    CHECK_EQ_INT(train_mix_build(m, train2, g2, 2, extra2, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train2, g2, 2, (const Dataset *const[]){extra2}, 1, &out, &out_align), NMT_OK);
     check_mix("links, rebuild smaller", out, out_align, 5, 3, 2, 1);
-    CHECK_EQ_INT(train_mix_build(m, train, g, 2, NULL, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(train_mix_build(m, train, g, 2, NULL, 0, &out, &out_align), NMT_OK);
     check_mix("links, rebuild larger", out, out_align, 4, 10, 2, 0);
 
     guided_alignments_free(g2);
@@ -235,9 +235,49 @@ static void test_with_links(void) {
     train_mix_free(m);
 }
 
+/* Several extra corpora (data.extra_src as a list): the training pairs
+ * `upsample` times, then each extra corpus's pairs once, in the list's
+ * order; a rebuild with fewer corpora leaves nothing of the others. */
+static void test_several_extras(void) {
+    TrainMix *m = NULL;
+    CHECK_EQ_INT(train_mix_create(0, &m), NMT_OK);
+    if (!m) return;
+    enum { N_TRAIN = 4, N_X1 = 5, N_X2 = 3 };
+    Dataset *train = make_corpus(4, 0, N_TRAIN), *x1 = make_corpus(4, 1, N_X1), *x2 = make_corpus(4, 2, N_X2);
+    const Dataset *out = NULL;
+    CHECK_EQ_INT(train_mix_build(m, train, NULL, 2, (const Dataset *const[]){x1, x2}, 2, &out, NULL), NMT_OK);
+    CHECK(out && out->n_pairs == 2 * N_TRAIN + N_X1 + N_X2, "two extras: %lld pairs, expected %d",
+          out ? (long long)out->n_pairs : -1LL, 2 * N_TRAIN + N_X1 + N_X2);
+    if (out && out->n_pairs == 2 * N_TRAIN + N_X1 + N_X2) {
+        int bad = 0;
+        for (int i = 0; i < 2 * N_TRAIN; i++) bad += !same_pair(out, i, 4, 0, i % N_TRAIN);
+        for (int i = 0; i < N_X1; i++) bad += !same_pair(out, 2 * N_TRAIN + i, 4, 1, i);
+        for (int i = 0; i < N_X2; i++) bad += !same_pair(out, 2 * N_TRAIN + N_X1 + i, 4, 2, i);
+        CHECK(bad == 0, "two extras: %d pairs out of place (train x 2, then extra 1, then extra 2)", bad);
+    }
+    /* the second corpus alone, and in the other order */
+    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, (const Dataset *const[]){x2, x1}, 2, &out, NULL), NMT_OK);
+    if (out && out->n_pairs == N_TRAIN + N_X1 + N_X2) {
+        int bad = 0;
+        for (int i = 0; i < N_X2; i++) bad += !same_pair(out, N_TRAIN + i, 4, 2, i);
+        for (int i = 0; i < N_X1; i++) bad += !same_pair(out, N_TRAIN + N_X2 + i, 4, 1, i);
+        CHECK(bad == 0, "the list's order: %d pairs out of place", bad);
+    } else {
+        CHECK(0, "the list's order: %lld pairs", out ? (long long)out->n_pairs : -1LL);
+    }
+    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, (const Dataset *const[]){x2}, 1, &out, NULL), NMT_OK);
+    CHECK(out && out->n_pairs == N_TRAIN + N_X2 && same_pair(out, N_TRAIN, 4, 2, 0),
+          "a rebuild with one extra corpus holds its pairs only");
+    dataset_free(train);
+    dataset_free(x1);
+    dataset_free(x2);
+    train_mix_free(m);
+}
+
 int main(void) {
     nmt_log_quiet(1);
     test_without_links();
     test_with_links();
+    test_several_extras();
     return test_summary("test_train_mix");
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "data/extra_corpora.h"
 #include "data/given_tokenizers.h"
 #include "data/word_vocab.h"
 #include "fileio.h"
@@ -23,12 +24,15 @@ static const char *train_align(const Config *cfg) {
     return cfg->data.train_align && cfg->data.train_align[0] ? cfg->data.train_align : NULL;
 }
 
-/* data.extra_src (the second training corpus) is given */
-static bool has_extra(const Config *cfg) { return cfg->data.extra_src && cfg->data.extra_src[0]; }
+/* How many data.extra_src corpora are given (0: none). */
+static int n_extra(const Config *cfg) { return extra_corpora_count(cfg); }
 
-/* data.extra_tag, or NULL when not given */
-static const char *extra_tag(const Config *cfg) {
-    return has_extra(cfg) && cfg->data.extra_tag && cfg->data.extra_tag[0] ? cfg->data.extra_tag : NULL;
+/* The cache file of extra corpus k: extra.bin, extra-2.bin, ... */
+static void extra_cache_name(int k, char *buf, size_t n) {
+    if (k == 0)
+        snprintf(buf, n, "extra.bin");
+    else
+        snprintf(buf, n, "extra-%d.bin", k + 1);
 }
 
 static char *cache_path(const Config *cfg, const char *name) {
@@ -39,6 +43,18 @@ static char *cache_path(const Config *cfg, const char *name) {
  * NULL (the tokenizers are trained on the corpus). */
 static const char *init_from_path(const Config *cfg) {
     return cfg->train.init_from && cfg->train.init_from[0] ? cfg->train.init_from : NULL;
+}
+
+/* The manifest's line of one corpus file: its path, size and mtime. */
+static void manifest_file_line(FILE *out, const char *key, const char *path) {
+    struct stat st;
+    if (!path || !path[0])
+        fprintf(out, "%s = (none)\n", key);
+    else if (stat(path, &st) == 0)
+        fprintf(out, "%s = %s size %lld mtime %lld.%09ld\n", key, path, (long long)st.st_size,
+                (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    else
+        fprintf(out, "%s = %s (missing)\n", key, path);
 }
 
 /* "key = value" lines of every setting the cache depends on, then one line
@@ -65,32 +81,43 @@ char *prepare_manifest(const Config *cfg) {
         fprintf(out, "data.word_min_freq = %d\n", d->word_min_freq);
     }
     fprintf(out, "data.max_len = %d\n", d->max_len);
-    if (has_extra(cfg)) fprintf(out, "data.extra_tag = %s\n", extra_tag(cfg) ? extra_tag(cfg) : "(none)");
+    if (n_extra(cfg)) { /* one tag: the line of the caches before lists */
+        fprintf(out, "data.extra_tag = ");
+        for (int k = 0; k < n_extra(cfg); k++) {
+            char *tag = k < config_list_len(d->extra_tag) ? config_list_item(d->extra_tag, k) : NULL;
+            fprintf(out, "%s%s", k ? ", " : "", tag && tag[0] ? tag : "(none)");
+            nmt_free(tag);
+        }
+        fprintf(out, "\n");
+    }
     /* with train.init_from, the tokenizers are that checkpoint's (the keys
      * above were copied from it): its file is a source of the cache */
     const char *init_from = init_from_path(cfg);
     const char *align = train_align(cfg);
     const char *keys[] = {"data.train_src", "data.train_tgt", "data.valid_src", "data.valid_tgt", "train.init_from",
-                          "data.train_align", "data.spm_src_model", "data.spm_tgt_model", "data.extra_src",
-                          "data.extra_tgt"};
+                          "data.train_align", "data.spm_src_model", "data.spm_tgt_model"};
     const char *paths[] = {d->train_src, d->train_tgt, d->valid_src, d->valid_tgt, init_from, align,
-                           d->spm_src_model, d->spm_tgt_model, d->extra_src, d->extra_tgt};
+                           d->spm_src_model, d->spm_tgt_model};
+    int ok = 1;
     for (size_t i = 0; i < NMT_ARRAY_LEN(keys); i++) {
-        struct stat st;
         /* manifests of runs without these stay as they were */
-        if ((i == 4 && !init_from) || (i == 5 && !align) || ((i == 6 || i == 7) && !given_tokenizers(cfg)) ||
-            (i >= 8 && !has_extra(cfg)))
+        if ((i == 4 && !init_from) || (i == 5 && !align) || ((i == 6 || i == 7) && !given_tokenizers(cfg)))
             continue;
-        if (!paths[i] || !paths[i][0]) {
-            fprintf(out, "%s = (none)\n", keys[i]);
-        } else if (stat(paths[i], &st) == 0) {
-            fprintf(out, "%s = %s size %lld mtime %lld.%09ld\n", keys[i], paths[i],
-                    (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-        } else {
-            fprintf(out, "%s = %s (missing)\n", keys[i], paths[i]);
-        }
+        manifest_file_line(out, keys[i], paths[i]);
     }
-    if (fclose(out) != 0) {
+    /* the extra corpora's files: "data.extra_src" for the first (the line
+     * of the caches before lists), "data.extra_src[2]" for the second ... */
+    for (int k = 0; ok && k < n_extra(cfg); k++) {
+        ExtraCorpus c;
+        ok = extra_corpus_get(cfg, k, &c) == NMT_OK;
+        char src_key[40], tgt_key[40];
+        snprintf(src_key, sizeof src_key, k ? "data.extra_src[%d]" : "data.extra_src", k + 1);
+        snprintf(tgt_key, sizeof tgt_key, k ? "data.extra_tgt[%d]" : "data.extra_tgt", k + 1);
+        if (ok) manifest_file_line(out, src_key, c.src);
+        if (ok) manifest_file_line(out, tgt_key, c.tgt);
+        extra_corpus_free(&c);
+    }
+    if (fclose(out) != 0 || !ok) {
         free(text);
         return NULL;
     }
@@ -120,23 +147,50 @@ static void first_changed_setting(const char *expected, const char *found, char 
 
 /* ---- the training corpora --------------------------------------------- */
 
-/* A training corpus: data.train_src/tgt, or data.extra_src/tgt, whose
- * source lines are read with data.extra_tag and a space before them. */
+/* A training corpus: data.train_src/tgt, or one of data.extra_src/tgt,
+ * whose source lines are read with its data.extra_tag and a space before
+ * them. */
 typedef struct {
     const char *src_path, *tgt_path;
     const char *src_prefix; /* NULL: none */
 } TrainCorpus;
 
-/* The training corpora of cfg into c[0..1]; returns how many (1 or 2).
- * prefix_buf holds data.extra_tag's prefix (CFG_MAX_EXTRA_TAG + 2 bytes). */
-static int train_corpora(const Config *cfg, TrainCorpus c[2], char prefix_buf[], size_t prefix_cap) {
-    NMT_ASSERT(prefix_cap >= CFG_MAX_EXTRA_TAG + 2);
-    c[0] = (TrainCorpus){cfg->data.train_src, cfg->data.train_tgt, NULL};
-    if (!has_extra(cfg)) return 1;
-    const char *tag = extra_tag(cfg);
-    if (tag) snprintf(prefix_buf, prefix_cap, "%s ", tag);
-    c[1] = (TrainCorpus){cfg->data.extra_src, cfg->data.extra_tgt, tag ? prefix_buf : NULL};
-    return 2;
+enum { MAX_TRAIN_CORPORA = 1 + CFG_MAX_LIST };
+
+/* Every training corpus of cfg: c[0] data.train_*, c[1 + k] extra corpus
+ * k (whose strings `extra` and `prefix` own). */
+typedef struct {
+    TrainCorpus c[MAX_TRAIN_CORPORA];
+    int n;
+    ExtraCorpus extra[CFG_MAX_LIST];
+    char *prefix[CFG_MAX_LIST]; /* "tag " or NULL */
+} TrainCorpora;
+
+static void train_corpora_free(TrainCorpora *tc) {
+    for (int k = 0; k < CFG_MAX_LIST; k++) {
+        extra_corpus_free(&tc->extra[k]);
+        nmt_free(tc->prefix[k]);
+    }
+    memset(tc, 0, sizeof *tc);
+}
+
+static NmtStatus train_corpora_get(const Config *cfg, TrainCorpora *tc) {
+    memset(tc, 0, sizeof *tc);
+    tc->c[0] = (TrainCorpus){cfg->data.train_src, cfg->data.train_tgt, NULL};
+    tc->n = 1;
+    for (int k = 0; k < n_extra(cfg); k++) {
+        NmtStatus st = extra_corpus_get(cfg, k, &tc->extra[k]);
+        if (!st && tc->extra[k].tag) {
+            tc->prefix[k] = nmt_asprintf("%s ", tc->extra[k].tag);
+            if (!tc->prefix[k]) st = nmt_fail_nomem("reading data.extra_tag");
+        }
+        if (st) {
+            train_corpora_free(tc);
+            return st;
+        }
+        tc->c[tc->n++] = (TrainCorpus){tc->extra[k].src, tc->extra[k].tgt, tc->prefix[k]};
+    }
+    return NMT_OK;
 }
 
 /* text[0..len) with `prefix` before it (NULL: none) in *out, *out_len:
@@ -174,7 +228,7 @@ static NmtStatus with_prefix(const char *prefix, const char *text, size_t len, c
  * encode_corpus drops them: the tokenizers never see a line that is
  * dropped for its length, however long it is. */
 typedef struct {
-    TrainCorpus corpora[2];
+    const TrainCorpus *corpora;
     int n_corpora;
     int sides[2], n_sides; /* 0: source, 1: target */
     int pass;              /* passes begun: pass p (from 1) reads corpus (p - 1) % n_corpora,
@@ -267,8 +321,8 @@ static void join_strings(const char *const *items, int n, const char *sep, const
 /* Every file of the corpora c[0..n) (source, target, next corpus ...),
  * joined as join_strings does with ", " and `last`. */
 static void corpus_files(const TrainCorpus *c, int n, const char *last, char *buf, size_t cap) {
-    const char *files[4];
-    NMT_ASSERT(n <= 2);
+    const char *files[2 * MAX_TRAIN_CORPORA];
+    NMT_ASSERT(n <= MAX_TRAIN_CORPORA);
     for (int k = 0; k < n; k++) {
         files[2 * k] = c[k].src_path;
         files[2 * k + 1] = c[k].tgt_path;
@@ -298,15 +352,24 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     spec.seed = TOKENIZER_SEED;
     PairSentences ps = {.sides = {side < 0 ? 0 : side, 1}, .n_sides = side < 0 ? 2 : 1, .kind = spec.kind,
                         .max_len = d->max_len};
-    char prefix[CFG_MAX_EXTRA_TAG + 2];
-    ps.n_corpora = train_corpora(cfg, ps.corpora, prefix, sizeof prefix);
-    spec.spm_user_symbol = side != 1 ? extra_tag(cfg) : NULL; /* a source-side piece (and joint) */
-    NmtStatus st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
+    TrainCorpora corpora;
+    char *tags = NULL;
+    NmtStatus st = train_corpora_get(cfg, &corpora);
+    if (!st) st = extra_corpora_tags(cfg, &tags);
+    if (st) {
+        train_corpora_free(&corpora);
+        return st;
+    }
+    ps.corpora = corpora.c;
+    ps.n_corpora = corpora.n;
+    spec.spm_user_symbol = side != 1 ? tags : NULL; /* source-side pieces (and joint) */
+    st = tokenizer_train(&spec, pair_sentences_next, &ps, out);
     parallel_reader_close(ps.reader);
     nmt_free(ps.line_buf);
+    nmt_free(tags);
     const char *which = side < 0 ? "joint" : side == 0 ? "source" : "target";
     /* for messages: the files the tokenizer read, and all of the corpora's */
-    const char *read[4];
+    const char *read[2 * MAX_TRAIN_CORPORA];
     int n_read = 0;
     for (int k = 0; k < ps.n_sides; k++)
         for (int c = 0; c < ps.n_corpora; c++)
@@ -315,6 +378,7 @@ static NmtStatus train_tokenizer(const Config *cfg, int side, Tokenizer **out) {
     join_strings(read, n_read, ", ", " and ", read_and, sizeof read_and);
     join_strings(read, n_read, ", ", ", ", read_comma, sizeof read_comma);
     corpus_files(ps.corpora, ps.n_corpora, ", ", all_comma, sizeof all_comma);
+    train_corpora_free(&corpora); /* the messages below take the texts above */
     if (st == NMT_ERR_CONFIG && !ps.failed && !strncmp(nmt_error_message(), "data.word_min_freq", 18)) {
         /* which side ran out of words */
         nmt_error_suffix(" (the %s vocabulary, of %s)", which, read_and);
@@ -540,13 +604,11 @@ static NmtStatus check_ids(const Dataset *d, int src_vocab, int tgt_vocab, const
     return NMT_OK;
 }
 
-/* data.extra_tag must come out of the source tokenizer as one piece (after
- * a lone word-start piece of SentencePiece), neither unknown nor split:
- * else NMT_ERR_CONFIG naming the key, the pieces it gives and where the
- * tokenizer came from. */
-static NmtStatus check_tag_piece(const Config *cfg, const Tokenizer *src_tok) {
-    const char *tag = extra_tag(cfg);
-    if (!tag) return NMT_OK;
+/* A tag of data.extra_tag must come out of the source tokenizer as one
+ * piece (after a lone word-start piece of SentencePiece), neither unknown
+ * nor split: else NMT_ERR_CONFIG naming the key, the pieces it gives and
+ * where the tokenizer came from. */
+static NmtStatus check_one_tag_piece(const Config *cfg, const Tokenizer *src_tok, const char *tag) {
     int32_t *ids = NULL;
     int n = 0, cap = 0;
     NmtStatus st = tokenizer_encode_buf(src_tok, tag, strlen(tag), &ids, &n, &cap);
@@ -585,6 +647,21 @@ static NmtStatus check_tag_piece(const Config *cfg, const Tokenizer *src_tok) {
     return NMT_ERR_CONFIG;
 }
 
+/* check_one_tag_piece for every tag of data.extra_tag. */
+static NmtStatus check_tag_piece(const Config *cfg, const Tokenizer *src_tok) {
+    char *tags = NULL;
+    NmtStatus st = extra_corpora_tags(cfg, &tags);
+    for (char *tag = tags, *end; !st && tag && *tag; tag = end + (*end != 0)) {
+        end = tag + strcspn(tag, ",");
+        char keep = *end;
+        *end = '\0';
+        st = check_one_tag_piece(cfg, src_tok, tag);
+        *end = keep;
+    }
+    nmt_free(tags);
+    return st;
+}
+
 /* ---- the cache --------------------------------------------------------- */
 
 /* Loads an up-to-date cache; NMT_ERR_FORMAT with a "stale" message when it
@@ -609,11 +686,10 @@ static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedDat
         return NMT_ERR_FORMAT;
     }
     nmt_free(found);
-    const char *names[] = {"src.tok", "tgt.tok", "train.bin", "valid.bin", "train.aln", "extra.bin"};
+    const char *names[] = {"src.tok", "tgt.tok", "train.bin", "valid.bin", "train.aln"};
     for (size_t i = 0; i < NMT_ARRAY_LEN(names) && !st; i++) {
         if (i == 3 && !(cfg->data.valid_src && cfg->data.valid_src[0])) continue;
         if (i == 4 && !train_align(cfg)) continue;
-        if (i == 5 && !has_extra(cfg)) continue;
         char *p = cache_path(cfg, names[i]);
         if (!p) return nmt_fail_nomem("reading the cache");
         switch (i) {
@@ -622,16 +698,25 @@ static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedDat
         case 2: st = dataset_load(p, &out->train); break;
         case 3: st = dataset_load(p, &out->valid); break;
         case 4: st = guided_alignments_load(p, &out->train_align); break;
-        case 5: st = dataset_load(p, &out->extra); break;
         }
         if (!st && i == 0) st = check_tag_piece(cfg, out->src_tok);
         if (!st && i == 4) st = guided_alignments_check(out->train_align, out->train, p);
         if (!st && i == 2)
             st = check_ids(out->train, tokenizer_vocab_size(out->src_tok),
                            tokenizer_vocab_size(out->tgt_tok), p);
-        if (!st && (i == 3 || i == 5))
-            st = check_ids(i == 3 ? out->valid : out->extra, tokenizer_vocab_size(out->src_tok),
-                           tokenizer_vocab_size(out->tgt_tok), p);
+        if (!st && i == 3)
+            st = check_ids(out->valid, tokenizer_vocab_size(out->src_tok), tokenizer_vocab_size(out->tgt_tok), p);
+        nmt_free(p);
+    }
+    for (int k = 0; !st && k < n_extra(cfg); k++) {
+        char name[32];
+        extra_cache_name(k, name, sizeof name);
+        char *p = cache_path(cfg, name);
+        if (!p) return nmt_fail_nomem("reading the cache");
+        st = dataset_load(p, &out->extra[k]);
+        if (!st) out->n_extra = k + 1;
+        if (!st)
+            st = check_ids(out->extra[k], tokenizer_vocab_size(out->src_tok), tokenizer_vocab_size(out->tgt_tok), p);
         nmt_free(p);
     }
     if (!st) {
@@ -655,13 +740,17 @@ static NmtStatus load_cache(const Config *cfg, const char *manifest, PreparedDat
 static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedData *out) {
     const DataConfig *d = &cfg->data;
     int has_valid = d->valid_src && d->valid_src[0];
-    NmtStatus st = NMT_OK;
-    TrainCorpus corpora[2];
-    char prefix[CFG_MAX_EXTRA_TAG + 2];
-    int n_corpora = train_corpora(cfg, corpora, prefix, sizeof prefix);
+    TrainCorpora tc;
+    NmtStatus st = train_corpora_get(cfg, &tc);
+    if (st) return st;
+    const TrainCorpus *corpora = tc.c;
+    int n_corpora = tc.n;
     /* an interrupted rebuild must not leave an old manifest beside new files */
     char *manifest_path = cache_path(cfg, "manifest.txt");
-    if (!manifest_path) return nmt_fail_nomem("preparing the cache");
+    if (!manifest_path) {
+        train_corpora_free(&tc);
+        return nmt_fail_nomem("preparing the cache");
+    }
     if (unlink(manifest_path) != 0 && errno != ENOENT)
         st = nmt_fail(NMT_ERR_IO, "%s: cannot remove: %s", manifest_path, strerror(errno));
 
@@ -707,10 +796,15 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
         st = encode_corpus(&corpora[0], out->src_tok, out->tgt_tok, d->max_len, train_align(cfg), &out->train_stats,
                            &out->train, &out->train_align);
     }
-    if (!st && n_corpora > 1) {
-        corpus_stats_init(&out->extra_stats, "extra", d->max_len);
-        st = encode_corpus(&corpora[1], out->src_tok, out->tgt_tok, d->max_len, NULL, &out->extra_stats, &out->extra,
-                           NULL);
+    for (int k = 0; !st && k + 1 < n_corpora; k++) {
+        if (k == 0)
+            snprintf(out->extra_name[k], sizeof out->extra_name[k], "extra");
+        else
+            snprintf(out->extra_name[k], sizeof out->extra_name[k], "extra %d", k + 1);
+        corpus_stats_init(&out->extra_stats[k], out->extra_name[k], d->max_len);
+        st = encode_corpus(&corpora[1 + k], out->src_tok, out->tgt_tok, d->max_len, NULL, &out->extra_stats[k],
+                           &out->extra[k], NULL);
+        if (!st) out->n_extra = k + 1;
     }
     if (!st && has_valid) {
         TrainCorpus valid = {d->valid_src, d->valid_tgt, NULL};
@@ -722,20 +816,29 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
     SAVE_CACHE_FILE(st, cfg, "train.bin", dataset_save(out->train, p));
     if (has_valid) SAVE_CACHE_FILE(st, cfg, "valid.bin", dataset_save(out->valid, p));
     if (out->train_align) SAVE_CACHE_FILE(st, cfg, "train.aln", guided_alignments_save(out->train_align, p));
-    if (out->extra) SAVE_CACHE_FILE(st, cfg, "extra.bin", dataset_save(out->extra, p));
-    if (!st) {
-        char train_line[512], extra_line[512] = "", valid_line[512] = "";
-        corpus_stats_summary(&out->train_stats, train_line, sizeof train_line);
-        if (out->extra) corpus_stats_summary(&out->extra_stats, extra_line, sizeof extra_line);
-        if (has_valid) corpus_stats_summary(&out->valid_stats, valid_line, sizeof valid_line);
-        out->summary = nmt_asprintf("%s\n%s%s%s%s", train_line, extra_line, out->extra ? "\n" : "", valid_line,
-                                    has_valid ? "\n" : "");
+    for (int k = 0; k < out->n_extra; k++) {
+        char name[32];
+        extra_cache_name(k, name, sizeof name);
+        SAVE_CACHE_FILE(st, cfg, name, dataset_save(out->extra[k], p));
+    }
+    if (!st) { /* one line per corpus */
+        char line[512];
+        corpus_stats_summary(&out->train_stats, line, sizeof line);
+        out->summary = nmt_asprintf("%s\n", line);
+        for (int k = 0; out->summary && k <= out->n_extra; k++) {
+            if (k == out->n_extra && !has_valid) break;
+            corpus_stats_summary(k < out->n_extra ? &out->extra_stats[k] : &out->valid_stats, line, sizeof line);
+            char *next = nmt_asprintf("%s%s\n", out->summary, line);
+            nmt_free(out->summary);
+            out->summary = next;
+        }
         if (!out->summary) st = nmt_fail_nomem("preparing the data");
     }
     SAVE_CACHE_FILE(st, cfg, "summary.txt", file_write_atomic(p, out->summary, strlen(out->summary)));
     /* the manifest last: it is what makes the files above a cache */
     if (!st) st = file_write_atomic(manifest_path, manifest, strlen(manifest));
     nmt_free(manifest_path);
+    train_corpora_free(&tc);
     return st;
 }
 
@@ -745,7 +848,7 @@ void prepared_data_free(PreparedData *p) {
     tokenizer_free(p->tgt_tok);
     dataset_free(p->train);
     dataset_free(p->valid);
-    dataset_free(p->extra);
+    for (int k = 0; k < p->n_extra; k++) dataset_free(p->extra[k]);
     guided_alignments_free(p->train_align);
     nmt_free(p->summary);
     memset(p, 0, sizeof *p);

@@ -16,8 +16,9 @@
  *   train.bin, valid.bin    the encoded corpora (dataset.h)
  *   train.aln               with data.train_align: the token links of the
  *                           pairs of train.bin (guided_align.h)
- *   extra.bin               with data.extra_src: its encoded pairs, every
- *                           source line read with data.extra_tag and a
+ *   extra.bin               with data.extra_src: the encoded pairs of its
+ *   extra-2.bin ...         first corpus (second, ...), every source line
+ *                           read with the corpus's data.extra_tag and a
  *                           space before it
  *   summary.txt             what was kept and skipped, printed on every use
  * The cache is stale when manifest.txt differs from the one the current
@@ -40,9 +41,12 @@ typedef struct {
     Dataset *train;       /* pairs within data.max_len tokens */
     Dataset *valid;       /* NULL without a validation set; not length-filtered */
     GuidedAlignments *train_align; /* data.train_align's links of train's pairs; NULL without */
-    Dataset *extra;       /* data.extra_src/tgt's pairs within data.max_len (sources begin with
-                             data.extra_tag); NULL without */
-    CorpusStats train_stats, extra_stats, valid_stats; /* counts of this build (zero when cached) */
+    Dataset *extra[CFG_MAX_LIST]; /* extra[0..n_extra): the pairs of data.extra_src/tgt's corpora within
+                                     data.max_len (sources begin with their data.extra_tag) */
+    int n_extra;                  /* 0 without data.extra_src */
+    CorpusStats train_stats, valid_stats; /* counts of this build (zero when cached) */
+    CorpusStats extra_stats[CFG_MAX_LIST];
+    char extra_name[CFG_MAX_LIST][24];    /* the extra corpora's names in the counts: "extra", "extra 2" */
     int from_cache;       /* 1 when the cache was up to date */
     char *summary;        /* the kept/skipped lines, one per corpus */
 } PreparedData;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "data/corpus.h"
+#include "data/extra_corpora.h"
 #include "data/guided_align.h"
 #include "data/rng.h"
 
@@ -34,7 +35,7 @@ typedef struct {
 struct SubwordSampler {
     const Dataset *best; /* the prepared dataset (borrowed) */
     const Tokenizer *tok[2];
-    const char *path[2]; /* the corpus files, for messages */
+    char *path[2];          /* the corpus files (copies) */
     char *src_prefix;       /* data.extra_tag and a space before every source sentence, or NULL */
     uint64_t corpus_key;    /* 0 for data.train_src; mixed into the draws' keys of another corpus */
     double alpha;
@@ -118,6 +119,8 @@ void subword_sampler_free(SubwordSampler *s) {
     nmt_free(s->word_offset);
     nmt_free(s->word_pairs);
     nmt_free(s->src_prefix);
+    nmt_free(s->path[SIDE_SRC]);
+    nmt_free(s->path[SIDE_TGT]);
     guided_alignments_free(s->epoch_align);
     dataset_free(s->epoch);
     nmt_free(s);
@@ -369,15 +372,15 @@ static NmtStatus check_alignments(SubwordSampler *s) {
                     "run it again with --force", s->align_path, (long long)d->line_no[first_bad[2]]);
 }
 
-/* The sampler of one training corpus: data.train_src/tgt (extra 0, with
- * train_align under guided alignment) or data.extra_src/tgt (extra 1, its
- * source lines with data.extra_tag before them). */
+/* The sampler of one training corpus: data.train_src/tgt (extra -1, with
+ * train_align under guided alignment) or data.extra_src/tgt's corpus
+ * `extra` (from 0; its source lines with its data.extra_tag before them). */
 static NmtStatus create_for(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
                             const Dataset *train, const GuidedAlignments *train_align, int extra,
                             const volatile sig_atomic_t *stop, SubwordSampler **out) {
     *out = NULL;
     const DataConfig *dc = &cfg->data;
-    NMT_ASSERT(!(extra && train_align));
+    NMT_ASSERT(!(extra >= 0 && train_align));
     NMT_ASSERT(dc->spm_sample_alpha > 0 && train->n_pairs > 0 && train->line_no);
     NmtStatus st = config_check_subword_sampling(cfg);
     if (st) return st;
@@ -387,16 +390,23 @@ static NmtStatus create_for(const Config *cfg, const Tokenizer *src_tok, const T
     s->stop = stop;
     s->tok[SIDE_SRC] = src_tok;
     s->tok[SIDE_TGT] = tgt_tok;
-    s->path[SIDE_SRC] = extra ? dc->extra_src : dc->train_src;
-    s->path[SIDE_TGT] = extra ? dc->extra_tgt : dc->train_tgt;
-    if (extra && dc->extra_tag && dc->extra_tag[0]) {
-        s->src_prefix = nmt_asprintf("%s ", dc->extra_tag);
-        if (!s->src_prefix) {
-            subword_sampler_free(s);
-            return nmt_fail_nomem("subword sampling");
-        }
+    ExtraCorpus c = {NULL, NULL, NULL};
+    st = extra >= 0 ? extra_corpus_get(cfg, extra, &c) : NMT_OK;
+    if (!st) {
+        s->path[SIDE_SRC] = nmt_strdup(extra >= 0 ? c.src : dc->train_src);
+        s->path[SIDE_TGT] = nmt_strdup(extra >= 0 ? c.tgt : dc->train_tgt);
+        if (c.tag) s->src_prefix = nmt_asprintf("%s ", c.tag);
+        if (!s->path[SIDE_SRC] || !s->path[SIDE_TGT] || (c.tag && !s->src_prefix))
+            st = nmt_fail_nomem("subword sampling");
     }
-    s->corpus_key = extra ? 0x6578747261u : 0; /* "extra" */
+    extra_corpus_free(&c);
+    if (st) {
+        subword_sampler_free(s);
+        return st;
+    }
+    /* "extra" for the first extra corpus (its keys from before the lists),
+     * then "extra" and the corpus's number */
+    s->corpus_key = extra < 0 ? 0 : extra == 0 ? 0x6578747261u : 0x6578747261u ^ ((uint64_t)(extra + 1) << 40);
     s->alpha = dc->spm_sample_alpha;
     s->sampled[SIDE_SRC] = dc->spm_sample_sides != CFG_SAMPLE_TGT;
     s->sampled[SIDE_TGT] = dc->spm_sample_sides != CFG_SAMPLE_SRC;
@@ -533,14 +543,14 @@ static NmtStatus link_block(SubwordSampler *s, int64_t from, int64_t count) {
 NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
                                  const Dataset *train, const GuidedAlignments *train_align,
                                  const volatile sig_atomic_t *stop, SubwordSampler **out) {
-    return create_for(cfg, src_tok, tgt_tok, train, train_align, 0, stop, out);
+    return create_for(cfg, src_tok, tgt_tok, train, train_align, -1, stop, out);
 }
 
 NmtStatus subword_sampler_create_extra(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
-                                       const Dataset *extra, const volatile sig_atomic_t *stop,
+                                       const Dataset *extra, int k, const volatile sig_atomic_t *stop,
                                        SubwordSampler **out) {
-    NMT_ASSERT(cfg->data.extra_src && cfg->data.extra_src[0]);
-    return create_for(cfg, src_tok, tgt_tok, extra, NULL, 1, stop, out);
+    NMT_ASSERT(k >= 0 && k < extra_corpora_count(cfg));
+    return create_for(cfg, src_tok, tgt_tok, extra, NULL, k, stop, out);
 }
 
 NmtStatus subword_sampler_epoch(SubwordSampler *s, int64_t epoch, const Dataset **out, SubwordEpochStats *stats) {

@@ -66,13 +66,13 @@ typedef struct {
 NmtStatus subword_sampler_create(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
                                  const Dataset *train, const GuidedAlignments *train_align,
                                  const volatile sig_atomic_t *stop, SubwordSampler **out);
-/* The same for the second training corpus (data.extra_src/tgt; cfg must
+/* The same for extra corpus k of data.extra_src/tgt (0-based; cfg must
  * give it): `extra` is its prepared dataset, whose sources were encoded
- * with data.extra_tag and a space before them, as the sampler reads them.
- * No guided alignment (the extra pairs have no word alignment). Its draws'
- * keys differ from the first corpus's for the same line. */
+ * with its data.extra_tag and a space before them, as the sampler reads
+ * them. No guided alignment (the extra pairs have no word alignment). Its
+ * draws' keys differ from every other corpus's for the same line. */
 NmtStatus subword_sampler_create_extra(const Config *cfg, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
-                                       const Dataset *extra, const volatile sig_atomic_t *stop,
+                                       const Dataset *extra, int k, const volatile sig_atomic_t *stop,
                                        SubwordSampler **out);
 void subword_sampler_free(SubwordSampler *s); /* NULL is a no-op */
 

@@ -1,5 +1,5 @@
 /* train_mix.c: an epoch's training pairs from data.train_src (upsampled)
- * and data.extra_src (train_mix.h). */
+ * and data.extra_src's corpora (train_mix.h). */
 #include "data/train_mix.h"
 
 struct TrainMix {
@@ -44,7 +44,8 @@ static NmtStatus append(TrainMix *m, const Dataset *from, const GuidedAlignments
 }
 
 NmtStatus train_mix_build(TrainMix *m, const Dataset *train, const GuidedAlignments *train_align, int upsample,
-                          const Dataset *extra, const Dataset **out, const GuidedAlignments **out_align) {
+                          const Dataset *const *extra, int n_extra, const Dataset **out,
+                          const GuidedAlignments **out_align) {
     NMT_ASSERT(upsample >= 1 && !train_align == !m->g && (!train_align || train_align->n_pairs == train->n_pairs));
     *out = NULL;
     if (out_align) *out_align = NULL;
@@ -52,7 +53,7 @@ NmtStatus train_mix_build(TrainMix *m, const Dataset *train, const GuidedAlignme
     if (m->g) m->g->n_pairs = 0;
     NmtStatus st = NMT_OK;
     for (int k = 0; !st && k < upsample; k++) st = append(m, train, train_align);
-    if (!st && extra) st = append(m, extra, NULL);
+    for (int k = 0; !st && k < n_extra; k++) st = append(m, extra[k], NULL);
     if (st) return st;
     *out = m->d;
     if (out_align) *out_align = m->g;

@@ -45,7 +45,7 @@ typedef struct {
     Optimizer *optim;
     Batcher *train_batches, *valid_batches;
     SubwordSampler *sampler; /* data.spm_sample_alpha > 0: each epoch's segmentation, else NULL */
-    SubwordSampler *extra_sampler; /* ... of data.extra_src's pairs (NULL without) */
+    SubwordSampler *extra_sampler[CFG_MAX_LIST]; /* ... of each data.extra_src corpus's pairs */
     TrainMix *mix; /* data.extra_src or data.train_upsample > 1: the corpora mixed, else NULL */
     TrainMix *epoch_mix; /* ... with subword sampling: each epoch's segmentations mixed */
     /* the pairs of epoch 0 at the best segmentation, which the batcher was
@@ -263,21 +263,21 @@ static void resume_weights(Trainer *tr, const Checkpoint *ck, const char *path) 
  * training at once. */
 static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
     if (!tr->sampler) return NMT_OK;
-    const Dataset *d, *extra = NULL;
+    const Dataset *d, *extra[CFG_MAX_LIST];
     const GuidedAlignments *g = NULL;
     SubwordEpochStats es, xs;
     NmtStatus st = subword_sampler_epoch(tr->sampler, epoch, &d, &es);
     if (!st && tr->guided) g = subword_sampler_alignments(tr->sampler);
-    if (!st && tr->extra_sampler) {
-        st = subword_sampler_epoch(tr->extra_sampler, epoch, &extra, &xs);
-        if (!st) { /* the log line counts both corpora */
+    for (int k = 0; !st && k < tr->data.n_extra; k++) {
+        st = subword_sampler_epoch(tr->extra_sampler[k], epoch, &extra[k], &xs);
+        if (!st) { /* the log line counts every corpus */
             es.src_tokens += xs.src_tokens, es.tgt_tokens += xs.tgt_tokens;
             es.best_src_tokens += xs.best_src_tokens, es.best_tgt_tokens += xs.best_tgt_tokens;
             es.kept_best += xs.kept_best, es.seconds += xs.seconds;
         }
     }
     if (!st && tr->epoch_mix) {
-        st = train_mix_build(tr->epoch_mix, d, g, tr->cfg->data.train_upsample, extra, &d, &g);
+        st = train_mix_build(tr->epoch_mix, d, g, tr->cfg->data.train_upsample, extra, tr->data.n_extra, &d, &g);
         if (!st && g) { /* the links of the mix, copies included */
             es.links = g->offset[g->n_pairs];
             es.best_links = tr->train_set_align->offset[tr->train_set_align->n_pairs];
@@ -825,16 +825,24 @@ static NmtStatus mix_corpora(Trainer *tr) {
     bool links = tr->data.train_align && tr->cfg->train.guided_alignment_weight > 0; /* setup_guided_alignment's */
     tr->train_set = tr->data.train;
     tr->train_set_align = links ? tr->data.train_align : NULL;
-    if (!tr->data.extra && dc->train_upsample == 1) return NMT_OK;
+    if (!tr->data.n_extra && dc->train_upsample == 1) return NMT_OK;
     NmtStatus st = train_mix_create(links, &tr->mix);
     if (!st)
-        st = train_mix_build(tr->mix, tr->data.train, tr->train_set_align, dc->train_upsample, tr->data.extra,
+        st = train_mix_build(tr->mix, tr->data.train, tr->train_set_align, dc->train_upsample,
+                             (const Dataset *const *)tr->data.extra, tr->data.n_extra,
                              &tr->train_set, &tr->train_set_align);
     if (!st && !tr->opt->quiet) {
-        char extra[512] = "";
-        if (tr->data.extra)
-            snprintf(extra, sizeof extra, " and %lld of data.extra_src (%s)", (long long)tr->data.extra->n_pairs,
-                     dc->extra_tag && dc->extra_tag[0] ? dc->extra_tag : "untagged");
+        char extra[2048] = "";
+        for (int k = 0; k < tr->data.n_extra; k++) {
+            char *tag = k < config_list_len(dc->extra_tag) ? config_list_item(dc->extra_tag, k) : NULL;
+            char which[32] = ""; /* data.extra_src[2]: the second corpus */
+            if (tr->data.n_extra > 1) snprintf(which, sizeof which, "[%d]", k + 1);
+            size_t at = strlen(extra);
+            snprintf(extra + at, sizeof extra - at, "%s%lld of data.extra_src%s (%s)",
+                     k + 1 == tr->data.n_extra ? " and " : ", ", (long long)tr->data.extra[k]->n_pairs, which,
+                     tag && tag[0] ? tag : "untagged");
+            nmt_free(tag);
+        }
         char times[64] = "";
         if (dc->train_upsample > 1) snprintf(times, sizeof times, " x %d (data.train_upsample)", dc->train_upsample);
         nmt_log_info("train: an epoch's pairs: %lld of data.train_src%s%s", (long long)tr->data.train->n_pairs,
@@ -962,9 +970,9 @@ static NmtStatus setup(Trainer *tr) {
     if (tr->data.train && tr->cfg->data.spm_sample_alpha > 0) {
         st = subword_sampler_create(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.train,
                                     tr->guided ? tr->data.train_align : NULL, &stop_signal, &tr->sampler);
-        if (!st && tr->data.extra)
-            st = subword_sampler_create_extra(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.extra, &stop_signal,
-                                              &tr->extra_sampler);
+        for (int k = 0; !st && k < tr->data.n_extra; k++)
+            st = subword_sampler_create_extra(cfg, tr->data.src_tok, tr->data.tgt_tok, tr->data.extra[k], k,
+                                              &stop_signal, &tr->extra_sampler[k]);
         if (!st && tr->mix) st = train_mix_create(tr->train_set_align != NULL, &tr->epoch_mix);
         if (st) return st;
     }
@@ -1028,7 +1036,7 @@ static void teardown(Trainer *tr) {
     batcher_free(tr->train_batches);
     batcher_free(tr->valid_batches);
     subword_sampler_free(tr->sampler);
-    subword_sampler_free(tr->extra_sampler);
+    for (int k = 0; k < CFG_MAX_LIST; k++) subword_sampler_free(tr->extra_sampler[k]);
     train_mix_free(tr->mix);
     train_mix_free(tr->epoch_mix);
     if (tr->be) {
