@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# combo-soak.sh: the features together, not one at a time. Each test of
+# tests/ checks one feature (word dropout, EMA, guided alignment, extra
+# corpora, ...) with the others at their defaults; this script draws random
+# combinations of them on the generated demo corpus and checks, for each,
+# what must hold whatever the combination:
+#   1. training runs (exit 0), or the config is refused with exit 2 and a
+#      message naming a key (reported as "refused", for a person to judge);
+#   2. resume is exact: N steps, then --resume to 2N, gives the same
+#      train.csv rows (losses, rates, gradient norms, validations) and the
+#      same last.nmt weights and optimizer state to the bit
+#      (scripts/ckpt_same.py) as 2N steps in one go;
+#   3. `nmt gradcheck` of the config passes (the hand-written gradients of
+#      that combination of layers against central differences);
+#   4. `nmt translate` (greedy and beam 3) writes one line per input line
+#      and `nmt score` one finite score per pair.
+# Prints one line per combination and a last line
+# "combo-soak: N combinations, P passed, R refused, F failed"; exit status 1
+# when any failed. See --help; docs/reliability.md has the findings.
+set -u
+set -o pipefail
+
+usage() {
+  cat <<'EOF'
+usage: scripts/combo-soak.sh [--combos N] [--seed S] [--steps N] [--keep DIR]
+
+Draws N random feature combinations (seeded by S: the same S and N draw the
+same ones) and checks each: training, exact resume, gradcheck, translate and
+score (see the head of this script).
+
+options:
+  --combos N   combinations to draw (default 20)
+  --seed S     seed of the draws (default 1); combination K of seed S is
+               the same whatever N is, so a failure is re-run with
+               --seed S --first K --combos 1
+  --first K    start at combination K (default 1)
+  --steps N    updates of the first half of a run (default 30; the whole
+               run is 2N)
+  --keep DIR   keep each combination's folder under DIR (default: removed
+               unless it failed, then kept under a temporary folder)
+EOF
+}
+
+die() { echo "combo-soak: $*" >&2; exit 2; }
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NMT=${NMT_BIN:-$ROOT/nmt}
+case $NMT in /*) ;; *) NMT=$PWD/$NMT ;; esac
+combos=20 seed=1 first=1 steps=30 keep=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --combos) combos=${2:-}; shift 2 ;;
+    --seed) seed=${2:-}; shift 2 ;;
+    --first) first=${2:-}; shift 2 ;;
+    --steps) steps=${2:-}; shift 2 ;;
+    --keep) keep=${2:-}; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
+done
+for v in "$combos" "$seed" "$first" "$steps"; do
+  case $v in ''|*[!0-9]*) die "--combos, --seed, --first and --steps take whole numbers (got '$v')" ;; esac
+done
+[ "$steps" -ge 2 ] || die "--steps must be at least 2"
+[ -x "$NMT" ] || die "nmt binary not found at $NMT (set NMT_BIN)"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work/shared"' EXIT
+shared=$work/shared
+mkdir -p "$shared"
+# the corpora every combination shares: the demo task, a second corpus
+# (an extra one, its targets marked), and a monotone word alignment
+"$NMT" demo-corpus --out "$shared/data" --train 600 --valid 20 --test 12 --seed 3 --max-words 9 > /dev/null 2>&1 ||
+  die "demo-corpus failed"
+"$NMT" demo-corpus --out "$shared/more" --train 200 --valid 2 --test 2 --seed 8 --max-words 9 > /dev/null 2>&1 ||
+  die "demo-corpus failed"
+awk 'NR == FNR { ns[NR] = NF; next }
+     { s = ns[FNR]; out = ""; for (j = 0; j < NF; j++) out = out (j ? " " : "") int(j * s / NF) "-" j; print out }' \
+  "$shared/data/train.src" "$shared/data/train.tgt" > "$shared/data/train.aln"
+
+# rnd NAME N: R = a number in [0, N), splitmix64 of the seed, the
+# combination and a hash of NAME (the key drawn): a combination's draws do
+# not depend on the combinations before it or on the keys drawn before
+rnd() {
+  local name=$1 n=$2 h=1469598103934665603 i z
+  for ((i = 0; i < ${#name}; i++)); do
+    printf -v z '%d' "'${name:i:1}"
+    h=$(((h ^ z) * 1099511628211))
+  done
+  z=$(((seed << 40) ^ (combo << 20) ^ h))
+  z=$((z + 0x9E3779B97F4A7C15))
+  z=$(((z ^ ((z >> 30) & 0x3FFFFFFFF)) * 0xBF58476D1CE4E5B9))
+  z=$(((z ^ ((z >> 27) & 0x1FFFFFFFFF)) * 0x94D049BB133111EB))
+  z=$((z ^ ((z >> 31) & 0x1FFFFFFFF)))
+  R=$((((z >> 1) & 0x7FFFFFFFFFFFFFFF) % n))
+}
+# choose NAME VALUE...: R = one of the values
+choose() { local name=$1; shift; rnd "$name" $#; shift "$R"; R=$1; }
+# chance NAME P: true with probability P percent
+chance() { rnd "$1" 100; [ "$R" -lt "$2" ]; }
+# setk KEY VALUE...: KEY set to one of the values
+setk() { local key=$1; shift; choose "$key" "$@"; sets+=("$key=$R"); }
+# setp KEY P VALUE DEFAULT: KEY set to VALUE with probability P percent, else DEFAULT
+setp() { if chance "$1" "$2"; then sets+=("$1=$3"); else sets+=("$1=$4"); fi; }
+
+# draw_settings: the --set arguments of combination $combo, in sets[]
+draw_settings() {
+  sets=()
+  local style score
+  if chance tokenizer 35; then
+    sets+=(data.tokenizer=spm data.spm_joint=true data.spm_vocab_size=120 data.max_len=60)
+    setk data.spm_model_type unigram bpe
+    setp data.spm_sample_alpha 40 0.3 0
+    setp model.share_embeddings 50 true false
+  fi
+  choose style luong luong bahdanau none; style=$R
+  choose score dot scaled_dot general concat additive auto; score=$R
+  sets+=("model.attention.style=$style" "model.attention.score=$score")
+  setk model.attention.mode global global local-m local-p
+  setk model.attention.heads 1 1 2
+  setk model.attention.window 1 3
+  setp model.attention.dropout 25 0.1 0
+  setk model.hidden 8 12 16
+  if chance model.tie_embeddings 30; then # the output layer's rows are hidden wide
+    sets+=(model.tie_embeddings=true "model.emb_dim=${sets[-1]#*=}")
+  else
+    sets+=(model.tie_embeddings=false)
+    setk model.emb_dim 8 12 16
+  fi
+  case $score in
+    *dot) ;; # dot products need the key size of the query: enc_hidden = hidden
+    *) setp model.enc_hidden 25 10 0 ;;
+  esac
+  setk model.enc_layers 1 2
+  setk model.dec_layers 1 2
+  setk model.bidirectional true false
+  if [ "$style" = luong ]; then setk model.input_feed true false; else sets+=(model.input_feed=false); fi
+  setp model.residual 30 true false
+  setp model.layer_norm 30 true false
+  setp model.right_to_left 20 true false
+  setk model.bridge learned zero
+  setk model.dropout 0 0.2
+  setp model.word_dropout_src 30 0.1 0
+  setp model.word_dropout_tgt 30 0.1 0
+  choose optimizer adam adam sgd
+  sets+=("train.optimizer=$R" "train.lr=$([ "$R" = adam ] && echo 0.01 || echo 0.5)")
+  setp train.warmup_steps 30 7 0
+  setp train.lr_schedule 25 rsqrt constant
+  sets+=(train.rsqrt_steps=5)
+  setp train.accum_batches 30 2 1
+  setp train.ema_decay 30 0.9 0
+  setk train.clip_norm 0 1 5
+  setk train.label_smoothing 0 0.1
+  setk train.valid_metric bleu ppl chrf
+  setp train.decay_start_epoch 20 2 0
+  setk train.keep_checkpoints 0 2
+  if chance batch_by_tokens 30; then
+    sets+=(train.batch_sentences=0)
+    setk train.batch_tokens 60 120
+  else
+    setk train.batch_sentences 8 16 20
+    setp train.batch_tokens 20 150 0
+  fi
+  if [ "$style" != none ] && chance guided 25; then
+    sets+=("data.train_align=$shared/data/train.aln" "train.guided_alignment_weight=0.5")
+    setk train.guided_alignment_cost ce mse
+  fi
+  if chance extra 30; then
+    sets+=("data.extra_src=$shared/more/train.src" "data.extra_tgt=$shared/more/train.tgt")
+    setk data.extra_tag '<BT>' ''
+    setk data.train_upsample 1 2
+  fi
+}
+
+# the config of every combination; --set adds the drawn keys
+write_config() {
+  cat > "$1" <<JSON
+{
+  "data": {"train_src": "$shared/data/train.src", "train_tgt": "$shared/data/train.tgt",
+           "valid_src": "$shared/data/valid.src", "valid_tgt": "$shared/data/valid.tgt",
+           "test_src": "$shared/data/test.src", "test_tgt": "$shared/data/test.tgt",
+           "tokenizer": "word", "max_len": 40, "cache_dir": "$2/cache"},
+  "model": {"emb_dim": 8, "hidden": 8},
+  "train": {"max_steps": $((2 * steps)), "valid_every": $(((steps + 1) / 2)), "patience": 0,
+            "log_every": 1, "seed": 5, "threads": 1, "epochs": 1000},
+  "decode": {"beam": 2, "batch": 8, "max_len_a": 1.5, "max_len_b": 4}
+}
+JSON
+}
+
+# csv_rows CSV: train.csv without the wall-clock columns (tokens/s)
+csv_rows() { grep -v '^kind,' "$1" | cut -d, -f1-7,10-13; }
+
+# check_combo DIR: steps 1-4 of the head for combination $combo; prints
+# the verdict word and detail on its last line
+check_combo() {
+  local dir=$1 out rc
+  local args=()
+  for s in "${sets[@]}"; do args+=(--set "$s"); done
+  write_config "$dir/c.json" "$dir"
+  out=$("$NMT" train --config "$dir/c.json" "${args[@]}" --set train.save_dir="$dir/whole" --quiet 2>&1); rc=$?
+  if [ $rc -eq 2 ]; then echo "refused ${out//$'\n'/ }"; return; fi
+  if [ $rc -ne 0 ]; then echo "FAIL training (exit $rc): ${out//$'\n'/ }"; return; fi
+  out=$("$NMT" train --config "$dir/c.json" "${args[@]}" --set train.save_dir="$dir/halves" \
+        --set train.max_steps="$steps" --quiet 2>&1) || { echo "FAIL first half: ${out//$'\n'/ }"; return; }
+  # COMBO_SOAK_RESUME_SET (tests/test_combo_soak.sh): a setting changed at
+  # the resume, which the comparison below must catch
+  local perturb=()
+  [ -z "${COMBO_SOAK_RESUME_SET:-}" ] || perturb=(--set "$COMBO_SOAK_RESUME_SET")
+  out=$("$NMT" train --config "$dir/c.json" "${args[@]}" --set train.save_dir="$dir/halves" --resume "${perturb[@]}" \
+        --quiet 2>&1) ||
+    { echo "FAIL resume: ${out//$'\n'/ }"; return; }
+  if ! diff <(csv_rows "$dir/whole/train.csv") <(csv_rows "$dir/halves/train.csv") > "$dir/csv.diff"; then
+    echo "FAIL resume: train.csv differs from the run in one go: $(head -4 "$dir/csv.diff" | tr '\n' ' ')"; return
+  fi
+  out=$(python3 "$ROOT/scripts/ckpt_same.py" "$dir/whole/last.nmt" "$dir/halves/last.nmt" 2>&1) ||
+    { echo "FAIL resume: last.nmt differs from the run in one go: $out"; return; }
+  out=$("$NMT" gradcheck --config "$dir/c.json" "${args[@]}" --samples 6 2>&1) ||
+    { echo "FAIL gradcheck: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"; return; }
+  local n_in n_out beam
+  n_in=$(wc -l < "$shared/data/test.src")
+  for beam in 1 3; do
+    "$NMT" translate --model "$dir/whole/last.nmt" --beam $beam --threads 1 < "$shared/data/test.src" \
+      > "$dir/hyp$beam" 2> "$dir/translate.err" || { echo "FAIL translate beam $beam: $(head -3 "$dir/translate.err")"; return; }
+    n_out=$(wc -l < "$dir/hyp$beam")
+    [ "$n_out" -eq "$n_in" ] || { echo "FAIL translate beam $beam: $n_out lines for $n_in"; return; }
+  done
+  "$NMT" score --model "$dir/whole/last.nmt" --src "$shared/data/test.src" --tgt "$shared/data/test.tgt" \
+    --threads 1 > "$dir/scores" 2> "$dir/score.err" || { echo "FAIL score: $(head -3 "$dir/score.err")"; return; }
+  n_out=$(grep -cE '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' "$dir/scores")
+  [ "$n_out" -eq "$n_in" ] || { echo "FAIL score: $n_out finite scores for $n_in pairs"; return; }
+  echo "passed"
+}
+
+passed=0 refused=0 failed=0
+for ((combo = first; combo < first + combos; combo++)); do
+  draw_settings
+  dir=$work/combo-$combo
+  mkdir -p "$dir"
+  verdict=$(check_combo "$dir" | tail -1)
+  case $verdict in
+    passed) passed=$((passed + 1)) ;;
+    refused*) refused=$((refused + 1)) ;;
+    *) failed=$((failed + 1)) ;;
+  esac
+  echo "combo $combo: $verdict"
+  echo "  settings: ${sets[*]}"
+  if [ -n "$keep" ]; then
+    mkdir -p "$keep" && rm -rf "${keep:?}/combo-$combo" && mv "$dir" "$keep/"
+  elif [ "${verdict%% *}" = FAIL ]; then
+    echo "  kept: $dir"
+  else
+    rm -rf "$dir"
+  fi
+done
+[ $failed -gt 0 ] || [ -n "$keep" ] || rm -rf "$work"
+echo "combo-soak: $combos combinations, $passed passed, $refused refused, $failed failed"
+[ $failed -eq 0 ]
