@@ -91,7 +91,7 @@ TEST_SH   := $(wildcard tests/test_*.sh)
 # other shell tests.
 TEST_FIRST := tests/test_gpu_emu_parity.sh tests/test_gpu_check_dry.sh tests/test_attention_gain.sh \
               tests/test_train_e2e.sh tests/test_reference_decode.sh tests/test_translate_cli.sh \
-              tests/test_guided_alignment.sh \
+              tests/test_guided_alignment.sh tests/test_combo_soak.sh \
               tests/test_translate_stream_gzip.sh tests/test_score_cli.sh tests/test_gpu_emu.sh
 # test_order BINS SHS: the test programs BINS and shell tests SHS in that order
 test_order = $(filter $(2),$(TEST_FIRST)) $(1) $(filter-out $(TEST_FIRST),$(2))

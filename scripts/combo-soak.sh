@@ -13,7 +13,11 @@
 #   3. `nmt gradcheck` of the config passes (the hand-written gradients of
 #      that combination of layers against central differences);
 #   4. `nmt translate` (greedy and beam 3) writes one line per input line
-#      and `nmt score` one finite score per pair.
+#      and `nmt score` one finite score per pair;
+#   5. with --cuda, on train.device=cuda as well: exact resume, the CPU's
+#      step losses (as near as the model's conditioning allows: a CPU run
+#      from weights 1e-6 apart measures it), and the CPU's checkpoint
+#      translating to the CPU's lines.
 # Prints one line per combination and a last line
 # "combo-soak: N combinations, P passed, R refused, F failed"; exit status 1
 # when any failed. See --help; docs/reliability.md has the findings.
@@ -22,7 +26,8 @@ set -o pipefail
 
 usage() {
   cat <<'EOF'
-usage: scripts/combo-soak.sh [--combos N] [--seed S] [--steps N] [--keep DIR]
+usage: scripts/combo-soak.sh [--combos N] [--seed S] [--first K] [--steps N] [--keep DIR]
+                             [--cuda [--cuda-tol X]]
 
 Draws N random feature combinations (seeded by S: the same S and N draw the
 same ones) and checks each: training, exact resume, gradcheck, translate and
@@ -36,8 +41,18 @@ options:
   --first K    start at combination K (default 1)
   --steps N    updates of the first half of a run (default 30; the whole
                run is 2N)
-  --keep DIR   keep each combination's folder under DIR (default: removed
-               unless it failed, then kept under a temporary folder)
+  --cuda       also train each combination with train.device=cuda (nmt
+               built with CUDA on a GPU, or the emulator's build
+               BUILD/gpu-emu/nmt as NMT_BIN) and check: exact resume there
+               too; the first step's loss and gradient norm the CPU's (1e-5,
+               1e-4 relative), the later step losses within --cuda-tol
+               (default 1e-3) relative of the CPU's or within 10 times the
+               drift of a CPU run from weights 1e-6 apart (the model's own
+               conditioning); and the CPU's checkpoint translating on cuda
+               (beam 3) to the CPU's lines (at least 90% of them)
+  --keep DIR   work in DIR and keep everything there: the corpora and each
+               combination's folder (default: a temporary folder; a
+               combination's folder is removed unless it failed)
 EOF
 }
 
@@ -46,7 +61,7 @@ die() { echo "combo-soak: $*" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT_BIN:-$ROOT/nmt}
 case $NMT in /*) ;; *) NMT=$PWD/$NMT ;; esac
-combos=20 seed=1 first=1 steps=30 keep=""
+combos=20 seed=1 first=1 steps=30 keep="" cuda=0 cuda_tol=1e-3
 while [ $# -gt 0 ]; do
   case $1 in
     --combos) combos=${2:-}; shift 2 ;;
@@ -54,6 +69,8 @@ while [ $# -gt 0 ]; do
     --first) first=${2:-}; shift 2 ;;
     --steps) steps=${2:-}; shift 2 ;;
     --keep) keep=${2:-}; shift 2 ;;
+    --cuda) cuda=1; shift ;;
+    --cuda-tol) cuda_tol=${2:-}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -64,8 +81,13 @@ done
 [ "$steps" -ge 2 ] || die "--steps must be at least 2"
 [ -x "$NMT" ] || die "nmt binary not found at $NMT (set NMT_BIN)"
 
-work=$(mktemp -d)
-trap 'rm -rf "$work/shared"' EXIT
+if [ -n "$keep" ]; then # everything stays, the corpora too: a kept combination can be run again
+  mkdir -p "$keep" || die "cannot make $keep"
+  work=$(cd "$keep" && pwd)
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work/shared"' EXIT
+fi
 shared=$work/shared
 mkdir -p "$shared"
 # the corpora every combination shares: the demo task, a second corpus
@@ -191,44 +213,89 @@ JSON
 # csv_rows CSV: train.csv without the wall-clock columns (tokens/s)
 csv_rows() { grep -v '^kind,' "$1" | cut -d, -f1-7,10-13; }
 
-# check_combo DIR: steps 1-4 of the head for combination $combo; prints
-# the verdict word and detail on its last line
-check_combo() {
-  local dir=$1 out rc
-  local args=()
-  for s in "${sets[@]}"; do args+=(--set "$s"); done
-  write_config "$dir/c.json" "$dir"
-  out=$("$NMT" train --config "$dir/c.json" "${args[@]}" --set train.save_dir="$dir/whole" --quiet 2>&1); rc=$?
-  if [ $rc -eq 2 ]; then echo "refused ${out//$'\n'/ }"; return; fi
-  if [ $rc -ne 0 ]; then echo "FAIL training (exit $rc): ${out//$'\n'/ }"; return; fi
-  out=$("$NMT" train --config "$dir/c.json" "${args[@]}" --set train.save_dir="$dir/halves" \
-        --set train.max_steps="$steps" --quiet 2>&1) || { echo "FAIL first half: ${out//$'\n'/ }"; return; }
+# train_runs DIR DEVICE PREFIX: steps 1-2 of the head on DEVICE: DIR/PREFIX
+# trained 2N steps in one go, DIR/PREFIX-halves N steps then resumed; prints
+# "FAIL ..." or "refused ..." on failure (and returns 1)
+train_runs() {
+  local dir=$1 dev=$2 pre=$3 out rc
+  local run=("$NMT" train --config "$dir/c.json" "${args[@]}" --set train.device="$dev" --quiet)
+  out=$("${run[@]}" --set train.save_dir="$dir/$pre" 2>&1); rc=$?
+  if [ $rc -eq 2 ] && [ "$dev" = cpu ]; then echo "refused ${out//$'\n'/ }"; return 1; fi
+  if [ $rc -ne 0 ]; then echo "FAIL training on $dev (exit $rc): ${out//$'\n'/ }"; return 1; fi
+  out=$("${run[@]}" --set train.save_dir="$dir/$pre-halves" --set train.max_steps="$steps" 2>&1) ||
+    { echo "FAIL first half on $dev: ${out//$'\n'/ }"; return 1; }
   # COMBO_SOAK_RESUME_SET (tests/test_combo_soak.sh): a setting changed at
   # the resume, which the comparison below must catch
   local perturb=()
   [ -z "${COMBO_SOAK_RESUME_SET:-}" ] || perturb=(--set "$COMBO_SOAK_RESUME_SET")
-  out=$("$NMT" train --config "$dir/c.json" "${args[@]}" --set train.save_dir="$dir/halves" --resume "${perturb[@]}" \
-        --quiet 2>&1) ||
-    { echo "FAIL resume: ${out//$'\n'/ }"; return; }
-  if ! diff <(csv_rows "$dir/whole/train.csv") <(csv_rows "$dir/halves/train.csv") > "$dir/csv.diff"; then
-    echo "FAIL resume: train.csv differs from the run in one go: $(head -4 "$dir/csv.diff" | tr '\n' ' ')"; return
+  out=$("${run[@]}" --set train.save_dir="$dir/$pre-halves" --resume "${perturb[@]}" 2>&1) ||
+    { echo "FAIL resume on $dev: ${out//$'\n'/ }"; return 1; }
+  if ! diff <(csv_rows "$dir/$pre/train.csv") <(csv_rows "$dir/$pre-halves/train.csv") > "$dir/$pre-csv.diff"; then
+    echo "FAIL resume on $dev: train.csv differs from the run in one go: $(head -4 "$dir/$pre-csv.diff" | tr '\n' ' ')"
+    return 1
   fi
-  out=$(python3 "$ROOT/scripts/ckpt_same.py" "$dir/whole/last.nmt" "$dir/halves/last.nmt" 2>&1) ||
-    { echo "FAIL resume: last.nmt differs from the run in one go: $out"; return; }
+  out=$(python3 "$ROOT/scripts/ckpt_same.py" "$dir/$pre/last.nmt" "$dir/$pre-halves/last.nmt" 2>&1) ||
+    { echo "FAIL resume on $dev: last.nmt differs from the run in one go: $out"; return 1; }
+}
+
+# check_combo DIR: the checks of the head for combination $combo; prints
+# the verdict on its last line
+check_combo() {
+  local dir=$1 out n_in n_out beam
+  args=()
+  for s in "${sets[@]}"; do args+=(--set "$s"); done
+  write_config "$dir/c.json" "$dir"
+  train_runs "$dir" cpu whole || return
   out=$("$NMT" gradcheck --config "$dir/c.json" "${args[@]}" --samples 6 2>&1) ||
     { echo "FAIL gradcheck: $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"; return; }
-  local n_in n_out beam
   n_in=$(wc -l < "$shared/data/test.src")
   for beam in 1 3; do
-    "$NMT" translate --model "$dir/whole/last.nmt" --beam $beam --threads 1 < "$shared/data/test.src" \
+    "$NMT" translate --model "$dir/whole/last.nmt" --beam $beam --threads 1 --device cpu < "$shared/data/test.src" \
       > "$dir/hyp$beam" 2> "$dir/translate.err" || { echo "FAIL translate beam $beam: $(head -3 "$dir/translate.err")"; return; }
     n_out=$(wc -l < "$dir/hyp$beam")
     [ "$n_out" -eq "$n_in" ] || { echo "FAIL translate beam $beam: $n_out lines for $n_in"; return; }
   done
   "$NMT" score --model "$dir/whole/last.nmt" --src "$shared/data/test.src" --tgt "$shared/data/test.tgt" \
-    --threads 1 > "$dir/scores" 2> "$dir/score.err" || { echo "FAIL score: $(head -3 "$dir/score.err")"; return; }
+    --threads 1 --device cpu > "$dir/scores" 2> "$dir/score.err" || { echo "FAIL score: $(head -3 "$dir/score.err")"; return; }
   n_out=$(grep -cE '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' "$dir/scores")
   [ "$n_out" -eq "$n_in" ] || { echo "FAIL score: $n_out finite scores for $n_in pairs"; return; }
+  if [ $cuda -eq 1 ]; then
+    train_runs "$dir" cuda cuda || return
+    # the first step (the same weights, the same batch) agrees closely;
+    # after it, the runs may drift apart as far as the model's own
+    # conditioning takes them (a model with layer normalisation and SGD
+    # at a rate of 0.5 can turn a difference of 1e-7 into 5% of the
+    # gradient norm in two steps on the CPU alone): the step losses must
+    # stay within cuda_tol relative of the CPU's, or within 10 times the
+    # drift of a CPU run whose initial weights are 1e-6 apart
+    out=$("$NMT" train --config "$dir/c.json" "${args[@]}" --set train.device=cpu --quiet \
+          --set model.init_range=0.1000001 --set train.save_dir="$dir/nudged" 2>&1) ||
+      { echo "FAIL training with nudged weights: ${out//$'\n'/ }"; return; }
+    out=$(awk -F, -v tol="$cuda_tol" '
+            function rel(x, y) { d = x - y; if (d < 0) d = -d; if (y < 0) y = -y; return d / (y + 1e-30) }
+            FNR == 1 { file++; next }
+            $1 != "train" { next }
+            file == 1 { loss[$2] = $4; gnorm[$2] = $7; next }
+            file == 2 { if ($2 in loss && rel($4, loss[$2]) > drift) drift = rel($4, loss[$2]); next }
+            !($2 in loss) { print "step " $2 ": on cuda, not on the cpu"; bad = 1; exit }
+            { n++; r = rel($4, loss[$2]); if (r > worst) { worst = r; at = $2 } }
+            n == 1 && (r > 1e-5 || rel($7, gnorm[$2]) > 1e-4) {
+              print "first step: loss " $4 " and gradient norm " $7 " on cuda, " loss[$2] " and " gnorm[$2] " on the cpu"; bad = 1; exit }
+            END { if (bad) exit 1; if (n == 0) { print "no steps"; exit 1 }
+                  limit = 10 * drift > tol ? 10 * drift : tol
+                  if (worst > limit) { printf "step %d: %.2g relative, over %.2g (the nudged CPU run drifted %.2g)\n", at, worst, limit, drift; exit 1 }
+                  printf "%.2g (nudged cpu %.2g)\n", worst, drift }' \
+          "$dir/whole/train.csv" "$dir/nudged/train.csv" "$dir/cuda/train.csv") ||
+      { echo "FAIL cuda against cpu losses: $out"; return; }
+    local worst=$out
+    # the CPU's checkpoint translated on cuda: the CPU's lines
+    "$NMT" translate --model "$dir/whole/last.nmt" --beam 3 --device cuda < "$shared/data/test.src" \
+      > "$dir/hyp3-cuda" 2> "$dir/translate-cuda.err" || { echo "FAIL translate on cuda: $(head -3 "$dir/translate-cuda.err")"; return; }
+    n_out=$(paste -d '\t' "$dir/hyp3" "$dir/hyp3-cuda" | awk -F'\t' '$1 == $2' | wc -l)
+    [ "$n_out" -ge $((n_in * 9 / 10)) ] || { echo "FAIL translate on cuda: $n_out of $n_in lines as on the cpu"; return; }
+    echo "passed (cuda: losses within $worst of the cpu's)"
+    return
+  fi
   echo "passed"
 }
 
@@ -236,17 +303,18 @@ passed=0 refused=0 failed=0
 for ((combo = first; combo < first + combos; combo++)); do
   draw_settings
   dir=$work/combo-$combo
-  mkdir -p "$dir"
+  rm -rf "$dir" && mkdir -p "$dir"
+  printf '%s\n' "${sets[@]}" > "$dir/settings" # one KEY=VALUE a line
   verdict=$(check_combo "$dir" | tail -1)
   case $verdict in
-    passed) passed=$((passed + 1)) ;;
+    passed*) passed=$((passed + 1)) ;;
     refused*) refused=$((refused + 1)) ;;
     *) failed=$((failed + 1)) ;;
   esac
   echo "combo $combo: $verdict"
   echo "  settings: ${sets[*]}"
   if [ -n "$keep" ]; then
-    mkdir -p "$keep" && rm -rf "${keep:?}/combo-$combo" && mv "$dir" "$keep/"
+    :
   elif [ "${verdict%% *}" = FAIL ]; then
     echo "  kept: $dir"
   else
