@@ -20,8 +20,10 @@
 #                     The CUDA runtime is linked statically; cuBLAS and
 #                     cuBLASLt (CUDA 13, 600 MB) come from the GPU machine.
 #                     Binaries lose their debug sections (GPU_BUNDLE_STRIP=0
-#                     keeps them) so that the bundle stays under 64 MiB (the
-#                     target fails above GPU_BUNDLE_MAX_KB). BUILD and BIN are
+#                     keeps them) and libraries over GPU_BUNDLE_GZIP_KB are
+#                     gzipped (gpu-check.sh unpacks them) so that the
+#                     bundle and the tree stay under 64 MiB (the target
+#                     fails above GPU_BUNDLE_MAX_KB). BUILD and BIN are
 #                     honoured: `make BUILD=build/x BIN=build/x/nmt gpu-bundle`
 #                     leaves ./nmt alone and fills build/x/gpu-bundle/.
 #   make gpu-check    runs scripts/gpu-check.sh in this tree (needs a GPU)
@@ -46,9 +48,12 @@
 GPU_BUNDLE ?= $(BUILD)/gpu-bundle
 GPU_BUNDLE_STRIP ?= 1
 GPU_BUNDLE_MAX_KB ?= 60000
+# libraries over this many KiB travel gzipped (OpenBLAS's 36 MB: 10 MB)
+GPU_BUNDLE_GZIP_KB ?= 8000
 GPU_BUNDLE_BINS := $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train $(BUILD)/bench/bench_recurrence
 # what gpu-check.sh needs beside the binaries (configs keep their folder)
-GPU_BUNDLE_FILES := scripts/gpu-check.sh scripts/torch_gpu_bench.py scripts/reference.py scripts/ckpt_same.py
+GPU_BUNDLE_FILES := scripts/gpu-check.sh scripts/torch_gpu_bench.py scripts/reference.py scripts/ckpt_same.py \
+                    scripts/combo-soak.sh
 GPU_BUNDLE_CONFIGS := configs/de-en-2x512.json
 # libraries left to the GPU machine: glibc's, the dynamic loader, CUDA's
 # the toolkit's libraries: CUPTI (src/gpu/gpu_profile.cu opens it with
@@ -78,6 +83,9 @@ gpu-bundle:
 	  if [ -z "$$cupti" ]; then echo "gpu-bundle: no libcupti.so.<major> in $(GPU_CUDA_LIB)" >&2; exit 1; fi; \
 	  echo "  lib/$$(basename $$cupti) <- $$cupti (opened with dlopen: NMT_CUDA_PROFILE)"; \
 	  cp -L "$$cupti" $(GPU_BUNDLE)/lib/
+	@for lib in $(GPU_BUNDLE)/lib/*; do \
+	  if [ "$$(du -k "$$lib" | cut -f1)" -gt $(GPU_BUNDLE_GZIP_KB) ]; then \
+	    gzip -9 "$$lib" && echo "  $$lib.gz (unpacked by gpu-check.sh and run.sh on first use)"; fi; done
 	@printf '%s\n' '#!/bin/sh' \
 	  '# run.sh: runs a program of this bundle with its libraries (lib/) and the' \
 	  '# machine'"'"'s CUDA libraries on LD_LIBRARY_PATH, e.g.  ./run.sh ./nmt --version' \

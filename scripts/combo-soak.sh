@@ -27,7 +27,7 @@ set -o pipefail
 usage() {
   cat <<'EOF'
 usage: scripts/combo-soak.sh [--combos N] [--seed S] [--first K] [--steps N] [--keep DIR]
-                             [--cuda [--cuda-tol X]]
+                             [--seconds T] [--cuda | --device DEV] [--cuda-tol X]
 
 Draws N random feature combinations (seeded by S: the same S and N draw the
 same ones) and checks each: training, exact resume, gradcheck, translate and
@@ -50,6 +50,9 @@ options:
                drift of a CPU run from weights 1e-6 apart (the model's own
                conditioning); and the CPU's checkpoint translating on cuda
                (beam 3) to the CPU's lines (at least 90% of them)
+  --device DEV as --cuda with train.device=DEV (gpu-check.sh's dry run: cpu)
+  --seconds T  draw no new combination after T seconds (0: no limit; the
+               first is always run); the last line counts those run
   --keep DIR   work in DIR and keep everything there: the corpora and each
                combination's folder (default: a temporary folder; a
                combination's folder is removed unless it failed)
@@ -58,10 +61,10 @@ EOF
 
 die() { echo "combo-soak: $*" >&2; exit 2; }
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-NMT=${NMT_BIN:-$ROOT/nmt}
+HERE=$(cd "$(dirname "$0")" && pwd) # ckpt_same.py beside it (scripts/, or a GPU bundle)
+NMT=${NMT_BIN:-$HERE/../nmt}
 case $NMT in /*) ;; *) NMT=$PWD/$NMT ;; esac
-combos=20 seed=1 first=1 steps=30 keep="" cuda=0 cuda_tol=1e-3
+combos=20 seed=1 first=1 steps=30 keep="" cuda=0 cuda_tol=1e-3 device=cuda seconds=0
 while [ $# -gt 0 ]; do
   case $1 in
     --combos) combos=${2:-}; shift 2 ;;
@@ -70,13 +73,15 @@ while [ $# -gt 0 ]; do
     --steps) steps=${2:-}; shift 2 ;;
     --keep) keep=${2:-}; shift 2 ;;
     --cuda) cuda=1; shift ;;
+    --device) cuda=1; device=${2:-}; shift 2 ;;
+    --seconds) seconds=${2:-}; shift 2 ;;
     --cuda-tol) cuda_tol=${2:-}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
 done
-for v in "$combos" "$seed" "$first" "$steps"; do
-  case $v in ''|*[!0-9]*) die "--combos, --seed, --first and --steps take whole numbers (got '$v')" ;; esac
+for v in "$combos" "$seed" "$first" "$steps" "$seconds"; do
+  case $v in ''|*[!0-9]*) die "--combos, --seed, --first, --steps and --seconds take whole numbers (got '$v')" ;; esac
 done
 [ "$steps" -ge 2 ] || die "--steps must be at least 2"
 [ -x "$NMT" ] || die "nmt binary not found at $NMT (set NMT_BIN)"
@@ -234,7 +239,7 @@ train_runs() {
     echo "FAIL resume on $dev: train.csv differs from the run in one go: $(head -4 "$dir/$pre-csv.diff" | tr '\n' ' ')"
     return 1
   fi
-  out=$(python3 "$ROOT/scripts/ckpt_same.py" "$dir/$pre/last.nmt" "$dir/$pre-halves/last.nmt" 2>&1) ||
+  out=$(python3 "$HERE/ckpt_same.py" "$dir/$pre/last.nmt" "$dir/$pre-halves/last.nmt" 2>&1) ||
     { echo "FAIL resume on $dev: last.nmt differs from the run in one go: $out"; return 1; }
 }
 
@@ -260,7 +265,7 @@ check_combo() {
   n_out=$(grep -cE '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' "$dir/scores")
   [ "$n_out" -eq "$n_in" ] || { echo "FAIL score: $n_out finite scores for $n_in pairs"; return; }
   if [ $cuda -eq 1 ]; then
-    train_runs "$dir" cuda cuda || return
+    train_runs "$dir" "$device" cuda || return
     # the first step (the same weights, the same batch) agrees closely;
     # after it, the runs may drift apart as far as the model's own
     # conditioning takes them (a model with layer normalisation and SGD
@@ -277,30 +282,32 @@ check_combo() {
             $1 != "train" { next }
             file == 1 { loss[$2] = $4; gnorm[$2] = $7; next }
             file == 2 { if ($2 in loss && rel($4, loss[$2]) > drift) drift = rel($4, loss[$2]); next }
-            !($2 in loss) { print "step " $2 ": on cuda, not on the cpu"; bad = 1; exit }
+            !($2 in loss) { print "step " $2 ": on the device, not on the cpu"; bad = 1; exit }
             { n++; r = rel($4, loss[$2]); if (r > worst) { worst = r; at = $2 } }
             n == 1 && (r > 1e-5 || rel($7, gnorm[$2]) > 1e-4) {
-              print "first step: loss " $4 " and gradient norm " $7 " on cuda, " loss[$2] " and " gnorm[$2] " on the cpu"; bad = 1; exit }
+              print "first step: loss " $4 " and gradient norm " $7 " on the device, " loss[$2] " and " gnorm[$2] " on the cpu"; bad = 1; exit }
             END { if (bad) exit 1; if (n == 0) { print "no steps"; exit 1 }
                   limit = 10 * drift > tol ? 10 * drift : tol
                   if (worst > limit) { printf "step %d: %.2g relative, over %.2g (the nudged CPU run drifted %.2g)\n", at, worst, limit, drift; exit 1 }
                   printf "%.2g (nudged cpu %.2g)\n", worst, drift }' \
           "$dir/whole/train.csv" "$dir/nudged/train.csv" "$dir/cuda/train.csv") ||
-      { echo "FAIL cuda against cpu losses: $out"; return; }
+      { echo "FAIL $device against cpu losses: $out"; return; }
     local worst=$out
     # the CPU's checkpoint translated on cuda: the CPU's lines
-    "$NMT" translate --model "$dir/whole/last.nmt" --beam 3 --device cuda < "$shared/data/test.src" \
-      > "$dir/hyp3-cuda" 2> "$dir/translate-cuda.err" || { echo "FAIL translate on cuda: $(head -3 "$dir/translate-cuda.err")"; return; }
+    "$NMT" translate --model "$dir/whole/last.nmt" --beam 3 --device "$device" < "$shared/data/test.src" \
+      > "$dir/hyp3-cuda" 2> "$dir/translate-cuda.err" || { echo "FAIL translate on $device: $(head -3 "$dir/translate-cuda.err")"; return; }
     n_out=$(paste -d '\t' "$dir/hyp3" "$dir/hyp3-cuda" | awk -F'\t' '$1 == $2' | wc -l)
-    [ "$n_out" -ge $((n_in * 9 / 10)) ] || { echo "FAIL translate on cuda: $n_out of $n_in lines as on the cpu"; return; }
-    echo "passed (cuda: losses within $worst of the cpu's)"
+    [ "$n_out" -ge $((n_in * 9 / 10)) ] || { echo "FAIL translate on $device: $n_out of $n_in lines as on the cpu"; return; }
+    echo "passed ($device: losses within $worst of the cpu's)"
     return
   fi
   echo "passed"
 }
 
-passed=0 refused=0 failed=0
+passed=0 refused=0 failed=0 ran=0
 for ((combo = first; combo < first + combos; combo++)); do
+  [ "$seconds" -eq 0 ] || [ $ran -eq 0 ] || [ $SECONDS -lt "$seconds" ] || break
+  ran=$((ran + 1))
   draw_settings
   dir=$work/combo-$combo
   rm -rf "$dir" && mkdir -p "$dir"
@@ -322,5 +329,5 @@ for ((combo = first; combo < first + combos; combo++)); do
   fi
 done
 [ $failed -gt 0 ] || [ -n "$keep" ] || rm -rf "$work"
-echo "combo-soak: $combos combinations, $passed passed, $refused refused, $failed failed"
+echo "combo-soak: $ran combinations, $passed passed, $refused refused, $failed failed"
 [ $failed -eq 0 ]

@@ -14,7 +14,7 @@
 # GPU_CHECK_LIMIT_SCALE=K multiplies every step's limit by K (default 1):
 # the dry run on a loaded CPU (tests/test_gpu_check_dry.sh), where the
 # limits should only stop a hang.
-# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 3 5 5b 6 7 8
+# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 3 3b 5 5b 6 7 8
 # as below; 3 is 3 and 4, 7 needs 6's models for its decoding rows): a
 # short lease spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 then 2,2b,3,7,8.
 # The steps:
@@ -41,6 +41,12 @@
 #      then (60 s) the GPU-trained one samples the test set (--sample 10)
 #      and scores its references (nmt score) on both devices: >= 90% of the
 #      samples the same, scores within 1e-3 relative (row "sample, score");
+#   3b. feature combinations (90 s): scripts/combo-soak.sh --device cuda,
+#      random combinations of the features on a tiny model, each trained on
+#      the CPU and the GPU: exact resume on both, the first step the CPU's,
+#      later losses as near as a CPU run from nudged weights, the CPU's
+#      checkpoint translating to the CPU's lines (row "combinations GPU vs
+#      CPU"; log combo-soak.log);
 #   5. nmt benchmark (100 s per config): bench_train --device cuda with
 #      NMT_TF32=1 on synthetic batches, for the bench config (configs/de-en-2x512.json
 #      sizes, B 64, S 13, T 16, vocabularies 8000/8000: the mean Multi30k
@@ -136,10 +142,18 @@ if [ -x "$here/test_gpu_parity" ]; then # a bundle: everything beside this scrip
     TORCH_BENCH="$here/torch_gpu_bench.py"
     REFERENCE="$here/reference.py"
     CKPT_SAME="$here/ckpt_same.py"
+    COMBO_SOAK="$here/combo-soak.sh"
     BENCH_CONFIG="$here/configs/de-en-2x512.json"
     default_out="$here/gpu-out"
     commit=$(cat "$here/COMMIT" 2>/dev/null || echo unknown)
     [ -d "$here/lib" ] && bundle_lib="$here/lib" || bundle_lib=""
+    # the bundle's largest libraries travel gzipped (mk/gpu.mk: the call
+    # carries at most 64 MiB); unpacked here once, beside their .gz
+    for z in "$here"/lib/*.gz; do
+        [ -e "$z" ] && [ ! -e "${z%.gz}" ] || continue
+        gzip -dc "$z" >"${z%.gz}.tmp" && mv "${z%.gz}.tmp" "${z%.gz}" ||
+            { echo "gpu-check.sh: cannot unpack $z" >&2; rm -f "${z%.gz}.tmp"; exit 1; }
+    done
 else
     root=$(cd "$here/.." && pwd)
     # `make gpu-check` names its BIN and BUILD (NMT_BIN, NMT_BUILD)
@@ -150,6 +164,7 @@ else
     TORCH_BENCH="$root/scripts/torch_gpu_bench.py"
     REFERENCE="$root/scripts/reference.py"
     CKPT_SAME="$root/scripts/ckpt_same.py"
+    COMBO_SOAK="$root/scripts/combo-soak.sh"
     BENCH_CONFIG="$root/configs/de-en-2x512.json"
     default_out="$root/build/gpu-out"
     commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
@@ -182,7 +197,7 @@ deadline=$((t_begin + ${GPU_CHECK_BUDGET:-480}))
 # GPU_CHECK_STEPS: the steps to run (comma- or space-separated ids of
 # step_ids; unset or empty: all), so that a short lease of a GPU can be
 # spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 first (off_step below)
-step_ids="1 2 2b 3 5 5b 6 7 8"
+step_ids="1 2 2b 3 3b 5 5b 6 7 8"
 for id in $(printf '%s' "${GPU_CHECK_STEPS:-}" | tr ',' ' '); do
     case " $step_ids " in *" $id "*) ;; *)
         echo "gpu-check.sh: GPU_CHECK_STEPS=$GPU_CHECK_STEPS: no step '$id' (steps: $step_ids)" >&2
@@ -726,6 +741,46 @@ else
         else
             row "sample, score GPU<->CPU" "pass" "$took" "${sdetail:-dry run: samples and scores $TEST_N lines}"
         fi
+    fi
+fi
+
+# 3b. feature combinations (scripts/combo-soak.sh --device DEV): random
+# combinations of the model and training features on a tiny demo model,
+# each trained on the CPU and on the device: exact resume on both, the
+# first step's loss and gradient norm the CPU's, later losses as near as
+# the model's conditioning allows, the CPU's checkpoint translating to the
+# CPU's lines on the device; as many combinations as 90 s allow
+echo "== feature combinations on $dev_tag (log: combo-soak.log)"
+if [ "$no_gpu" = 1 ]; then
+    row "combinations GPU vs CPU" "NO GPU" 0 "no GPU listed by nvidia-smi"
+    failed=1
+elif off_step 3b; then
+    row "combinations GPU vs CPU" "skipped" 0 "not in GPU_CHECK_STEPS"
+elif ! lim=$(limit_for 90); then
+    row "combinations GPU vs CPU" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+else
+    start=$(date +%s)
+    # new combinations until 30 s before the limit (the dry run: for 5 s,
+    # at least one), the rest for the one under way
+    soak_s=$([ "${GPU_CHECK_QUICK:-0}" = 1 ] && echo 5 || echo $((lim > 40 ? lim - 30 : 10)))
+    NMT_BIN="$NMT" timeout -k 5 "$lim" bash "$COMBO_SOAK" --device "$DEV" --combos 1000 \
+        --seconds "$soak_s" >"$out/combo-soak.log" 2>&1
+    rc=$?
+    took=$(($(date +%s) - start))
+    line=$(grep '^combo-soak: ' "$out/combo-soak.log" | tail -n 1)
+    line=${line#combo-soak: }
+    worst=$(sed -n 's/.*: losses within \([^ ]*\) (nudged cpu \([^)]*\)).*/\1 \2/p' "$out/combo-soak.log" |
+            sort -g | tail -n 1)
+    if timed_out "$rc"; then
+        row "combinations GPU vs CPU" "TIMEOUT" "$took" "over ${lim}s; ${line:-no summary}"
+        failed=1
+    elif [ "$rc" -ne 0 ] || [ -z "$line" ]; then
+        row "combinations GPU vs CPU" "FAIL($rc)" "$took" \
+            "${line:-no summary}; $(grep -m1 ': FAIL' "$out/combo-soak.log" | cut -c1-300)"
+        failed=1
+    else
+        row "combinations GPU vs CPU" "pass" "$took" \
+            "$line; worst step-loss difference ${worst% *} (a nudged CPU run: ${worst#* })"
     fi
 fi
 

@@ -53,6 +53,9 @@ check "row 'train cpu \\(dry run\\) vs CPU' | grep -qE ' pass +[0-9]+  [0-9]+ st
 check "row 'checkpoints GPU<->CPU' | grep -q ' pass '" "checkpoint row: $(row 'checkpoints')"
 check "row 'sample, score GPU<->CPU' | grep -qE ' pass +[0-9]+  dry run: samples and scores [0-9]+ lines'" \
   "sampling and scoring row: $(row 'sample, score')"
+# step 3b, the feature combinations (the "device" the CPU again: the plumbing)
+check "row 'combinations GPU vs CPU' | grep -qE ' pass +[0-9]+  [1-9][0-9]* combinations, [1-9][0-9]* passed, [0-9]+ refused, 0 failed; worst step-loss difference 0 '" \
+  "combinations row: $(row 'combinations GPU vs CPU')"
 # the training run again: the same weights and Adam moments to the bit
 check "row 'train cpu \\(dry run\\) twice' | grep -qE ' pass +[0-9]+  identical: [1-9][0-9]* weights, [1-9][0-9]* optimizer values'" \
   "training twice row: $(row 'train cpu (dry run) twice')"
@@ -368,10 +371,10 @@ env -u NMT_CUDA_PERSISTENT -u NMT_PARITY_SWEEP_STRIDE -u NMT_PARITY_SLOTS_ONLY P
 srow() { grep -E "^$1 " "$fout2/summary.txt" | head -1; }
 check "srow 'parity \\(NMT_SYNC_DEBUG=1\\)' | grep -qE ' pass ' && srow 'bench nmt de-en profile' | grep -qE ' info '" \
   "GPU_CHECK_STEPS=1,5 left out a step it names: $(srow 'parity \(NMT_SYNC_DEBUG=1\)'); $(srow 'bench nmt de-en profile')"
-for name in 'parity \(NMT_TF32=1\)' 'parity persistent' 'train GPU vs CPU' 'checkpoints GPU<->CPU' recurrence 'decode nmt' PyTorch memcheck synccheck; do
+for name in 'parity \(NMT_TF32=1\)' 'parity persistent' 'train GPU vs CPU' 'checkpoints GPU<->CPU' 'combinations GPU vs CPU' recurrence 'decode nmt' PyTorch memcheck synccheck; do
   check "srow '$name' | grep -qE ' skipped +0  not in GPU_CHECK_STEPS$'" "GPU_CHECK_STEPS=1,5 ran $name: $(srow "$name")"
 done
 out3=$(GPU_CHECK_STEPS=1,4 OUT="$tmp/fake-bad" NMT_BIN="$fake/nmt" NMT_BUILD="$fake" bash scripts/gpu-check.sh 2>&1); rc=$?
-check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 3 5 5b 6 7 8)\"" \
+check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 3 3b 5 5b 6 7 8)\"" \
   "GPU_CHECK_STEPS=1,4: exit $rc: $out3"
 test_end
