@@ -242,7 +242,12 @@ for sig in TERM INT; do
     bash "$RUNNER" -j 1 "$t/hang.sh" >"$tmp/$sig.out" 2>&1 &
   runner_pid=$!
   set +m
-  for i in $(seq 200); do [ -e "$M/hang.started" ] && break; sleep 0.1; done
+  # the signal only once the test is under way: a signal that comes while
+  # the runner is still starting (on a loaded machine, 20 s were once not
+  # enough) can arrive while bash waits for a command substitution, and
+  # bash then drops a SIGINT that the child did not die of
+  for i in $(seq 1200); do [ -e "$M/hang.started" ] && break; sleep 0.1; done
+  check '[ -e "$M/hang.started" ]' "SIG$sig: the runner had not started hang.sh after 120 s"
   kill -$sig $runner_pid
   wait $runner_pid
   rc=$?
