@@ -639,15 +639,16 @@ static NmtStatus check_extra_corpora(const DataConfig *d) {
         return nmt_fail(NMT_ERR_CONFIG, "%s: must be given together with %s", n_src ? "data.extra_tgt" : "data.extra_src",
                         n_src ? "data.extra_src" : "data.extra_tgt");
     if (n_src != n_tgt)
-        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tgt: %d path%s for the %d corpora of data.extra_src: give one "
-                        "target side per source side, in the same order", n_tgt, n_tgt == 1 ? "" : "s", n_src);
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tgt: %d path%s for the %d %s of data.extra_src: give one "
+                        "target side per source side, in the same order", n_tgt, n_tgt == 1 ? "" : "s", n_src,
+                        n_src == 1 ? "corpus" : "corpora");
     if (n_tag && !n_src)
         return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is put before the sentences of data.extra_src, "
                         "which is not given", d->extra_tag);
     if (n_tag && n_tag != n_src)
-        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: %d tag%s for the %d corpora of data.extra_src: give a "
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: %d tag%s for the %d %s of data.extra_src: give a "
                         "list of one per corpus, in its order (\"\" for an untagged one)", n_tag,
-                        n_tag == 1 ? "" : "s", n_src);
+                        n_tag == 1 ? "" : "s", n_src, n_src == 1 ? "corpus" : "corpora");
     for (int i = 0; i < n_tag; i++) {
         char *tag = config_list_item(d->extra_tag, i);
         if (!tag) return nmt_fail_nomem("checking data.extra_tag");

@@ -466,7 +466,7 @@ static void test_extra_corpus_lists(void) {
                  NULL, 0, NMT_ERR_CONFIG,
                  "cfg.json: data.extra_tag: 1 tag for the 2 corpora of data.extra_src: give a list of one per corpus");
     expect_error("{\"data\": {\"extra_src\": [\"a\"], \"extra_tgt\": [\"c\"], \"extra_tag\": [\"x\", \"y\"]}}", NULL, 0,
-                 NMT_ERR_CONFIG, "cfg.json: data.extra_tag: 2 tags for the 1 corpora of data.extra_src");
+                 NMT_ERR_CONFIG, "cfg.json: data.extra_tag: 2 tags for the 1 corpus of data.extra_src");
     expect_error("{\"data\": {\"extra_src\": [\"a\", \"\"], \"extra_tgt\": [\"c\", \"d\"]}}", NULL, 0, NMT_ERR_CONFIG,
                  "cfg.json: data.extra_src: item 2: must not be empty");
     expect_error("{\"data\": {\"extra_src\": [\"a\", 3], \"extra_tgt\": [\"c\", \"d\"]}}", NULL, 0, NMT_ERR_CONFIG,
