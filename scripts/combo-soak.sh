@@ -312,7 +312,8 @@ for ((combo = first; combo < first + combos; combo++)); do
   dir=$work/combo-$combo
   rm -rf "$dir" && mkdir -p "$dir"
   printf '%s\n' "${sets[@]}" > "$dir/settings" # one KEY=VALUE a line
-  verdict=$(check_combo "$dir" | tail -1)
+  verdict=$(check_combo "$dir" | grep -m1 -E '^(passed|refused|FAIL)')
+  verdict=${verdict:-FAIL no verdict (the checks stopped short)}
   case $verdict in
     passed*) passed=$((passed + 1)) ;;
     refused*) refused=$((refused + 1)) ;;
