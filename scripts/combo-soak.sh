@@ -64,7 +64,7 @@ die() { echo "combo-soak: $*" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd) # ckpt_same.py beside it (scripts/, or a GPU bundle)
 NMT=${NMT_BIN:-$HERE/../nmt}
 case $NMT in /*) ;; *) NMT=$PWD/$NMT ;; esac
-combos=20 seed=1 first=1 steps=30 keep="" cuda=0 cuda_tol=1e-3 device=cuda seconds=0
+combos=20 seed=1 first=1 steps=30 keep="" on_device=0 cuda_tol=1e-3 device=cuda seconds=0
 while [ $# -gt 0 ]; do
   case $1 in
     --combos) combos=${2:-}; shift 2 ;;
@@ -72,8 +72,8 @@ while [ $# -gt 0 ]; do
     --first) first=${2:-}; shift 2 ;;
     --steps) steps=${2:-}; shift 2 ;;
     --keep) keep=${2:-}; shift 2 ;;
-    --cuda) cuda=1; shift ;;
-    --device) cuda=1; device=${2:-}; shift 2 ;;
+    --cuda) on_device=1; shift ;;
+    --device) on_device=1; device=${2:-}; shift 2 ;;
     --seconds) seconds=${2:-}; shift 2 ;;
     --cuda-tol) cuda_tol=${2:-}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -244,7 +244,7 @@ train_runs() {
 }
 
 # check_combo DIR: the checks of the head for combination $combo; prints
-# the verdict on its last line
+# its verdict, the first line starting passed, refused or FAIL
 check_combo() {
   local dir=$1 out n_in n_out beam
   args=()
@@ -264,7 +264,7 @@ check_combo() {
     --threads 1 --device cpu > "$dir/scores" 2> "$dir/score.err" || { echo "FAIL score: $(head -3 "$dir/score.err")"; return; }
   n_out=$(grep -cE '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$' "$dir/scores")
   [ "$n_out" -eq "$n_in" ] || { echo "FAIL score: $n_out finite scores for $n_in pairs"; return; }
-  if [ $cuda -eq 1 ]; then
+  if [ $on_device -eq 1 ]; then
     train_runs "$dir" "$device" cuda || return
     # the first step (the same weights, the same batch) agrees closely;
     # after it, the runs may drift apart as far as the model's own
