@@ -7,7 +7,9 @@
 # updates compare: the first half alone, with the back-translation as
 # data.extra_src tagged <BT>, and untagged; and (steps bts, sampled) with
 # a back-translation sampled among the 10 likeliest tokens, tagged; and
-# (step full) with the second half's real German instead. Each
+# (step full) with the second half's real German instead; and (steps both,
+# bothhalf) with both back-translations as two untagged extra corpora, at
+# data.extra_weight 1 and at 0.5 (a new half of each every epoch). Each
 # run goes through
 # scripts/quality-run.sh (checkpoint, beam and length penalty chosen on
 # validation, test2016 scored once). See --help.
@@ -25,14 +27,14 @@ usage: scripts/bt-multi30k.sh [--data DIR] [--out DIR] [--reverse-hours H] [--st
   --steps N            updates of each de->en run (default 4000)
   --threads N          threads of each run (default 1)
   --only LIST          the steps to run, of split,reverse,bt,half,tagged,untagged,
-                       bts,sampled,full (default all, in that order)
+                       bts,sampled,full,both,bothhalf (default all, in that order)
 EOF
 }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT_BIN:-$ROOT/nmt}
 data=$ROOT/../shared/data/multi30k out=$ROOT/../runs/bt hours=0.5 steps=4000 threads=1
-only=split,reverse,bt,half,tagged,untagged,bts,sampled,full
+only=split,reverse,bt,half,tagged,untagged,bts,sampled,full,both,bothhalf
 while [ $# -gt 0 ]; do
   case $1 in
     --data) data=$2; shift 2 ;;
@@ -58,7 +60,7 @@ if wants split; then
   python3 - "$ROOT/configs/de-en.json" "$data" "$out" <<'PY'
 import json, sys
 base, data, out = sys.argv[1:]
-def make(name, src, tgt, extra=None, tag="", train=None):
+def make(name, src, tgt, extra=None, tag="", train=None, weight=None):
     c = json.load(open(base))
     d = c["data"]
     train = train or f"{out}/para"
@@ -68,6 +70,8 @@ def make(name, src, tgt, extra=None, tag="", train=None):
              spm_vocab_size=5000, cache_dir=f"{out}/cache/{name}")
     if extra:
         d.update(extra_src=extra[0], extra_tgt=extra[1], extra_tag=tag)
+    if weight is not None:
+        d.update(extra_weight=weight)
     c["train"]["save_dir"] = f"{out}/{name}"
     json.dump(c, open(f"{out}/{name}.json", "w"), indent=1)
 make("en-de-half", "en", "de")
@@ -77,6 +81,9 @@ make("de-en-bt-tagged", "de", "en", bt, "<BT>")
 make("de-en-bt-untagged", "de", "en", bt, "")
 make("de-en-bts-tagged", "de", "en", (f"{out}/mono.bts.de.gz", f"{out}/mono.en.gz"), "<BT>")
 make("de-en-full", "de", "en", train=f"{data}/train")  # the real second half: the bound
+both = ([f"{out}/mono.bt.de.gz", f"{out}/mono.bts.de.gz"], [f"{out}/mono.en.gz", f"{out}/mono.en.gz"])
+make("de-en-bt2", "de", "en", both, "", weight=1)
+make("de-en-bt2-half", "de", "en", both, "", weight=0.5)
 PY
 fi
 run() { # NAME ARGS...: a quality run of $out/NAME.json
@@ -93,10 +100,12 @@ if wants bts; then # sampled: each token among the 10 likeliest (Edunov et al. 2
   zcat "$out/mono.en.gz" | "$NMT" translate --model "$out/en-de-half/best.nmt" --sample 10 --seed 1 \
     --threads "$threads" --no-progress | gzip > "$out/mono.bts.de.gz"
 fi
-for name in half tagged untagged sampled full; do
+for name in half tagged untagged sampled full both bothhalf; do
   case $name in
     half) config=de-en-half ;;
     full) config=de-en-full ;;
+    both) config=de-en-bt2 ;;
+    bothhalf) config=de-en-bt2-half ;;
     sampled) config=de-en-bts-tagged ;;
     *) config=de-en-bt-$name ;;
   esac

@@ -196,6 +196,7 @@ draw_settings() {
     sets+=("data.extra_src=$shared/more/train.src" "data.extra_tgt=$shared/more/train.tgt")
     setk data.extra_tag '<BT>' ''
     setk data.train_upsample 1 2
+    setk data.extra_weight 1 0.3 2.5
   fi
 }
 

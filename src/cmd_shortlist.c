@@ -1,6 +1,7 @@
 /* cmd_shortlist.c: `nmt shortlist`: builds the output-vocabulary shortlist
  * file of a config's training corpus (src/data/shortlist.h), for
  * `nmt translate --shortlist FILE`. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,7 +16,8 @@ static const char shortlist_usage[] =
     "usage: nmt shortlist --config FILE [--set KEY=VALUE ...] [--out FILE] [--per-source K]\n\n"
     "Counts, over the training pairs of the config as an epoch holds them (its\n"
     "prepared cache, built when missing: data.train_src's, data.train_upsample\n"
-    "times, and those of data.extra_src's corpora), how often each target token\n"
+    "times, and those of data.extra_src's corpora, data.extra_weight times rounded\n"
+    "up, so that every pair some epoch holds counts), how often each target token\n"
     "occurs and which target tokens co-occur with each source token (Dice\n"
     "coefficient over sentence pairs), and writes the shortlist file that `nmt translate\n"
     "--shortlist FILE` uses to score only the likely output tokens of each\n"
@@ -53,10 +55,12 @@ int cmd_shortlist(int argc, char **argv) {
     TrainMix *mix = NULL;
     const Dataset *pairs = data.train;
     if (!st && (data.n_extra || cfg.data.train_upsample > 1)) {
+        double weight[CFG_MAX_LIST]; /* whole: every pair that an epoch can hold */
+        for (int k = 0; k < data.n_extra; k++) weight[k] = ceil(config_extra_weight(&cfg, k));
+        TrainMixParts parts = {data.train, NULL, cfg.data.train_upsample, (const Dataset *const *)data.extra, weight,
+                               data.n_extra, (uint64_t)cfg.train.seed};
         st = train_mix_create(0, &mix);
-        if (!st)
-            st = train_mix_build(mix, data.train, NULL, cfg.data.train_upsample, (const Dataset *const *)data.extra,
-                                 data.n_extra, &pairs, NULL);
+        if (!st) st = train_mix_build(mix, &parts, 0, &pairs, NULL);
     }
     if (!st) st = shortlist_build(pairs, tokenizer_vocab_size(data.src_tok), tokenizer_vocab_size(data.tgt_tok),
                                   per_source, &sl);

@@ -57,7 +57,10 @@ enum { N_CONFIG_KEYS = NMT_ARRAY_LEN(config_keys) };
 static const char *const config_sections[] = {"data", "model", "model.attention", "train", "decode"};
 
 static const char *type_name(const ConfigKey *key) {
-    if (key->flags & CFG_LIST) return key->type == CFG_PATH ? "path or list of paths" : "string or list of strings";
+    if (key->flags & CFG_LIST)
+        return key->type == CFG_PATH    ? "path or list of paths"
+               : key->type == CFG_FLOAT ? "number or list of numbers"
+                                        : "string or list of strings";
     switch (key->type) {
     case CFG_INT: return "integer";
     case CFG_FLOAT: return "number";
@@ -267,6 +270,67 @@ char *config_list_item(const char *list, int i) {
     return nmt_strndup(start, strcspn(start, "\n"));
 }
 
+/* One number of a CFG_FLOAT key (`where`: "" or " item N" of a list),
+ * checked for type and range, into *out. */
+static NmtStatus read_float(const ConfigKey *key, const cJSON *item, const char *where, double *out) {
+    char range[96], value[40];
+    if (!cJSON_IsNumber(item))
+        return nmt_fail(NMT_ERR_CONFIG, "%s%s: expected a number, got %s", key->path, where, json_kind(item));
+    double v = item->valuedouble;
+    if (!isfinite(v)) /* JSON's 1e309 */
+        return nmt_fail(NMT_ERR_CONFIG, "%s%s: must be a finite number, got %s", key->path, where,
+                        v > 0 ? "one above the largest double" : "one below the most negative double");
+    range_text(key, 0, range, sizeof range);
+    format_number(value, sizeof value, v);
+    if (!in_range(key, v)) return nmt_fail(NMT_ERR_CONFIG, "%s%s: %s, got %s", key->path, where, range, value);
+    /* a key the model computes with in single precision (CFG_SINGLE): a
+     * value that rounds onto an open bound (adam_beta1 0.99999999 -> 1,
+     * adam_eps 1e-50 -> 0) would give NaN weights or a zero rate */
+    float single = (float)v;
+    if ((key->flags & CFG_SINGLE) && (!in_range(key, (double)single) || !isfinite(single))) {
+        char rounded[40];
+        format_number(rounded, sizeof rounded, (double)single);
+        return nmt_fail(NMT_ERR_CONFIG, "%s%s: %s, got %s, which is %s in single precision (what nmt computes in)",
+                        key->path, where, range, value, rounded);
+    }
+    *out = v;
+    return NMT_OK;
+}
+
+/* A number list key (CFG_FLOAT with CFG_LIST): a number or an array of
+ * 1 to CFG_MAX_LIST numbers into its ConfigNumbers; nothing changes on
+ * an error. */
+static NmtStatus assign_numbers(const ConfigKey *key, const cJSON *item, ConfigNumbers *field) {
+    ConfigNumbers got = {0};
+    if (!cJSON_IsArray(item)) {
+        if (!cJSON_IsNumber(item))
+            return nmt_fail(NMT_ERR_CONFIG, "%s: expected a number or a list of numbers, got %s", key->path,
+                            json_kind(item));
+        got.n = 1;
+        NmtStatus st = read_float(key, item, "", &got.v[0]);
+        if (st) return st;
+    } else {
+        int n = cJSON_GetArraySize(item);
+        if (n < 1 || n > CFG_MAX_LIST)
+            return nmt_fail(NMT_ERR_CONFIG, "%s: a list of 1 to %d numbers, got %d", key->path, CFG_MAX_LIST, n);
+        for (const cJSON *one = item->child; one; one = one->next) {
+            char where[32];
+            snprintf(where, sizeof where, ": item %d", got.n + 1);
+            NmtStatus st = read_float(key, one, where, &got.v[got.n]);
+            if (st) return st;
+            got.n++;
+        }
+    }
+    *field = got;
+    return NMT_OK;
+}
+
+double config_extra_weight(const Config *cfg, int k) {
+    const ConfigNumbers *w = &cfg->data.extra_weight;
+    NMT_ASSERT(w->n >= 1 && k >= 0 && (w->n == 1 || k < w->n));
+    return w->v[w->n == 1 ? 0 : k];
+}
+
 /* Stores one JSON value into the field of `key`, checking type and range. */
 static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item) {
     void *field = field_ptr(cfg, key);
@@ -291,27 +355,8 @@ static NmtStatus assign_key(Config *cfg, const ConfigKey *key, const cJSON *item
         return NMT_OK;
     }
     case CFG_FLOAT: {
-        if (!cJSON_IsNumber(item))
-            return nmt_fail(NMT_ERR_CONFIG, "%s: expected a number, got %s", key->path, json_kind(item));
-        double v = item->valuedouble;
-        if (!isfinite(v)) /* JSON's 1e309 */
-            return nmt_fail(NMT_ERR_CONFIG, "%s: must be a finite number, got %s", key->path,
-                            v > 0 ? "one above the largest double" : "one below the most negative double");
-        range_text(key, 0, range, sizeof range);
-        format_number(value, sizeof value, v);
-        if (!in_range(key, v)) return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s", key->path, range, value);
-        /* a key the model computes with in single precision (CFG_SINGLE): a
-         * value that rounds onto an open bound (adam_beta1 0.99999999 -> 1,
-         * adam_eps 1e-50 -> 0) would give NaN weights or a zero rate */
-        float single = (float)v;
-        if ((key->flags & CFG_SINGLE) && (!in_range(key, (double)single) || !isfinite(single))) {
-            char rounded[40];
-            format_number(rounded, sizeof rounded, (double)single);
-            return nmt_fail(NMT_ERR_CONFIG, "%s: %s, got %s, which is %s in single precision (what nmt computes in)",
-                            key->path, range, value, rounded);
-        }
-        *(double *)field = v;
-        return NMT_OK;
+        if (key->flags & CFG_LIST) return assign_numbers(key, item, field);
+        return read_float(key, item, "", (double *)field);
     }
     case CFG_BOOL:
         if (!cJSON_IsBool(item))
@@ -544,7 +589,8 @@ static NmtStatus apply_override(cJSON *root, const char *text) {
     if (!wants_string || ((key->flags & CFG_LIST) && raw[0] == '['))
         value = cJSON_ParseWithOpts(raw, NULL, 1); /* the whole value: no "0.5,5" read as 0.5 */
     if (!value && nmt_alloc_failures() != failures_before) return nmt_fail_nomem("applying --set");
-    if (value && (key->flags & CFG_LIST) && !cJSON_IsArray(value)) { /* "[x" or a number: the text itself */
+    if (value && (key->flags & CFG_LIST) && key->type != CFG_FLOAT && !cJSON_IsArray(value)) {
+        /* a string list's "[x" or a number: the text itself */
         cJSON_Delete(value);
         value = NULL;
     }
@@ -631,8 +677,10 @@ static NmtStatus check_one_tag(const char *tag, int item, int n) {
 
 /* data.extra_src and data.extra_tgt: as many corpora on each side;
  * data.extra_tag: none, or one tag per corpus ("" for an untagged one),
- * each checked by check_one_tag. */
-static NmtStatus check_extra_corpora(const DataConfig *d) {
+ * each checked by check_one_tag; data.extra_weight: one weight, or one
+ * per corpus, and given only with the corpora. */
+static NmtStatus check_extra_corpora(const Config *cfg) {
+    const DataConfig *d = &cfg->data;
     int n_src = config_list_len(d->extra_src), n_tgt = config_list_len(d->extra_tgt);
     int n_tag = config_list_len(d->extra_tag);
     if (!n_src != !n_tgt)
@@ -645,6 +693,13 @@ static NmtStatus check_extra_corpora(const DataConfig *d) {
     if (n_tag && !n_src)
         return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: \"%s\" is put before the sentences of data.extra_src, "
                         "which is not given", d->extra_tag);
+    int n_weight = d->extra_weight.n;
+    if (!n_src && !(n_weight == 1 && d->extra_weight.v[0] == 1)) /* 1: the default, in every resolved config */
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_weight: weighs the corpora of data.extra_src, which is not given");
+    if (n_weight > 1 && n_weight != n_src)
+        return nmt_fail(NMT_ERR_CONFIG, "data.extra_weight: %d weights for the %d %s of data.extra_src: give one "
+                        "weight for all or a list of one per corpus, in its order", n_weight, n_src,
+                        n_src == 1 ? "corpus" : "corpora");
     if (n_tag && n_tag != n_src)
         return nmt_fail(NMT_ERR_CONFIG, "data.extra_tag: %d tag%s for the %d %s of data.extra_src: give a "
                         "list of one per corpus, in its order (\"\" for an untagged one)", n_tag,
@@ -674,7 +729,7 @@ static NmtStatus validate(Config *cfg) {
                             has_a ? pairs[i].b_path : pairs[i].a_path,
                             has_a ? pairs[i].a_path : pairs[i].b_path);
     }
-    NmtStatus tst = check_extra_corpora(d);
+    NmtStatus tst = check_extra_corpora(cfg);
     if (tst) return tst;
     if (cfg->train.batch_sentences == 0 && cfg->train.batch_tokens == 0)
         return nmt_fail(NMT_ERR_CONFIG,
@@ -886,21 +941,37 @@ int config_key_size(const Config *cfg) {
 }
 int config_query_size(const Config *cfg) { return cfg->model.hidden; }
 
+/* v as JSON in the shortest text that reads back as the same double: a
+ * resumed run compares the checkpoint's config with the current one
+ * exactly. */
+static cJSON *exact_number(double v) {
+    char text[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v) break;
+    }
+    return cJSON_CreateRaw(text);
+}
+
 /* One key's value as a JSON item. */
 static cJSON *key_to_json(const Config *cfg, const ConfigKey *key) {
     const void *field = field_cptr(cfg, key);
     switch (key->type) {
     case CFG_INT: return cJSON_CreateNumber(*(const int *)field);
     case CFG_FLOAT: {
-        /* the shortest text that reads back as the same double: a resumed run
-         * compares the checkpoint's config with the current one exactly */
-        double v = *(const double *)field;
-        char text[40];
-        for (int digits = 15; digits <= 17; digits++) {
-            snprintf(text, sizeof text, "%.*g", digits, v);
-            if (strtod(text, NULL) == v) break;
+        if (!(key->flags & CFG_LIST)) return exact_number(*(const double *)field);
+        const ConfigNumbers *list = field;
+        if (list->n == 1) return exact_number(list->v[0]);
+        cJSON *array = cJSON_CreateArray(); /* a number list's items */
+        for (int i = 0; array && i < list->n; i++) {
+            cJSON *item = exact_number(list->v[i]);
+            if (!item || !cJSON_AddItemToArray(array, item)) {
+                cJSON_Delete(item);
+                cJSON_Delete(array);
+                return NULL;
+            }
         }
-        return cJSON_CreateRaw(text);
+        return array;
     }
     case CFG_BOOL: return cJSON_CreateBool(*(const bool *)field);
     case CFG_ENUM: return cJSON_CreateString(key->choices[*(const int *)field]);
@@ -947,7 +1018,14 @@ static int key_same(const Config *a, const Config *b, const ConfigKey *key) {
     switch (key->type) {
     case CFG_INT:
     case CFG_ENUM: return *(const int *)fa == *(const int *)fb;
-    case CFG_FLOAT: return *(const double *)fa == *(const double *)fb;
+    case CFG_FLOAT: {
+        if (!(key->flags & CFG_LIST)) return *(const double *)fa == *(const double *)fb;
+        const ConfigNumbers *la = fa, *lb = fb;
+        if (la->n != lb->n) return 0;
+        for (int i = 0; i < la->n; i++)
+            if (la->v[i] != lb->v[i]) return 0;
+        return 1;
+    }
     case CFG_BOOL: return *(const bool *)fa == *(const bool *)fb;
     case CFG_STRING:
     case CFG_PATH: {
@@ -992,7 +1070,9 @@ char *config_schedule_changes(const Config *a, const Config *b) {
 /* Copies a key of a plain type (not a string) from src into dst. */
 static void key_copy(Config *dst, const Config *src, const ConfigKey *key) {
     NMT_ASSERT(key->type != CFG_STRING && key->type != CFG_PATH);
-    size_t size = key->type == CFG_FLOAT ? sizeof(double) : key->type == CFG_BOOL ? sizeof(bool) : sizeof(int);
+    size_t size = key->type == CFG_FLOAT ? ((key->flags & CFG_LIST) ? sizeof(ConfigNumbers) : sizeof(double))
+                  : key->type == CFG_BOOL ? sizeof(bool)
+                                          : sizeof(int);
     memcpy(field_ptr(dst, key), field_cptr(src, key), size);
 }
 

@@ -59,6 +59,15 @@ extern const char *const sample_side_names[];
 extern const char *const lr_schedule_names[];
 extern const char *const guided_cost_names[];
 
+#define CFG_MAX_LIST 32 /* items of a list key (the data.extra_* corpora) */
+
+/* A number list key's value (data.extra_weight: in JSON a number or an
+ * array of numbers; --set KEY=0.5 or KEY='[0.5,2]'): v[0..n). */
+typedef struct {
+    int n;
+    double v[CFG_MAX_LIST];
+} ConfigNumbers;
+
 typedef struct {
     char *train_src, *train_tgt, *valid_src, *valid_tgt, *test_src, *test_tgt;
     char *train_align; /* "": no guided alignment */
@@ -68,6 +77,7 @@ typedef struct {
     char *extra_src, *extra_tgt; /* "": none */
     char *extra_tag;             /* the token before every sentence of that corpus's source */
     int train_upsample;          /* train_src's pairs per epoch, each this many times */
+    ConfigNumbers extra_weight;  /* one weight for every extra corpus (n 1), or one per corpus */
     char *spm_src_model, *spm_tgt_model; /* given SentencePiece models ("": trained by nmt prepare) */
     int tokenizer;      /* CfgTokenizer */
     int spm_vocab_size;
@@ -135,7 +145,6 @@ typedef struct {
 /* decode.maxi_batch (and nmt translate --maxi-batch) at most */
 #define CFG_MAX_MAXI_BATCH 1000
 #define CFG_MAX_EXTRA_TAG 64 /* bytes of a data.extra_tag */
-#define CFG_MAX_LIST 32      /* items of a list key (the data.extra_* corpora) */
 
 typedef struct {
     int beam;
@@ -163,6 +172,10 @@ typedef struct {
  * config_list_item copies item i (nmt_free it; NULL on no memory). */
 int config_list_len(const char *list);
 char *config_list_item(const char *list, int i);
+
+/* data.extra_weight of extra corpus k (0-based): the one weight given for
+ * all, or the corpus's own. */
+double config_extra_weight(const Config *cfg, int k);
 
 /* Defaults for every key; paths resolve against base_dir ("." when NULL). */
 NmtStatus config_init_defaults(Config *cfg, const char *base_dir);

@@ -6,6 +6,7 @@
  *
  * X(path, field, type, default, lo, hi, range_flags, choices, flags, doc)
  *   type:   CFG_INT, CFG_FLOAT, CFG_BOOL, CFG_STRING, CFG_PATH, CFG_ENUM
+ *           (CFG_FLOAT with CFG_LIST: a ConfigNumbers field, each item in the range)
  *   lo, hi: inclusive bounds for numbers (NOLIMIT for none);
  *           range_flags CFG_LO_OPEN / CFG_HI_OPEN make a bound exclusive
  *   choices: the enum's name table (NULL for other types)
@@ -43,6 +44,11 @@
     X("data.train_upsample", data.train_upsample, CFG_INT, "1", 1, 1000, 0, NULL, 0,                \
       "every epoch takes each data.train_src pair this many times (weighs the genuine pairs "       \
       "against a larger data.extra_src)")                                                          \
+    X("data.extra_weight", data.extra_weight, CFG_FLOAT, "1", 0, 1000, CFG_LO_OPEN, NULL, CFG_LIST, \
+      "how much of each data.extra_src corpus an epoch takes: one weight for every corpus or a list of " \
+      "one per corpus; w takes every pair floor(w) times plus the next (w - floor(w)) x its pairs of a " \
+      "shuffled round of them, so 0.25 trains on a different quarter each epoch and on every pair once " \
+      "in four epochs (the draw keyed by train.seed, the same after --resume)")                        \
     X("data.valid_src", data.valid_src, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \
       "validation corpus, source side (optional)")                                                 \
     X("data.valid_tgt", data.valid_tgt, CFG_PATH, "\"\"", NOLIMIT, NOLIMIT, 0, NULL, CFG_OPTIONAL, \

@@ -594,15 +594,15 @@ static void test_set_dataset(void) {
     CHECK(same && count == n0 - 1, "the rest of the epoch from the new dataset (%d batches of %lld)", count,
           (long long)n0);
     CHECK(fine, "batches of the new dataset within the first one's limits");
-    /* refused: another pair count, a length outside d's range */
-    Dataset *small = make_dataset(599, 5, 1), *longer;
+    /* refused: more pairs than the first, a length outside d's range */
+    Dataset *small = make_dataset(601, 5, 1), *longer;
     NMT_ASSERT(dataset_create(&longer) == NMT_OK);
     int32_t ids[100];
     for (int j = 0; j < 100; j++) ids[j] = NMT_N_SPECIAL;
     for (int64_t i = 0; i < d->n_pairs; i++)
         NMT_ASSERT(dataset_add(longer, ids, i == 3 ? lim.max_S + 1 : 2, ids, 2, i + 1) == NMT_OK);
     CHECK_EQ_INT(batcher_set_dataset(b, small, NULL), NMT_ERR_RUNTIME);
-    CHECK_CONTAINS(nmt_error_message(), "a new dataset of 599 pairs for one of 600");
+    CHECK_CONTAINS(nmt_error_message(), "a new dataset of 601 pairs for a batcher of 1 to 600");
     CHECK_EQ_INT(batcher_set_dataset(b, longer, NULL), NMT_ERR_RUNTIME);
     CHECK_CONTAINS(nmt_error_message(), "pair 3 of the new dataset has lengths");
     batcher_next(b, &bt, &got);
@@ -617,6 +617,121 @@ static void test_set_dataset(void) {
 
 /* Links of every pair of d: pair i's last source token to its last
  * target token, or (bad) one past the last source token for pair 5. */
+/* Every batch of epoch `epoch` of b and of ref (made on the same dataset)
+ * is the same batch (pairs, shape, ids) and within b's limits; counts the
+ * pairs seen. 1 when so and every pair of d came exactly once. */
+static int same_epoch(Batcher *b, Batcher *ref, const Dataset *d, const BatchSpec *sp, const BatchLimits *lim) {
+    int64_t *seen = nmt_calloc((size_t)d->n_pairs, sizeof *seen);
+    NMT_ASSERT(seen);
+    int ok = 1;
+    for (;;) {
+        Batch bt, rt;
+        int got, rgot;
+        batcher_next(b, &bt, &got);
+        batcher_next(ref, &rt, &rgot);
+        if (got != rgot) {
+            ok = 0;
+            break;
+        }
+        if (!got) break;
+        ok &= batch_hash(&bt) == batch_hash(&rt) && bt.S == rt.S && bt.T == rt.T && batch_ok(d, &bt, sp, lim);
+        for (int i = 0; i < bt.B; i++) seen[bt.pair_index[i]]++;
+    }
+    for (int64_t i = 0; i < d->n_pairs; i++) ok &= seen[i] == 1;
+    nmt_free(seen);
+    return ok;
+}
+
+/* batcher_create_ranged (data.extra_weight's epochs): a batcher sized for
+ * a range of datasets takes later datasets of more or fewer pairs and of
+ * longer or shorter pairs within the range, and plans each as a batcher
+ * made on it would; its limits hold for all of them; batch_range_add
+ * finds the corpora's shortest and longest sides; datasets beyond the
+ * range are refused. */
+static void test_ranged(void) {
+    Dataset *d = make_dataset(300, 11, 1), *more = make_dataset(900, 12, 1), *fewer = make_dataset(40, 13, 0);
+    Dataset *tiny; /* pairs of length 1 and 90: outside d's own range */
+    NMT_ASSERT(dataset_create(&tiny) == NMT_OK);
+    int32_t ids[100];
+    for (int j = 0; j < 100; j++) ids[j] = NMT_N_SPECIAL + j;
+    NMT_ASSERT(dataset_add(tiny, ids, 90, ids, 1, 1) == NMT_OK && dataset_add(tiny, ids, 1, ids, 90, 2) == NMT_OK);
+    BatchRange r = {1000, 0, 0, 0, 0};
+    batch_range_add(&r, d);
+    int d_min_src = r.min_src, d_max_src = r.max_src;
+    int want_min_src = 1000, want_max_src = 0, want_min_tgt = 1000, want_max_tgt = 0;
+    for (int k = 0; k < 4; k++) {
+        const Dataset *x = k == 0 ? d : k == 1 ? more : k == 2 ? fewer : tiny;
+        if (k) batch_range_add(&r, x);
+        for (int64_t i = 0; i < x->n_pairs; i++) {
+            int s = dataset_src_len(x, i), t = dataset_tgt_len(x, i);
+            want_min_src = s < want_min_src ? s : want_min_src, want_max_src = s > want_max_src ? s : want_max_src;
+            want_min_tgt = t < want_min_tgt ? t : want_min_tgt, want_max_tgt = t > want_max_tgt ? t : want_max_tgt;
+        }
+        if (k == 0)
+            CHECK(r.min_src == want_min_src && r.max_src == want_max_src && r.min_tgt == want_min_tgt &&
+                      r.max_tgt == want_max_tgt,
+                  "batch_range_add of one corpus: [%d, %d] [%d, %d]", r.min_src, r.max_src, r.min_tgt, r.max_tgt);
+    }
+    CHECK(r.min_src == 1 && r.max_src == 90 && r.min_tgt == 1 && r.max_tgt == 90 && want_max_src == 90 &&
+              want_min_tgt == 1,
+          "batch_range_add of four corpora: [%d, %d] [%d, %d]", r.min_src, r.max_src, r.min_tgt, r.max_tgt);
+    CHECK(d_min_src > 1 || d_max_src < 90, "the test needs tiny's pairs outside d's own range");
+    for (int t = 0; t < 2; t++) {
+        BatchSpec sp = t ? (BatchSpec){0, 1200, 5, 1, 0} : (BatchSpec){32, 0, 5, 1, 0};
+        const char *what = t ? "tokens=1200" : "sentences=32";
+        Batcher *b = NULL;
+        CHECK_EQ_INT(batcher_create_ranged(d, &sp, &r, &b), NMT_OK);
+        if (!b) continue;
+        BatchLimits lim = batcher_limits(b);
+        CHECK(lim.max_S == 90 && lim.max_T == 91, "%s: the range's limits, S %d T %d", what, lim.max_S, lim.max_T);
+        /* epoch 0 on d itself, as a batcher made on d plans it */
+        Batcher *ref = NULL;
+        NMT_ASSERT(batcher_create(d, &sp, &ref) == NMT_OK);
+        CHECK(same_epoch(b, ref, d, &sp, &lim), "%s: epoch 0 on the first dataset", what);
+        batcher_free(ref);
+        /* epochs 1, 2, 3 on the others: sentence budgets plan as a batcher
+         * made on them would (the pools are sized alike); token budgets size
+         * the pools by the first dataset, so only the limits and the pairs
+         * are checked there */
+        const Dataset *next[3] = {more, fewer, tiny};
+        for (int k = 0; k < 3; k++) {
+            CHECK_EQ_INT(batcher_set_dataset(b, next[k], NULL), NMT_OK);
+            CHECK_EQ_INT(batcher_position(b).epoch, k + 1);
+            if (!t) {
+                NMT_ASSERT(batcher_create(next[k], &sp, &ref) == NMT_OK);
+                NMT_ASSERT(batcher_seek(ref, batcher_position(b)) == NMT_OK);
+                CHECK(same_epoch(b, ref, next[k], &sp, &lim), "%s: epoch %d on dataset %d of %lld pairs", what,
+                      k + 1, k + 1, (long long)next[k]->n_pairs);
+                batcher_free(ref);
+            } else {
+                Batcher *own = NULL; /* a second ranged batcher: the same plan, so the same batches */
+                NMT_ASSERT(batcher_create_ranged(d, &sp, &r, &own) == NMT_OK);
+                NMT_ASSERT(batcher_set_dataset(own, next[k], NULL) == NMT_OK);
+                NMT_ASSERT(batcher_seek(own, batcher_position(b)) == NMT_OK);
+                CHECK(same_epoch(b, own, next[k], &sp, &lim), "%s: epoch %d on dataset %d of %lld pairs", what,
+                      k + 1, k + 1, (long long)next[k]->n_pairs);
+                batcher_free(own);
+            }
+        }
+        /* refused: more pairs than the range, a pair longer than it */
+        Dataset *too_many = make_dataset(1001, 14, 1), *too_long;
+        NMT_ASSERT(dataset_create(&too_long) == NMT_OK);
+        NMT_ASSERT(dataset_add(too_long, ids, 91, ids, 3, 1) == NMT_OK);
+        CHECK_EQ_INT(batcher_set_dataset(b, too_many, NULL), NMT_ERR_RUNTIME);
+        CHECK_CONTAINS(nmt_error_message(), "a new dataset of 1001 pairs for a batcher of 1 to 1000");
+        CHECK_EQ_INT(batcher_set_dataset(b, too_long, NULL), NMT_ERR_RUNTIME);
+        CHECK_CONTAINS(nmt_error_message(), "pair 0 of the new dataset has lengths 91 and 3, outside the batcher's "
+                                            "[1, 90] and [1, 90]");
+        dataset_free(too_many);
+        dataset_free(too_long);
+        batcher_free(b);
+    }
+    dataset_free(d);
+    dataset_free(more);
+    dataset_free(fewer);
+    dataset_free(tiny);
+}
+
 static GuidedAlignments *last_token_links(const Dataset *d, int bad) {
     GuidedAlignments *g;
     NMT_ASSERT(guided_alignments_create(&g) == NMT_OK);
@@ -697,6 +812,7 @@ int main(void) {
     test_over_budget();
     test_bad_input();
     test_set_dataset();
+    test_ranged();
     dataset_free(d);
     dataset_free(dc);
     return test_summary("test_batch");

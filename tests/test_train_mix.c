@@ -139,6 +139,16 @@ static void check_mix(const char *what, const Dataset *out, const GuidedAlignmen
     CHECK(bad_links == 0, "%s: %d pairs with wrong links", what, bad_links);
 }
 
+/* train_mix_build of epoch 0 with every extra corpus at weight 1 (the
+ * mix of data.extra_src without data.extra_weight). */
+static NmtStatus build_plain(TrainMix *m, const Dataset *train, const GuidedAlignments *g, int upsample,
+                             const Dataset *const *extra, int n_extra, const Dataset **out,
+                             const GuidedAlignments **out_align) {
+    double ones[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    TrainMixParts p = {train, g, upsample, extra, ones, n_extra, 1};
+    return train_mix_build(m, &p, 0, out, out_align);
+}
+
 /* A mix without links: upsample 1 and 3, extra NULL and given; rebuilds
  * with smaller and larger inputs leave nothing of the previous mix. */
 static void test_without_links(void) {
@@ -149,33 +159,33 @@ static void test_without_links(void) {
     const Dataset *out = NULL;
     const GuidedAlignments *out_align = (const GuidedAlignments *)&out; /* not NULL: must become NULL */
 
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, NULL, 0, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, NULL, 1, NULL, 0, &out, &out_align), NMT_OK);
     CHECK(out_align == NULL, "a mix without links hands out no links");
     check_mix("up 1, no extra", out, NULL, 1, 9, 1, 0);
 
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, NULL, 0, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, NULL, 3, NULL, 0, &out, NULL), NMT_OK);
     check_mix("up 3, no extra", out, NULL, 1, 9, 3, 0);
 
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, (const Dataset *const[]){extra}, 1, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, NULL, 1, (const Dataset *const[]){extra}, 1, &out, NULL), NMT_OK);
     check_mix("up 1, extra", out, NULL, 1, 9, 1, 5);
 
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, (const Dataset *const[]){extra}, 1, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, NULL, 3, (const Dataset *const[]){extra}, 1, &out, NULL), NMT_OK);
     check_mix("up 3, extra", out, NULL, 1, 9, 3, 5);
     const Dataset *first = out;
 
     /* a rebuild of other, smaller inputs (another epoch's segmentation):
      * the pairs of the previous mix are gone, nothing is left over */
     Dataset *train2 = make_corpus(2, 0, 4), *extra2 = make_corpus(2, 1, 2);
-    CHECK_EQ_INT(train_mix_build(m, train2, NULL, 2, (const Dataset *const[]){extra2}, 1, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train2, NULL, 2, (const Dataset *const[]){extra2}, 1, &out, NULL), NMT_OK);
     check_mix("rebuild smaller", out, NULL, 2, 4, 2, 2);
     CHECK(out == first, "the mix's dataset is reused (valid until the next build)");
     /* and larger again, without the extra corpus */
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 3, NULL, 0, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, NULL, 3, NULL, 0, &out, NULL), NMT_OK);
     check_mix("rebuild larger, no extra", out, NULL, 1, 9, 3, 0);
     /* a one-pair training corpus and a large upsample */
     Dataset *one = make_corpus(3, 0, 1);
     Dataset *extra3 = make_corpus(3, 1, 2);
-    CHECK_EQ_INT(train_mix_build(m, one, NULL, 1000, (const Dataset *const[]){extra3}, 1, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, one, NULL, 1000, (const Dataset *const[]){extra3}, 1, &out, NULL), NMT_OK);
     check_mix("one pair, up 1000", out, NULL, 3, 1, 1000, 2);
 
     dataset_free(one);
@@ -199,17 +209,17 @@ static void test_with_links(void) {
     const Dataset *out = NULL;
     const GuidedAlignments *out_align = NULL;
 
-    CHECK_EQ_INT(train_mix_build(m, train, g, 1, NULL, 0, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, g, 1, NULL, 0, &out, &out_align), NMT_OK);
     CHECK(out_align != NULL, "a mix with links hands them out");
     check_mix("links, up 1, no extra", out, out_align, 4, 10, 1, 0);
 
-    CHECK_EQ_INT(train_mix_build(m, train, g, 3, NULL, 0, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, g, 3, NULL, 0, &out, &out_align), NMT_OK);
     check_mix("links, up 3, no extra", out, out_align, 4, 10, 3, 0);
 
-    CHECK_EQ_INT(train_mix_build(m, train, g, 1, (const Dataset *const[]){extra}, 1, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, g, 1, (const Dataset *const[]){extra}, 1, &out, &out_align), NMT_OK);
     check_mix("links, up 1, extra", out, out_align, 4, 10, 1, 6);
 
-    CHECK_EQ_INT(train_mix_build(m, train, g, 3, (const Dataset *const[]){extra}, 1, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, g, 3, (const Dataset *const[]){extra}, 1, &out, &out_align), NMT_OK);
     check_mix("links, up 3, extra", out, out_align, 4, 10, 3, 6);
     /* the mix's links are a copy: the input's are as they were */
     int64_t total = 0;
@@ -221,9 +231,9 @@ static void test_with_links(void) {
     /* a rebuild with other inputs: smaller, then larger */
     Dataset *train2 = make_corpus(5, 0, 3), *extra2 = make_corpus(5, 1, 1);
     GuidedAlignments *g2 = make_links(5, 3);
-    CHECK_EQ_INT(train_mix_build(m, train2, g2, 2, (const Dataset *const[]){extra2}, 1, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train2, g2, 2, (const Dataset *const[]){extra2}, 1, &out, &out_align), NMT_OK);
     check_mix("links, rebuild smaller", out, out_align, 5, 3, 2, 1);
-    CHECK_EQ_INT(train_mix_build(m, train, g, 2, NULL, 0, &out, &out_align), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, g, 2, NULL, 0, &out, &out_align), NMT_OK);
     check_mix("links, rebuild larger", out, out_align, 4, 10, 2, 0);
 
     guided_alignments_free(g2);
@@ -245,7 +255,7 @@ static void test_several_extras(void) {
     enum { N_TRAIN = 4, N_X1 = 5, N_X2 = 3 };
     Dataset *train = make_corpus(4, 0, N_TRAIN), *x1 = make_corpus(4, 1, N_X1), *x2 = make_corpus(4, 2, N_X2);
     const Dataset *out = NULL;
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 2, (const Dataset *const[]){x1, x2}, 2, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, NULL, 2, (const Dataset *const[]){x1, x2}, 2, &out, NULL), NMT_OK);
     CHECK(out && out->n_pairs == 2 * N_TRAIN + N_X1 + N_X2, "two extras: %lld pairs, expected %d",
           out ? (long long)out->n_pairs : -1LL, 2 * N_TRAIN + N_X1 + N_X2);
     if (out && out->n_pairs == 2 * N_TRAIN + N_X1 + N_X2) {
@@ -256,7 +266,7 @@ static void test_several_extras(void) {
         CHECK(bad == 0, "two extras: %d pairs out of place (train x 2, then extra 1, then extra 2)", bad);
     }
     /* the second corpus alone, and in the other order */
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, (const Dataset *const[]){x2, x1}, 2, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, NULL, 1, (const Dataset *const[]){x2, x1}, 2, &out, NULL), NMT_OK);
     if (out && out->n_pairs == N_TRAIN + N_X1 + N_X2) {
         int bad = 0;
         for (int i = 0; i < N_X2; i++) bad += !same_pair(out, N_TRAIN + i, 4, 2, i);
@@ -265,7 +275,7 @@ static void test_several_extras(void) {
     } else {
         CHECK(0, "the list's order: %lld pairs", out ? (long long)out->n_pairs : -1LL);
     }
-    CHECK_EQ_INT(train_mix_build(m, train, NULL, 1, (const Dataset *const[]){x2}, 1, &out, NULL), NMT_OK);
+    CHECK_EQ_INT(build_plain(m, train, NULL, 1, (const Dataset *const[]){x2}, 1, &out, NULL), NMT_OK);
     CHECK(out && out->n_pairs == N_TRAIN + N_X2 && same_pair(out, N_TRAIN, 4, 2, 0),
           "a rebuild with one extra corpus holds its pairs only");
     dataset_free(train);
@@ -274,10 +284,143 @@ static void test_several_extras(void) {
     train_mix_free(m);
 }
 
+/* Which pair of corpus `corpus` (seed, n pairs) pair `at` of d is, by its
+ * line number and contents; -1 when none. */
+static int pair_of(const Dataset *d, int64_t at, int seed, int corpus, int n) {
+    for (int i = 0; i < n; i++)
+        if (d->line_no[at] == line_of(seed, corpus, i)) return same_pair(d, at, seed, corpus, i) ? i : -1;
+    return -1;
+}
+
+/* data.extra_weight: a corpus of n pairs and weight w gives each epoch
+ * floor(w) copies of every pair, then its share of a stream of shuffled
+ * rounds: floor(e f n) to floor((e+1) f n), so floor(f n) or ceil(f n)
+ * pairs an epoch, every pair once a round, the rounds in new orders; the
+ * same mix for the same (seed, epoch) whatever was built before, another
+ * with another seed; train_mix_max_pairs bounds every epoch. */
+static void test_weights(void) {
+    enum { N_TRAIN = 4, N_X = 10, EPOCHS = 12 };
+    Dataset *train = make_corpus(6, 0, N_TRAIN), *x = make_corpus(6, 1, N_X), *y = make_corpus(6, 2, 3);
+    const Dataset *extra[2] = {x, y};
+    double weight[2] = {0.3, 1};
+    TrainMixParts p = {train, NULL, 2, extra, weight, 2, 42};
+    TrainMix *m = NULL, *m2 = NULL;
+    CHECK_EQ_INT(train_mix_create(0, &m), NMT_OK);
+    CHECK_EQ_INT(train_mix_create(0, &m2), NMT_OK);
+    if (!m || !m2) return;
+    CHECK(train_mix_varies(&p), "a weight of 0.3 varies");
+    /* an epoch's share: floor((e+1) * 3) - floor(e * 3) = 3 for f n = 3 */
+    for (int e = 0; e < 5; e++) CHECK_EQ_INT(train_mix_share(N_X, 0.3, e), 3);
+    /* f n = 2.5: 2 or 3 an epoch, 10 in four epochs */
+    int64_t four = 0;
+    for (int e = 0; e < 4; e++) {
+        int64_t k = train_mix_share(10, 0.25, e);
+        CHECK(k == 2 || k == 3, "share of 0.25 x 10 in epoch %d: %lld", e, (long long)k);
+        four += k;
+    }
+    CHECK_EQ_INT(four, 10);
+    CHECK_EQ_INT(train_mix_share(7, 2, 5), 0);
+    CHECK_EQ_INT(train_mix_share(1, 0.001, 0), 0);
+    CHECK_EQ_INT(train_mix_share(1, 0.001, 999), 1); /* a one-pair corpus comes once in 1000 epochs */
+    int64_t max_pairs = train_mix_max_pairs(&p);
+    CHECK_EQ_INT(max_pairs, 2 * N_TRAIN + 3 + 3);
+
+    int count[N_X] = {0}, round0[N_X], round1[N_X], bad = 0;
+    int stream[EPOCHS * 3];
+    for (int e = 0; e < EPOCHS; e++) {
+        const Dataset *out = NULL;
+        CHECK_EQ_INT(train_mix_build(m, &p, e, &out, NULL), NMT_OK);
+        if (!out) break;
+        int64_t want = 2 * N_TRAIN + train_mix_share(N_X, 0.3, e) + 3;
+        CHECK(out->n_pairs == want && out->n_pairs <= max_pairs, "epoch %d: %lld pairs, expected %lld", e,
+              (long long)out->n_pairs, (long long)want);
+        if (out->n_pairs != want) continue;
+        for (int i = 0; i < 2 * N_TRAIN; i++) bad += !same_pair(out, i, 6, 0, i % N_TRAIN);
+        for (int i = 0; i < 3; i++) { /* the weight-1 corpus, whole, after the weighted one */
+            bad += !same_pair(out, want - 3 + i, 6, 2, i);
+        }
+        for (int i = 0; i < 3; i++) {
+            int which = pair_of(out, 2 * N_TRAIN + i, 6, 1, N_X);
+            if (which < 0) {
+                bad++;
+                continue;
+            }
+            stream[e * 3 + i] = which;
+            count[which]++;
+        }
+        /* built again, after another epoch, and by another mix: the same */
+        if (e == 5) {
+            const Dataset *again = NULL;
+            CHECK_EQ_INT(train_mix_build(m2, &p, 11, &again, NULL), NMT_OK);
+            CHECK_EQ_INT(train_mix_build(m2, &p, 5, &again, NULL), NMT_OK);
+            int same = again && again->n_pairs == out->n_pairs;
+            for (int64_t i = 0; same && i < out->n_pairs; i++) same = again->line_no[i] == out->line_no[i];
+            CHECK(same, "epoch 5 built anew by another mix is the same");
+        }
+    }
+    CHECK(bad == 0, "%d pairs out of place in the weighted epochs", bad);
+    /* 12 epochs x 3 = 36 stream positions: rounds 0-2 whole (every pair 3
+     * times), then 6 of round 3 */
+    int whole = 1;
+    for (int i = 0; i < N_X; i++) whole &= count[i] == 3 || count[i] == 4;
+    int fours = 0;
+    for (int i = 0; i < N_X; i++) fours += count[i] == 4;
+    CHECK(whole && fours == 6, "each pair 3 times in 3 rounds, 6 of them once more (%d)", fours);
+    /* each round holds every pair once, and rounds differ in order */
+    int in_round = 1, differs = 0;
+    for (int r = 0; r < 3; r++) {
+        int seen[N_X] = {0};
+        for (int i = 0; i < N_X; i++) seen[stream[r * N_X + i]]++;
+        for (int i = 0; i < N_X; i++) in_round &= seen[i] == 1;
+    }
+    for (int i = 0; i < N_X; i++) round0[i] = stream[i], round1[i] = stream[N_X + i];
+    for (int i = 0; i < N_X; i++) differs |= round0[i] != round1[i];
+    CHECK(in_round, "every round of the stream holds every pair once");
+    CHECK(differs, "rounds 0 and 1 come in different orders");
+    /* another seed: another order */
+    TrainMixParts q = p;
+    q.seed = 43;
+    const Dataset *out = NULL;
+    int other = 0;
+    for (int e = 0; e < 3; e++) {
+        CHECK_EQ_INT(train_mix_build(m, &q, e, &out, NULL), NMT_OK);
+        for (int i = 0; out && i < 3; i++) other |= pair_of(out, 2 * N_TRAIN + i, 6, 1, N_X) != stream[e * 3 + i];
+    }
+    CHECK(other, "seed 43 draws another order than seed 42");
+    /* weight 2.5: two whole copies in order, then the share of 0.5 */
+    weight[0] = 2.5;
+    CHECK_EQ_INT(train_mix_build(m, &p, 1, &out, NULL), NMT_OK);
+    int64_t want = 2 * N_TRAIN + 2 * N_X + 5 + 3;
+    CHECK(out && out->n_pairs == want, "weight 2.5: %lld pairs, expected %lld", out ? (long long)out->n_pairs : -1LL,
+          (long long)want);
+    if (out && out->n_pairs == want) {
+        int copies_bad = 0, seen[N_X] = {0};
+        for (int i = 0; i < 2 * N_X; i++) copies_bad += !same_pair(out, 2 * N_TRAIN + i, 6, 1, i % N_X);
+        for (int i = 0; i < 5; i++) {
+            int which = pair_of(out, 2 * N_TRAIN + 2 * N_X + i, 6, 1, N_X);
+            if (which >= 0) seen[which]++;
+            else copies_bad++;
+        }
+        for (int i = 0; i < N_X; i++) copies_bad += seen[i] > 1;
+        CHECK(copies_bad == 0, "weight 2.5: %d pairs out of place", copies_bad);
+    }
+    CHECK_EQ_INT(train_mix_max_pairs(&p), 2 * N_TRAIN + 2 * N_X + 5 + 3);
+    /* whole weights do not vary */
+    weight[0] = 3;
+    CHECK(!train_mix_varies(&p), "whole weights give every epoch the same pairs");
+    CHECK_EQ_INT(train_mix_max_pairs(&p), 2 * N_TRAIN + 3 * N_X + 3);
+    dataset_free(train);
+    dataset_free(x);
+    dataset_free(y);
+    train_mix_free(m);
+    train_mix_free(m2);
+}
+
 int main(void) {
     nmt_log_quiet(1);
     test_without_links();
     test_with_links();
     test_several_extras();
+    test_weights();
     return test_summary("test_train_mix");
 }

@@ -15,17 +15,19 @@
 struct Batcher {
     const Dataset *d; /* borrowed */
     BatchSpec spec;
-    int64_t n;          /* pairs */
+    int64_t n;          /* pairs of the dataset now */
+    int64_t cap_n;      /* most pairs of any dataset (the arrays' size) */
+    double pool;        /* pairs per sorting pool before the cap by n (the first dataset's) */
     int64_t pool_pairs; /* pairs per sorting pool (shuffle mode) */
     BatchLimits lim;
-    int min_src, min_tgt_cells; /* the first dataset's shortest source and target (cells) */
+    int min_src, min_tgt_cells; /* shortest source and target (cells) of any dataset */
 
     /* plan of epoch plan_epoch */
     int64_t plan_epoch;  /* -1: none built */
-    int64_t *order;      /* (n) pair indices, each batch a contiguous range */
-    int64_t *scratch;    /* (n) merge sort scratch */
-    int64_t *batch_start; /* (n + 1) range of batch k: [start[k], start[k+1]) */
-    int64_t *batch_order; /* (n) batch k of the epoch is batch_order[k] */
+    int64_t *order;      /* (cap_n) pair indices, each batch a contiguous range */
+    int64_t *scratch;    /* (cap_n) merge sort scratch */
+    int64_t *batch_start; /* (cap_n + 1) range of batch k: [start[k], start[k+1]) */
+    int64_t *batch_order; /* (cap_n) batch k of the epoch is batch_order[k] */
     int64_t n_batches;
 
     BatchPosition pos;
@@ -146,7 +148,26 @@ void batcher_free(Batcher *b) {
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+void batch_range_add(BatchRange *r, const Dataset *d) {
+    for (int64_t i = 0; i < d->n_pairs; i++) {
+        int s = dataset_src_len(d, i), t = dataset_tgt_len(d, i);
+        if (r->max_src == 0 || s < r->min_src) r->min_src = s; /* max_src 0: nothing added yet */
+        if (r->max_src == 0 || t < r->min_tgt) r->min_tgt = t;
+        if (s > r->max_src) r->max_src = s;
+        if (t > r->max_tgt) r->max_tgt = t;
+    }
+}
+
+/* pool_pairs of a dataset of n pairs */
+static int64_t pool_pairs_for(double pool, int64_t n) {
+    return pool >= (double)n ? n : (pool < 1 ? 1 : (int64_t)pool);
+}
+
 NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out) {
+    return batcher_create_ranged(d, spec, NULL, out);
+}
+
+NmtStatus batcher_create_ranged(const Dataset *d, const BatchSpec *spec, const BatchRange *range, Batcher **out) {
     *out = NULL;
     if (spec->batch_sentences < 0)
         return nmt_fail(NMT_ERR_CONFIG, "batch_sentences: must be >= 0 (got %d)", spec->batch_sentences);
@@ -171,16 +192,26 @@ NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out)
         cost_sum += (double)max64(s, t);
     }
 
+    int64_t cap_n = n;
+    if (range) { /* every later dataset's lengths too */
+        NMT_ASSERT(range->max_pairs >= n && range->min_src >= 1 && range->min_src <= min_s &&
+                   range->max_src >= max_s && range->min_tgt + 1 <= min_t && range->max_tgt + 1 >= max_t);
+        cap_n = range->max_pairs;
+        min_s = range->min_src, max_s = range->max_src;
+        min_t = range->min_tgt + 1, max_t = range->max_tgt + 1;
+    }
+
     Batcher *b = nmt_calloc(1, sizeof *b);
     if (!b) return nmt_fail_nomem("creating a batcher");
     b->d = d;
     b->spec = *spec;
     b->n = n;
+    b->cap_n = cap_n;
     b->plan_epoch = -1;
 
     /* limits: B*S <= tok and S >= min_s, so B <= tok / min_s (same for T) */
     int64_t tok = spec->batch_tokens, sent = spec->batch_sentences;
-    int64_t max_b = sent > 0 ? min64(sent, n) : n;
+    int64_t max_b = sent > 0 ? min64(sent, cap_n) : cap_n;
     if (tok > 0) max_b = min64(max_b, max64(1, tok / max64(min_s, min_t)));
     b->min_src = (int)min_s;
     b->min_tgt_cells = (int)min_t;
@@ -201,13 +232,13 @@ NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out)
         if (by_tokens < per_batch) per_batch = by_tokens;
     }
     if (per_batch < 1) per_batch = 1;
-    double pool = per_batch * BATCH_POOL_BATCHES;
-    b->pool_pairs = pool >= (double)n ? n : max64(1, (int64_t)pool);
+    b->pool = per_batch * BATCH_POOL_BATCHES;
+    b->pool_pairs = pool_pairs_for(b->pool, n);
 
-    b->order = nmt_malloc((size_t)n * sizeof *b->order);
-    b->scratch = nmt_malloc((size_t)n * sizeof *b->scratch);
-    b->batch_start = nmt_malloc((size_t)(n + 1) * sizeof *b->batch_start);
-    b->batch_order = nmt_malloc((size_t)n * sizeof *b->batch_order);
+    b->order = nmt_malloc((size_t)cap_n * sizeof *b->order);
+    b->scratch = nmt_malloc((size_t)cap_n * sizeof *b->scratch);
+    b->batch_start = nmt_malloc((size_t)(cap_n + 1) * sizeof *b->batch_start);
+    b->batch_order = nmt_malloc((size_t)cap_n * sizeof *b->batch_order);
     b->members = nmt_malloc((size_t)max_b * sizeof *b->members);
     b->batch.src = nmt_malloc((size_t)b->lim.max_src_cells * sizeof *b->batch.src);
     b->batch.src_len = nmt_malloc((size_t)max_b * sizeof *b->batch.src_len);
@@ -242,15 +273,15 @@ NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d, const GuidedAlignmen
     if (!b->align != !g)
         return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset %s alignments for one %s", g ? "with" : "without",
                         b->align ? "with" : "without");
-    if (d->n_pairs != b->n)
-        return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset of %lld pairs for one of %lld",
-                        (long long)d->n_pairs, (long long)b->n);
+    if (d->n_pairs < 1 || d->n_pairs > b->cap_n)
+        return nmt_fail(NMT_ERR_RUNTIME, "batcher: a new dataset of %lld pairs for a batcher of 1 to %lld",
+                        (long long)d->n_pairs, (long long)b->cap_n);
     for (int64_t i = 0; i < d->n_pairs; i++) {
         int s = dataset_src_len(d, i), t = pair_tgt_cells(d, i);
         if (s < b->min_src || s > b->lim.max_S || t < b->min_tgt_cells || t > b->lim.max_T)
             return nmt_fail(NMT_ERR_RUNTIME,
                             "batcher: pair %lld of the new dataset has lengths %d and %d, outside the "
-                            "first one's [%d, %d] and [%d, %d]",
+                            "batcher's [%d, %d] and [%d, %d]",
                             (long long)i, s, t - 1, b->min_src, b->lim.max_S, b->min_tgt_cells - 1,
                             b->lim.max_T - 1);
     }
@@ -260,6 +291,8 @@ NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d, const GuidedAlignmen
         b->align = g;
     }
     b->d = d;
+    b->n = d->n_pairs;
+    b->pool_pairs = pool_pairs_for(b->pool, b->n);
     b->plan_epoch = -1;
     plan_build(b, b->pos.epoch);
     return NMT_OK;

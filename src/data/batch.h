@@ -87,6 +87,22 @@ void batch_reverse_ids(int32_t *ids, int n);
 NmtStatus batcher_create(const Dataset *d, const BatchSpec *spec, Batcher **out);
 void batcher_free(Batcher *b); /* NULL is a no-op */
 
+/* What every dataset a batcher will be given (batcher_set_dataset) may
+ * hold: at most max_pairs pairs, source lengths in [min_src, max_src] and
+ * target lengths (without the EOS) in [min_tgt, max_tgt]. Start from
+ * {max_pairs} with the lengths 0 and widen the lengths by each corpus
+ * with batch_range_add. */
+typedef struct {
+    int64_t max_pairs;
+    int min_src, max_src, min_tgt, max_tgt;
+} BatchRange;
+void batch_range_add(BatchRange *r, const Dataset *d);
+
+/* batcher_create, sized (limits, memory) for every dataset of `range`
+ * (NULL: d's own), which must hold d. The plans' sorting pools are sized
+ * from d. */
+NmtStatus batcher_create_ranged(const Dataset *d, const BatchSpec *spec, const BatchRange *range, Batcher **out);
+
 /* Batches carry alignment rows (Batch.align) from now on: g's links of
  * the dataset's pairs (borrowed: it must outlive the batcher). Allocates
  * the rows (max T*B cells x max S floats). NMT_ERR_RUNTIME when g is not
@@ -95,12 +111,13 @@ void batcher_free(Batcher *b); /* NULL is a no-op */
 NmtStatus batcher_set_alignments(Batcher *b, const GuidedAlignments *g);
 
 /* Replaces the dataset from the current epoch on (subword sampling gives
- * every epoch its own segmentation of the same pairs) and rebuilds the
- * current epoch's plan from it; the position stays. `d` is borrowed like
- * the first. It must hold as many pairs as the first, each side's lengths
- * within the first dataset's shortest and longest of that side (so
- * batcher_limits still hold); otherwise NMT_ERR_RUNTIME and nothing
- * changes. g: the new dataset's alignments (borrowed like d), given
+ * every epoch its own segmentation of the same pairs, data.extra_weight
+ * its own share of a corpus) and rebuilds the current epoch's plan from
+ * it; the position stays. `d` is borrowed like the first. It must hold
+ * 1 to the first's pairs (or its range's max_pairs), each side's lengths
+ * within the first dataset's (or its range's) shortest and longest of
+ * that side (so batcher_limits still hold); otherwise NMT_ERR_RUNTIME and
+ * nothing changes. g: the new dataset's alignments (borrowed like d), given
  * exactly when the batcher has alignments (batcher_set_alignments), of as
  * many pairs, each link within its pair's lengths. Never allocates. */
 NmtStatus batcher_set_dataset(Batcher *b, const Dataset *d, const GuidedAlignments *g);

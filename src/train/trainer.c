@@ -48,6 +48,9 @@ typedef struct {
     SubwordSampler *extra_sampler[CFG_MAX_LIST]; /* ... of each data.extra_src corpus's pairs */
     TrainMix *mix; /* data.extra_src or data.train_upsample > 1: the corpora mixed, else NULL */
     TrainMix *epoch_mix; /* ... with subword sampling: each epoch's segmentations mixed */
+    bool mix_varies;     /* a data.extra_weight with a fraction: epochs hold different pairs
+                            (without subword sampling, `mix` is rebuilt for each epoch) */
+    double extra_weight[CFG_MAX_LIST]; /* data.extra_weight of each corpus */
     /* the pairs of epoch 0 at the best segmentation, which the batcher was
      * made from: data.train (with its links), or the mix of the corpora */
     const Dataset *train_set;
@@ -255,20 +258,48 @@ static void resume_weights(Trainer *tr, const Checkpoint *ck, const char *path) 
 }
 
 
-/* Subword sampling: the batcher takes `epoch`'s own segmentation of the
- * training pairs (before any batch of that epoch is planned or taken),
- * under guided alignment with its own token links.
+/* The corpora of the mix: `train` (with `train_align`) and `extra`, at
+ * the run's upsampling, weights and seed. */
+static TrainMixParts mix_parts(const Trainer *tr, const Dataset *train, const GuidedAlignments *train_align,
+                               const Dataset *const *extra) {
+    TrainMixParts p = {train, train_align, tr->cfg->data.train_upsample, extra, tr->extra_weight,
+                       tr->data.n_extra, (uint64_t)tr->cfg->train.seed};
+    return p;
+}
+
+/* Test hook: with NMT_TEST_EPOCH_LINES=FILE, each epoch's pairs as the
+ * batcher takes them are appended to FILE, a line "epoch,index,line" per
+ * pair (the line of its own corpus), so a test can see what an epoch's
+ * data.extra_weight share held. */
+static void test_record_epoch(int64_t epoch, const Dataset *d) {
+    const char *path = getenv("NMT_TEST_EPOCH_LINES");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (!f) return;
+    for (int64_t i = 0; i < d->n_pairs; i++)
+        fprintf(f, "%lld,%lld,%lld\n", (long long)epoch, (long long)i, (long long)d->line_no[i]);
+    fclose(f);
+}
+
+/* The batcher takes `epoch`'s own pairs (before any batch of that epoch is
+ * planned or taken): with subword sampling the epoch's segmentation of the
+ * training pairs, under guided alignment with its own token links; with
+ * a data.extra_weight that has a fraction, the epoch's share of those
+ * corpora (train_mix.h). Nothing to do without either.
  * NMT_STOPPED when a signal came during the draw (it does not wait for the
  * draw's end): the batcher's dataset is then unusable, so the caller stops
  * training at once. */
-static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
-    if (!tr->sampler) return NMT_OK;
-    const Dataset *d, *extra[CFG_MAX_LIST];
-    const GuidedAlignments *g = NULL;
-    SubwordEpochStats es, xs;
-    NmtStatus st = subword_sampler_epoch(tr->sampler, epoch, &d, &es);
-    if (!st && tr->guided) g = subword_sampler_alignments(tr->sampler);
-    for (int k = 0; !st && k < tr->data.n_extra; k++) {
+static NmtStatus use_epoch_pairs(Trainer *tr, int64_t epoch) {
+    if (!tr->sampler && !tr->mix_varies) return NMT_OK;
+    const Dataset *d = tr->data.train, *extra[CFG_MAX_LIST];
+    const GuidedAlignments *g = tr->guided ? tr->data.train_align : NULL;
+    for (int k = 0; k < tr->data.n_extra; k++) extra[k] = tr->data.extra[k];
+    SubwordEpochStats es = {0}, xs;
+    NmtStatus st = NMT_OK;
+    if (tr->sampler) {
+        st = subword_sampler_epoch(tr->sampler, epoch, &d, &es);
+        if (!st && tr->guided) g = subword_sampler_alignments(tr->sampler);
+    }
+    for (int k = 0; !st && tr->sampler && k < tr->data.n_extra; k++) {
         st = subword_sampler_epoch(tr->extra_sampler[k], epoch, &extra[k], &xs);
         if (!st) { /* the log line counts every corpus */
             es.src_tokens += xs.src_tokens, es.tgt_tokens += xs.tgt_tokens;
@@ -276,15 +307,18 @@ static NmtStatus use_epoch_segmentation(Trainer *tr, int64_t epoch) {
             es.kept_best += xs.kept_best, es.seconds += xs.seconds;
         }
     }
-    if (!st && tr->epoch_mix) {
-        st = train_mix_build(tr->epoch_mix, d, g, tr->cfg->data.train_upsample, extra, tr->data.n_extra, &d, &g);
+    TrainMix *mix = tr->sampler ? tr->epoch_mix : tr->mix;
+    if (!st && mix) {
+        TrainMixParts parts = mix_parts(tr, d, g, extra);
+        st = train_mix_build(mix, &parts, epoch, &d, &g);
         if (!st && g) { /* the links of the mix, copies included */
             es.links = g->offset[g->n_pairs];
             es.best_links = tr->train_set_align->offset[tr->train_set_align->n_pairs];
         }
     }
     if (!st) st = batcher_set_dataset(tr->train_batches, d, g);
-    if (!st && !tr->opt->quiet) {
+    if (!st) test_record_epoch(epoch, d);
+    if (!st && !tr->opt->quiet && tr->sampler) {
         const DataConfig *dc = &tr->cfg->data;
         nmt_log_info("train: epoch %lld: subword sampling (data.spm_sample_alpha %g, %s): %.3fx the source and "
                      "%.3fx the target tokens of the best segmentation, %lld sides kept it (a draw outside "
@@ -426,7 +460,7 @@ static NmtStatus resume(Trainer *tr) {
             tr->n_history = ck.n_history;
             rebase_best(tr, old_metric);
             BatchPosition pos = {tr->st.epoch, tr->st.batch_index};
-            st = use_epoch_segmentation(tr, pos.epoch);
+            st = use_epoch_pairs(tr, pos.epoch);
             if (!st) st = batcher_seek(tr->train_batches, pos);
         }
     }
@@ -818,19 +852,27 @@ static NmtStatus setup_guided_alignment(Trainer *tr) {
 }
 
 /* The pairs the batcher plans from (tr->train_set): data.train's, or with
- * data.extra_src or data.train_upsample above 1 the corpora's mix
- * (train_mix.h), which carries token links under guided alignment. */
-static NmtStatus mix_corpora(Trainer *tr) {
+ * data.extra_src or data.train_upsample above 1 the corpora's mix of epoch
+ * 0 (train_mix.h), which carries token links under guided alignment.
+ * With a data.extra_weight that has a fraction, *range (else untouched)
+ * gets what every epoch's mix may hold, for the batcher. */
+static NmtStatus mix_corpora(Trainer *tr, BatchRange *range) {
     const DataConfig *dc = &tr->cfg->data;
     bool links = tr->data.train_align && tr->cfg->train.guided_alignment_weight > 0; /* setup_guided_alignment's */
     tr->train_set = tr->data.train;
     tr->train_set_align = links ? tr->data.train_align : NULL;
     if (!tr->data.n_extra && dc->train_upsample == 1) return NMT_OK;
+    for (int k = 0; k < tr->data.n_extra; k++) tr->extra_weight[k] = config_extra_weight(tr->cfg, k);
+    TrainMixParts parts = mix_parts(tr, tr->data.train, tr->train_set_align, (const Dataset *const *)tr->data.extra);
+    tr->mix_varies = train_mix_varies(&parts);
+    if (tr->mix_varies) {
+        BatchRange r = {train_mix_max_pairs(&parts), 0, 0, 0, 0};
+        batch_range_add(&r, tr->data.train);
+        for (int k = 0; k < tr->data.n_extra; k++) batch_range_add(&r, tr->data.extra[k]);
+        *range = r;
+    }
     NmtStatus st = train_mix_create(links, &tr->mix);
-    if (!st)
-        st = train_mix_build(tr->mix, tr->data.train, tr->train_set_align, dc->train_upsample,
-                             (const Dataset *const *)tr->data.extra, tr->data.n_extra,
-                             &tr->train_set, &tr->train_set_align);
+    if (!st) st = train_mix_build(tr->mix, &parts, 0, &tr->train_set, &tr->train_set_align);
     if (!st && !tr->opt->quiet) {
         char extra[2048] = "";
         for (int k = 0; k < tr->data.n_extra; k++) {
@@ -842,6 +884,14 @@ static NmtStatus mix_corpora(Trainer *tr) {
                      k + 1 == tr->data.n_extra ? " and " : ", ", (long long)tr->data.extra[k]->n_pairs, which,
                      tag && tag[0] ? tag : "untagged");
             nmt_free(tag);
+            double w = tr->extra_weight[k];
+            int64_t n = tr->data.extra[k]->n_pairs, whole = (int64_t)floor(w) * n;
+            at = strlen(extra);
+            if (w != floor(w)) /* epoch 0's share; a later epoch's differs by at most one pair */
+                snprintf(extra + at, sizeof extra - at, " x %g (data.extra_weight: %lld, a new share every epoch)",
+                         w, (long long)(whole + train_mix_share(n, w, 0)));
+            else if (w != 1)
+                snprintf(extra + at, sizeof extra - at, " x %g (data.extra_weight)", w);
         }
         char times[64] = "";
         if (dc->train_upsample > 1) snprintf(times, sizeof times, " x %d (data.train_upsample)", dc->train_upsample);
@@ -900,8 +950,9 @@ static NmtStatus setup(Trainer *tr) {
                             &tr->be);
     if (st) return st;
     BatchSpec spec = {tc->batch_sentences, tc->batch_tokens, (uint64_t)tc->seed, 1, cfg->model.right_to_left};
-    st = mix_corpora(tr);
-    if (!st) st = batcher_create(tr->train_set, &spec, &tr->train_batches);
+    BatchRange range;
+    st = mix_corpora(tr, &range);
+    if (!st) st = batcher_create_ranged(tr->train_set, &spec, tr->mix_varies ? &range : NULL, &tr->train_batches);
     if (st) return st;
     BatchLimits lim = batcher_limits(tr->train_batches);
     ModelLimits ml = {lim.max_B, lim.max_S, lim.max_T, 0, 0, 0, 0};
@@ -980,7 +1031,7 @@ static NmtStatus setup(Trainer *tr) {
         st = resume(tr);
         if (st) return st;
     } else {
-        st = use_epoch_segmentation(tr, 0);
+        st = use_epoch_pairs(tr, 0);
         if (st) return st;
     }
     /* the batch before the resume point: at a batch index of 0, the last of the epoch before */
@@ -1157,7 +1208,7 @@ static NmtStatus train_loop(Trainer *tr) {
                 stepped_since_save = false;
             }
             if (!stop && !stop_signal && tr->st.epoch < tc->epochs) {
-                st = use_epoch_segmentation(tr, tr->st.epoch);
+                st = use_epoch_pairs(tr, tr->st.epoch);
                 if (st == NMT_STOPPED && stop_signal) {
                     nmt_error_clear(); /* saved below at the epoch's start, drawn again at --resume */
                     break;
