@@ -83,9 +83,11 @@ int64_t train_mix_share(int64_t n, double w, int64_t epoch) {
     return stream_at(n, w, epoch + 1) - stream_at(n, w, epoch);
 }
 
+int train_mix_weight_varies(double w) { return fraction_units(w) > 0; }
+
 int train_mix_varies(const TrainMixParts *p) {
     for (int k = 0; k < p->n_extra; k++)
-        if (fraction_units(p->extra_weight[k]) > 0) return 1;
+        if (train_mix_weight_varies(p->extra_weight[k])) return 1;
     return 0;
 }
 

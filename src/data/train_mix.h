@@ -44,7 +44,10 @@ typedef struct {
 NmtStatus train_mix_create(int with_align, TrainMix **out);
 void train_mix_free(TrainMix *m); /* NULL is a no-op */
 
-/* 1 when some weight has a fraction, so that epochs hold different pairs. */
+/* 1 when weight w has a fraction (to 9 decimals), so that the corpus's
+ * share differs from epoch to epoch; train_mix_varies: when some extra
+ * corpus's weight has one. */
+int train_mix_weight_varies(double w);
 int train_mix_varies(const TrainMixParts *p);
 
 /* The most pairs an epoch's mix holds. */

@@ -887,7 +887,7 @@ static NmtStatus mix_corpora(Trainer *tr, BatchRange *range) {
             double w = tr->extra_weight[k];
             int64_t n = tr->data.extra[k]->n_pairs, whole = (int64_t)floor(w) * n;
             at = strlen(extra);
-            if (w != floor(w)) /* epoch 0's share; a later epoch's differs by at most one pair */
+            if (train_mix_weight_varies(w)) /* epoch 0's share; a later epoch's differs by at most one pair */
                 snprintf(extra + at, sizeof extra - at, " x %g (data.extra_weight: %lld, a new share every epoch)",
                          w, (long long)(whole + train_mix_share(n, w, 0)));
             else if (w != 1)
