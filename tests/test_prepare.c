@@ -832,6 +832,147 @@ static void test_dataset_round_trip(void) {
     dataset_free(NULL);
 }
 
+/* ---- encoding on several threads ----------------------------------- */
+
+/* A corpus of n pairs over more than one encoding chunk (16384 pairs),
+ * with every kind of pair encode_corpus tells apart: line i has
+ * (i % 9) + 1 words; every 97th source is blank, every 89th target white
+ * space; every 101st source has 60 words (over max_len 50); every 103rd
+ * source is "\x01" (no SentencePiece id: empty; one word: too long beside
+ * its 60-word target). */
+static void write_chunked_corpus(const char *dir, int n) {
+    char src_path[1024], tgt_path[1024];
+    snprintf(src_path, sizeof src_path, "%s/many.src", dir);
+    snprintf(tgt_path, sizeof tgt_path, "%s/many.tgt", dir);
+    FILE *s = fopen(src_path, "w"), *t = fopen(tgt_path, "w");
+    for (int i = 0; i < n; i++) {
+        int words = (i % 9) + 1, tgt_words = i % 103 == 7 ? 60 : words;
+        if (i % 103 == 7) fputc('\x01', s);
+        else if (i % 97 != 3)
+            for (int w = 0; w < (i % 101 == 5 ? 60 : words); w++) fprintf(s, "%sw%d", w ? " " : "", (i * 7 + w) % 41);
+        if (i % 89 == 4) fputs(" \t", t);
+        else
+            for (int w = 0; w < tgt_words; w++) fprintf(t, "%sv%d", w ? " " : "", (i * 3 + w) % 37);
+        fputc('\n', s);
+        fputc('\n', t);
+    }
+    fclose(s);
+    fclose(t);
+}
+
+/* The cache of a corpus spanning three chunks is the same whatever the
+ * thread count (train.threads 1, 2, 3, 8), for both tokenizers and for an
+ * extra corpus with a tag: every pair, every id, the same statistics; and
+ * a corpus whose sides differ in length fails with the same message. An
+ * allocation failure on a worker is encoded again in order: the cache is
+ * the same, or the failure is reported (never a different dataset). */
+static void test_threads(void) {
+    const char *dir = test_tmpdir();
+    enum { N = 40000 };
+    write_chunked_corpus(dir, N);
+    write_corpus(dir, "valid", 20);
+    const char *kinds[] = {", \"tokenizer\": \"word\"", ", \"tokenizer\": \"spm\", \"spm_vocab_size\": 40"};
+    const int threads[] = {1, 2, 3, 8};
+    for (int k = 0; k < 2; k++) {
+        Dataset *first = NULL, *first_extra = NULL;
+        char *first_summary = NULL;
+        for (int t = 0; t < 4; t++) {
+            char extra[512], cache[64];
+            snprintf(extra, sizeof extra, "%s, \"extra_src\": \"many.src\", \"extra_tgt\": \"many.tgt\", "
+                                          "\"extra_tag\": \"<T>\"}, \"train\": {\"threads\": %d",
+                     kinds[k], threads[t]);
+            snprintf(cache, sizeof cache, "many-cache-%d-%d", k, t);
+            Config cfg;
+            PreparedData p;
+            CHECK_EQ_INT(load_cfg_files(dir, "many.src", "many.tgt", cache, extra, &cfg), NMT_OK);
+            NmtStatus st = prepare_data(&cfg, 0, &p);
+            CHECK(st == NMT_OK, "kind %d, %d threads: %s", k, threads[t], nmt_error_message());
+            if (st) {
+                config_free(&cfg);
+                continue;
+            }
+            CHECK_EQ_INT(p.train_stats.pairs_read, N);
+            CHECK(p.train_stats.kept > N * 9 / 10 && p.train_stats.skipped_empty > 500 &&
+                      p.train_stats.skipped_too_long > 300,
+                  "kind %d: kept %lld, empty %lld, too long %lld", k, (long long)p.train_stats.kept,
+                  (long long)p.train_stats.skipped_empty, (long long)p.train_stats.skipped_too_long);
+            if (!first) {
+                first = copy_dataset(p.train);
+                first_extra = copy_dataset(p.extra[0]);
+                first_summary = nmt_strdup(p.summary);
+            } else {
+                CHECK(same_dataset(first, p.train), "kind %d: %d threads encode another dataset than 1", k,
+                      threads[t]);
+                CHECK(same_dataset(first_extra, p.extra[0]), "kind %d: %d threads encode another extra dataset", k,
+                      threads[t]);
+                CHECK(first_summary && !strcmp(first_summary, p.summary), "kind %d, %d threads: summary %s, not %s",
+                      k, threads[t], p.summary, first_summary);
+            }
+            prepared_data_free(&p);
+            config_free(&cfg);
+        }
+        dataset_free(first);
+        dataset_free(first_extra);
+        nmt_free(first_summary);
+    }
+    /* sides of different lengths: the message names both counts, on any count */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/few.tgt", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 20000; i++) fputs("v1 v2\n", f);
+    fclose(f);
+    char *messages[2] = {NULL, NULL};
+    for (int t = 0; t < 2; t++) {
+        char extra[128];
+        snprintf(extra, sizeof extra, ", \"tokenizer\": \"word\"}, \"train\": {\"threads\": %d", t ? 3 : 1);
+        Config cfg;
+        PreparedData p;
+        CHECK_EQ_INT(load_cfg_files(dir, "many.src", "few.tgt", t ? "few-cache-3" : "few-cache-1", extra, &cfg),
+                     NMT_OK);
+        CHECK_EQ_INT(prepare_data(&cfg, 0, &p), NMT_ERR_FORMAT);
+        messages[t] = nmt_strdup(nmt_error_message());
+        config_free(&cfg);
+    }
+    CHECK_CONTAINS(messages[0], "has 20000 lines");
+    CHECK(messages[0] && messages[1] && !strcmp(messages[0], messages[1]), "1 thread: %s; 3 threads: %s",
+          messages[0], messages[1]);
+    nmt_free(messages[0]);
+    nmt_free(messages[1]);
+    /* allocation failures, one thread (the worker is this thread): the
+     * n-th allocation of a small prepare fails, for n from 1 until one
+     * run meets no failure */
+    write_corpus(dir, "small", 60);
+    Dataset *want = NULL;
+    int failed_runs = 0, other = 0, n;
+    for (n = 0; n < 20000; n++) {
+        char cache[64];
+        snprintf(cache, sizeof cache, "nomem-%d", n);
+        Config cfg;
+        PreparedData p;
+        NMT_ASSERT(load_cfg_files(dir, "small.src", "small.tgt", cache,
+                                  ", \"tokenizer\": \"word\"}, \"train\": {\"threads\": 1", &cfg) == NMT_OK);
+        long before = nmt_alloc_failures();
+        nmt_alloc_fail_at(n);
+        NmtStatus st = prepare_data(&cfg, 0, &p);
+        nmt_alloc_fail_at(0);
+        int hit = nmt_alloc_failures() != before;
+        if (st == NMT_OK) {
+            if (!want) want = copy_dataset(p.train);
+            else other += !same_dataset(want, p.train);
+            prepared_data_free(&p);
+        } else {
+            failed_runs++;
+            other += st != NMT_ERR_NOMEM;
+        }
+        config_free(&cfg);
+        if (n > 0 && !hit) break;
+    }
+    CHECK(want != NULL && n < 20000, "a run without an allocation failure (%d tried)", n);
+    CHECK(failed_runs > 0, "some allocation failures are reported");
+    CHECK(other == 0, "%d runs with an allocation failure gave another dataset or error than NMT_ERR_NOMEM", other);
+    dataset_free(want);
+}
+
 int main(void) {
     nmt_log_quiet(1);
     test_dataset_round_trip();
@@ -842,5 +983,6 @@ int main(void) {
     test_long_lines();
     test_junk_blob();
     test_extra_corpus();
+    test_threads();
     return test_summary("test_prepare");
 }

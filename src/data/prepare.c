@@ -3,6 +3,7 @@
 #include "data/prepare.h"
 
 #include <errno.h>
+#include <omp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,31 +470,79 @@ static NmtStatus align_pair(AlignReader *ar, const char *src, size_t src_len, in
     return st ? st : guided_alignments_add(ar->out, ar->links, n_links);
 }
 
-/* Encodes a parallel corpus into a new dataset. max_len <= 0: no length
- * filter. Empty pairs and over-long pairs are skipped and counted. A pair
- * whose word count already exceeds max_len (tokenizer_min_ids) is counted
- * as too long without being encoded: encoding a line of millions of words
- * takes seconds and gigabytes only to drop it. align_path (NULL: none):
- * the pairs' word alignments, whose token links of the kept pairs go to
- * *align_out. c->src_prefix (data.extra_tag, NULL: none) goes before every
- * source line but a blank one (an empty pair stays empty). */
-static NmtStatus encode_corpus(const TrainCorpus *c, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
-                               int max_len, const char *align_path, CorpusStats *stats, Dataset **out,
-                               GuidedAlignments **align_out) {
-    const char *src_path = c->src_path, *tgt_path = c->tgt_path;
-    NMT_ASSERT(!(align_path && c->src_prefix)); /* the alignment's words are the lines' own */
+/* What becomes of a pair that is not blank. */
+typedef enum { PAIR_KEEP, PAIR_EMPTY, PAIR_TOO_LONG } PairFate;
+
+/* A pair's ids, in buffers grown as needed (encode_pair). */
+typedef struct {
+    int32_t *src, *tgt;
+    int n_src, n_tgt, src_cap, tgt_cap;
+} PairIds;
+
+static void pair_ids_free(PairIds *p) {
+    nmt_free(p->src);
+    nmt_free(p->tgt);
+    memset(p, 0, sizeof *p);
+}
+
+/* The fate of a pair that is not blank (its source with its prefix), and
+ * for PAIR_KEEP its ids in *ids. A pair whose word count already exceeds
+ * max_len (tokenizer_min_ids; max_len <= 0: no length filter) is too long
+ * without being encoded, unless a side of it could encode to nothing. */
+static NmtStatus encode_one(AlignReader *ar, const Tokenizer *src_tok, const Tokenizer *tgt_tok, int max_len,
+                            const char *src, size_t src_len, const char *tgt, size_t tgt_len, PairIds *ids,
+                            PairFate *fate) {
+    ids->n_src = ids->n_tgt = 0;
+    NmtStatus st;
+    if (max_len > 0) {
+        /* The skip is the same as after encoding: a side whose bound
+         * exceeds max_len is not empty, so the pair is too long unless
+         * the other side encodes to nothing (only a side with a bound
+         * of 0 can). */
+        int min_src = side_min_ids(tokenizer_min_ids(src_tok, src, src_len, max_len + 1), src_len,
+                                   tokenizer_bytes_cap(src_tok, max_len), max_len);
+        int min_tgt = side_min_ids(tokenizer_min_ids(tgt_tok, tgt, tgt_len, max_len + 1), tgt_len,
+                                   tokenizer_bytes_cap(tgt_tok, max_len), max_len);
+        if (min_src > max_len || min_tgt > max_len) {
+            st = NMT_OK;
+            if (min_src == 0)
+                st = tokenizer_encode_buf(src_tok, src, src_len, &ids->src, &ids->n_src, &ids->src_cap);
+            else if (min_tgt == 0)
+                st = tokenizer_encode_buf(tgt_tok, tgt, tgt_len, &ids->tgt, &ids->n_tgt, &ids->tgt_cap);
+            if (st) return st;
+            *fate = (min_src == 0 && ids->n_src == 0) || (min_tgt == 0 && ids->n_tgt == 0) ? PAIR_EMPTY
+                                                                                        : PAIR_TOO_LONG;
+            return NMT_OK;
+        }
+    }
+    st = encode_pair(ar, src_tok, src, src_len, tgt_tok, tgt, tgt_len, &ids->src, &ids->n_src, &ids->src_cap,
+                     &ids->tgt, &ids->n_tgt, &ids->tgt_cap);
+    if (st) return st;
+    if (ids->n_src == 0 || ids->n_tgt == 0) *fate = PAIR_EMPTY;
+    else if (max_len > 0 && (ids->n_src > max_len || ids->n_tgt > max_len)) *fate = PAIR_TOO_LONG;
+    else *fate = PAIR_KEEP;
+    return NMT_OK;
+}
+
+/* Counts a pair's fate; keeps it in d when PAIR_KEEP. */
+static NmtStatus take_pair(PairFate fate, const int32_t *src, int n_src, const int32_t *tgt, int n_tgt,
+                           int64_t line_no, CorpusStats *stats, Dataset *d) {
+    if (fate == PAIR_EMPTY) stats->skipped_empty++;
+    if (fate == PAIR_TOO_LONG) stats->skipped_too_long++;
+    if (fate != PAIR_KEEP) return NMT_OK;
+    NmtStatus st = dataset_add(d, src, n_src, tgt, n_tgt, line_no);
+    if (!st) stats->kept++;
+    return st;
+}
+
+/* The pairs of `reader` one by one into d, with their alignments (ar). */
+static NmtStatus encode_in_order(ParallelReader *reader, const TrainCorpus *c, const Tokenizer *src_tok,
+                                 const Tokenizer *tgt_tok, int max_len, AlignReader *ar, CorpusStats *stats,
+                                 Dataset *d) {
     char *prefixed = NULL;
     size_t prefixed_cap = 0;
-    *out = NULL;
-    ParallelReader *reader = NULL;
-    Dataset *d = NULL;
-    int32_t *src_ids = NULL, *tgt_ids = NULL;
-    int src_cap = 0, tgt_cap = 0;
-    AlignReader ar = {align_path, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL};
-    NmtStatus st = parallel_reader_open(src_path, tgt_path, &reader);
-    if (!st) st = dataset_create(&d);
-    if (!st && align_path) st = line_reader_open(align_path, &ar.reader);
-    if (!st && align_path) st = guided_alignments_create(&ar.out);
+    PairIds ids = {0};
+    NmtStatus st = NMT_OK;
     while (!st) {
         const char *src, *tgt;
         size_t src_len, tgt_len;
@@ -501,8 +550,9 @@ static NmtStatus encode_corpus(const TrainCorpus *c, const Tokenizer *src_tok, c
         st = parallel_reader_next(reader, &src, &src_len, &tgt, &tgt_len, &got);
         if (st || !got) break;
         stats->pairs_read++;
-        if (ar.reader) {
-            st = align_next_line(&ar, src, src_len, tgt, tgt_len, parallel_reader_line_no(reader));
+        int64_t line_no = parallel_reader_line_no(reader);
+        if (ar->reader) {
+            st = align_next_line(ar, src, src_len, tgt, tgt_len, line_no);
             if (st) break;
         }
         if (corpus_line_is_blank(src, src_len) || corpus_line_is_blank(tgt, tgt_len)) {
@@ -511,50 +561,212 @@ static NmtStatus encode_corpus(const TrainCorpus *c, const Tokenizer *src_tok, c
         }
         st = with_prefix(c->src_prefix, src, src_len, &prefixed, &prefixed_cap, &src, &src_len);
         if (st) break;
-        int n_src = 0, n_tgt = 0;
-        if (max_len > 0) {
-            /* The skip is the same as after encoding: a side whose bound
-             * exceeds max_len is not empty, so the pair is too long unless
-             * the other side encodes to nothing (only a side with a bound
-             * of 0 can). */
-            int min_src = side_min_ids(tokenizer_min_ids(src_tok, src, src_len, max_len + 1), src_len,
-                                       tokenizer_bytes_cap(src_tok, max_len), max_len);
-            int min_tgt = side_min_ids(tokenizer_min_ids(tgt_tok, tgt, tgt_len, max_len + 1), tgt_len,
-                                       tokenizer_bytes_cap(tgt_tok, max_len), max_len);
-            if (min_src > max_len || min_tgt > max_len) {
-                if (min_src == 0)
-                    st = tokenizer_encode_buf(src_tok, src, src_len, &src_ids, &n_src, &src_cap);
-                else if (min_tgt == 0)
-                    st = tokenizer_encode_buf(tgt_tok, tgt, tgt_len, &tgt_ids, &n_tgt, &tgt_cap);
-                if (st) {
-                    nmt_error_prefix("%s:%lld", src_path, (long long)parallel_reader_line_no(reader));
-                    break;
-                }
-                if ((min_src == 0 && n_src == 0) || (min_tgt == 0 && n_tgt == 0))
-                    stats->skipped_empty++;
-                else
-                    stats->skipped_too_long++;
-                continue;
-            }
-        }
-        st = encode_pair(&ar, src_tok, src, src_len, tgt_tok, tgt, tgt_len, &src_ids, &n_src, &src_cap, &tgt_ids,
-                         &n_tgt, &tgt_cap);
+        PairFate fate;
+        st = encode_one(ar, src_tok, tgt_tok, max_len, src, src_len, tgt, tgt_len, &ids, &fate);
         if (st) {
-            nmt_error_prefix("%s:%lld", src_path, (long long)parallel_reader_line_no(reader));
+            nmt_error_prefix("%s:%lld", c->src_path, (long long)line_no);
             break;
         }
-        if (n_src == 0 || n_tgt == 0) {
-            stats->skipped_empty++;
-            continue;
-        }
-        if (max_len > 0 && (n_src > max_len || n_tgt > max_len)) {
-            stats->skipped_too_long++;
-            continue;
-        }
-        if (ar.reader) st = align_pair(&ar, src, src_len, n_src, tgt, tgt_len, n_tgt);
-        if (!st) st = dataset_add(d, src_ids, n_src, tgt_ids, n_tgt, parallel_reader_line_no(reader));
-        if (!st) stats->kept++;
+        if (fate == PAIR_KEEP && ar->reader) st = align_pair(ar, src, src_len, ids.n_src, tgt, tgt_len, ids.n_tgt);
+        if (!st) st = take_pair(fate, ids.src, ids.n_src, ids.tgt, ids.n_tgt, line_no, stats, d);
     }
+    pair_ids_free(&ids);
+    nmt_free(prefixed);
+    return st;
+}
+
+/* ---- encoding in parallel ---------------------------------------------- */
+
+/* Pairs read and encoded at a time by encode_in_chunks. */
+enum { ENCODE_CHUNK_PAIRS = 16384 };
+
+/* A chunk of pairs as read (their texts one after the other, the sources
+ * with their prefix) and what encoding made of them; the kept pairs' ids
+ * are in the arena of the thread that encoded them. */
+typedef struct {
+    int n;
+    char *text; /* (text_len) */
+    size_t text_len, text_cap;
+    size_t src_at[ENCODE_CHUNK_PAIRS], src_len[ENCODE_CHUNK_PAIRS];
+    size_t tgt_at[ENCODE_CHUNK_PAIRS], tgt_len[ENCODE_CHUNK_PAIRS];
+    int64_t line_no[ENCODE_CHUNK_PAIRS];
+    signed char blank[ENCODE_CHUNK_PAIRS];
+    signed char fate[ENCODE_CHUNK_PAIRS]; /* PairFate; -1: encoding failed (encoded again in order) */
+    int owner[ENCODE_CHUNK_PAIRS];        /* the thread whose arena holds a kept pair's ids */
+    int64_t ids_at[ENCODE_CHUNK_PAIRS];   /* its source ids there, its target ids right after them */
+    int n_src[ENCODE_CHUNK_PAIRS], n_tgt[ENCODE_CHUNK_PAIRS];
+} EncodeChunk;
+
+typedef struct {
+    int32_t *ids;
+    int64_t len, cap;
+} IdArena;
+
+/* Appends the pair's text to the chunk. */
+static NmtStatus chunk_add_text(EncodeChunk *ch, const char *text, size_t len, size_t *at) {
+    if (ch->text_len + len > ch->text_cap) {
+        size_t cap = ch->text_cap ? ch->text_cap : 1 << 20;
+        while (cap < ch->text_len + len) cap *= 2;
+        char *t = nmt_realloc(ch->text, cap);
+        if (!t) return nmt_fail_nomem("reading a training corpus");
+        ch->text = t, ch->text_cap = cap;
+    }
+    memcpy(ch->text + ch->text_len, text, len);
+    *at = ch->text_len;
+    ch->text_len += len;
+    return NMT_OK;
+}
+
+/* Reads up to ENCODE_CHUNK_PAIRS pairs (ch->n of them; 0 at the end). */
+static NmtStatus chunk_read(EncodeChunk *ch, ParallelReader *reader, const char *prefix, CorpusStats *stats) {
+    ch->n = 0;
+    ch->text_len = 0;
+    size_t plen = prefix ? strlen(prefix) : 0;
+    NmtStatus st = NMT_OK;
+    while (!st && ch->n < ENCODE_CHUNK_PAIRS) {
+        const char *src, *tgt;
+        size_t src_len, tgt_len, at;
+        int got = 0;
+        st = parallel_reader_next(reader, &src, &src_len, &tgt, &tgt_len, &got);
+        if (st || !got) break;
+        stats->pairs_read++;
+        int i = ch->n++;
+        ch->line_no[i] = parallel_reader_line_no(reader);
+        ch->blank[i] = corpus_line_is_blank(src, src_len) || corpus_line_is_blank(tgt, tgt_len);
+        if (ch->blank[i]) continue;
+        ch->src_len[i] = plen + src_len;
+        ch->tgt_len[i] = tgt_len;
+        st = chunk_add_text(ch, prefix ? prefix : "", plen, &ch->src_at[i]);
+        if (!st) st = chunk_add_text(ch, src, src_len, &at);
+        if (!st) st = chunk_add_text(ch, tgt, tgt_len, &ch->tgt_at[i]);
+        if (st) ch->n--; /* not taken */
+    }
+    return st;
+}
+
+/* The pairs of a chunk encoded on `threads` threads: each pair's fate, and
+ * a kept pair's ids in its thread's arena. A pair whose encoding failed
+ * (the message is that thread's) is marked -1 and encoded again in order. */
+static void chunk_encode(EncodeChunk *ch, const Tokenizer *src_tok, const Tokenizer *tgt_tok, int max_len,
+                         IdArena *arena, int threads) {
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num();
+        IdArena *a = &arena[t];
+        PairIds ids = {0};
+        AlignReader none = {0}; /* no alignments: encode_pair encodes the ids alone */
+#pragma omp for schedule(dynamic, 64)
+        for (int i = 0; i < ch->n; i++) {
+            if (ch->blank[i]) continue;
+            PairFate fate;
+            const char *src = ch->text + ch->src_at[i], *tgt = ch->text + ch->tgt_at[i];
+            if (encode_one(&none, src_tok, tgt_tok, max_len, src, ch->src_len[i], tgt, ch->tgt_len[i], &ids,
+                           &fate)) {
+                ch->fate[i] = -1;
+                continue;
+            }
+            ch->fate[i] = (signed char)fate;
+            if (fate != PAIR_KEEP) continue;
+            int64_t need = a->len + ids.n_src + ids.n_tgt;
+            if (need > a->cap) {
+                int64_t cap = a->cap ? a->cap : 1 << 16;
+                while (cap < need) cap *= 2;
+                int32_t *grown = nmt_realloc(a->ids, (size_t)cap * sizeof *grown);
+                if (!grown) {
+                    ch->fate[i] = -1;
+                    continue;
+                }
+                a->ids = grown, a->cap = cap;
+            }
+            ch->owner[i] = t;
+            ch->ids_at[i] = a->len;
+            ch->n_src[i] = ids.n_src;
+            ch->n_tgt[i] = ids.n_tgt;
+            memcpy(a->ids + a->len, ids.src, (size_t)ids.n_src * sizeof *ids.src);
+            memcpy(a->ids + a->len + ids.n_src, ids.tgt, (size_t)ids.n_tgt * sizeof *ids.tgt);
+            a->len = need;
+        }
+        pair_ids_free(&ids);
+    }
+}
+
+/* The pairs of `reader` into d as encode_in_order puts them there (the
+ * same dataset, statistics and first error), encoded ENCODE_CHUNK_PAIRS at
+ * a time on `threads` threads (no alignments). */
+static NmtStatus encode_in_chunks(ParallelReader *reader, const TrainCorpus *c, const Tokenizer *src_tok,
+                                  const Tokenizer *tgt_tok, int max_len, int threads, CorpusStats *stats,
+                                  Dataset *d) {
+    EncodeChunk *ch = nmt_calloc(1, sizeof *ch);
+    IdArena *arena = nmt_calloc((size_t)threads, sizeof *arena);
+    NmtStatus st = ch && arena ? NMT_OK : nmt_fail_nomem("encoding a training corpus");
+    PairIds again = {0};
+    AlignReader none = {0};
+    char *read_error = NULL; /* the reader's message, reported after the pairs read before it */
+    NmtStatus read_st = NMT_OK;
+    while (!st && !read_st) {
+        read_st = chunk_read(ch, reader, c->src_prefix, stats);
+        if (read_st) {
+            read_error = nmt_strdup(nmt_error_message());
+            if (!read_error) st = nmt_fail_nomem("reading a training corpus");
+        }
+        if (st || !ch->n) break;
+        for (int t = 0; t < threads; t++) arena[t].len = 0;
+        chunk_encode(ch, src_tok, tgt_tok, max_len, arena, threads);
+        for (int i = 0; !st && i < ch->n; i++) {
+            if (ch->blank[i]) {
+                stats->skipped_empty++;
+                continue;
+            }
+            if (ch->fate[i] >= 0) {
+                const int32_t *ids = arena[ch->owner[i]].ids + ch->ids_at[i];
+                st = take_pair((PairFate)ch->fate[i], ids, ch->n_src[i], ids + ch->n_src[i], ch->n_tgt[i],
+                               ch->line_no[i], stats, d);
+                continue;
+            }
+            PairFate fate; /* failed on a worker: again here, for this thread's message */
+            const char *src = ch->text + ch->src_at[i], *tgt = ch->text + ch->tgt_at[i];
+            st = encode_one(&none, src_tok, tgt_tok, max_len, src, ch->src_len[i], tgt, ch->tgt_len[i], &again,
+                            &fate);
+            if (st) nmt_error_prefix("%s:%lld", c->src_path, (long long)ch->line_no[i]);
+            else st = take_pair(fate, again.src, again.n_src, again.tgt, again.n_tgt, ch->line_no[i], stats, d);
+        }
+    }
+    if (!st && read_st) st = nmt_fail(read_st, "%s", read_error);
+    nmt_free(read_error);
+    pair_ids_free(&again);
+    for (int t = 0; arena && t < threads; t++) nmt_free(arena[t].ids);
+    nmt_free(arena);
+    if (ch) nmt_free(ch->text);
+    nmt_free(ch);
+    return st;
+}
+
+/* Encodes a parallel corpus into a new dataset. max_len <= 0: no length
+ * filter. Empty pairs and over-long pairs are skipped and counted. A pair
+ * whose word count already exceeds max_len (tokenizer_min_ids) is counted
+ * as too long without being encoded: encoding a line of millions of words
+ * takes seconds and gigabytes only to drop it. align_path (NULL: none):
+ * the pairs' word alignments, whose token links of the kept pairs go to
+ * *align_out. c->src_prefix (data.extra_tag, NULL: none) goes before every
+ * source line but a blank one (an empty pair stays empty). Without
+ * alignments the pairs are encoded on `threads` threads (0: OpenMP's
+ * default), a chunk at a time; the dataset is the same on any count. */
+static NmtStatus encode_corpus(const TrainCorpus *c, const Tokenizer *src_tok, const Tokenizer *tgt_tok,
+                               int max_len, const char *align_path, int threads, CorpusStats *stats, Dataset **out,
+                               GuidedAlignments **align_out) {
+    const char *src_path = c->src_path, *tgt_path = c->tgt_path;
+    NMT_ASSERT(!(align_path && c->src_prefix)); /* the alignment's words are the lines' own */
+    *out = NULL;
+    ParallelReader *reader = NULL;
+    Dataset *d = NULL;
+    AlignReader ar = {align_path, NULL, NULL, NULL, NULL, 0, 0, 0, NULL, NULL};
+    NmtStatus st = parallel_reader_open(src_path, tgt_path, &reader);
+    if (!st) st = dataset_create(&d);
+    if (!st && align_path) st = line_reader_open(align_path, &ar.reader);
+    if (!st && align_path) st = guided_alignments_create(&ar.out);
+    if (!st && threads <= 0) threads = omp_get_max_threads();
+    if (!st && align_path) st = encode_in_order(reader, c, src_tok, tgt_tok, max_len, &ar, stats, d);
+    else if (!st) st = encode_in_chunks(reader, c, src_tok, tgt_tok, max_len, threads, stats, d);
     if (!st && ar.reader) { /* no line past the corpus's last pair */
         const char *line;
         size_t len;
@@ -565,9 +777,6 @@ static NmtStatus encode_corpus(const TrainCorpus *c, const Tokenizer *src_tok, c
                           "data.train_align needs one line per pair)", align_path,
                           (long long)line_reader_line_no(ar.reader), (long long)stats->pairs_read);
     }
-    nmt_free(src_ids);
-    nmt_free(tgt_ids);
-    nmt_free(prefixed);
     nmt_free(ar.pairs);
     nmt_free(ar.links);
     nmt_free(ar.src_spans);
@@ -793,8 +1002,8 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
     if (!st) st = check_tag_piece(cfg, out->src_tok);
     if (!st) {
         corpus_stats_init(&out->train_stats, "train", d->max_len);
-        st = encode_corpus(&corpora[0], out->src_tok, out->tgt_tok, d->max_len, train_align(cfg), &out->train_stats,
-                           &out->train, &out->train_align);
+        st = encode_corpus(&corpora[0], out->src_tok, out->tgt_tok, d->max_len, train_align(cfg), cfg->train.threads,
+                           &out->train_stats, &out->train, &out->train_align);
     }
     for (int k = 0; !st && k + 1 < n_corpora; k++) {
         if (k == 0)
@@ -802,14 +1011,15 @@ static NmtStatus build_cache(const Config *cfg, const char *manifest, PreparedDa
         else
             snprintf(out->extra_name[k], sizeof out->extra_name[k], "extra %d", k + 1);
         corpus_stats_init(&out->extra_stats[k], out->extra_name[k], d->max_len);
-        st = encode_corpus(&corpora[1 + k], out->src_tok, out->tgt_tok, d->max_len, NULL, &out->extra_stats[k],
-                           &out->extra[k], NULL);
+        st = encode_corpus(&corpora[1 + k], out->src_tok, out->tgt_tok, d->max_len, NULL, cfg->train.threads,
+                           &out->extra_stats[k], &out->extra[k], NULL);
         if (!st) out->n_extra = k + 1;
     }
     if (!st && has_valid) {
         TrainCorpus valid = {d->valid_src, d->valid_tgt, NULL};
         corpus_stats_init(&out->valid_stats, "valid", 0);
-        st = encode_corpus(&valid, out->src_tok, out->tgt_tok, 0, NULL, &out->valid_stats, &out->valid, NULL);
+        st = encode_corpus(&valid, out->src_tok, out->tgt_tok, 0, NULL, cfg->train.threads, &out->valid_stats,
+                           &out->valid, NULL);
     }
     SAVE_CACHE_FILE(st, cfg, "src.tok", tokenizer_save(out->src_tok, p));
     SAVE_CACHE_FILE(st, cfg, "tgt.tok", tokenizer_save(out->tgt_tok, p));
