@@ -155,7 +155,7 @@
       "another than 0 that cannot be used is an error, also with auto; "                          \
       "with cpu a warning says it is unused")                                                      \
     X("train.threads", train.threads, CFG_INT, "0", 0, 1024, 0, NULL, CFG_SCHEDULE,                \
-      "CPU threads for BLAS and OpenMP; 0: all cores")                                             \
+      "CPU threads for BLAS and OpenMP, and for encoding the corpora (nmt prepare); 0: all cores") \
     X("train.optimizer", train.optimizer, CFG_ENUM, "\"adam\"", NOLIMIT, NOLIMIT, 0,               \
       optimizer_names, 0, "adam or sgd (both decay by lr_decay on plateaus)")                                         \
     X("train.lr", train.lr, CFG_FLOAT, "0.001", 0, 1000, CFG_LO_OPEN, NULL, CFG_SINGLE | CFG_SCHEDULE, \
