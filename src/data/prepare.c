@@ -604,6 +604,8 @@ typedef struct {
 
 /* Appends the pair's text to the chunk. */
 static NmtStatus chunk_add_text(EncodeChunk *ch, const char *text, size_t len, size_t *at) {
+    *at = ch->text_len;
+    if (!len) return NMT_OK; /* no prefix: nothing to copy (and no buffer yet, perhaps) */
     if (ch->text_len + len > ch->text_cap) {
         size_t cap = ch->text_cap ? ch->text_cap : 1 << 20;
         while (cap < ch->text_len + len) cap *= 2;
@@ -612,7 +614,6 @@ static NmtStatus chunk_add_text(EncodeChunk *ch, const char *text, size_t len, s
         ch->text = t, ch->text_cap = cap;
     }
     memcpy(ch->text + ch->text_len, text, len);
-    *at = ch->text_len;
     ch->text_len += len;
     return NMT_OK;
 }
