@@ -130,21 +130,27 @@ __global__ void layer_norm_dgain_kernel(int rows, int cols, const float *x, cons
 
 /* dx of one row (thread t of nt): its two sums, then each element; x and
  * dx may be the same row (each thread reads and writes its own columns
- * only), so neither is restrict. */
+ * only), so neither is restrict.
+ * g = dy gain is rounded on its own (__fmul_rn, never fused into a
+ * multiply-add), as the CPU's (built with -ffp-contract=off): a row of
+ * one column has xhat 0 and mean(g) == g, so dx is exactly 0 on both;
+ * with g - mean(g) fused, dx was the product's rounding error times rstd
+ * (1 / sqrt(1e-5)): -5.5e-6 against the CPU's 0 on the H200 (2026-12-04;
+ * the emulator, compiled by gcc without contraction, cannot see it). */
 template <bool WARP>
 __device__ void ln_backward_row(int n, const float *x, const float *gain, const float *dy,
                                 float mean, float rstd, float *dx, int t, int nt, float *sh) {
     float sum_g = 0.0f, sum_gx = 0.0f;
     for (int j = t; j < n; j += nt) {
-        float g = dy[j] * gain[j];
+        float g = __fmul_rn(dy[j], gain[j]);
         sum_g += g;
         sum_gx += g * layer_norm_math_xhat(x[j], mean, rstd);
     }
     float mean_g = ln_row_sum<WARP>(sum_g, sh) / (float)n;
     float mean_gx = ln_row_sum<WARP>(sum_gx, sh) / (float)n;
     for (int j = t; j < n; j += nt)
-        dx[j] = layer_norm_math_dx(dy[j] * gain[j], layer_norm_math_xhat(x[j], mean, rstd), rstd,
-                                   mean_g, mean_gx);
+        dx[j] = layer_norm_math_dx(__fmul_rn(dy[j], gain[j]), layer_norm_math_xhat(x[j], mean, rstd),
+                                   rstd, mean_g, mean_gx);
 }
 
 __global__ void layer_norm_backward_kernel(int cols, const float *x, const float *stats,

@@ -304,6 +304,11 @@ void *emu_dynamic_shared(void);
 
 inline void __syncthreads(void) { emu_barrier(); }
 
+/* a product rounded on its own, never fused into a multiply-add (on a GPU
+ * nvcc fuses a * b + c unless told; the emulator is built without
+ * contraction, so every product here is __fmul_rn's) */
+inline float __fmul_rn(float a, float b) { return a * b; }
+
 inline int __syncthreads_or(int p) {
     int t = emu_flat_tid();
     emu_slot[t] = p;
