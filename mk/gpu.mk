@@ -129,6 +129,26 @@ $(GPU_EMU)/test_gpu_parity.o: tests/test_gpu_parity.c
 $(GPU_EMU)/test_gpu_parity: $(GPU_EMU)/test_gpu_parity.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
 	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
 
+# The parity test again with the kernels compiled as nvcc compiles them in
+# one respect: a * b + c fused into one multiply-add (nvcc's default,
+# --fmad=true; the emulator's g++ -O1 without -mfma and the CPU backend's
+# -ffp-contract=off never fuse). A kernel whose result hangs on a product
+# being rounded on its own fails here as on a GPU: layer_norm_backward's
+# g - mean(g) over a row of one column gave -5.5e-6 against the CPU's 0,
+# on the H200 and here alike (2026-12-04). On a CPU with FMA only
+# (tests/test_gpu_emu_parity.sh checks /proc/cpuinfo before running it).
+GPU_EMU_FMA := $(BUILD)/gpu-emu-fma
+GPU_EMU_FMA_FLAGS := $(filter-out -O1,$(GPU_EMU_FLAGS)) -O2 -ffp-contract=fast \
+                     $(if $(filter x86_64,$(shell uname -m)),-mfma)
+GPU_EMU_FMA_OBJ := $(GPU_EMU_CU:src/gpu/%.cu=$(GPU_EMU_FMA)/%.o)
+
+$(GPU_EMU_FMA)/%.o: src/gpu/%.cu $(GPU_EMU_HDR)
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ $(GPU_EMU_FMA_FLAGS) -c -o $@ $<
+
+$(GPU_EMU_FMA)/test_gpu_parity: $(GPU_EMU)/test_gpu_parity.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_FMA_OBJ) $(GPU_EMU_RT)
+	$(CXX) -o $@ $^ $(filter-out -lcudart_static,$(LDLIBS))
+
 # nmt itself on the emulated backend, for tests/test_gpu_emu.sh's training,
 # checkpoint and decoding round trips between the CPU and "cuda"
 $(GPU_EMU)/nmt: $(BUILD)/src/main.o $(filter-out $(BUILD)/src/gpu/%,$(LIB_OBJ)) $(GPU_EMU_OBJ)
@@ -143,7 +163,8 @@ $(GPU_EMU)/bench_train: $(BUILD)/bench/bench_train.o $(filter-out $(BUILD)/src/g
 # emulator's tests (tests/test_gpu_emu*.sh, tests/test_score_cli.sh) run
 # side by side and would race to build them (tests/gpu_emu/lib.sh)
 ifneq ($(SAN),1)
-test: $(GPU_EMU)/test_gpu_parity $(GPU_EMU)/nmt $(GPU_EMU)/bench_train $(GPU_EMU)/emu_selftest
+test: $(GPU_EMU)/test_gpu_parity $(GPU_EMU)/nmt $(GPU_EMU)/bench_train $(GPU_EMU)/emu_selftest \
+      $(GPU_EMU_FMA)/test_gpu_parity
 endif
 
 # every 5th attention combination of the parity sweep (15 of 72: each model

@@ -27,6 +27,11 @@
 #     recurrence, forward and backward, runs as one cooperative kernel whose
 #     blocks wait for each other at a grid barrier every step; the test
 #     checks that the models ran it.
+#  6. The whole test (every 36th model of the sweep) with the kernels
+#     compiled with their multiplies and adds fused, as nvcc compiles them
+#     (mk/gpu.mk, GPU_EMU_FMA): a kernel whose result hangs on a product
+#     being rounded on its own fails here as on a GPU (layer_norm_backward
+#     over one column did, 2026-12-04). On a CPU with FMA only.
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_gpu_emu_parity
@@ -56,4 +61,16 @@ parity_run "the parity test with EMU_STREAM_ORDER=last" "$tmp/order.log" \
 # 5. the persistent recurrence
 parity_run "the parity test with NMT_CUDA_PERSISTENT=1" "$tmp/persist.log" \
   NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=36
+
+# 6. the kernels with fused multiply-adds
+if [ "$(uname -m)" != x86_64 ] || grep -qw fma /proc/cpuinfo; then
+  if ! emu_mk "$EMU_BUILD/gpu-emu-fma/test_gpu_parity" > "$tmp/emu-make-fma.log" 2>&1; then
+    tail -20 "$tmp/emu-make-fma.log"
+    bad "make of the fused-multiply-add parity test failed (see above)"
+  fi
+  env NMT_PARITY_SWEEP_STRIDE=36 "$EMU_BUILD/gpu-emu-fma/test_gpu_parity" > "$tmp/fma.log" 2>&1
+  add_counts "$tmp/fma.log" test_gpu_parity "the parity test with fused multiply-adds"
+else
+  echo "SKIP: this CPU has no FMA: the parity test with fused multiply-adds"
+fi
 test_end

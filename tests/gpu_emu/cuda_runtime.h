@@ -304,10 +304,14 @@ void *emu_dynamic_shared(void);
 
 inline void __syncthreads(void) { emu_barrier(); }
 
-/* a product rounded on its own, never fused into a multiply-add (on a GPU
- * nvcc fuses a * b + c unless told; the emulator is built without
- * contraction, so every product here is __fmul_rn's) */
-inline float __fmul_rn(float a, float b) { return a * b; }
+/* a product rounded on its own, never fused into a multiply-add (nvcc
+ * fuses a * b + c unless told; so may g++ in the emulator's build with
+ * fusing, $(GPU_EMU_FMA) of mk/gpu.mk, once this is inlined: hence the
+ * store to a volatile, which it cannot fuse across) */
+inline float __fmul_rn(float a, float b) {
+    volatile float p = a * b;
+    return p;
+}
 
 inline int __syncthreads_or(int p) {
     int t = emu_flat_tid();
