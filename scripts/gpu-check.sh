@@ -14,7 +14,7 @@
 # GPU_CHECK_LIMIT_SCALE=K multiplies every step's limit by K (default 1):
 # the dry run on a loaded CPU (tests/test_gpu_check_dry.sh), where the
 # limits should only stop a hang.
-# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 3 3b 5 5b 6 7 8
+# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 3 3b 3c 5 5b 6 7 8
 # as below; 3 is 3 and 4, 7 needs 6's models for its decoding rows): a
 # short lease spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 then 2,2b,3,7,8.
 # The steps:
@@ -47,6 +47,13 @@
 #      later losses as near as a CPU run from nudged weights, the CPU's
 #      checkpoint translating to the CPU's lines (row "combinations GPU vs
 #      CPU"; log combo-soak.log);
+#   3c. training with CUDA graphs on batches of varying shape (120 s): the
+#      demo corpus batched by length at the bench config's sizes, 1000
+#      steps (8 epochs) with NMT_CUDA_GRAPHS=0 and =1: the same losses, the
+#      target tokens/s of the first epoch and of the third on, the graph
+#      counts and the device memory in use at the end (row "train graphs");
+#      steps 3 to 3b run with nmt's default (graphs), steps 5 to 8 with
+#      NMT_CUDA_GRAPHS=0 except where a row says graphs;
 #   5. nmt benchmark (100 s per config): bench_train --device cuda with
 #      NMT_TF32=1 on synthetic batches, for the bench config (configs/de-en-2x512.json
 #      sizes, B 64, S 13, T 16, vocabularies 8000/8000: the mean Multi30k
@@ -197,7 +204,7 @@ deadline=$((t_begin + ${GPU_CHECK_BUDGET:-480}))
 # GPU_CHECK_STEPS: the steps to run (comma- or space-separated ids of
 # step_ids; unset or empty: all), so that a short lease of a GPU can be
 # spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 first (off_step below)
-step_ids="1 2 2b 3 3b 5 5b 6 7 8"
+step_ids="1 2 2b 3 3b 3c 5 5b 6 7 8"
 for id in $(printf '%s' "${GPU_CHECK_STEPS:-}" | tr ',' ' '); do
     case " $step_ids " in *" $id "*) ;; *)
         echo "gpu-check.sh: GPU_CHECK_STEPS=$GPU_CHECK_STEPS: no step '$id' (steps: $step_ids)" >&2
@@ -370,6 +377,8 @@ parity_step 2b "parity persistent" "$out/parity-persistent.log" 90 NMT_CUDA_PERS
 DEV=${GPU_CHECK_DEVICE:-cuda}
 QUICK=${GPU_CHECK_QUICK:-0}
 TRAIN_STEPS=${GPU_CHECK_TRAIN_STEPS:-200}
+# step 3c: 8 epochs of the demo corpus (125 batches of 64)
+GRAPHS_TRAIN_STEPS=${GPU_CHECK_GRAPHS_STEPS:-1000}
 TRAIN_TOL=${GPU_CHECK_TRAIN_TOL:-0.002} # 2.7e-4 seen on an H200 (docs/gpu.md)
 TRAIN_FALL=0.5 # the last logged GPU loss must be this much (nats) below the first
 BENCH_STEPS=30
@@ -390,6 +399,7 @@ DEC_RUNS=('de-en|"emb_dim": 256, "hidden": 512, "enc_layers": 2, "dec_layers": 2
           "de-en.json|\"emb_dim\": 256, \"hidden\": 256, \"enc_layers\": 1, \"dec_layers\": 1, $HEADS4")
 if [ "$QUICK" = 1 ]; then
     TRAIN_STEPS=${GPU_CHECK_TRAIN_STEPS:-60}
+    GRAPHS_TRAIN_STEPS=${GPU_CHECK_GRAPHS_STEPS:-60}
     BENCH_STEPS=2
     BENCH_WARMUP=1
     DECODE_STEPS=300 # enough for varied output: the PyTorch rows compare lines
@@ -783,6 +793,94 @@ else
             "$line; worst step-loss difference ${worst% *} (a nudged CPU run: ${worst#* })"
     fi
 fi
+
+# 3c. training with CUDA graphs on batches of varying shape: the demo
+# corpus batched by length as in real training (bench_train's batches all
+# have one shape, the case graphs suit best), at the bench config's sizes,
+# GRAPHS_TRAIN_STEPS steps as is and with NMT_CUDA_GRAPHS=1: the same
+# losses (every logged step within TRAIN_TOL relative; "identical" when
+# all are), the target tokens/s of the first epoch (every key seen for the
+# first time: op by op) and of the epochs from the third on (keys seen
+# before replay as graphs), and nmt train's cuda counts: whether graphs pay
+# in real training, to decide the default (docs/gpu.md, "CUDA graphs")
+echo "== training with CUDA graphs on varying batch shapes (log: train.log)"
+if [ "$no_gpu" = 1 ]; then
+    row "train graphs" "NO GPU" 0 "no GPU listed by nvidia-smi"
+    failed=1
+elif off_step 3c; then
+    row "train graphs" "skipped" 0 "not in GPU_CHECK_STEPS"
+elif ! lim=$(limit_for 120); then
+    row "train graphs" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+else
+    start=$(date +%s)
+    end_at=$((start + lim))
+    make_corpus "$tlog"
+    IFS='|' read -r _ gsizes <<<"${DEC_RUNS[0]}"
+    write_config "$work/graphs.json" run-g "$gsizes"
+    echo "-- training with graphs: graphs.json (the first decode model's sizes), $GRAPHS_TRAIN_STEPS steps" >>"$tlog"
+    (cd "$work" && timeout -k 5 "$(left_of "$end_at")" "$NMT" prepare --config graphs.json) >>"$tlog" 2>&1
+    declare -A grc gwall
+    for side in plain graphs; do
+        echo "-- nmt train --config graphs.json (NMT_CUDA_GRAPHS=$([ $side = graphs ] && echo 1 || echo 0)) --set train.device=$DEV --set train.max_steps=$GRAPHS_TRAIN_STEPS" >>"$tlog"
+        t0=$(date +%s.%N)
+        (cd "$work" && NMT_CUDA_GRAPHS=$([ $side = graphs ] && echo 1 || echo 0) timeout -k 5 "$(left_of "$end_at")" \
+            "$NMT" train --config graphs.json --set train.device="$DEV" --set train.max_steps="$GRAPHS_TRAIN_STEPS" \
+            --set train.save_dir="run-g-$side" --set train.log_every=$((GRAPHS_TRAIN_STEPS >= 80 ? GRAPHS_TRAIN_STEPS / 40 : 2))) \
+            >"$work/graphs-$side.log" 2>&1
+        grc[$side]=$?
+        gwall[$side]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+        grep -v '^step \| step ' "$work/graphs-$side.log" | tail -n 6 >>"$tlog"
+        echo "   exit ${grc[$side]}, ${gwall[$side]} s" >>"$tlog"
+    done
+    took=$(($(date +%s) - start))
+    if timed_out "${grc[plain]}" || timed_out "${grc[graphs]}"; then
+        row "train graphs" "TIMEOUT" "$took" "over ${lim}s (train exits ${grc[plain]}/${grc[graphs]})"
+        failed=1
+    elif [ "${grc[plain]}" -ne 0 ] || [ "${grc[graphs]}" -ne 0 ]; then
+        row "train graphs" "FAIL" "$took" "nmt train exit plain ${grc[plain]}, graphs ${grc[graphs]}: $(grep -m1 -i 'error' "$work/graphs-graphs.log" "$work/graphs-plain.log" | cut -c1-100)"
+        failed=1
+    else
+        # train.csv: kind,step,epoch,loss,...,tgt_tok_s (column 9); rates
+        # per epoch as the mean of its rows' window rates
+        gline=$(awk -F, -v tol="$TRAIN_TOL" '
+            FNR == 1 { f++; next }
+            $1 != "train" { next }
+            f == 1 { p[$2] = $4; next }
+            ($2 in p) { n++; r = ($4 != 0) ? (p[$2] - $4) / $4 : 0; if (r < 0) r = -r; if (r > worst) worst = r }
+            END { printf "%d %.3g\n", n, worst }' "$work/run-g-plain/train.csv" "$work/run-g-graphs/train.csv")
+        read -r gn gworst <<<"$gline"
+        rates() {
+            awk -F, 'FNR == 1 || $1 != "train" { next }
+                { if (e0 == "") e0 = $3; if ($3 == e0) { a += $9; na++ } else if ($3 >= e0 + 2) { b += $9; nb++ } }
+                END { printf "%.0f %.0f\n", na ? a / na : 0, nb ? b / nb : 0 }' "$1"
+        }
+        read -r p1 p3 <<<"$(rates "$work/run-g-plain/train.csv")"
+        read -r g1 g3 <<<"$(rates "$work/run-g-graphs/train.csv")"
+        counts=$(sed -n 's/.*train: cuda: .* in \([0-9]*\) host calls (\([0-9]*\) graph launches, \([0-9]*\) graphs captured, \([0-9]*\) captures failed).*/\1 \2 \3 \4/p' "$work/graphs-graphs.log" | tail -n 1)
+        read -r ghc ggl ggc ggf <<<"${counts:-? ? ? ?}"
+        phc=$(sed -n 's/.*train: cuda: .* in \([0-9]*\) host calls (.*/\1/p' "$work/graphs-plain.log" | tail -n 1)
+        # the device's memory in use when each run ended (nmt's cuda line)
+        pmem=$(sed -n "s/.*train: cuda: .*; \([0-9]*\) MB of the device's [0-9]* MB in use at the end.*/\1/p" "$work/graphs-plain.log" | tail -n 1)
+        gmem=$(sed -n "s/.*train: cuda: .*; \([0-9]*\) MB of the device's [0-9]* MB in use at the end.*/\1/p" "$work/graphs-graphs.log" | tail -n 1)
+        same=$([ "$gworst" = 0 ] && echo "identical losses" || echo "losses within $gworst")
+        detail="$GRAPHS_TRAIN_STEPS steps, $gn logged, $same (tol $TRAIN_TOL); tgt tok/s epoch 1 $p1 -> $g1 with graphs, epochs 3+ $p3 -> $g3 ($(awk -v a="$p3" -v b="$g3" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", b / a; else printf "no rate" }')); ${gwall[plain]}s -> ${gwall[graphs]}s in all; host calls ${phc:-?} -> $ghc, $ggl graph launches, $ggc graphs captured, $ggf captures failed; device memory in use at the end ${pmem:-?} -> ${gmem:-?} MB"
+        if [ "${gn:-0}" -lt 3 ] || ! awk -v w="$gworst" -v t="$TRAIN_TOL" 'BEGIN { exit !(w <= t) }'; then
+            row "train graphs" "FAIL" "$took" "$detail"
+            failed=1
+        elif [ "$DEV" = cuda ] && ! [ "${ggl:-0}" -gt 0 ] 2>/dev/null; then
+            row "train graphs" "FAIL" "$took" "no graph launches: $detail"
+            failed=1
+        else
+            row "train graphs" "pass" "$took" "$detail"
+        fi
+    fi
+fi
+
+# From here on (steps 5 to 8) nmt runs every op at once unless a row says
+# graphs (NMT_CUDA_GRAPHS=1): the rows keep the meaning they had before
+# graphs became the default (2026-12-04), each graphs row next to its
+# plain one. Steps 3 to 3b above ran with the default, graphs.
+export NMT_CUDA_GRAPHS=0
 
 # 5. the nmt benchmark: bench_train on synthetic batches, TF32 on
 declare -A nmt_sps nmt_tok nmt_gflop nmt_frac pt_frac

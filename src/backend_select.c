@@ -106,12 +106,20 @@ void backend_explain_nomem(Backend *be, const char *hint) {
 void backend_log_usage(Backend *be, const char *who) {
     CudaCounters c;
     if (!be || cuda_backend_counters(be, &c) != 0) return;
+    /* the device's memory in use at the end (every process's and the
+     * context's too: cudaMemGetInfo), which with the cached graphs of a
+     * run says what they hold next to a run without them */
+    char mem[96] = "";
+    size_t free_bytes, total_bytes;
+    if (cuda_backend_memory(be, &free_bytes, &total_bytes) == 0)
+        snprintf(mem, sizeof mem, "; %.0f MB of the device's %.0f MB in use at the end",
+                 (double)(total_bytes - free_bytes) / 1e6, (double)total_bytes / 1e6);
     nmt_log_info("%s: cuda: %lld kernel launches and %lld GEMMs in %lld host calls "
                  "(%lld graph launches, %lld graphs captured, %lld captures failed), %lld host waits, "
-                 "%lld lane forks, %lld persistent recurrences",
+                 "%lld lane forks, %lld persistent recurrences%s",
                  who, c.launches, c.cublas_calls, c.host_calls, c.graph_launches,
                  c.graphs_captured, c.capture_failures, c.host_waits, c.lane_forks,
-                 c.persistent_runs);
+                 c.persistent_runs, mem);
     nmt_log_info("%s: cuda: host time %.1f ms in host calls, %.1f ms waiting for the device; "
                  "%lld calls over NMT_CUDA_SLOW_CALL_MS took %.1f ms%s%s", who, c.host_call_seconds * 1e3,
                  c.wait_seconds * 1e3, c.slow_calls, c.slow_seconds * 1e3, c.slow_summary[0] ? ": " : "",

@@ -56,6 +56,10 @@ check "row 'sample, score GPU<->CPU' | grep -qE ' pass +[0-9]+  dry run: samples
 # step 3b, the feature combinations (the "device" the CPU again: the plumbing)
 check "row 'combinations GPU vs CPU' | grep -qE ' pass +[0-9]+  [1-9][0-9]* combinations, [1-9][0-9]* passed, [0-9]+ refused, 0 failed; worst step-loss difference 0 '" \
   "combinations row: $(row 'combinations GPU vs CPU')"
+# step 3c, training with and without graphs (the CPU ignores them: the
+# same losses, and no cuda counts)
+check "row 'train graphs' | grep -qE ' pass +[0-9]+  60 steps, 30 logged, identical losses \\(tol [0-9.]+\\); tgt tok/s epoch 1 [1-9][0-9]* -> [1-9][0-9]* with graphs, epochs 3\\+ 0 -> 0 \\(no rate\\); '" \
+  "training with graphs row: $(row 'train graphs')"
 # the training run again: the same weights and Adam moments to the bit
 check "row 'train cpu \\(dry run\\) twice' | grep -qE ' pass +[0-9]+  identical: [1-9][0-9]* weights, [1-9][0-9]* optimizer values'" \
   "training twice row: $(row 'train cpu (dry run) twice')"
@@ -375,6 +379,6 @@ for name in 'parity \(NMT_TF32=1\)' 'parity persistent' 'train GPU vs CPU' 'chec
   check "srow '$name' | grep -qE ' skipped +0  not in GPU_CHECK_STEPS$'" "GPU_CHECK_STEPS=1,5 ran $name: $(srow "$name")"
 done
 out3=$(GPU_CHECK_STEPS=1,4 OUT="$tmp/fake-bad" NMT_BIN="$fake/nmt" NMT_BUILD="$fake" bash scripts/gpu-check.sh 2>&1); rc=$?
-check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 3 3b 5 5b 6 7 8)\"" \
+check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 3 3b 3c 5 5b 6 7 8)\"" \
   "GPU_CHECK_STEPS=1,4: exit $rc: $out3"
 test_end

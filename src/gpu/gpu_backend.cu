@@ -591,8 +591,9 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
         GPU_CUDA(ctx, cudaMalloc(&ctx->partials, (GPU_SUMSQ_BLOCKS + 1) * sizeof(double))) &&
         GPU_CUDA(ctx, cudaMallocHost(&ctx->host_result, sizeof(double))) &&
         downloads_create(ctx) &&
-        /* graphs only without NMT_SYNC_DEBUG, which waits inside segments */
-        (!gpu_env_flag("NMT_CUDA_GRAPHS", false) || ctx->sync_debug || gpu_graphs_create(ctx));
+        /* graphs (on unless NMT_CUDA_GRAPHS=0) only without NMT_SYNC_DEBUG,
+         * which waits inside segments */
+        (!gpu_env_flag("NMT_CUDA_GRAPHS", true) || ctx->sync_debug || gpu_graphs_create(ctx));
     if (ok && !ctx->failed && profile && !gpu_profile_start(ctx, err, err_size)) {
         gpu_destroy(be);
         return NULL;

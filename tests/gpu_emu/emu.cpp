@@ -803,6 +803,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsig
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
     if (emu_capturing) return emu_capture_unsupported("cudaGraphLaunch");
     if (!exec) return cudaErrorInvalidValue;
+    if (emu_sticky != cudaSuccess) return emu_sticky; /* EMU_FAIL_AFTER_LAUNCHES */
     size_t n = exec->lanes.size();
     std::vector<EmuStream *> to(n);
     std::vector<uint64_t> base(n);
