@@ -801,8 +801,9 @@ fi
 # losses (every logged step within TRAIN_TOL relative; "identical" when
 # all are), the target tokens/s of the first epoch (every key seen for the
 # first time: op by op) and of the epochs from the third on (keys seen
-# before replay as graphs), and nmt train's cuda counts: whether graphs pay
-# in real training, to decide the default (docs/gpu.md, "CUDA graphs")
+# before replay as graphs), nmt train's cuda counts and the device memory
+# in use at the end: whether graphs pay in real training, which made them
+# the default (2026-12-04; docs/gpu.md, "CUDA graphs")
 echo "== training with CUDA graphs on varying batch shapes (log: train.log)"
 if [ "$no_gpu" = 1 ]; then
     row "train graphs" "NO GPU" 0 "no GPU listed by nvidia-smi"

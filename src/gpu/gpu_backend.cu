@@ -6,8 +6,8 @@
  *
  * Ordering: all work goes to one non-blocking stream (lane 1 of a fork to
  * a second one, gpu_lanes.cu), in call order, as
- * ops (gpu_internal.cuh) that run at once, or with NMT_CUDA_GRAPHS=1 are
- * recorded and run at the next host wait (gpu_graph.cu). upload uses
+ * ops (gpu_internal.cuh) that are recorded and run at the next host wait
+ * (graphs, the default: gpu_graph.cu), or with NMT_CUDA_GRAPHS=0 run at once. upload uses
  * cudaMemcpyAsync from (pageable) host memory, which returns once the host
  * buffer has been staged, so the caller may reuse it at once (recorded
  * uploads are copied when recorded); download and sum_squares wait for

@@ -1,5 +1,5 @@
 /* gpu_graph.cu: the CUDA backend's op recorder and graph cache
- * (NMT_CUDA_GRAPHS=1; docs/gpu.md, "CUDA graphs").
+ * (on by default, NMT_CUDA_GRAPHS=0 off; docs/gpu.md, "CUDA graphs").
  *
  * Every piece of work a slot puts on the stream is an op (gpu_submit: an
  * exec function and its payload bytes, gpu_internal.cuh). Without graphs

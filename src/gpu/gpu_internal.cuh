@@ -93,7 +93,7 @@ struct GpuVar {
 };
 __device__ inline GpuVarVals gpu_var_read(const GpuVar &a) { return a.ptr ? *a.ptr : a.v; }
 
-struct GpuGraphs; /* the recorder and graph cache of NMT_CUDA_GRAPHS=1 (gpu_graph.cu) */
+struct GpuGraphs; /* the recorder and graph cache (CUDA graphs, on unless NMT_CUDA_GRAPHS=0: gpu_graph.cu) */
 
 typedef struct GpuContext {
     int device;
@@ -124,7 +124,7 @@ typedef struct GpuContext {
      * multiprocessors and opt-in shared memory per block */
     bool persistent, persist_ready;
     int sm_count, smem_optin;
-    struct GpuGraphs *graphs; /* NMT_CUDA_GRAPHS=1: ops are recorded, else NULL (run at once) */
+    struct GpuGraphs *graphs; /* graphs on: ops are recorded, else NULL (run at once) */
     /* download_start/download_finish (gpu_backend.cu): a pinned staging slot
      * and an event per pending download, used as a ring from pending_head */
     char *download_pinned; /* BACKEND_MAX_PENDING_DOWNLOADS slots of GPU_DOWNLOAD_SLOT bytes */
@@ -303,7 +303,7 @@ bool gpu_no_fork(GpuContext *c, const char *what);
  * before the segment ends; gpu_lanes_refork forks again after it */
 bool gpu_lanes_cut(GpuContext *c);
 void gpu_lanes_refork(GpuContext *c);
-/* NMT_CUDA_GRAPHS=1 at creation: the recorder's state, or false and an error */
+/* graphs on at creation: the recorder's state, or false and an error */
 bool gpu_graphs_create(GpuContext *c);
 void gpu_graphs_destroy(GpuContext *c);
 /* cuda_backend_test_break_capture (gpu_backend.h); nothing without graphs */
