@@ -19,7 +19,7 @@
  *                     CUDA graph once the same work was seen before (the
  *                     same kernels, shapes and buffers: the same batch
  *                     shape); on by default since the H200 runs of
- *                     2026-12-04 (the same losses, 1.33x real training).
+ *                     2026-12-04 (the same losses, 1.33-1.40x real training).
  *                     Off with NMT_SYNC_DEBUG. docs/gpu.md
  *   NMT_CUDA_GRAPHS_MAX=N  graphs kept (default 512, least recently used
  *                     dropped)

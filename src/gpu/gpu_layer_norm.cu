@@ -136,7 +136,8 @@ __global__ void layer_norm_dgain_kernel(int rows, int cols, const float *x, cons
  * one column has xhat 0 and mean(g) == g, so dx is exactly 0 on both;
  * with g - mean(g) fused, dx was the product's rounding error times rstd
  * (1 / sqrt(1e-5)): -5.5e-6 against the CPU's 0 on the H200 (2026-12-04;
- * the emulator, compiled by gcc without contraction, cannot see it). */
+ * the emulator built to fuse as nvcc does, GPU_EMU_FMA of mk/gpu.mk, shows
+ * it too). */
 template <bool WARP>
 __device__ void ln_backward_row(int n, const float *x, const float *gain, const float *dy,
                                 float mean, float rstd, float *dx, int t, int nt, float *sh) {
