@@ -240,6 +240,22 @@ off_step() {
     case ",$(printf '%s' "$GPU_CHECK_STEPS" | tr ' ' ','),"  in *",$1,"*) return 1 ;; esac
     return 0
 }
+# step_opens ROW ID LIMIT_S: true (and lim set: limit_for LIMIT_S) when
+# the one-row step ID runs now; else its row says why not (no GPU, not in
+# GPU_CHECK_STEPS, out of budget) and it is false
+step_opens() {
+    if [ "$no_gpu" = 1 ]; then
+        row "$1" "NO GPU" 0 "no GPU listed by nvidia-smi"
+        failed=1
+    elif off_step "$2"; then
+        row "$1" "skipped" 0 "not in GPU_CHECK_STEPS"
+    elif ! lim=$(limit_for "$3"); then
+        row "$1" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
+    else
+        return 0
+    fi
+    return 1
+}
 # left_of END: seconds until the epoch second END (at least 1)
 left_of() { local l=$(($1 - $(date +%s))); [ "$l" -lt 1 ] && l=1; echo "$l"; }
 timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; }
@@ -761,14 +777,7 @@ fi
 # the model's conditioning allows, the CPU's checkpoint translating to the
 # CPU's lines on the device; as many combinations as 90 s allow
 echo "== feature combinations on $dev_tag (log: combo-soak.log)"
-if [ "$no_gpu" = 1 ]; then
-    row "combinations GPU vs CPU" "NO GPU" 0 "no GPU listed by nvidia-smi"
-    failed=1
-elif off_step 3b; then
-    row "combinations GPU vs CPU" "skipped" 0 "not in GPU_CHECK_STEPS"
-elif ! lim=$(limit_for 90); then
-    row "combinations GPU vs CPU" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
-else
+if step_opens "combinations GPU vs CPU" 3b 90; then
     start=$(date +%s)
     # new combinations until 30 s before the limit (the dry run: for 5 s,
     # at least one), the rest for the one under way
@@ -805,14 +814,7 @@ fi
 # in use at the end: whether graphs pay in real training, which made them
 # the default (2026-12-04; docs/gpu.md, "CUDA graphs")
 echo "== training with CUDA graphs on varying batch shapes (log: train.log)"
-if [ "$no_gpu" = 1 ]; then
-    row "train graphs" "NO GPU" 0 "no GPU listed by nvidia-smi"
-    failed=1
-elif off_step 3c; then
-    row "train graphs" "skipped" 0 "not in GPU_CHECK_STEPS"
-elif ! lim=$(limit_for 120); then
-    row "train graphs" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
-else
+if step_opens "train graphs" 3c 120; then
     start=$(date +%s)
     end_at=$((start + lim))
     make_corpus "$tlog"
