@@ -114,10 +114,11 @@ void backend_log_usage(Backend *be, const char *who) {
     if (cuda_backend_memory(be, &free_bytes, &total_bytes) == 0)
         snprintf(mem, sizeof mem, "; %.0f MB of the device's %.0f MB in use at the end",
                  (double)(total_bytes - free_bytes) / 1e6, (double)total_bytes / 1e6);
-    nmt_log_info("%s: cuda: %lld kernel launches and %lld GEMMs in %lld host calls "
+    nmt_log_info("%s: cuda: %lld kernel launches and %lld GEMMs%s in %lld host calls "
                  "(%lld graph launches, %lld graphs captured, %lld captures failed), %lld host waits, "
                  "%lld lane forks, %lld persistent recurrences%s",
-                 who, c.launches, c.cublas_calls, c.host_calls, c.graph_launches,
+                 who, c.launches, c.cublas_calls, c.own_gemm ? " (nmt's own kernel, NMT_CUDA_GEMM=own)" : "",
+                 c.host_calls, c.graph_launches,
                  c.graphs_captured, c.capture_failures, c.host_waits, c.lane_forks,
                  c.persistent_runs, mem);
     nmt_log_info("%s: cuda: host time %.1f ms in host calls, %.1f ms waiting for the device; "

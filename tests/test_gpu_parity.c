@@ -7,6 +7,9 @@
  *   (guided_align: gpu_parity_align.h);
  * - the traffic of a training step (cuda_backend_counters): no device
  *   allocation, and the host waits twice (the loss, the gradient norm);
+ * - nmt's own GEMM kernel (NMT_CUDA_GEMM=own) bit for bit against its CPU
+ *   twin (gpu_parity_own_gemm.h); with NMT_CUDA_GEMM=own in the
+ *   environment the whole test runs on it;
  * - the error path: a rejected cuBLAS call is recorded, later slots are
  *   no-ops, download gives zeros and sum_squares NaN;
  * - host time and the device profile (NMT_CUDA_PROFILE, gpu_parity_profile.h);
@@ -62,6 +65,11 @@ static double gemm_tol = 1e-4;
  * skipped in that run (the default run checks the models; the benchmark
  * step of scripts/gpu-check.sh trains with TF32). */
 static int tf32;
+/* NMT_CUDA_GEMM=own: every backend made here computes its GEMMs with nmt's
+ * own kernel, so the whole test runs on it (the error path and the host
+ * time then expect its names); test_own_gemm checks it on its own either
+ * way (gpu_parity_own_gemm.h) */
+static int own_gemm_env;
 /* NMT_CUDA_PERSISTENT: whether the whole models run the persistent
  * recurrence (the slot tests switch it on and off, then back to this) */
 static int persist_env;
@@ -806,10 +814,12 @@ static void test_error_path(void) {
     float h[64];
     for (int i = 0; i < 64; i++) h[i] = (float)i + 1.0f;
     b->upload(b, x, h, sizeof h);
-    /* ldc 1 < n 4: cuBLAS rejects the call (nothing runs on the device) */
+    /* ldc 1 < n 4: cuBLAS rejects the call (nothing runs on the device),
+     * or with NMT_CUDA_GEMM=own the own kernel's argument checks */
     b->gemm(b, false, false, 4, 4, 4, 1.0f, x, 4, x, 4, 0.0f, x + 32, 1);
     const char *e = cuda_backend_error(b);
-    CHECK(e != NULL && strstr(e, "gpu_gemm.cu") && strstr(e, "cublasSgemm") && strstr(e, "cuBLAS status"),
+    CHECK(e != NULL && (own_gemm_env ? strstr(e, "gpu_own_gemm.cu") && strstr(e, "own_sgemm")
+                                     : strstr(e, "gpu_gemm.cu") && strstr(e, "cublasSgemm") && strstr(e, "cuBLAS status")),
           "the rejected gemm is recorded: %s", e ? e : "(none)");
     printf("  recorded error: %s\n", e ? e : "(none)");
     b->scale(b, x, 64, 2.0f); /* a no-op now */
@@ -869,7 +879,8 @@ static void test_host_time(void) {
     CHECK(c.host_calls >= 4 && c.slow_calls == c.host_calls && c.slow_seconds == c.host_call_seconds,
           "every host call slow at 0 ms: %lld slow of %lld calls, %.6g of %.6g s", c.slow_calls,
           c.host_calls, c.slow_seconds, c.host_call_seconds);
-    CHECK(strstr(c.slow_summary, "cublasSgemm 1 x") && strstr(c.slow_summary, "topk_kernel 1 x") &&
+    CHECK(strstr(c.slow_summary, own_gemm_env ? "own_sgemm_kernel<32> 1 x" : "cublasSgemm 1 x") &&
+              strstr(c.slow_summary, "topk_kernel 1 x") &&
               strstr(c.slow_summary, "cudaMemcpyAsync (upload) 2 x"),
           "the slow calls by kind: %s", c.slow_summary);
     printf("  %-58s %.3f ms in %lld host calls, %.3f ms waiting; %s\n", "host time (every call slow):",
@@ -1289,6 +1300,7 @@ static void test_step_traffic(void) {
 }
 
 #include "gpu_parity_graphs.h"
+#include "gpu_parity_own_gemm.h"
 #include "gpu_parity_profile.h"
 
 /* everything after the slot tests: a step's traffic, the error path, CUDA
@@ -1361,6 +1373,8 @@ int main(void) {
     const char *tf = getenv("NMT_TF32");
     tf32 = tf && *tf && strcmp(tf, "0") != 0;
     if (tf32) gemm_tol = 1e-2;
+    const char *og = getenv("NMT_CUDA_GEMM");
+    own_gemm_env = og && !strcmp(og, "own");
     const char *pe = getenv("NMT_CUDA_PERSISTENT");
     persist_env = !selftest && pe && *pe && strcmp(pe, "0") != 0;
     cpu = cpu_backend_create(0);
@@ -1380,8 +1394,8 @@ int main(void) {
         printf("SELFTEST: a 1-thread CPU backend stands in for the GPU (checks this harness "
                "only)\n");
     else
-        printf("GPU backend vs CPU backend (gemm tol %.0e%s)\n", gemm_tol,
-               gemm_tol > 1e-4 ? ", NMT_TF32" : "");
+        printf("GPU backend vs CPU backend (gemm tol %.0e%s%s)\n", gemm_tol,
+               gemm_tol > 1e-4 ? ", NMT_TF32" : "", own_gemm_env ? ", NMT_CUDA_GEMM=own" : "");
 
     const char *graphs_only = getenv("NMT_PARITY_GRAPHS_ONLY");
     if (!selftest && graphs_only && *graphs_only && strcmp(graphs_only, "0") != 0) {
@@ -1395,6 +1409,7 @@ int main(void) {
     test_memory();
     test_gemm();
     test_gemm_batched();
+    if (!selftest && !tf32) test_own_gemm(); /* own makes no TF32 backend */
     test_elementwise();
     test_dropout();
     test_dropout_rows();

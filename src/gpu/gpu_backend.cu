@@ -362,6 +362,7 @@ static void gpu_copy_cols(Backend *be, float *dst, int ld_dst, const float *src,
 
 bool gpu_blas_handle_create(GpuContext *c, cudaStream_t stream, cublasHandle_t *handle,
                             void **workspace) {
+    if (!c->blas) return true; /* NMT_CUDA_GEMM=own */
     return GPU_CUBLAS(c, c->blas->create(handle)) &&
            GPU_CUBLAS(c, c->blas->set_stream(*handle, stream)) &&
            /* after cublasSetStream, which resets the workspace to cuBLAS's pool */
@@ -374,7 +375,7 @@ bool gpu_blas_handle_create(GpuContext *c, cudaStream_t stream, cublasHandle_t *
 void gpu_blas_handle_destroy(GpuContext *c, cudaStream_t stream, cublasHandle_t handle,
                              void *workspace) {
     if (stream) cudaStreamSynchronize(stream);
-    if (handle) c->blas->destroy(handle);
+    if (handle && c->blas) c->blas->destroy(handle);
     if (workspace) cudaFree(workspace);
 }
 
@@ -431,6 +432,7 @@ extern "C" int cuda_backend_counters(Backend *be, CudaCounters *out) {
     CudaCounters zero = {};
     if (out) *out = ctx ? ctx->counters : zero;
     if (out && ctx) slow_summary(ctx, out->slow_summary, sizeof out->slow_summary);
+    if (out && ctx) out->own_gemm = ctx->own_gemm;
     return ctx ? 0 : -1;
 }
 
@@ -559,9 +561,22 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
     int profile_on, profile_rows;
     if (profile_settings_from_env(&profile_on, &profile_rows, err, err_size) < 0) return NULL;
     bool profile = profile_on == 1;
+    /* NMT_CUDA_GEMM: cublas (the default) or own (gpu_own_gemm.cu: nmt's
+     * kernel for every GEMM, and cuBLAS is not even loaded) */
+    const char *gemm = getenv("NMT_CUDA_GEMM");
+    bool own_gemm = gemm && !strcmp(gemm, "own");
+    if (gemm && *gemm && !own_gemm && strcmp(gemm, "cublas")) {
+        snprintf(err, err_size, "NMT_CUDA_GEMM=%s: must be cublas (the default) or own", gemm);
+        return NULL;
+    }
+    if (own_gemm && gpu_env_flag("NMT_TF32", false)) {
+        snprintf(err, err_size, "NMT_CUDA_GEMM=own with NMT_TF32=1: nmt's own GEMM has no TF32 path "
+                 "(TF32 is cuBLAS's tensor-core math)");
+        return NULL;
+    }
     char why[256];
-    const GpuBlas *blas = gpu_blas_load(why, sizeof why);
-    if (!blas) {
+    const GpuBlas *blas = own_gemm ? NULL : gpu_blas_load(why, sizeof why);
+    if (!blas && !own_gemm) {
         snprintf(err, err_size, "CUDA backend: %s", why);
         return NULL;
     }
@@ -579,6 +594,7 @@ extern "C" Backend *cuda_backend_create(int device, char *err, size_t err_size) 
     ctx->device = device;
     ctx->sync_debug = gpu_env_flag("NMT_SYNC_DEBUG", false);
     ctx->tf32 = gpu_env_flag("NMT_TF32", false);
+    ctx->own_gemm = own_gemm;
     ctx->slow_call_s = slow_ms * 1e-3;
     ctx->profile_rows = profile_rows;
 

@@ -89,7 +89,10 @@ typedef struct {
     long long uploads;      /* upload calls (cudaMemcpyAsync from host memory) */
     long long upload_bytes;
     long long launches;     /* kernel launches the slots asked for */
-    long long cublas_calls; /* GEMM calls the slots asked for (cuBLAS) */
+    long long cublas_calls; /* GEMM calls the slots asked for (cuBLAS, or nmt's own kernel
+                               with NMT_CUDA_GEMM=own: then not counted in launches) */
+    bool own_gemm;          /* the backend's GEMMs are nmt's own kernel (NMT_CUDA_GEMM=own;
+                               cuBLAS not loaded) */
     long long host_calls;   /* CUDA and cuBLAS calls that put work on the stream: one
                                per launch, GEMM and copy, or one per graph launch
                                (a graph replays a segment without the host) */

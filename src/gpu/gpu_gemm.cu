@@ -1,5 +1,6 @@
 /* gpu_gemm.cu: the CUDA backend's dense algebra (mirrors cpu_gemm.c): gemm
- * and strided batched gemm through cuBLAS (contracts in backend.h).
+ * and strided batched gemm through cuBLAS (contracts in backend.h), or
+ * through nmt's own kernel with NMT_CUDA_GEMM=own (gpu_own_gemm.cu).
  *
  * cuBLAS is column-major; our matrices are row-major. A row-major (r, c)
  * matrix with leading dimension ld is, read column-major, its (c, r)
@@ -66,6 +67,13 @@ void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t
     g.C = C, g.ldc = ldc, g.stride_c = stride_c;
     g.count = count;
     c->counters.cublas_calls++;
+    if (c->own_gemm) {
+        /* NMT_CUDA_GEMM=own: nmt's kernel, a launch (gpu_own_gemm.cu) */
+        c->counters.launches--; /* counted as a GEMM, not also as a launch */
+        gpu_own_sgemm(c, ta, tb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc,
+                      stride_c, count);
+        return;
+    }
     gpu_submit(c, gemm_exec, &g, sizeof g);
 }
 

@@ -115,6 +115,7 @@ typedef struct GpuContext {
     double *host_result;  /* 1 pinned host double: sum_squares' answer */
     bool sync_debug;      /* NMT_SYNC_DEBUG=1 */
     bool tf32;            /* NMT_TF32=1 */
+    bool own_gemm;        /* NMT_CUDA_GEMM=own: nmt's GEMM kernel, cuBLAS never loaded (blas NULL) */
     bool failed;          /* an error was recorded: every slot is a no-op */
     char error[512];      /* the first error */
     CudaCounters counters; /* cuda_backend_counters */
@@ -285,13 +286,20 @@ void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t
                           int n, int k, float alpha, const float *A, int lda, long long stride_a,
                           const float *B, int ldb, long long stride_b, float beta, float *C,
                           int ldc, long long stride_c, int count);
+/* gpu_own_gemm.cu: the same GEMM as gpu_op_sgemm_batched (cuBLAS's terms;
+ * count 0: one matrix) by nmt's own kernel, as one launch */
+void gpu_own_sgemm(GpuContext *c, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                   int k, float alpha, const float *A, int lda, long long stride_a,
+                   const float *B, int ldb, long long stride_b, float beta, float *C, int ldc,
+                   long long stride_c, int count);
 /* gpu_lanes.cu: NMT_CUDA_LANES (default on) at creation: lane 1's stream,
  * cuBLAS handle and events, or false and an error; and their release */
 bool gpu_lanes_create(GpuContext *c);
 void gpu_lanes_destroy(GpuContext *c);
-/* a cuBLAS handle on `stream` with its own workspace and the math mode;
- * and at teardown (errors unrecorded), after the stream's work: the handle
- * and the workspace released (each may be unset) */
+/* a cuBLAS handle on `stream` with its own workspace and the math mode
+ * (nothing, and true, when cuBLAS is not loaded: NMT_CUDA_GEMM=own); and
+ * at teardown (errors unrecorded), after the stream's work: the handle and
+ * the workspace released (each may be unset) */
 bool gpu_blas_handle_create(GpuContext *c, cudaStream_t stream, cublasHandle_t *handle,
                             void **workspace);
 void gpu_blas_handle_destroy(GpuContext *c, cudaStream_t stream, cublasHandle_t handle,

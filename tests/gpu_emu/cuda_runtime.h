@@ -125,6 +125,7 @@ using std::isnan;
 #define __device__
 #define __host__
 #define __shared__ static
+#define __launch_bounds__(...)
 
 struct dim3 {
     unsigned x, y, z;
