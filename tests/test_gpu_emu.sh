@@ -47,10 +47,11 @@ check "[ $? -eq 0 ]" "training on the emulated cuda: $(tail -3 train-cuda.log)"
 check "grep -q 'device cuda' train-cuda.log" "the emulated run did not train on cuda: $(grep '^train:' train-cuda.log)"
 check "grep -Eq '^train: memory on the cuda: .*; cuda has [0-9.]+ MB free of [0-9]+ MB$' train-cuda.log" \
   "no device memory in the memory line: $(grep '^train: memory' train-cuda.log)"
-# step losses (train.csv rows of kind train) agree to 1e-4 relative, validation BLEU exactly
+# same_losses A B [TOL]: step losses (train.csv rows of kind train) agree
+# to TOL relative (default 1e-4), validation BLEU exactly
 same_losses() {
-  awk -F, 'FNR == 1 { next } NR == FNR { if ($1 == "train") a[$2] = $4; else v[$2] = $11; next }
-           $1 == "train" { n++; d = $4 - a[$2]; if (d < 0) d = -d; if (!($2 in a) || d > 1e-4 * $4) bad++ }
+  awk -F, -v tol="${3:-1e-4}" 'FNR == 1 { next } NR == FNR { if ($1 == "train") a[$2] = $4; else v[$2] = $11; next }
+           $1 == "train" { n++; d = $4 - a[$2]; if (d < 0) d = -d; if (!($2 in a) || d > tol * $4) bad++ }
            $1 == "valid" { m++; if (v[$2] != $11) bad++ }
            END { exit !(n > 0 && m > 0 && bad == 0) }' "$1" "$2"
 }
@@ -153,6 +154,27 @@ env_refused() {
   check "[ $rc -ne 0 ] && [ ! -s refused.out ] && grep -qF '$2' refused.err" "$1: exit $rc: $(tail -2 refused.err)"
 }
 env_refused NMT_CUDA_SLOW_CALL_MS=soon 'NMT_CUDA_SLOW_CALL_MS=soon: not a number of milliseconds'
+# nmt's own GEMM kernel (NMT_CUDA_GEMM=own, docs/gpu.md "Own GEMM"): the
+# same training (losses to 1e-6, since only the GEMMs' order of summation
+# differs, validation BLEU exactly; 1e-4 let a kernel that dropped the
+# last term of its sums pass), greedy and beam
+# translations with all lines but at most one the cuBLAS run's (the GEMMs
+# sum in another order, so a near tie may go the other way), the exit line
+# says whose GEMMs ran; a value that is neither cublas nor own is refused
+NMT_CUDA_GEMM=own train own cuda "$EMU"
+check "[ $? -eq 0 ] && same_losses run-cuda/train.csv run-own/train.csv 1e-6" \
+  "training with NMT_CUDA_GEMM=own: $(tail -2 train-own.log; cut -d, -f1-4,11 run-own/train.csv | tr '\n' ' ')"
+check "grep -q \"train: cuda: .* GEMMs (nmt's own kernel, NMT_CUDA_GEMM=own) in\" train-own.log" \
+  "training with NMT_CUDA_GEMM=own: no own-kernel usage line: $(grep 'cuda:' train-own.log)"
+for beam in 1 2; do
+  NMT_CUDA_GEMM=own "$EMU" translate --model run-cuda/last.nmt --device cuda --beam $beam --nbest $beam \
+    < data/valid.src > "own-b$beam.cuda" 2> own-tr.err
+  check "[ $? -eq 0 ] && [ \$(diff plain-b$beam.cuda own-b$beam.cuda | grep -c '^<') -le 1 ] && [ -s own-b$beam.cuda ]" \
+    "translating (beam $beam) with NMT_CUDA_GEMM=own: $(tail -2 own-tr.err; diff "plain-b$beam.cuda" "own-b$beam.cuda" | head -4)"
+done
+check "grep -q \"translate: cuda: .* GEMMs (nmt's own kernel, NMT_CUDA_GEMM=own) in\" own-tr.err" \
+  "translating with NMT_CUDA_GEMM=own: no own-kernel usage line: $(grep 'cuda:' own-tr.err)"
+env_refused NMT_CUDA_GEMM=cuda 'NMT_CUDA_GEMM=cuda: must be cublas (the default) or own'
 # the device profile (docs/gpu.md, "Profile"), also of graph replays: the
 # same translations, the report on exit (the kernel time split between
 # nmt's own kernels and the emulated cuBLAS's), its rows among them the

@@ -32,6 +32,10 @@
 #     (mk/gpu.mk, GPU_EMU_FMA): a kernel whose result hangs on a product
 #     being rounded on its own fails here as on a GPU (layer_norm_backward
 #     over one column did, 2026-12-04). On a CPU with FMA only.
+#  7. The whole test (every 72nd model of the sweep) with nmt's own GEMM
+#     kernel for every GEMM (NMT_CUDA_GEMM=own, src/gpu/gpu_own_gemm.cu):
+#     the models' training steps and decoding with it against the CPU
+#     (its bit-for-bit check against its CPU twin runs in every run).
 set -u
 . "$(dirname "$0")/lib.sh"
 test_begin test_gpu_emu_parity
@@ -73,4 +77,9 @@ if [ "$(uname -m)" != x86_64 ] || grep -qw fma /proc/cpuinfo; then
 else
   echo "SKIP: this CPU has no FMA: the parity test with fused multiply-adds"
 fi
+
+# 7. nmt's own GEMM kernel
+parity_run "the parity test with NMT_CUDA_GEMM=own" "$tmp/own-gemm.log" \
+  NMT_CUDA_GEMM=own NMT_PARITY_SWEEP_STRIDE=72
+grep -q 'NMT_CUDA_GEMM=own)$' "$tmp/own-gemm.log" || bad "the NMT_CUDA_GEMM=own run did not say it ran with it"
 test_end
