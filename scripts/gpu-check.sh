@@ -14,7 +14,7 @@
 # GPU_CHECK_LIMIT_SCALE=K multiplies every step's limit by K (default 1):
 # the dry run on a loaded CPU (tests/test_gpu_check_dry.sh), where the
 # limits should only stop a hang.
-# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 3 3b 3c 5 5b 6 7 8
+# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 2c 3 3b 3c 5 5b 6 7 8
 # as below; 3 is 3 and 4, 7 needs 6's models for its decoding rows): a
 # short lease spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 then 2,2b,3,7,8.
 # The steps:
@@ -27,6 +27,10 @@
 #      attention sweep): the encoder's LSTM recurrence as one cooperative
 #      kernel per layer (docs/gpu.md, "Persistent recurrence"), row "parity
 #      persistent"; the test also wants the models to have taken that path;
+#   2c. again with NMT_CUDA_GEMM=own (60 s; every 9th model): every GEMM by
+#      nmt's own kernel (docs/gpu.md, "Own GEMM"; cuBLAS not loaded), row
+#      "parity own gemm" (the own kernel's bit-for-bit check against its
+#      CPU twin runs in step 1 too);
 #   3. training GPU vs CPU (150 s): `nmt demo-corpus` and `nmt prepare`,
 #      then one small config (demo sizes) trained 200 steps with
 #      train.device=cuda and with train.device=cpu, same seed: the GPU loss
@@ -104,6 +108,9 @@
 #      default's (all but quantum 1 and maxi-batch 1 also 4 times over), and
 #      with NMT_CUDA_GRAPHS=1, whose output must be identical; the de-en.json
 #      model's (4 heads) again with NMT_DECODE_QUERY_FORM=0, also 4 times over;
+#      every model's both beams with NMT_CUDA_GEMM=own (nmt's own GEMM
+#      kernel, cuBLAS never loaded: rows "decode nmt ... own gemm"), also 4
+#      times over, with the short run's host time;
 #   7. PyTorch (120 s per config): scripts/torch_gpu_bench.py with the same
 #      sizes and batch shapes (cuDNN LSTMs, TF32 allowed), the ratio
 #      nmt/PyTorch, the rate of one 8192^3 TF32 GEMM, and the model's FLOP/s
@@ -116,6 +123,10 @@
 #      to nmt's, which must be at least 90% for each way; then PyTorch's
 #      rate over the input 4 times again in the same process (warm:
 #      --warm-passes 4), next to nmt's rate beyond its first-use costs;
+#      the ratio with NMT_CUDA_GEMM=own; and for beam 1, the first beam of
+#      the process, PyTorch's cold rate (its untimed one-sentence warm-up,
+#      which paid the first use of its libraries, counted in) and nmt's
+#      ratios to it;
 #      "unavailable" (not a failure) when no python3 has torch with CUDA;
 #   8. compute-sanitizer over the parity test where the tool works on this
 #      machine: memcheck (every 9th model of the attention sweep; 120 s),
@@ -129,7 +140,7 @@
 # dry run of their logic (the NMT_CUDA_* variants then run the CPU path
 # again); GPU_CHECK_QUICK=1 shrinks sizes and step counts.
 # Full logs go to $OUT when set, else build/gpu-out/ (tree) or gpu-out/
-# (bundle): 12 files (machine, parity, parity-tf32, parity-persistent, train,
+# (bundle): 13 files (machine, parity, parity-tf32, parity-persistent, parity-own-gemm, train,
 # bench, torch, memcheck, racecheck and synccheck .log, summary.txt, and
 # summary.md: the rows as the markdown table of a docs/gpu-runs.md entry),
 # the .log files packed at the end into logs.tar.gz, since the device tool
@@ -204,7 +215,7 @@ deadline=$((t_begin + ${GPU_CHECK_BUDGET:-480}))
 # GPU_CHECK_STEPS: the steps to run (comma- or space-separated ids of
 # step_ids; unset or empty: all), so that a short lease of a GPU can be
 # spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 first (off_step below)
-step_ids="1 2 2b 3 3b 3c 5 5b 6 7 8"
+step_ids="1 2 2b 2c 3 3b 3c 5 5b 6 7 8"
 for id in $(printf '%s' "${GPU_CHECK_STEPS:-}" | tr ',' ' '); do
     case " $step_ids " in *" $id "*) ;; *)
         echo "gpu-check.sh: GPU_CHECK_STEPS=$GPU_CHECK_STEPS: no step '$id' (steps: $step_ids)" >&2
@@ -384,6 +395,8 @@ parity_step 2 "parity (NMT_TF32=1)" "$out/parity-tf32.log" 120 NMT_TF32=1
 # on and off themselves; this run has every whole model use it (and fails
 # where none did). Every 9th model of the sweep, within the budget.
 parity_step 2b "parity persistent" "$out/parity-persistent.log" 90 NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9
+# 2c. parity with nmt's own GEMM kernel for every GEMM (cuBLAS not loaded)
+parity_step 2c "parity own gemm" "$out/parity-own-gemm.log" 60 NMT_CUDA_GEMM=own NMT_PARITY_SWEEP_STRIDE=9
 
 # ---- steps 3-7: training, checkpoints, benchmark, decoding, PyTorch ----
 # Knobs (environment): GPU_CHECK_DEVICE (cuda; cpu for a dry run of the
@@ -530,7 +543,7 @@ decode_profile() {
 # variant_sps (its rate; empty unless it passed).
 decode_variant() {
     local row_name=$1 setting=$2 model=$3 beam=$4 hyp=$5 rate=$6 marginal=$7 log=$8 end=$9
-    local t1 v rc same total out extra="" v4 per
+    local t1 v rc same total out extra="" v4 per hnote
     out=${5%.txt}-$(printf '%s' "$setting" | tr -c 'A-Za-z0-9' '_').txt
     variant_sps=""
     t1=$(date +%s)
@@ -541,6 +554,7 @@ decode_variant() {
     }
     v=$(set_variant; xlate "$model" "$DEV" "$beam" "$out" "$log" "$(left_of "$end")")
     rc=$?
+    hnote=$(host_time "$work/xlate.err")
     read -r same total <<<"$(same_lines "$hyp" "$out" 2>/dev/null)"
     if [ "$rc" -ne 0 ]; then
         row "$row_name" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$log" | head -n 1 | cut -c1-80)"
@@ -560,7 +574,7 @@ decode_variant() {
             extra="; 4x the input: ${v4:-?} sent/s, no per-sentence rate"
         fi
     fi
-    row "$row_name" "pass" "$(($(date +%s) - t1))" "$v sent/s with $setting (the default's: $rate)$extra; $same of $total lines as the default's"
+    row "$row_name" "pass" "$(($(date +%s) - t1))" "$v sent/s with $setting (the default's: $rate)${hnote:+ ($hnote)}$extra; $same of $total lines as the default's"
     variant_sps=$v
 }
 # a demo-corpus training config: write_config FILE SAVE_DIR MODEL_SIZES;
@@ -1107,6 +1121,12 @@ else
             row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)${hnote:+; $hnote}$extra"
             # where the device's time goes, and how much of the run it idles
             decode_profile "decode nmt$tag beam $beam profile" "${dec_model[$name]}" "$beam" "$blog" "$end_at"
+            # nmt's own GEMM kernel for every GEMM (docs/gpu.md, "Own
+            # GEMM"): cuBLAS is never loaded, so none of its first-use
+            # costs (106-145 ms on the H200); also beyond first use (4x)
+            decode_variant "decode nmt$tag beam $beam own gemm" NMT_CUDA_GEMM=own "${dec_model[$name]}" "$beam" "$hyp" \
+                "$sps" "${dec_sps[$name $beam marginal]:-none}" "$blog" "$end_at"
+            [ -n "$variant_sps" ] && dec_sps[$name $beam own]=$variant_sps
             # the 4 heads without the query form (every head reads its own
             # projected keys, and the keys for its context): what the form
             # gives, also beyond the first-use costs
@@ -1261,7 +1281,7 @@ else
     # fewer rows, as nmt); the faster counts, as for training. Sentences/s,
     # the ratio nmt/PyTorch, and the lines identical to nmt's translation on
     # the same device (the fewer of the two): under 90% fails
-    declare -A pt_rate pt_warm
+    declare -A pt_rate pt_warm pt_cold
     for spec in "${DEC_RUNS[@]}"; do
         name=${spec%%|*}
         tag=$(dec_tag "$name")
@@ -1290,13 +1310,23 @@ else
                 # over the input 4 times again, warm (--warm-passes)
                 pt_rate[$variant $beam]=$(sed -n 's/^decode: [0-9]* sentences, .* s: \([0-9.]*\) sentences\/s.*/\1/p' "$work/torch.txt" | sed -n "${k}p")
                 pt_warm[$variant $beam]=$(sed -n 's/^decode: warm, [0-9]* passes: .* s: \([0-9.]*\) sentences\/s.*/\1/p' "$work/torch.txt" | sed -n "${k}p")
+                # the first beam of the process: its untimed warm-up paid
+                # the first use of the libraries and kernels; counted in,
+                # the rate of a cold run, as nmt's (which counts its own)
+                pt_cold[$variant $beam]=""
+                if [ "$k" = 1 ]; then
+                    wu=$(sed -n 's/^decode: untimed warm-up (one sentence, beam [0-9]*): \([0-9.]*\) s$/\1/p' "$work/torch.txt" | head -n 1)
+                    pt_cold[$variant $beam]=$(awk -v n="$TEST_N" -v r="${pt_rate[$variant $beam]:-0}" -v w="$wu" \
+                        'BEGIN { if (r + 0 > 0 && w != "") printf "%.1f", n / (n / r + w) }')
+                fi
             done
         done
         [ -n "$ran" ] || continue
         for beam in ${beams//,/ }; do
-            rates="" warms="" pt=0 pw=0 same="" total=0
+            rates="" warms="" pt=0 pw=0 pc=0 same="" total=0
             for variant in $ran; do
                 r=${pt_rate[$variant $beam]:-0} w=${pt_warm[$variant $beam]:-0}
+                pc=$(awk -v a="$pc" -v b="${pt_cold[$variant $beam]:-0}" 'BEGIN { print (b + 0 > a + 0) ? b : a }')
                 rates="$rates${rates:+, }$variant ${r:-?}"
                 warms="$warms${warms:+, }$variant ${w:-?}"
                 pt=$(awk -v a="$pt" -v b="${r:-0}" 'BEGIN { print (b + 0 > a + 0) ? b : a }')
@@ -1307,10 +1337,16 @@ else
             detail=$(awk -v p="$pt" -v n="${dec_sps[$name $beam]}" -v g="${dec_sps[$name $beam graphs]:-}" \
                 -v io="${dec_sps[$name $beam input order]:-}" \
                 -v pw="$pw" -v nm="${dec_sps[$name $beam marginal]:-0}" -v rates="$rates" -v warms="$warms" \
+                -v og="${dec_sps[$name $beam own]:-}" -v pc="$pc" \
                 'BEGIN { printf "%s sent/s (the faster of: %s); nmt/PyTorch %s", p, rates,
                                 (p > 0 && n > 0) ? sprintf("%.2fx", n / p) : "n/a"
                          if (io != "" && p > 0) printf ", in input order (--maxi-batch 1, as PyTorch batches) %.2fx", io / p
                          if (g != "" && p > 0) printf ", with graphs %.2fx", g / p
+                         if (og != "" && p > 0) printf ", with own gemm %.2fx", og / p
+                         if (pc > 0 && n > 0) {
+                             printf "; cold (its warm-up counted, first use as in nmt'"'"'s run) %s sent/s, nmt/PyTorch %.2fx", pc, n / pc
+                             if (og != "") printf ", with own gemm %.2fx", og / pc
+                         }
                          printf "; warm %s sent/s (%s), nmt beyond its first-use costs %s", pw + 0, warms,
                                 (pw > 0 && nm > 0) ? sprintf("%.2fx", nm / pw) : "n/a" }')
             detail="$detail; $same of $total lines as nmt's"

@@ -1567,9 +1567,14 @@ def cmd_decode(a):
         n_sent = sum(1 for s in src_ids if s)
         for beam in beams:
             dec = Decoder(model, beam, alpha, la, lb, int(la * max_src) + lb, a.drop_finished)
+            warmup_s = None
             if a.warmup and all_batches:                                      # one sentence, untimed
                 cols, src, src_len = all_batches[0]
+                sync(a.device)
+                t0 = time.perf_counter()
                 dec.translate(src[:src_len[0], :1], src_len[:1])
+                sync(a.device)
+                warmup_s = time.perf_counter() - t0
             out = [[] for _ in lines]
             sync(a.device)
             t0 = time.perf_counter()
@@ -1590,6 +1595,10 @@ def cmd_decode(a):
             print("decode: %d sentences, %d target tokens (EOS not counted) in %.3f s: "
                   "%.2f sentences/s, %.1f target tokens/s" % (
                       n_sent, n_tok, dt, n_sent / dt, n_tok / dt), file=sys.stderr)
+            if warmup_s is not None:
+                # what the first use of the libraries and kernels cost (the
+                # first beam of a process pays it; later beams pay less)
+                print("decode: untimed warm-up (one sentence, beam %d): %.3f s" % (beam, warmup_s), file=sys.stderr)
             if a.warm_passes > 0:
                 # the input again, a.warm_passes times over, in the same process:
                 # every library, kernel and batch shape has been used by then,

@@ -142,6 +142,12 @@ for beam in 1 5; do
   # first-use costs, next to the default's
   check "row 'decode nmt beam $beam quantum 64' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=64 \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s'" \
     "decode beam $beam quantum 64 row: $(row "decode nmt beam $beam quantum 64")"
+  # nmt's own GEMM kernel (NMT_CUDA_GEMM=own, which the CPU ignores), for
+  # every model: the rate, also beyond the first-use costs
+  for tag in "" " large" " de-en.json"; do
+    check "row 'decode nmt$tag beam $beam own gemm' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_GEMM=own \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s'" \
+      "decode$tag beam $beam own gemm row: $(row "decode nmt$tag beam $beam own gemm")"
+  done
   # and so with graphs: two settings at once
   check "row 'decode nmt beam $beam quantum 64 graphs' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=64 NMT_CUDA_GRAPHS=1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s'" \
     "decode beam $beam quantum 64 graphs row: $(row "decode nmt beam $beam quantum 64 graphs")"
@@ -200,6 +206,16 @@ if [ "$py" != none ]; then
         check "row 'PyTorch decode beam $beam' | grep -qE 'nmt/PyTorch [0-9.]*[1-9][0-9.]*x, in input order \(--maxi-batch 1, as PyTorch batches\) [0-9.]*[1-9][0-9.]*x'" \
           "PyTorch decode beam $beam row, input order: $(row "PyTorch decode beam $beam")"
       fi
+      # the own GEMM's ratio; and for beam 1 (the first of the process) the
+      # cold rate: the untimed warm-up's first-use costs counted in
+      check "row 'PyTorch decode$tag beam $beam' | grep -qE ', with own gemm [0-9.]*[1-9][0-9.]*x'" \
+        "PyTorch decode$tag beam $beam row, own gemm: $(row "PyTorch decode$tag beam $beam")"
+      if [ "$beam" = 1 ]; then
+        check "row 'PyTorch decode$tag beam 1' | grep -qE '; cold \(its warm-up counted, first use as in nmt.s run\) [0-9.]*[1-9][0-9.]* sent/s, nmt/PyTorch [0-9.]*[1-9][0-9.]*x, with own gemm [0-9.]*[1-9][0-9.]*x;'" \
+          "PyTorch decode$tag beam 1 row, cold: $(row "PyTorch decode$tag beam 1")"
+      else
+        check "! row 'PyTorch decode$tag beam 5' | grep -q '; cold'" "PyTorch decode$tag beam 5 row has a cold rate: $(row "PyTorch decode$tag beam 5")"
+      fi
       # warm (--warm-passes 4) next to nmt's rate beyond its first-use costs
       check "row 'PyTorch decode$tag beam $beam' | grep -qE '; warm [0-9.]*[1-9][0-9.]* sent/s \(kept [0-9.]*[1-9][0-9.]*, dropped [0-9.]*[1-9][0-9.]*\), nmt beyond its first-use costs ([0-9.]*[1-9][0-9.]*x|n/a);'" \
         "PyTorch decode$tag beam $beam row, warm: $(row "PyTorch decode$tag beam $beam")"
@@ -231,6 +247,7 @@ SH
 cat > "$fake/tests/test_gpu_parity" <<'SH'
 #!/usr/bin/env bash
 echo "env: NMT_CUDA_PERSISTENT=${NMT_CUDA_PERSISTENT:-} NMT_PARITY_SWEEP_STRIDE=${NMT_PARITY_SWEEP_STRIDE:-} NMT_PARITY_SLOTS_ONLY=${NMT_PARITY_SLOTS_ONLY:-} NMT_PARITY_NO_REFUSAL=${NMT_PARITY_NO_REFUSAL:-} NMT_PARITY_NO_PROFILE=${NMT_PARITY_NO_PROFILE:-}"
+echo "env2: NMT_CUDA_GEMM=${NMT_CUDA_GEMM:-}"
 if [ -n "${FAKE_PARITY_FAIL:-}" ]; then
   echo "FAIL: lstm_seq_recurrence: a fake failure"
   echo "test_gpu_parity: 0 passed, 1 failed"
@@ -319,6 +336,8 @@ check "frow 'parity persistent' | grep -qE ' pass +[0-9]+  test_gpu_parity: 1 pa
   "fake parity persistent row: $(frow 'parity persistent')"
 check "grep -qx 'env: NMT_CUDA_PERSISTENT=1 NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL= NMT_PARITY_NO_PROFILE=' '$fout/parity-persistent.log'" \
   "parity persistent's environment: $(grep '^env' "$fout/parity-persistent.log" 2>&1)"
+check "frow 'parity own gemm' | grep -qE ' pass +[0-9]+  test_gpu_parity: 1 passed, 0 failed' && grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL= NMT_PARITY_NO_PROFILE=' '$fout/parity-own-gemm.log' && grep -qx 'env2: NMT_CUDA_GEMM=own' '$fout/parity-own-gemm.log'" \
+  "fake parity own gemm row: $(frow 'parity own gemm'); $(grep '^env' "$fout/parity-own-gemm.log" 2>&1)"
 check "frow memcheck | grep -qE ' pass +[0-9]+  ERROR SUMMARY: 0 errors$'" "fake memcheck row: $(frow memcheck)"
 check "grep -qx 'env: NMT_CUDA_PERSISTENT= NMT_PARITY_SWEEP_STRIDE=9 NMT_PARITY_SLOTS_ONLY= NMT_PARITY_NO_REFUSAL=1 NMT_PARITY_NO_PROFILE=1' '$fout/memcheck.log'" \
   "memcheck's environment: $(grep '^env' "$fout/memcheck.log" 2>&1)"
@@ -375,10 +394,10 @@ env -u NMT_CUDA_PERSISTENT -u NMT_PARITY_SWEEP_STRIDE -u NMT_PARITY_SLOTS_ONLY P
 srow() { grep -E "^$1 " "$fout2/summary.txt" | head -1; }
 check "srow 'parity \\(NMT_SYNC_DEBUG=1\\)' | grep -qE ' pass ' && srow 'bench nmt de-en profile' | grep -qE ' info '" \
   "GPU_CHECK_STEPS=1,5 left out a step it names: $(srow 'parity \(NMT_SYNC_DEBUG=1\)'); $(srow 'bench nmt de-en profile')"
-for name in 'parity \(NMT_TF32=1\)' 'parity persistent' 'train GPU vs CPU' 'checkpoints GPU<->CPU' 'combinations GPU vs CPU' recurrence 'decode nmt' PyTorch memcheck synccheck; do
+for name in 'parity \(NMT_TF32=1\)' 'parity persistent' 'parity own gemm' 'train GPU vs CPU' 'checkpoints GPU<->CPU' 'combinations GPU vs CPU' recurrence 'decode nmt' PyTorch memcheck synccheck; do
   check "srow '$name' | grep -qE ' skipped +0  not in GPU_CHECK_STEPS$'" "GPU_CHECK_STEPS=1,5 ran $name: $(srow "$name")"
 done
 out3=$(GPU_CHECK_STEPS=1,4 OUT="$tmp/fake-bad" NMT_BIN="$fake/nmt" NMT_BUILD="$fake" bash scripts/gpu-check.sh 2>&1); rc=$?
-check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 3 3b 3c 5 5b 6 7 8)\"" \
+check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 2c 3 3b 3c 5 5b 6 7 8)\"" \
   "GPU_CHECK_STEPS=1,4: exit $rc: $out3"
 test_end
