@@ -20,18 +20,47 @@
  * row-major calls): C (m, n) = alpha op(A) op(B) + beta C, op(A) (m, k),
  * op(B) (k, n), `count` matrices of each, stride_* apart. A block of
  * 16 x 16 threads computes a TILE x TILE tile of C, PER x PER elements a
- * thread (rows tx + r 16, columns ty + s 16, so that a warp reads shared
- * memory without bank conflicts); k goes through shared memory OWN_GEMM_BK
- * at a time, each operand loaded along its contiguous direction. The
- * loops over PER and OWN_GEMM_BK have constant trip counts, which nvcc
- * unrolls. */
+ * thread (rows tx PER + r, columns ty PER + s: each thread reads its PER
+ * values of a stage's row of A and of B from shared memory as one vector);
+ * k goes through shared memory OWN_GEMM_BK at a time, each operand loaded
+ * along its contiguous direction. The loops over PER and over a full
+ * stage have constant trip counts, which nvcc unrolls. */
 #include "gpu/gpu_internal.cuh"
 
+#include <assert.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define OWN_GEMM_BK 16  /* k per shared-memory stage */
 #define OWN_GEMM_SIDE 16 /* threads per side of a block: 256 threads */
 #define OWN_GEMM_MAX_GRID 65535 /* grid y and z beyond it loop */
+/* a shared row's padding: keeps rows 16-byte aligned for the vector reads
+ * and spreads a transposed operand's stores over 8 banks instead of 1 */
+#define OWN_GEMM_PAD 4
+
+/* PER consecutive floats of shared memory (16- or 8-byte aligned) in one
+ * vector read (LDS.128 or LDS.64): a warp's reads of its 16 distinct
+ * runs take 2 wavefronts where PER scalar reads took PER */
+template <int PER>
+__device__ inline void own_gemm_read(const float *p, float *out);
+#ifdef NMT_CUDA_EMU
+/* a GPU faults on a misaligned vector read; the emulator's CPU would not */
+#define OWN_GEMM_ALIGNED(p, bytes) assert((uintptr_t)(p) % (bytes) == 0)
+#else
+#define OWN_GEMM_ALIGNED(p, bytes) ((void)0)
+#endif
+template <>
+__device__ inline void own_gemm_read<4>(const float *p, float *out) {
+    OWN_GEMM_ALIGNED(p, 16);
+    float4 v = *reinterpret_cast<const float4 *>(p);
+    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+}
+template <>
+__device__ inline void own_gemm_read<2>(const float *p, float *out) {
+    OWN_GEMM_ALIGNED(p, 8);
+    float2 v = *reinterpret_cast<const float2 *>(p);
+    out[0] = v.x, out[1] = v.y;
+}
 
 template <int TILE>
 __global__ void __launch_bounds__(OWN_GEMM_SIDE * OWN_GEMM_SIDE)
@@ -40,8 +69,11 @@ __global__ void __launch_bounds__(OWN_GEMM_SIDE * OWN_GEMM_SIDE)
                      float *C, int ldc, long long stride_c, int count) {
     constexpr int PER = TILE / OWN_GEMM_SIDE;
     constexpr int THREADS = OWN_GEMM_SIDE * OWN_GEMM_SIDE;
-    __shared__ float As[OWN_GEMM_BK][TILE]; /* As[l][i] = op(A)(i0 + i, l0 + l) */
-    __shared__ float Bs[OWN_GEMM_BK][TILE]; /* Bs[l][j] = op(B)(l0 + l, j0 + j) */
+    static_assert((TILE + OWN_GEMM_PAD) % 4 == 0 && PER * OWN_GEMM_SIDE == TILE, "rows of whole vectors");
+    /* As[l][i] = op(A)(i0 + i, l0 + l), Bs[l][j] = op(B)(l0 + l, j0 + j) */
+    __shared__ __align__(16) float As[OWN_GEMM_BK][TILE + OWN_GEMM_PAD];
+    __shared__ __align__(16) float Bs[OWN_GEMM_BK][TILE + OWN_GEMM_PAD];
+    /* this thread's elements: rows i0 + tx PER + r, columns j0 + ty PER + s */
     const int t = threadIdx.x, tx = t % OWN_GEMM_SIDE, ty = t / OWN_GEMM_SIDE;
     const int i0 = blockIdx.x * TILE, n_tiles = (n + TILE - 1) / TILE;
     for (int z = blockIdx.z; z < count; z += gridDim.z) {
@@ -73,28 +105,25 @@ __global__ void __launch_bounds__(OWN_GEMM_SIDE * OWN_GEMM_SIDE)
                     Bs[lb][j] = w;
                 }
                 __syncthreads();
-                if (kk == OWN_GEMM_BK) {
-                    for (int l = 0; l < OWN_GEMM_BK; l++) {
-                        float x[PER], y[PER];
-                        for (int r = 0; r < PER; r++) x[r] = As[l][tx + r * OWN_GEMM_SIDE];
-                        for (int s = 0; s < PER; s++) y[s] = Bs[l][ty + s * OWN_GEMM_SIDE];
-                        for (int r = 0; r < PER; r++)
-                            for (int s = 0; s < PER; s++) acc[r][s] = fmaf(x[r], y[s], acc[r][s]);
-                    }
-                } else {
-                    /* the last stage: only l < kk, so that the chain has
-                     * exactly k terms (a padded 0 x 0 would turn -0 into +0) */
-                    for (int l = 0; l < kk; l++)
-                        for (int r = 0; r < PER; r++)
-                            for (int s = 0; s < PER; s++)
-                                acc[r][s] = fmaf(As[l][tx + r * OWN_GEMM_SIDE], Bs[l][ty + s * OWN_GEMM_SIDE],
-                                                 acc[r][s]);
-                }
+                auto term = [&](int l) {
+                    float x[PER], y[PER];
+                    own_gemm_read<PER>(&As[l][tx * PER], x);
+                    own_gemm_read<PER>(&Bs[l][ty * PER], y);
+                    for (int r = 0; r < PER; r++)
+                        for (int s = 0; s < PER; s++) acc[r][s] = fmaf(x[r], y[s], acc[r][s]);
+                };
+                /* a full stage with a constant trip count (unrolled); the
+                 * last one only l < kk, so that the chain has exactly k
+                 * terms (a padded 0 x 0 would turn -0 into +0) */
+                if (kk == OWN_GEMM_BK)
+                    for (int l = 0; l < OWN_GEMM_BK; l++) term(l);
+                else
+                    for (int l = 0; l < kk; l++) term(l);
                 __syncthreads();
             }
-            for (int r = 0; r < PER; r++)
-                for (int s = 0; s < PER; s++) {
-                    int i = i0 + tx + r * OWN_GEMM_SIDE, j = j0 + ty + s * OWN_GEMM_SIDE;
+            for (int s = 0; s < PER; s++)
+                for (int r = 0; r < PER; r++) {
+                    int i = i0 + tx * PER + r, j = j0 + ty * PER + s;
                     if (i >= m || j >= n) continue;
                     float *out = c + i + (size_t)j * ldc;
                     if (alpha == 0.0f)

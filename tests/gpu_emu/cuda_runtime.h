@@ -126,6 +126,15 @@ using std::isnan;
 #define __host__
 #define __shared__ static
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+
+/* CUDA's vector types used by the kernels (vector_types.h) */
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
+struct alignas(8) float2 {
+    float x, y;
+};
 
 struct dim3 {
     unsigned x, y, z;

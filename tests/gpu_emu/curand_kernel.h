@@ -14,9 +14,7 @@
 #include "cuda_runtime.h"
 #include "kernels/dropout_math.h"
 
-struct float4 {
-    float x, y, z, w;
-};
+/* float4: cuda_runtime.h */
 struct uint4 {
     unsigned x, y, z, w;
 };
