@@ -6,7 +6,8 @@
 #                     copy of $(BIN)), test_gpu_parity, bench_train,
 #                     gpu-check.sh, torch_gpu_bench.py (the PyTorch side of
 #                     the benchmark), reference.py, ckpt_same.py, configs/de-en-2x512.json (the
-#                     bench config), COMMIT, lib/ (every shared library that
+#                     bench config), data/multi30k/ (where ../shared has
+#                     it: gpu-check step 3d), COMMIT, lib/ (every shared library that
 #                     ldd lists and that is neither glibc's nor CUDA's:
 #                     libopenblas (the build the binaries link), libgomp,
 #                     libgfortran, libquadmath, libstdc++, libgcc_s,
@@ -55,6 +56,10 @@ GPU_BUNDLE_BINS := $(BIN) $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_tr
 GPU_BUNDLE_FILES := scripts/gpu-check.sh scripts/torch_gpu_bench.py scripts/reference.py scripts/ckpt_same.py \
                     scripts/combo-soak.sh
 GPU_BUNDLE_CONFIGS := configs/de-en-2x512.json
+# Multi30k (gzip, 1.3 MB), copied in when ../shared has it, for gpu-check's
+# step 3d; the bundle is a build output (ignored by git), so the corpus is
+# never committed
+GPU_BUNDLE_MULTI30K ?= ../shared/data/multi30k
 # libraries left to the GPU machine: glibc's, the dynamic loader, CUDA's
 # the toolkit's libraries: CUPTI (src/gpu/gpu_profile.cu opens it with
 # dlopen, so ldd does not list it) travels with the bundle, the build's own
@@ -73,6 +78,10 @@ gpu-bundle:
 	cp $(BIN) $(GPU_BUNDLE)/nmt
 	cp $(BUILD)/tests/test_gpu_parity $(BUILD)/bench/bench_train $(BUILD)/bench/bench_recurrence $(GPU_BUNDLE_FILES) $(GPU_BUNDLE)/
 	cp $(GPU_BUNDLE_CONFIGS) $(GPU_BUNDLE)/configs/
+	@if [ -r $(GPU_BUNDLE_MULTI30K)/train.de.gz ]; then mkdir -p $(GPU_BUNDLE)/data/multi30k && \
+	  cp $(GPU_BUNDLE_MULTI30K)/*.gz $(GPU_BUNDLE)/data/multi30k/ && \
+	  echo "  data/multi30k <- $(GPU_BUNDLE_MULTI30K) (gpu-check step 3d)"; \
+	else echo "  no $(GPU_BUNDLE_MULTI30K): gpu-check step 3d will say skipped"; fi
 	@if [ "$(GPU_BUNDLE_STRIP)" = 1 ]; then \
 	  for b in nmt test_gpu_parity bench_train bench_recurrence; do strip --strip-debug $(GPU_BUNDLE)/$$b; done; fi
 	(git describe --always --dirty 2>/dev/null || echo unknown) > $(GPU_BUNDLE)/COMMIT

@@ -14,7 +14,7 @@
 # GPU_CHECK_LIMIT_SCALE=K multiplies every step's limit by K (default 1):
 # the dry run on a loaded CPU (tests/test_gpu_check_dry.sh), where the
 # limits should only stop a hang.
-# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 2c 3 3b 3c 5 5b 6 7 8
+# GPU_CHECK_STEPS=ID,... runs only the steps named (ids 1 2 2b 2c 3 3b 3c 3d 5 5b 6 7 8
 # as below; 3 is 3 and 4, 7 needs 6's models for its decoding rows): a
 # short lease spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 then 2,2b,3,7,8.
 # The steps:
@@ -56,8 +56,18 @@
 #      steps (8 epochs) with NMT_CUDA_GRAPHS=0 and =1: the same losses, the
 #      target tokens/s of the first epoch and of the third on, the graph
 #      counts and the device memory in use at the end (row "train graphs");
-#      steps 3 to 3b run with nmt's default (graphs), steps 5 to 8 with
+#      steps 3 to 3d run with nmt's default (graphs), steps 5 to 8 with
 #      NMT_CUDA_GRAPHS=0 except where a row says graphs;
+#   3d. real training with validation, graphs on and off (150 s): Multi30k
+#      (GPU_CHECK_MULTI30K, else the bundle's data/multi30k, which make
+#      gpu-bundle copies from ../shared, else ../shared/data/multi30k;
+#      "skipped" where there is none), configs/de-en.json's model
+#      (SentencePiece 8000, 4 heads, dropout 0.3), GPU_CHECK_M30K_STEPS
+#      (1000, about 2.2 epochs) steps with validation (BLEU, beam 5) every
+#      250, with NMT_CUDA_GRAPHS=0 and =1: the same losses (TRAIN_TOL) and
+#      the same validation BLEU, the target tokens/s of epoch 1 and of the
+#      epochs after, the graph counts and the device memory at the end
+#      (row "train multi30k graphs");
 #   5. nmt benchmark (100 s per config): bench_train --device cuda with
 #      NMT_TF32=1 on synthetic batches, for the bench config (configs/de-en-2x512.json
 #      sizes, B 64, S 13, T 16, vocabularies 8000/8000: the mean Multi30k
@@ -162,6 +172,7 @@ if [ -x "$here/test_gpu_parity" ]; then # a bundle: everything beside this scrip
     CKPT_SAME="$here/ckpt_same.py"
     COMBO_SOAK="$here/combo-soak.sh"
     BENCH_CONFIG="$here/configs/de-en-2x512.json"
+    MULTI30K_DIR="$here/data/multi30k" # mk/gpu.mk copies it in where ../shared has it
     default_out="$here/gpu-out"
     commit=$(cat "$here/COMMIT" 2>/dev/null || echo unknown)
     [ -d "$here/lib" ] && bundle_lib="$here/lib" || bundle_lib=""
@@ -184,6 +195,7 @@ else
     CKPT_SAME="$root/scripts/ckpt_same.py"
     COMBO_SOAK="$root/scripts/combo-soak.sh"
     BENCH_CONFIG="$root/configs/de-en-2x512.json"
+    MULTI30K_DIR="$root/../shared/data/multi30k"
     default_out="$root/build/gpu-out"
     commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
     bundle_lib=""
@@ -215,7 +227,7 @@ deadline=$((t_begin + ${GPU_CHECK_BUDGET:-480}))
 # GPU_CHECK_STEPS: the steps to run (comma- or space-separated ids of
 # step_ids; unset or empty: all), so that a short lease of a GPU can be
 # spent in parts, e.g. GPU_CHECK_STEPS=1,5,6 first (off_step below)
-step_ids="1 2 2b 2c 3 3b 3c 5 5b 6 7 8"
+step_ids="1 2 2b 2c 3 3b 3c 3d 5 5b 6 7 8"
 for id in $(printf '%s' "${GPU_CHECK_STEPS:-}" | tr ',' ' '); do
     case " $step_ids " in *" $id "*) ;; *)
         echo "gpu-check.sh: GPU_CHECK_STEPS=$GPU_CHECK_STEPS: no step '$id' (steps: $step_ids)" >&2
@@ -893,6 +905,111 @@ if step_opens "train graphs" 3c 120; then
     fi
 fi
 
+# 3d. real training with validation on Multi30k, graphs off and on (the
+# default): what steps 3c (training alone, the demo corpus) and 3 (graphs,
+# small model) leave open: validation's BLEU decoding between training
+# steps (new shapes into the graph cache), SentencePiece batches of real
+# text, dropout. The same losses and the same validation BLEU; the speed
+# by epoch, the graph counts and the device memory at the end.
+M30K_STEPS=${GPU_CHECK_M30K_STEPS:-1000}
+M30K_VALID=$((M30K_STEPS >= 8 ? M30K_STEPS / 4 : 2))
+[ "$QUICK" = 1 ] && M30K_STEPS=20 M30K_VALID=10
+m30k=${GPU_CHECK_MULTI30K:-$MULTI30K_DIR}
+echo "== training on Multi30k with validation, graphs off and on (log: train.log)"
+if ! step_opens "train multi30k graphs" 3d 150; then
+    :
+elif [ ! -r "$m30k/train.de.gz" ]; then
+    row "train multi30k graphs" "skipped" 0 "no Multi30k at $m30k (GPU_CHECK_MULTI30K; not a failure)"
+else
+    start=$(date +%s)
+    end_at=$((start + lim))
+    valid_src=$m30k/val.de.gz valid_tgt=$m30k/val.en.gz beam=5
+    if [ "$QUICK" = 1 ]; then
+        # a dry run's CPU: 20 validation lines, greedy
+        gzip -dc "$m30k/val.de.gz" | head -n 20 >"$work/m30k-val.de"
+        gzip -dc "$m30k/val.en.gz" | head -n 20 >"$work/m30k-val.en"
+        valid_src=$work/m30k-val.de valid_tgt=$work/m30k-val.en beam=1
+    fi
+    cat >"$work/m30k.json" <<JSON
+{
+  "data": {"train_src": "$m30k/train.de.gz", "train_tgt": "$m30k/train.en.gz",
+           "valid_src": "$valid_src", "valid_tgt": "$valid_tgt",
+           "tokenizer": "spm", "spm_vocab_size": 8000, "spm_model_type": "unigram", "spm_joint": false,
+           "max_len": 80, "cache_dir": "m30k-cache"},
+  "model": {"emb_dim": 256, "hidden": 256, "enc_layers": 1, "dec_layers": 1, "bidirectional": true,
+            "input_feed": true, "dropout": 0.3,
+            "attention": {"style": "luong", "score": "general", "mode": "global", "heads": 4}},
+  "train": {"optimizer": "adam", "lr": 0.001, "batch_sentences": 64, "clip_norm": 5.0, "label_smoothing": 0.1,
+            "seed": 1, "max_steps": $M30K_STEPS, "valid_every": $M30K_VALID, "log_every": $((M30K_STEPS >= 40 ? M30K_STEPS / 40 : 1))},
+  "decode": {"beam": $beam, "length_penalty": 0.6, "max_len_a": 1.5, "max_len_b": 10, "batch": 128}
+}
+JSON
+    echo "-- m30k.json (configs/de-en.json's model on $m30k), $M30K_STEPS steps, validation every $M30K_VALID" >>"$tlog"
+    (cd "$work" && timeout -k 5 "$(left_of "$end_at")" "$NMT" prepare --config m30k.json) >>"$tlog" 2>&1
+    prc=$?
+    declare -A mrc mwall
+    for side in plain graphs; do
+        [ "$prc" -eq 0 ] || { mrc[$side]=$prc; continue; }
+        g=$([ $side = graphs ] && echo 1 || echo 0)
+        echo "-- nmt train --config m30k.json (NMT_CUDA_GRAPHS=$g) --set train.device=$DEV" >>"$tlog"
+        t0=$(date +%s.%N)
+        (cd "$work" && NMT_CUDA_GRAPHS=$g timeout -k 5 "$(left_of "$end_at")" \
+            "$NMT" train --config m30k.json --set train.device="$DEV" --set train.save_dir="run-m30k-$side") \
+            >"$work/m30k-$side.log" 2>&1
+        mrc[$side]=$?
+        mwall[$side]=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+        grep -v '^step \| step ' "$work/m30k-$side.log" | tail -n 8 >>"$tlog"
+        echo "   exit ${mrc[$side]}, ${mwall[$side]} s" >>"$tlog"
+    done
+    took=$(($(date +%s) - start))
+    if [ "$prc" -ne 0 ]; then
+        row "train multi30k graphs" "$(timed_out "$prc" && echo TIMEOUT || echo "FAIL($prc)")" "$took" "nmt prepare: $(tail -n 1 "$tlog" | cut -c1-100)"
+        failed=1
+    elif timed_out "${mrc[plain]}" || timed_out "${mrc[graphs]}"; then
+        row "train multi30k graphs" "TIMEOUT" "$took" "over ${lim}s (train exits ${mrc[plain]}/${mrc[graphs]})"
+        failed=1
+    elif [ "${mrc[plain]}" -ne 0 ] || [ "${mrc[graphs]}" -ne 0 ]; then
+        row "train multi30k graphs" "FAIL" "$took" "nmt train exit plain ${mrc[plain]}, graphs ${mrc[graphs]}: $(grep -m1 -i 'error' "$work/m30k-graphs.log" "$work/m30k-plain.log" | cut -c1-100)"
+        failed=1
+    else
+        # train.csv: kind,step,epoch,loss,...,tgt_tok_s (9), ..., bleu (11):
+        # the worst relative loss difference, the validations and how many
+        # give another BLEU, and each run's BLEU in order
+        mline=$(awk -F, '
+            FNR == 1 { f++; next }
+            f == 1 && $1 == "train" { p[$2] = $4; next }
+            f == 1 && $1 == "valid" { pv[$2] = $11; pb = pb (pb == "" ? "" : " ") $11; next }
+            $1 == "train" && ($2 in p) { n++; r = ($4 != 0) ? (p[$2] - $4) / $4 : 0; if (r < 0) r = -r; if (r > worst) worst = r }
+            $1 == "valid" { nv++; gb = gb (gb == "" ? "" : " ") $11; if (!($2 in pv) || pv[$2] != $11) dv++ }
+            END { printf "%d %.3g %d %d|%s|%s\n", n, worst, nv, dv, pb, gb }' "$work/run-m30k-plain/train.csv" "$work/run-m30k-graphs/train.csv")
+        IFS='|' read -r mcounts pbleu gbleu <<<"$mline"
+        read -r mn mworst mnv mdv <<<"$mcounts"
+        m_rates() {
+            awk -F, 'FNR == 1 || $1 != "train" { next }
+                { if (e0 == "") e0 = $3; if ($3 == e0) { a += $9; na++ } else { b += $9; nb++ } }
+                END { printf "%.0f %.0f\n", na ? a / na : 0, nb ? b / nb : 0 }' "$1"
+        }
+        read -r p1 p2 <<<"$(m_rates "$work/run-m30k-plain/train.csv")"
+        read -r g1 g2 <<<"$(m_rates "$work/run-m30k-graphs/train.csv")"
+        counts=$(sed -n 's/.*train: cuda: .* in \([0-9]*\) host calls (\([0-9]*\) graph launches, \([0-9]*\) graphs captured, \([0-9]*\) captures failed).*/\1 \2 \3 \4/p' "$work/m30k-graphs.log" | tail -n 1)
+        read -r ghc ggl ggc ggf <<<"${counts:-? ? ? ?}"
+        phc=$(sed -n 's/.*train: cuda: .* in \([0-9]*\) host calls (.*/\1/p' "$work/m30k-plain.log" | tail -n 1)
+        pmem=$(sed -n "s/.*train: cuda: .*; \([0-9]*\) MB of the device's [0-9]* MB in use at the end.*/\1/p" "$work/m30k-plain.log" | tail -n 1)
+        gmem=$(sed -n "s/.*train: cuda: .*; \([0-9]*\) MB of the device's [0-9]* MB in use at the end.*/\1/p" "$work/m30k-graphs.log" | tail -n 1)
+        same=$([ "$mworst" = 0 ] && echo "identical losses" || echo "losses within $mworst")
+        detail="$M30K_STEPS steps, $mn logged, $same (tol $TRAIN_TOL); $mnv validations (beam $beam), BLEU $pbleu -> $gbleu ($mdv differ); tgt tok/s epoch 1 $p1 -> $g1 with graphs, later $p2 -> $g2 ($(awk -v a="$p2" -v b="$g2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", b / a; else printf "no rate" }')); ${mwall[plain]}s -> ${mwall[graphs]}s in all (prepare outside); host calls ${phc:-?} -> $ghc, $ggl graph launches, $ggc graphs captured, $ggf captures failed; device memory in use at the end ${pmem:-?} -> ${gmem:-?} MB"
+        if [ "${mn:-0}" -lt 3 ] || [ "${mnv:-0}" -lt 1 ] || [ "${mdv:-1}" -ne 0 ] || ! awk -v w="$mworst" -v t="$TRAIN_TOL" 'BEGIN { exit !(w <= t) }'; then
+            row "train multi30k graphs" "FAIL" "$took" "$detail"
+            failed=1
+        elif [ "$DEV" = cuda ] && ! [ "${ggl:-0}" -gt 0 ] 2>/dev/null; then
+            row "train multi30k graphs" "FAIL" "$took" "no graph launches: $detail"
+            failed=1
+        else
+            row "train multi30k graphs" "pass" "$took" "$detail"
+        fi
+    fi
+fi
+
 # From here on (steps 5 to 8) nmt runs every op at once unless a row says
 # graphs (NMT_CUDA_GRAPHS=1): the rows keep the meaning they had before
 # graphs became the default (2026-12-04), each graphs row next to its
@@ -1012,7 +1129,7 @@ else
                     fi
                 fi
                 row "bench nmt $tag" "info" "$took" "$(awk -v t="${nmt_tok[$tag]}" -v s="${nmt_sps[$tag]}" -v g="${nmt_gflop[$tag]}" -v c="$ceil" \
-                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.3f TFLOP/s (same-shape GEMMs alone %.3f)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}${host:+; $host}$gain"
+                    'BEGIN { printf "%.0f tgt tok/s, %.1f ms/step, %.1f GFLOP/step = %.4g TFLOP/s (same-shape GEMMs alone %.4g)", t, 1000 * s, g, g / s / 1000, c / 1000 }'), B,S,T $shape; mem ${mem:-n/a}${calls:+; per step: $calls}${host:+; $host}$gain"
             fi
         done
     done

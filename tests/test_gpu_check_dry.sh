@@ -124,6 +124,16 @@ for name in 'de-en B 8 H 32' 'de-en B 8 H 64' 'large B 16 H 64' 'large B 16 H 12
   check "row 'recurrence $name' | grep -qE ' info +[0-9]+  T 7: forward [0-9.]*[1-9][0-9.]* ms, backward [0-9.]*[1-9][0-9.]* ms on the step path; persistent unavailable \\(the CPU runs the step path only\\)$'" \
     "recurrence $name row: $(row "recurrence $name")"
 done
+# real training with validation on Multi30k, graphs off and on (step 3d):
+# where ../shared has the corpus, on the CPU here, the same losses and
+# validation BLEU both ways; else skipped, naming where it looked
+if [ -r "$ROOT/../shared/data/multi30k/train.de.gz" ]; then
+  check "row 'train multi30k graphs' | grep -qE ' pass +[0-9]+  20 steps, 20 logged, identical losses \(tol [0-9.]+\); 2 validations \(beam 1\), BLEU [0-9.]+ [0-9.]+ -> [0-9.]+ [0-9.]+ \(0 differ\); tgt tok/s epoch 1 [1-9][0-9]* -> [1-9][0-9]* with graphs'" \
+    "train multi30k graphs row: $(row 'train multi30k graphs')"
+else
+  check "row 'train multi30k graphs' | grep -qE ' skipped +0  no Multi30k at .*multi30k'" \
+    "train multi30k graphs row (no ../shared): $(row 'train multi30k graphs')"
+fi
 # the parity runs need a GPU: NO GPU here (pass where there is one), the
 # persistent run's log kept
 check "row 'parity persistent' | grep -qE ' (NO GPU +[0-9]+  SKIP: no GPU|pass +[0-9]+  test_gpu_parity: [1-9][0-9]* passed, 0 failed)'" \
@@ -394,10 +404,10 @@ env -u NMT_CUDA_PERSISTENT -u NMT_PARITY_SWEEP_STRIDE -u NMT_PARITY_SLOTS_ONLY P
 srow() { grep -E "^$1 " "$fout2/summary.txt" | head -1; }
 check "srow 'parity \\(NMT_SYNC_DEBUG=1\\)' | grep -qE ' pass ' && srow 'bench nmt de-en profile' | grep -qE ' info '" \
   "GPU_CHECK_STEPS=1,5 left out a step it names: $(srow 'parity \(NMT_SYNC_DEBUG=1\)'); $(srow 'bench nmt de-en profile')"
-for name in 'parity \(NMT_TF32=1\)' 'parity persistent' 'parity own gemm' 'train GPU vs CPU' 'checkpoints GPU<->CPU' 'combinations GPU vs CPU' recurrence 'decode nmt' PyTorch memcheck synccheck; do
+for name in 'parity \(NMT_TF32=1\)' 'parity persistent' 'parity own gemm' 'train multi30k graphs' 'train GPU vs CPU' 'checkpoints GPU<->CPU' 'combinations GPU vs CPU' recurrence 'decode nmt' PyTorch memcheck synccheck; do
   check "srow '$name' | grep -qE ' skipped +0  not in GPU_CHECK_STEPS$'" "GPU_CHECK_STEPS=1,5 ran $name: $(srow "$name")"
 done
 out3=$(GPU_CHECK_STEPS=1,4 OUT="$tmp/fake-bad" NMT_BIN="$fake/nmt" NMT_BUILD="$fake" bash scripts/gpu-check.sh 2>&1); rc=$?
-check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 2c 3 3b 3c 5 5b 6 7 8)\"" \
+check "[ $rc -eq 2 ] && printf '%s' \"\$out3\" | grep -qF \"GPU_CHECK_STEPS=1,4: no step '4' (steps: 1 2 2b 2c 3 3b 3c 3d 5 5b 6 7 8)\"" \
   "GPU_CHECK_STEPS=1,4: exit $rc: $out3"
 test_end
