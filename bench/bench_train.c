@@ -476,7 +476,10 @@ int main(int argc, char **argv) {
                cc1.slow_summary[0] ? ": " : "", cc1.slow_summary);
     printf("GEMM GFLOP per step: %.3f\n", flops_per_step / 1e9);
     printf("achieved GFLOP/s: %.2f\n", flops_per_step / step_time / 1e9);
-    printf("%s ceiling GFLOP/s (same shapes): %.2f\n", on_gpu ? "cublas" : "sgemm", recorded_flops / ceiling_time / 1e9);
+    /* whose GEMMs: OpenBLAS's, cuBLAS's, or nmt's own kernel (NMT_CUDA_GEMM=own) */
+    CudaCounters gemm_of;
+    const char *lib = !on_gpu ? "sgemm" : cuda_backend_counters(be, &gemm_of) == 0 && gemm_of.own_gemm ? "own gemm" : "cublas";
+    printf("%s ceiling GFLOP/s (same shapes): %.2f\n", lib, recorded_flops / ceiling_time / 1e9);
     printf("fraction of ceiling: %.3f\n", (flops_per_step / step_time) / (recorded_flops / ceiling_time));
     printf("gemm shapes: %d\n", n_shapes);
     if (getenv("NMT_BENCH_SHAPES"))

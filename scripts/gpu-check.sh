@@ -85,6 +85,10 @@
 #      path was not taken, a note and not a failure), and per step the
 #      host's time in CUDA calls and in waits for the device (docs/gpu.md,
 #      "Host time"); an output without those numbers is a FAIL(parse);
+#      the bench config without TF32 through cuBLAS and through nmt's own
+#      GEMM kernel (rows "bench nmt de-en fp32" and "... own gemm", each
+#      against the row it is measured by; "same-shape GEMMs alone" is then
+#      the own kernel's rate on training's shapes);
 #      and each config with NMT_CUDA_PROFILE=1 (rows "bench nmt NAME
 #      profile"): the device profile of the timed steps (docs/gpu.md,
 #      "Profile"): the device's busy time a step against the step's wall
@@ -1032,17 +1036,23 @@ else
         # the first also with NMT_CUDA_LANES=0 ("Lanes"), with the guided
         # alignment loss (bench_train --guided: the guided_align kernel,
         # ce at 0.1, against a diagonal alignment) and with layer-normalised
-        # LSTMs (model.layer_norm). Every knob is set in every run, so that
-        # one exported by the caller changes nothing.
-        for variant in plain profile graphs one-stream guided layer-norm persistent; do
-            graphs=0 lanes=1 persist=0 profile=0 tag=$name extra=()
+        # LSTMs (model.layer_norm); and without TF32 twice, through cuBLAS
+        # (fp32) and through nmt's own GEMM kernel (NMT_CUDA_GEMM=own,
+        # docs/gpu.md "Own GEMM": its rate on training's shapes, alone and
+        # in the step, next to cuBLAS's at the same precision). Every knob
+        # is set in every run, so that one exported by the caller changes
+        # nothing.
+        for variant in plain profile graphs one-stream guided layer-norm persistent fp32 own-gemm; do
+            graphs=0 lanes=1 persist=0 profile=0 tf32=1 gemm=cublas tag=$name extra=()
             [ "$variant" = profile ] && profile=1 tag="$name profile"
             [ "$variant" = graphs ] && graphs=1 tag="$name graphs"
             [ "$variant" = one-stream ] && lanes=0 tag="$name one-stream"
             [ "$variant" = guided ] && tag="$name guided" extra=(--guided)
             [ "$variant" = layer-norm ] && tag="$name layer-norm" extra=(--set model.layer_norm=true)
             [ "$variant" = persistent ] && persist=1 tag="$name persistent"
-            case $variant in one-stream | guided | layer-norm) [ "$spec" != "${BENCH_RUNS[0]}" ] && continue ;; esac
+            [ "$variant" = fp32 ] && tf32=0 tag="$name fp32"
+            [ "$variant" = own-gemm ] && tf32=0 gemm=own tag="$name own gemm"
+            case $variant in one-stream | guided | layer-norm | fp32 | own-gemm) [ "$spec" != "${BENCH_RUNS[0]}" ] && continue ;; esac
             if ! lim=$(limit_for 100); then
                 row "bench nmt $tag" "skipped" 0 "out of budget (GPU_CHECK_BUDGET)"
                 continue
@@ -1050,8 +1060,8 @@ else
             cmd=("$BENCH" --config "$BENCH_CONFIG" --set model.emb_dim="$E" --set model.hidden="$H"
                 --set model.enc_layers="$Le" --set model.dec_layers="$Ld" --device "$DEV"
                 --synthetic "$shape" --vocab "$vocab" --steps "$BENCH_STEPS" --warmup "$BENCH_WARMUP" ${extra[@]+"${extra[@]}"})
-            echo "-- $tag: NMT_TF32=1 NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes NMT_CUDA_PERSISTENT=$persist NMT_CUDA_PROFILE=$profile ${cmd[*]}" >>"$blog"
-            if run_bench "bench nmt $tag" "$lim" "$work/bench.txt" env NMT_TF32=1 NMT_CUDA_GRAPHS="$graphs" \
+            echo "-- $tag: NMT_TF32=$tf32 NMT_CUDA_GEMM=$gemm NMT_CUDA_GRAPHS=$graphs NMT_CUDA_LANES=$lanes NMT_CUDA_PERSISTENT=$persist NMT_CUDA_PROFILE=$profile ${cmd[*]}" >>"$blog"
+            if run_bench "bench nmt $tag" "$lim" "$work/bench.txt" env NMT_TF32="$tf32" NMT_CUDA_GEMM="$gemm" NMT_CUDA_GRAPHS="$graphs" \
                 NMT_CUDA_LANES="$lanes" NMT_CUDA_PERSISTENT="$persist" NMT_CUDA_PROFILE="$profile" \
                 NMT_CUDA_PROFILE_ROWS=40 NMT_BENCH_SHAPES=1 "${cmd[@]}"; then
                 b=$(cat "$work/bench.txt")
@@ -1081,6 +1091,7 @@ else
                 mem=$(key "$b" "gpu memory MiB" | awk '{ gsub(/\(/, ""); printf "%s MiB in use of %s (model+arena %s MiB)", $1, $5, $6 }')
                 ceil=$(key "$b" "cublas ceiling GFLOP/s (same shapes)")
                 [ -z "$ceil" ] && ceil=$(key "$b" "sgemm ceiling GFLOP/s (same shapes)")
+                [ -z "$ceil" ] && ceil=$(key "$b" "own gemm ceiling GFLOP/s (same shapes)")
                 cstep=$(key "$b" "cuda per step")
                 host=$(key "$b" "cuda host time per step" |
                     sed -n 's/^\([0-9.]*\) ms in host calls, \([0-9.]*\) ms waiting for the device (of \([0-9.]*\) ms).*/host calls \1 ms and waits \2 ms of \3 ms a step/p')
@@ -1094,6 +1105,10 @@ else
                 gain=""
                 [ "$variant" = one-stream ] && gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" \
                     'BEGIN { if (a > 0) printf "; two streams (the first row) train %.3fx as fast as one", a / b }')
+                [ "$variant" = fp32 ] && gain=$(awk -v a="${nmt_tok[$name]:-0}" -v b="${nmt_tok[$tag]}" \
+                    'BEGIN { if (a > 0) printf "; without TF32: TF32 (the first row) trains %.3fx as fast", a / b }')
+                [ "$variant" = own-gemm ] && gain=$(awk -v a="${nmt_tok[$name fp32]:-0}" -v b="${nmt_tok[$tag]}" \
+                    'BEGIN { if (a > 0) printf "; nmt'"'"'s own GEMM kernel, no TF32: it trains %.3fx as fast as cuBLAS without TF32 (the fp32 row)", b / a }')
                 # the guided and layer-norm runs against the plain one; the
                 # guided run's alignment loss must be there (> 0)
                 if [ "$variant" = guided ] || [ "$variant" = layer-norm ]; then

@@ -65,7 +65,7 @@ check "row 'train cpu \\(dry run\\) twice' | grep -qE ' pass +[0-9]+  identical:
   "training twice row: $(row 'train cpu (dry run) twice')"
 for name in 'bench nmt de-en' 'bench nmt large' 'bench nmt de-en graphs' 'bench nmt large graphs' \
   'bench nmt de-en one-stream' 'bench nmt de-en guided' 'bench nmt de-en layer-norm' \
-  'bench nmt de-en persistent' 'bench nmt large persistent'; do
+  'bench nmt de-en persistent' 'bench nmt large persistent' 'bench nmt de-en fp32' 'bench nmt de-en own gemm'; do
   # numbers parsed from bench_train's output: none may be zero or NaN
   check "row '$name' | grep -qE ' info +[0-9]+  [1-9][0-9]* tgt tok/s, [0-9.]*[1-9][0-9.]* ms/step, [0-9.]*[1-9][0-9.]* GFLOP/step = [0-9.]*[1-9][0-9.]* TFLOP/s'" \
     "$name row: $(row "$name")"
@@ -108,6 +108,13 @@ check "row 'bench nmt de-en guided' | grep -qE 'with the guided alignment loss i
   "guided row: $(row 'bench nmt de-en guided')"
 check "row 'bench nmt de-en layer-norm' | grep -qE 'with layer normalisation it trains [0-9.]*[1-9][0-9.]*x as fast as the plain run$'" \
   "layer-norm row: $(row 'bench nmt de-en layer-norm')"
+# without TF32, through cuBLAS and through the own GEMM kernel (the first
+# config only): each against the row it is measured by
+check "row 'bench nmt de-en fp32' | grep -qE '; without TF32: TF32 \(the first row\) trains [0-9.]*[1-9][0-9.]*x as fast$'" \
+  "fp32 row: $(row 'bench nmt de-en fp32')"
+check "row 'bench nmt de-en own gemm' | grep -qE '; nmt.s own GEMM kernel, no TF32: it trains [0-9.]*[1-9][0-9.]*x as fast as cuBLAS without TF32 \(the fp32 row\)$'" \
+  "own gemm row: $(row 'bench nmt de-en own gemm')"
+check "! row 'bench nmt large fp32' | grep -q . && ! row 'bench nmt large own gemm' | grep -q ." "fp32 or own gemm rows for the large config"
 check "! row 'bench nmt large guided' | grep -q . && ! row 'bench nmt large layer-norm' | grep -q ." \
   "a guided or layer-norm row for the large config"
 check "grep -q -- '--guided' '$out/bench.log' && grep -q -- '--set model.layer_norm=true' '$out/bench.log'" \

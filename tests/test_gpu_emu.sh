@@ -198,6 +198,13 @@ read -r launches gemms <<<"$(sed -n 's/^cuda per step: \([0-9]*\) kernel launche
 check "[ $rc -eq 0 ] && awk -v k='$kernels' -v l='${launches:-x}' -v g='${gemms:-x}' 'BEGIN { exit !(k > 0 && k == l + g) }'" \
   "bench_train's profile: exit $rc, ${kernels:-no} kernels a step for ${launches:-?} launches and ${gemms:-?} GEMMs: $(grep -E 'cuda (profile|per step)' bench-prof.out | head -3)"
 env_refused NMT_CUDA_PROFILE=yes 'NMT_CUDA_PROFILE=yes: want 0 or 1'
+# bench_train with nmt's own GEMM kernel (gpu-check's "bench nmt de-en own
+# gemm" row): its GEMMs are kernels, and its ceiling line names them
+NMT_CUDA_GEMM=own NMT_CUDA_PROFILE=1 "$EMU_DIR/bench_train" --config c.json --device cuda --synthetic 4,5,6 \
+  --vocab 50,60 --steps 2 --warmup 1 > bench-own.out 2>&1
+rc=$?
+check "[ $rc -eq 0 ] && grep -qE '^own gemm ceiling GFLOP/s \(same shapes\): [0-9.]*[1-9]' bench-own.out && grep -qE '^cuda profile: .* own [0-9.]*[1-9][0-9.]*, libraries. 0\.000' bench-own.out" \
+  "bench_train with NMT_CUDA_GEMM=own: exit $rc: $(grep -E 'ceiling|cuda profile: device' bench-own.out | head -3)"
 # each checkpoint translates alike on both devices, greedy and beam 2 (the
 # 2-best lists with their scores: the models are barely trained, so the
 # best hypothesis is often empty, the second one is not)
