@@ -104,7 +104,8 @@
 #      heads; rows "decode nmt de-en.json ..."), each
 #      trained 150 steps on the GPU on the demo corpus, then `nmt translate
 #      --device cuda` of the 500 test sentences with --beam 1 and 5
-#      (sentences/s from --progress, i.e. without loading the model; with
+#      (sentences/s from --progress, i.e. without loading the model, and
+#      the whole process's wall time beside it, in every variant row too; with
 #      the whole run's host time in CUDA calls, in waits and in calls over
 #      1 ms, named by kind: docs/gpu.md, "Host time"), then
 #      the same input 4 times over in one run (2000 lines): the rate of the
@@ -469,10 +470,15 @@ key() { printf '%s\n' "$1" | sed -n "s|^$2: ||p" | head -n 1; }
 xlate() {
     local rc input=${7:-$work/data/test.src}
     echo "-- nmt translate --model $1 --device $2 --beam $3 ${XLATE_OPTS:-}< ${input##*/}" >>"$5"
+    local t0
+    t0=$(date +%s.%N)
     # shellcheck disable=SC2086 # XLATE_OPTS: words
     timeout -k 5 "$6" "$NMT" translate --model "$1" --device "$2" --beam "$3" --progress ${XLATE_OPTS:-} \
         <"$input" >"$4" 2>"$work/xlate.err"
     rc=$?
+    # the whole process's wall time (loading, the device's setup, exit),
+    # which the rate leaves out: for the caller, from $work/xlate.wall
+    awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f\n", b - a }' >"$work/xlate.wall"
     tr '\r' '\n' <"$work/xlate.err" | grep -v '^translating' | grep -v '^ *$' >>"$5"
     echo "   exit $rc, $(wc -l <"$4") lines" >>"$5"
     local sps
@@ -559,7 +565,7 @@ decode_profile() {
 # variant_sps (its rate; empty unless it passed).
 decode_variant() {
     local row_name=$1 setting=$2 model=$3 beam=$4 hyp=$5 rate=$6 marginal=$7 log=$8 end=$9
-    local t1 v rc same total out extra="" v4 per hnote
+    local t1 v rc same total out extra="" v4 per hnote wall wnote
     out=${5%.txt}-$(printf '%s' "$setting" | tr -c 'A-Za-z0-9' '_').txt
     variant_sps=""
     t1=$(date +%s)
@@ -571,6 +577,9 @@ decode_variant() {
     v=$(set_variant; xlate "$model" "$DEV" "$beam" "$out" "$log" "$(left_of "$end")")
     rc=$?
     hnote=$(host_time "$work/xlate.err")
+    wall=$(cat "$work/xlate.wall" 2>/dev/null)
+    wnote=""
+    [ -n "$wall" ] && wnote="; the process $wall s (the default's ${xlate_wall_default:-?} s)"
     read -r same total <<<"$(same_lines "$hyp" "$out" 2>/dev/null)"
     if [ "$rc" -ne 0 ]; then
         row "$row_name" "$(timed_out "$rc" && echo TIMEOUT || echo "FAIL($rc)")" "$(($(date +%s) - t1))" "$(tail -n 2 "$log" | head -n 1 | cut -c1-80)"
@@ -590,7 +599,7 @@ decode_variant() {
             extra="; 4x the input: ${v4:-?} sent/s, no per-sentence rate"
         fi
     fi
-    row "$row_name" "pass" "$(($(date +%s) - t1))" "$v sent/s with $setting (the default's: $rate)${hnote:+ ($hnote)}$extra; $same of $total lines as the default's"
+    row "$row_name" "pass" "$(($(date +%s) - t1))" "$v sent/s with $setting (the default's: $rate)${hnote:+ ($hnote)}$extra; $same of $total lines as the default's$wnote"
     variant_sps=$v
 }
 # a demo-corpus training config: write_config FILE SAVE_DIR MODEL_SIZES;
@@ -1237,6 +1246,8 @@ else
             fi
             dec_sps[$name $beam]=$sps
             hnote=$(host_time "$work/xlate.err")
+            # the whole process's wall time, for this row and the variants'
+            xlate_wall_default=$(cat "$work/xlate.wall" 2>/dev/null)
             extra=""
             [ "$name" = de-en ] && [ "$beam" = 5 ] && [ -n "${demo_sps_b5:-}" ] && extra="; demo-size model (step 3): $demo_sps_b5 sent/s"
             # the input 4 times over in one run: what a sentence costs beyond
@@ -1250,7 +1261,7 @@ else
             else
                 extra="$extra; 4x the input: ${sps4:-?} sent/s, no per-sentence rate"
             fi
-            row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)${hnote:+; $hnote}$extra"
+            row "decode nmt$tag beam $beam" "info" "$(($(date +%s) - t1))" "$sps sent/s, $TEST_N sentences, $words words/line out ($name sizes, trained $DECODE_STEPS steps here)${hnote:+; $hnote}$extra${xlate_wall_default:+; the process ${xlate_wall_default} s}"
             # where the device's time goes, and how much of the run it idles
             decode_profile "decode nmt$tag beam $beam profile" "${dec_model[$name]}" "$beam" "$blog" "$end_at"
             # nmt's own GEMM kernel for every GEMM (docs/gpu.md, "Own

@@ -162,8 +162,11 @@ for beam in 1 5; do
   # nmt's own GEMM kernel (NMT_CUDA_GEMM=own, which the CPU ignores), for
   # every model: the rate, also beyond the first-use costs
   for tag in "" " large" " de-en.json"; do
-    check "row 'decode nmt$tag beam $beam own gemm' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_GEMM=own \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s'" \
+    check "row 'decode nmt$tag beam $beam own gemm' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_CUDA_GEMM=own \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s; the process [0-9.]*[1-9][0-9.]* s \(the default.s [0-9.]*[1-9][0-9.]* s\)$'" \
       "decode$tag beam $beam own gemm row: $(row "decode nmt$tag beam $beam own gemm")"
+    # the whole process's wall time beside the rate (which leaves out loading)
+    check "row 'decode nmt$tag beam $beam' | grep -qE '; the process [0-9.]*[1-9][0-9.]* s$'" \
+      "decode$tag beam $beam row, the process: $(row "decode nmt$tag beam $beam")"
   done
   # and so with graphs: two settings at once
   check "row 'decode nmt beam $beam quantum 64 graphs' | grep -qE ' pass +[0-9]+  [0-9.]*[1-9][0-9.]* sent/s with NMT_DECODE_QUANTUM=64 NMT_CUDA_GRAPHS=1 \(the default.s: [0-9.]*[1-9][0-9.]*\); 4x the input: [0-9.]*[1-9][0-9.]* sent/s, $MARGINAL_VS; 100 of 100 lines as the default.s'" \
