@@ -7,7 +7,8 @@
  * transposition, padded leading dimensions, strided batches with gaps,
  * both tile sizes (32 and 64: the kernel picks by the blocks a GEMM gives
  * against the device's multiprocessors, so a small and a large GEMM), k
- * not a multiple of the 16-wide stage, beta 0 with NaN in C (C unread),
+ * not a multiple of the 16-wide stage, the grid's y and z loops (the
+ * emulator's grid stops at 3), beta 0 with NaN in C (C unread),
  * alpha 0 with NaN in A and B (A and B unread); and as any GEMM against
  * the CPU backend within gemm_tol. Then the variable itself: a value that
  * is neither cublas nor own is refused, and so is own with NMT_TF32=1.
