@@ -149,6 +149,11 @@ static void test_own_gemm(void) {
         CHECK(e && strstr(e, "gpu_own_gemm.cu") && strstr(e, "own_sgemm") && strstr(e, "ldc 1 < m 4"),
               "own gemm: ldc 1 < n 4 is refused, naming ldc: %s", e ? e : "(no error)");
         printf("  %-58s %s\n", "own gemm: ldc 1 < n 4", e ? e : "(no error)");
+        CudaCounters r;
+        cuda_backend_counters(ob, &r);
+        CHECK(r.launches == c.launches && r.cublas_calls == c.cublas_calls + 1,
+              "own gemm: the refused call counts as a GEMM and no launch (launches %lld -> %lld)", c.launches,
+              r.launches);
         ob->release(ob, x);
         ob->destroy(ob);
     }

@@ -68,10 +68,12 @@ void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t
     g.count = count;
     c->counters.cublas_calls++;
     if (c->own_gemm) {
-        /* NMT_CUDA_GEMM=own: nmt's kernel, a launch (gpu_own_gemm.cu) */
-        c->counters.launches--; /* counted as a GEMM, not also as a launch */
+        /* NMT_CUDA_GEMM=own: nmt's kernel, a launch (gpu_own_gemm.cu),
+         * counted as a GEMM and not also as a launch */
+        long long launches = c->counters.launches;
         gpu_own_sgemm(c, ta, tb, m, n, k, alpha, A, lda, stride_a, B, ldb, stride_b, beta, C, ldc,
                       stride_c, count);
+        c->counters.launches = launches;
         return;
     }
     gpu_submit(c, gemm_exec, &g, sizeof g);

@@ -9,7 +9,7 @@
  * large GEMMs want it (and TF32, which this kernel does not do).
  *
  * The arithmetic is fixed, so that a CPU twin can reproduce it bit for bit
- * (own_gemm_twin in tests/test_gpu_parity.c): each element of C is one
+ * (own_gemm_twin in tests/gpu_parity_own_gemm.h): each element of C is one
  * thread's chain of fused multiply-adds over l = 0, 1, ..., k-1 in order,
  * starting from 0, then alpha acc (beta 0: C is not read) or
  * fma(alpha, acc, beta C). alpha 0 reads neither A nor B (C = beta C, or 0
