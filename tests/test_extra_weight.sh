@@ -52,6 +52,11 @@ check '[ "$(epochs run | wc -w)" -ge 3 ]' "100 updates of 1000 pairs should span
 export NMT_TEST_EPOCH_LINES=$tmp/lines_half
 check_resume_exact losses run half 50
 check 'cmp -s <(sort -u lines_run) <(sort -u lines_half)' "the resumed run's epochs hold other pairs: $(diff <(sort -u lines_run) <(sort -u lines_half) | head -3)"
+# and a resume in the first epoch, whose mix setup has built already (the
+# trainer keeps it rather than drawing it again)
+export NMT_TEST_EPOCH_LINES=$tmp/lines_first
+check_resume_exact losses run first 10
+check 'cmp -s <(sort -u lines_run) <(sort -u lines_first)' "resumed in the first epoch, the epochs hold other pairs: $(diff <(sort -u lines_run) <(sort -u lines_first) | head -3)"
 unset NMT_TEST_EPOCH_LINES
 SPM=(--set data.tokenizer=spm --set data.spm_vocab_size=150 --set data.spm_sample_alpha=0.5
      --set data.cache_dir="$tmp/spm_cache" --quiet)

@@ -50,6 +50,7 @@ typedef struct {
     TrainMix *epoch_mix; /* ... with subword sampling: each epoch's segmentations mixed */
     bool mix_varies;     /* a data.extra_weight with a fraction: epochs hold different pairs
                             (without subword sampling, `mix` is rebuilt for each epoch) */
+    int64_t mix_epoch;   /* the epoch whose pairs `mix` holds (setup builds epoch 0's) */
     double extra_weight[CFG_MAX_LIST]; /* data.extra_weight of each corpus */
     /* the pairs of epoch 0 at the best segmentation, which the batcher was
      * made from: data.train (with its links), or the mix of the corpora */
@@ -290,6 +291,14 @@ static void test_record_epoch(int64_t epoch, const Dataset *d) {
  * training at once. */
 static NmtStatus use_epoch_pairs(Trainer *tr, int64_t epoch) {
     if (!tr->sampler && !tr->mix_varies) return NMT_OK;
+    if (!tr->sampler && tr->mix_epoch == epoch) {
+        /* without sampling an epoch's mix depends on the epoch alone, and
+         * the batcher was made from (or last given) this one: setup's
+         * epoch 0, which a fresh start or a resume in epoch 1 asks for
+         * again */
+        test_record_epoch(epoch, tr->train_set);
+        return NMT_OK;
+    }
     const Dataset *d = tr->data.train, *extra[CFG_MAX_LIST];
     const GuidedAlignments *g = tr->guided ? tr->data.train_align : NULL;
     for (int k = 0; k < tr->data.n_extra; k++) extra[k] = tr->data.extra[k];
@@ -311,6 +320,7 @@ static NmtStatus use_epoch_pairs(Trainer *tr, int64_t epoch) {
     if (!st && mix) {
         TrainMixParts parts = mix_parts(tr, d, g, extra);
         st = train_mix_build(mix, &parts, epoch, &d, &g);
+        if (!st && !tr->sampler) tr->mix_epoch = epoch;
         if (!st && g) { /* the links of the mix, copies included */
             es.links = g->offset[g->n_pairs];
             es.best_links = tr->train_set_align->offset[tr->train_set_align->n_pairs];
@@ -873,6 +883,7 @@ static NmtStatus mix_corpora(Trainer *tr, BatchRange *range) {
     }
     NmtStatus st = train_mix_create(links, &tr->mix);
     if (!st) st = train_mix_build(tr->mix, &parts, 0, &tr->train_set, &tr->train_set_align);
+    if (!st) tr->mix_epoch = 0;
     if (!st && !tr->opt->quiet) {
         char extra[2048] = "";
         for (int k = 0; k < tr->data.n_extra; k++) {
@@ -1316,6 +1327,7 @@ NmtStatus train_run(const Config *cfg, const TrainOptions *opt) {
     Trainer tr;
     memset(&tr, 0, sizeof tr);
     tr.dir_lock = -1;
+    tr.mix_epoch = -1; /* no mix built yet */
     tr.cfg = cfg;
     tr.opt = opt;
     tr.tty = isatty(2);
