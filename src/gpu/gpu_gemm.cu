@@ -58,14 +58,6 @@ void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t
                           int n, int k, float alpha, const float *A, int lda, long long stride_a,
                           const float *B, int ldb, long long stride_b, float beta, float *C,
                           int ldc, long long stride_c, int count) {
-    GpuGemmOp g;
-    memset(&g, 0, sizeof g);
-    g.ta = ta, g.tb = tb, g.m = m, g.n = n, g.k = k;
-    g.alpha = alpha, g.beta = beta;
-    g.A = A, g.lda = lda, g.stride_a = stride_a;
-    g.B = B, g.ldb = ldb, g.stride_b = stride_b;
-    g.C = C, g.ldc = ldc, g.stride_c = stride_c;
-    g.count = count;
     c->counters.cublas_calls++;
     if (c->own_gemm) {
         /* NMT_CUDA_GEMM=own: nmt's kernel, a launch (gpu_own_gemm.cu),
@@ -76,6 +68,14 @@ void gpu_op_sgemm_batched(GpuContext *c, cublasOperation_t ta, cublasOperation_t
         c->counters.launches = launches;
         return;
     }
+    GpuGemmOp g;
+    memset(&g, 0, sizeof g);
+    g.ta = ta, g.tb = tb, g.m = m, g.n = n, g.k = k;
+    g.alpha = alpha, g.beta = beta;
+    g.A = A, g.lda = lda, g.stride_a = stride_a;
+    g.B = B, g.ldb = ldb, g.stride_b = stride_b;
+    g.C = C, g.ldc = ldc, g.stride_c = stride_c;
+    g.count = count;
     gpu_submit(c, gemm_exec, &g, sizeof g);
 }
 
