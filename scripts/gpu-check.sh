@@ -850,6 +850,22 @@ epoch_rates() {
         { if (e0 == "") e0 = $3; if ($3 == e0) { a += $9; na++ } else if ($3 >= e0 + skip) { b += $9; nb++ } }
         END { printf "%.0f %.0f\n", na ? a / na : 0, nb ? b / nb : 0 }' "$1"
 }
+# graphs_speed NAME SKIP LATER: a row's words on the speed of train_both
+# NAME's two runs: the target tokens/s of epoch 1 and of the epochs from
+# 1 + SKIP on (named LATER), graphs off -> on, and the later ones' ratio
+graphs_speed() {
+    local p1 pl g1 gl
+    read -r p1 pl <<<"$(epoch_rates "$work/run-$1-plain/train.csv" "$2")"
+    read -r g1 gl <<<"$(epoch_rates "$work/run-$1-graphs/train.csv" "$2")"
+    printf 'tgt tok/s epoch 1 %s -> %s with graphs, %s %s -> %s (%s)' "$p1" "$g1" "$3" "$pl" "$gl" \
+        "$(awk -v a="$pl" -v b="$gl" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", b / a; else printf "no rate" }')"
+}
+# losses_words WORST: "identical losses" (WORST 0) or "losses within
+# WORST", and the tolerance
+losses_words() {
+    if [ "$1" = 0 ]; then printf 'identical losses'; else printf 'losses within %s' "$1"; fi
+    printf ' (tol %s)' "$TRAIN_TOL"
+}
 # train_both CONFIG NAME END_AT KEEP [ARGS...]: nmt train --config CONFIG
 # (in $work, on $DEV, with ARGS) twice, with NMT_CUDA_GRAPHS=0 (side plain)
 # and =1 (side graphs), into run-NAME-SIDE with the output in
@@ -946,11 +962,8 @@ if step_opens "train graphs" 3c 120; then
             ($2 in p) { n++; r = ($4 != 0) ? (p[$2] - $4) / $4 : 0; if (r < 0) r = -r; if (r > worst) worst = r }
             END { printf "%d %.3g\n", n, worst }' "$work/run-g-plain/train.csv" "$work/run-g-graphs/train.csv")
         read -r gn gworst <<<"$gline"
-        read -r p1 p3 <<<"$(epoch_rates "$work/run-g-plain/train.csv" 2)"
-        read -r g1 g3 <<<"$(epoch_rates "$work/run-g-graphs/train.csv" 2)"
         graphs_note "$work/g-plain.log" "$work/g-graphs.log"
-        same=$([ "$gworst" = 0 ] && echo "identical losses" || echo "losses within $gworst")
-        detail="$GRAPHS_TRAIN_STEPS steps, $gn logged, $same (tol $TRAIN_TOL); tgt tok/s epoch 1 $p1 -> $g1 with graphs, epochs 3+ $p3 -> $g3 ($(awk -v a="$p3" -v b="$g3" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", b / a; else printf "no rate" }')); ${side_wall[plain]}s -> ${side_wall[graphs]}s in all; $graphs_note_text"
+        detail="$GRAPHS_TRAIN_STEPS steps, $gn logged, $(losses_words "$gworst"); $(graphs_speed g 2 "epochs 3+"); ${side_wall[plain]}s -> ${side_wall[graphs]}s in all; $graphs_note_text"
         agree=1
         [ "${gn:-0}" -ge 3 ] && awk -v w="$gworst" -v t="$TRAIN_TOL" 'BEGIN { exit !(w <= t) }' && agree=0
         graphs_verdict "train graphs" "$agree" "$detail"
@@ -1017,11 +1030,8 @@ JSON
             END { printf "%d %.3g %d %d|%s|%s\n", n, worst, nv, dv, pb, gb }' "$work/run-m30k-plain/train.csv" "$work/run-m30k-graphs/train.csv")
         IFS='|' read -r mcounts pbleu gbleu <<<"$mline"
         read -r mn mworst mnv mdv <<<"$mcounts"
-        read -r p1 p2 <<<"$(epoch_rates "$work/run-m30k-plain/train.csv" 1)"
-        read -r g1 g2 <<<"$(epoch_rates "$work/run-m30k-graphs/train.csv" 1)"
         graphs_note "$work/m30k-plain.log" "$work/m30k-graphs.log"
-        same=$([ "$mworst" = 0 ] && echo "identical losses" || echo "losses within $mworst")
-        detail="$M30K_STEPS steps, $mn logged, $same (tol $TRAIN_TOL); $mnv validations (beam $beam), BLEU $pbleu -> $gbleu ($mdv differ); tgt tok/s epoch 1 $p1 -> $g1 with graphs, later $p2 -> $g2 ($(awk -v a="$p2" -v b="$g2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", b / a; else printf "no rate" }')); ${side_wall[plain]}s -> ${side_wall[graphs]}s in all (prepare outside); $graphs_note_text"
+        detail="$M30K_STEPS steps, $mn logged, $(losses_words "$mworst"); $mnv validations (beam $beam), BLEU $pbleu -> $gbleu ($mdv differ); $(graphs_speed m30k 1 later); ${side_wall[plain]}s -> ${side_wall[graphs]}s in all (prepare outside); $graphs_note_text"
         agree=1
         [ "${mn:-0}" -ge 3 ] && [ "${mnv:-0}" -ge 1 ] && [ "${mdv:-1}" -eq 0 ] &&
             awk -v w="$mworst" -v t="$TRAIN_TOL" 'BEGIN { exit !(w <= t) }' && agree=0
